@@ -1,0 +1,43 @@
+# Build, test and benchmark the suite. `make demo` and `make test` are the two
+# commands of the README; CI runs `make test` through .ci/run.
+
+GO      ?= go
+BIN     := bin
+CMDS    := observe replay calibrate run
+GOFLAGS ?=
+
+.PHONY: all build demo test vet fmt-check bench fuzz clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build $(GOFLAGS) -o $(BIN)/ $(addprefix ./cmd/,$(CMDS))
+
+# The main job on a built-in default: a chatbot preset on Qwen3-14B, one H100.
+demo: build
+	$(BIN)/run --workload chatbot --rate 20 --num-requests 2000 --format text
+
+test: fmt-check vet
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# A short pass of every native fuzz target (10 s each).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 10s $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Version is the suite's version, printed by every binary's --version.
+const Version = "0.1.0"
+
+// IO is what a command reads and writes. Commands never touch os.Stdin,
+// os.Stdout or os.Stderr directly, so tests run them in-process.
+type IO struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Command describes one binary.
+type Command struct {
+	Name        string
+	Usage       string // one line: what the binary is for
+	ArgsUsage   string
+	Description string // longer text; include a real pipeline example
+	Flags       []ucli.Flag
+	// Action runs the command. log writes to stderr at the level chosen by
+	// --log-level. c gives access to flag values and positional arguments.
+	Action func(ctx context.Context, c *ucli.Context, io IO, log *slog.Logger) error
+}
+
+// Run parses args (args[0] is the program name) and runs the command. It
+// never exits the process: help and --version return nil; bad usage returns
+// an error whose ExitCode is 2.
+func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
+	flags := append(append([]ucli.Flag{}, cmd.Flags...), QuietFlag(), LogLevelFlag())
+	app := &ucli.App{
+		Name:                   cmd.Name,
+		Usage:                  cmd.Usage,
+		ArgsUsage:              cmd.ArgsUsage,
+		Description:            cmd.Description,
+		Version:                Version,
+		Flags:                  flags,
+		Reader:                 stdio.In,
+		Writer:                 stdio.Out,
+		ErrWriter:              stdio.Err,
+		HideHelpCommand:        true,
+		UseShortOptionHandling: false,
+		// urfave/cli calls os.Exit for cli.Exit errors unless this is replaced.
+		ExitErrHandler: func(*ucli.Context, error) {},
+		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
+			return Usagef("%v (see --help)", err)
+		},
+		Action: func(c *ucli.Context) error {
+			log, err := NewLogger(stdio.Err, c.String("log-level"), c.Bool("quiet"))
+			if err != nil {
+				return err
+			}
+			return cmd.Action(c.Context, c, stdio, log)
+		},
+	}
+	err := app.RunContext(ctx, reorderArgs(flags, args))
+	var coded ExitCoder
+	if err != nil && !errors.As(err, &coded) && strings.HasPrefix(err.Error(), "flag provided but not defined") {
+		return Usagef("%v (see --help)", err)
+	}
+	return err
+}
+
+// NewLogger returns a text logger on w. quiet raises the level to warnings.
+func NewLogger(w io.Writer, level string, quiet bool) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, Usagef("--log-level: %q is not one of debug, info, warn, error", level)
+	}
+	if quiet && lv < slog.LevelWarn {
+		lv = slog.LevelWarn
+	}
+	h := slog.NewTextHandler(w, &slog.HandlerOptions{
+		Level: lv,
+		// Time stamps would make stderr differ between identical runs.
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+	return slog.New(h), nil
+}
+
+// Positional returns the positional arguments, at most max of them.
+func Positional(c *ucli.Context, max int) ([]string, error) {
+	args := c.Args().Slice()
+	if len(args) > max {
+		return nil, Usagef("too many arguments: %s (at most %d)", strings.Join(args, " "), max)
+	}
+	return args, nil
+}
+
+// NotYet is returned by commands whose behaviour has not landed yet.
+func NotYet(what string) error {
+	return WithCode(ExitFailure, errors.New(what+" is not implemented yet"))
+}
+
+// Errorf is a runtime failure (exit 1) with a formatted message.
+func Errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

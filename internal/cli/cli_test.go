@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+func TestReorderArgs(t *testing.T) {
+	flags := []ucli.Flag{
+		&ucli.StringFlag{Name: "model", Aliases: []string{"m"}},
+		&ucli.BoolFlag{Name: "quiet"},
+	}
+	tests := []struct {
+		in, want []string
+	}{
+		{[]string{"p"}, []string{"p"}},
+		{[]string{"p", "a.csv"}, []string{"p", "--", "a.csv"}},
+		{[]string{"p", "a.csv", "--quiet", "--model", "x", "b"}, []string{"p", "--quiet", "--model", "x", "--", "a.csv", "b"}},
+		{[]string{"p", "a.csv", "-m=x"}, []string{"p", "-m=x", "--", "a.csv"}},
+		{[]string{"p", "-", "--quiet"}, []string{"p", "--quiet", "--", "-"}},
+		{[]string{"p", "a", "--", "--quiet"}, []string{"p", "--", "a", "--quiet"}},
+	}
+	for _, tt := range tests {
+		if got := reorderArgs(flags, tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("reorderArgs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errors.New("boom"), 1},
+		{Usagef("bad"), 2},
+		{fmt.Errorf("wrapped: %w", WithCode(ExitAssertion, errors.New("gate"))), 3},
+		{fmt.Errorf("stop: %w", context.Canceled), 130},
+	}
+	for _, tt := range tests {
+		if got := ExitCode(tt.err); got != tt.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+func testCommand(got *[]string) Command {
+	return Command{
+		Name:  "t",
+		Usage: "test",
+		Flags: []ucli.Flag{&ucli.StringFlag{Name: "model"}},
+		Action: func(_ context.Context, c *ucli.Context, io IO, log *slog.Logger) error {
+			*got = append([]string{c.String("model"), fmt.Sprint(c.Bool("quiet"))}, c.Args().Slice()...)
+			return nil
+		},
+	}
+}
+
+func TestRunParsesFlagsAfterPositionals(t *testing.T) {
+	var got []string
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), testCommand(&got), []string{"t", "x.csv", "--model", "m1", "-q"}, IO{Out: &out, Err: &errb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"m1", "true", "x.csv"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestRunUnknownFlagIsUsageError(t *testing.T) {
+	var got []string
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), testCommand(&got), []string{"t", "--nope"}, IO{Out: &out, Err: &errb})
+	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "-nope") {
+		t.Fatalf("err = %v (code %d), want usage error naming the flag", err, ExitCode(err))
+	}
+	if got != nil {
+		t.Error("action ran despite the bad flag")
+	}
+}
+
+func TestRunVersionAndHelp(t *testing.T) {
+	var got []string
+	for _, arg := range []string{"--version", "--help"} {
+		var out, errb bytes.Buffer
+		if err := Run(context.Background(), testCommand(&got), []string{"t", arg}, IO{Out: &out, Err: &errb}); err != nil {
+			t.Fatalf("%s: %v", arg, err)
+		}
+		want := Version
+		if arg == "--help" {
+			want = "--log-level"
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s printed %q, want it to contain %q", arg, out.String(), want)
+		}
+	}
+}
+
+func TestBadLogLevel(t *testing.T) {
+	var got []string
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), testCommand(&got), []string{"t", "--log-level", "loud"}, IO{Out: &out, Err: &errb})
+	if ExitCode(err) != ExitUsage {
+		t.Fatalf("err = %v, want usage error", err)
+	}
+}
+
+func TestOutputCommitAndAbort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.json")
+	o, err := CreateOutput(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(o, "data")
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatal("output visible before Commit")
+	}
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "data" {
+		t.Errorf("content %q, want %q", b, "data")
+	}
+	o2, _ := CreateOutput(filepath.Join(dir, "gone.json"), nil)
+	fmt.Fprint(o2, "x")
+	o2.Abort()
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries after Abort, want 1", len(entries))
+	}
+}
+
+func TestOpenInputStdin(t *testing.T) {
+	r, name, err := OpenInput("-", strings.NewReader("abc"))
+	if err != nil || name != StdinName {
+		t.Fatalf("name %q err %v", name, err)
+	}
+	var b bytes.Buffer
+	b.ReadFrom(r)
+	if b.String() != "abc" {
+		t.Errorf("read %q", b.String())
+	}
+	if _, _, err := OpenInput("/nonexistent/x", nil); ExitCode(err) != ExitUsage {
+		t.Errorf("missing file: code %d, want 2", ExitCode(err))
+	}
+}

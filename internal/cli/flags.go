@@ -1,0 +1,31 @@
+package cli
+
+import ucli "github.com/urfave/cli/v2"
+
+// Flags shared by name across binaries. Each call returns a fresh flag:
+// urfave/cli flags hold parse state, so they must not be shared globals.
+
+// QuietFlag silences progress and info logs.
+func QuietFlag() ucli.Flag {
+	return &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, only warnings and errors on stderr"}
+}
+
+// LogLevelFlag selects the stderr log level.
+func LogLevelFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn, error"}
+}
+
+// SeedFlag is the random seed shared by run, observe and replay.
+func SeedFlag() ucli.Flag {
+	return &ucli.Int64Flag{Name: "seed", Value: 42, Usage: "random seed; the same inputs and seed give byte-identical output"}
+}
+
+// OutputFlag names the data output; "-" is stdout.
+func OutputFlag(usage string) ucli.Flag {
+	return &ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: usage}
+}
+
+// FormatFlag chooses the stdout format among the given values.
+func FormatFlag(def, usage string) ucli.Flag {
+	return &ucli.StringFlag{Name: "format", Value: def, Usage: usage}
+}

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"io"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// Progress is a progress bar on stderr that exists only when stderr is a
+// terminal and --quiet is off; otherwise every method is a no-op, so callers
+// never branch on it. A nil *Progress is valid and silent.
+type Progress struct {
+	bar *progressbar.ProgressBar
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// NewProgress returns a bar of max steps (-1 for unknown) described by desc.
+func NewProgress(w io.Writer, quiet bool, max int64, desc string) *Progress {
+	if quiet || !IsTerminal(w) {
+		return nil
+	}
+	// progressbar writes to stdout unless told otherwise; stdout carries data.
+	bar := progressbar.NewOptions64(max,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100_000_000), // 100 ms
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetWidth(30),
+	)
+	return &Progress{bar: bar}
+}
+
+// Set moves the bar to n and updates its description.
+func (p *Progress) Set(n int64, desc string) {
+	if p == nil {
+		return
+	}
+	if desc != "" {
+		p.bar.Describe(desc)
+	}
+	_ = p.bar.Set64(n)
+}
+
+// Finish clears the bar.
+func (p *Progress) Finish() {
+	if p == nil {
+		return
+	}
+	_ = p.bar.Finish()
+}

@@ -1,0 +1,60 @@
+package layout
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "servesim"
+
+// rule forbids packages matching a prefix from depending (directly or not)
+// on any of the listed import paths or prefixes.
+type rule struct {
+	pkgPrefix string
+	forbidden []string
+	why       string
+}
+
+
+func rules() []rule {
+	cliLibs := []string{"github.com/urfave/cli", "github.com/schollz/progressbar"}
+	return []rule{
+		{module + "/internal/tracev2", []string{module + "/internal/"}, "tracev2 is a leaf: it knows no other internal package"},
+		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
+		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
+		{module + "/internal/report", []string{module + "/internal/des", module + "/internal/httpload"}, "reports know no simulator internals"},
+		{module + "/internal/workload", []string{module + "/internal/des", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "workloads are a shared language below the engines"},
+		{module + "/internal/", cliLibs, "only cmd/* and internal/cli import urfave/cli and progressbar"},
+	}
+}
+
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}:{{join .Deps " "}}`, "../../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, deps, _ := strings.Cut(line, ":")
+		if !strings.HasPrefix(pkg, module+"/") {
+			continue
+		}
+		for _, r := range rules() {
+			if !strings.HasPrefix(pkg, r.pkgPrefix) || pkg == module+"/internal/cli" {
+				continue
+			}
+			checked++
+			for _, d := range strings.Fields(deps) {
+				for _, f := range r.forbidden {
+					if (d == f || strings.HasPrefix(d, f)) && !strings.HasPrefix(d, r.pkgPrefix) {
+						t.Errorf("%s depends on %s: %s", pkg, d, r.why)
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no package was checked: the go list pattern matched nothing")
+	}
+}

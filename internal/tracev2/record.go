@@ -1,0 +1,52 @@
+package tracev2
+
+// Record is one row of a TraceV2 data CSV: one request. Field comments give the
+// column name; times are integer microseconds on the file's time origin (spec §5),
+// and 0 means "never" for the chunk and token times.
+type Record struct {
+	RequestID    int64  // request_id
+	ClientID     string // client_id
+	TenantID     string // tenant_id
+	SLOClass     string // slo_class
+	VLLMPriority int    // vllm_priority (optional column, spec §4.3)
+	SessionID    string // session_id
+	RoundIndex   int    // round_index
+	PrefixGroup  string // prefix_group
+	PrefixLength int    // prefix_length
+	Streaming    bool   // streaming
+	InputTokens  int    // input_tokens: prompt tokens excluding the shared prefix
+	OutputTokens int    // output_tokens
+	TextTokens   int    // text_tokens
+	ImageTokens  int    // image_tokens
+	AudioTokens  int    // audio_tokens
+	VideoTokens  int    // video_tokens
+	ReasonRatio  float64
+	Model        string // model
+	DeadlineUs   int64  // deadline_us: absolute, 0 = none
+	SLOTargetUs  int64  // slo_target_us (optional column)
+
+	ServerInputTokens int   // server_input_tokens
+	ArrivalTimeUs     int64 // arrival_time_us: intended send time
+	SendTimeUs        int64 // send_time_us: actual send time
+	FirstChunkTimeUs  int64 // first_chunk_time_us
+	LastChunkTimeUs   int64 // last_chunk_time_us
+	NumChunks         int   // num_chunks
+
+	Status       string // status: ok, error, timeout, incomplete, ...
+	ErrorMessage string // error_message
+	FinishReason string // finish_reason
+
+	XRequestID  string // x_request_id (optional trailing)
+	Adapter     string // adapter (optional trailing)
+	ThinkTimeUs int64  // think_time_us (optional trailing)
+
+	// Our extension columns (spec §4.4), trailing after every BLIS column.
+	FirstTokenTimeUs int64   // ext_first_token_time_us
+	CachedTokens     int     // ext_cached_tokens
+	Instance         string  // ext_instance
+	Preemptions      int     // ext_preemptions
+	HashIDs          []int64 // ext_hash_ids: prefix block hashes (Mooncake), space-separated
+}
+
+// PromptTokens is the total prompt length: shared prefix plus the request's own input.
+func (r *Record) PromptTokens() int { return r.PrefixLength + r.InputTokens }
