@@ -1,0 +1,377 @@
+package kvcache
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Config sizes a cache. Blocks and BlockSize must be positive.
+type Config struct {
+	Blocks    int // T: GPU blocks
+	BlockSize int // b: tokens per block
+
+	CPUBlocks            int     // C: CPU tier capacity in blocks; 0 = tier off
+	CPUBandwidthTokensUs float64 // reload bandwidth in tokens/µs; 0 = default 100
+	CPUBaseLatencyUs     int64   // fixed reload cost per block in µs
+}
+
+type block struct {
+	ref        int32
+	prev, next int32 // free-list links (-1 = none)
+	inFree     bool
+	hashed     bool
+	hash       Hash
+}
+
+// Stats are the cache's counters since creation.
+type Stats struct {
+	Hits          int64 // matched blocks used by admissions (GPU or CPU tier)
+	Misses        int64 // blocks filled by computation
+	AllocFailures int64 // allocations refused for lack of blocks
+	Evictions     int64 // hashed free blocks reused (their hash dropped)
+	CPUMirrored   int64 // blocks newly copied to the CPU tier
+	CPUEvictions  int64 // CPU tier entries evicted
+	CPUReloads    int64 // blocks reloaded from the CPU tier
+}
+
+// Cache is a paged KV cache. It is not safe for concurrent use.
+type Cache struct {
+	b, t       int
+	blocks     []block
+	head, tail int32 // free list: head is evicted first
+	free       int
+	index      map[Hash]int32
+	stats      Stats
+	cpu        *cpuTier
+	reloadCost int64 // µs per reloaded block
+}
+
+// New validates cfg and returns an empty cache with every block free.
+func New(cfg Config) (*Cache, error) {
+	if cfg.Blocks <= 0 || cfg.Blocks > math.MaxInt32-1 {
+		return nil, fmt.Errorf("kvcache: total blocks %d must be in 1..%d", cfg.Blocks, math.MaxInt32-1)
+	}
+	if cfg.BlockSize <= 0 {
+		return nil, fmt.Errorf("kvcache: block size %d must be positive", cfg.BlockSize)
+	}
+	if cfg.CPUBlocks < 0 || cfg.CPUBandwidthTokensUs < 0 || cfg.CPUBaseLatencyUs < 0 {
+		return nil, errors.New("kvcache: CPU tier blocks, bandwidth and base latency must not be negative")
+	}
+	c := &Cache{b: cfg.BlockSize, t: cfg.Blocks, blocks: make([]block, cfg.Blocks),
+		head: -1, tail: -1, index: make(map[Hash]int32)}
+	for i := range c.blocks {
+		c.blocks[i].prev, c.blocks[i].next = -1, -1
+		c.pushTail(int32(i))
+	}
+	if cfg.CPUBlocks > 0 {
+		bw := cfg.CPUBandwidthTokensUs
+		if bw == 0 {
+			bw = 100
+		}
+		c.cpu = newCPUTier(cfg.CPUBlocks)
+		c.reloadCost = cfg.CPUBaseLatencyUs + int64(math.Ceil(float64(cfg.BlockSize)/bw))
+	}
+	return c, nil
+}
+
+// BlockSize is b.
+func (c *Cache) BlockSize() int { return c.b }
+
+// TotalBlocks is T.
+func (c *Cache) TotalBlocks() int { return c.t }
+
+// FreeBlocks is the number of blocks with reference count 0.
+func (c *Cache) FreeBlocks() int { return c.free }
+
+// UsedBlocks is T − free.
+func (c *Cache) UsedBlocks() int { return c.t - c.free }
+
+// Utilization is (T − free) / T.
+func (c *Cache) Utilization() float64 { return float64(c.t-c.free) / float64(c.t) }
+
+// Stats returns the counters.
+func (c *Cache) Stats() Stats { return c.stats }
+
+// HitRate is hits / (hits + misses), 0 before any block was counted.
+func (c *Cache) HitRate() float64 {
+	d := c.stats.Hits + c.stats.Misses
+	if d == 0 {
+		return 0
+	}
+	return float64(c.stats.Hits) / float64(d)
+}
+
+// CPUEnabled reports whether the CPU tier is on.
+func (c *Cache) CPUEnabled() bool { return c.cpu != nil }
+
+// Contains reports whether a block with hash h is in the GPU prefix index.
+func (c *Cache) Contains(h Hash) bool { _, ok := c.index[h]; return ok }
+
+func (c *Cache) pushTail(i int32) {
+	bl := &c.blocks[i]
+	bl.inFree = true
+	bl.next = -1
+	bl.prev = c.tail
+	if c.tail >= 0 {
+		c.blocks[c.tail].next = i
+	} else {
+		c.head = i
+	}
+	c.tail = i
+	c.free++
+}
+
+func (c *Cache) unlink(i int32) {
+	bl := &c.blocks[i]
+	if bl.prev >= 0 {
+		c.blocks[bl.prev].next = bl.next
+	} else {
+		c.head = bl.next
+	}
+	if bl.next >= 0 {
+		c.blocks[bl.next].prev = bl.prev
+	} else {
+		c.tail = bl.prev
+	}
+	bl.prev, bl.next = -1, -1
+	bl.inFree = false
+	c.free--
+}
+
+// popFree takes the LRU head, dropping its hash from the index (lazy
+// eviction), and returns it with reference count 1 and no hash.
+func (c *Cache) popFree() int32 {
+	i := c.head
+	c.unlink(i)
+	bl := &c.blocks[i]
+	if bl.hashed {
+		if j, ok := c.index[bl.hash]; ok && j == i {
+			delete(c.index, bl.hash)
+		}
+		bl.hashed = false
+		c.stats.Evictions++
+	}
+	bl.ref = 1
+	return i
+}
+
+// setFull records that block i of s is full: hash it, index it unless the
+// hash is already indexed (the first copy stays canonical), count a miss.
+func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
+	h := s.BlockHash(k, c.b)
+	bl := &c.blocks[i]
+	bl.hash, bl.hashed = h, true
+	if _, ok := c.index[h]; !ok {
+		c.index[h] = i
+	}
+	if computed {
+		c.stats.Misses++
+	}
+}
+
+// Match counts the leading full blocks of s's first target tokens that are
+// cached: gpu in the GPU index, then cpu consecutive ones in the CPU tier.
+// It changes nothing (hashes of s are computed and kept in s).
+func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
+	full := target / c.b
+	k := 0
+	for k < full {
+		if _, ok := c.index[s.BlockHash(k, c.b)]; !ok {
+			break
+		}
+		k++
+	}
+	gpu = k
+	if c.cpu != nil {
+		for k < full && c.cpu.has(s.BlockHash(k, c.b)) {
+			k++
+		}
+	}
+	return gpu, k - gpu
+}
+
+// Admit allocates for a request entering the running batch with no blocks:
+// its first c tokens (a multiple of b, at most b × (gpu+cpu) of Match) come
+// from the prefix cache (GPU blocks pinned, CPU blocks reloaded into fresh GPU
+// blocks), then n new tokens [c, c+n) get blocks. All or nothing: on failure
+// nothing changes and ok is false. reloadUs is the CPU reload cost to add to
+// the step time.
+func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
+	if len(s.blocks) != 0 || s.nTok != 0 {
+		panic("kvcache: Admit on a sequence that holds blocks")
+	}
+	if cached%c.b != 0 || cached < 0 || n < 0 {
+		panic(fmt.Sprintf("kvcache: Admit cached %d (block size %d), n %d", cached, c.b, n))
+	}
+	m := cached / c.b
+	onFree, gpuUsed := 0, 0
+	for gpuUsed < m {
+		i, hit := c.index[s.BlockHash(gpuUsed, c.b)]
+		if !hit {
+			break
+		}
+		if c.blocks[i].ref == 0 {
+			onFree++
+		}
+		gpuUsed++
+	}
+	cpuUsed := m - gpuUsed
+	if cpuUsed > 0 && c.cpu == nil {
+		panic("kvcache: Admit with more cached blocks than the GPU index holds")
+	}
+	need := cpuUsed + (n+c.b-1)/c.b
+	if need+onFree > c.free {
+		c.stats.AllocFailures++
+		return 0, false
+	}
+	for k := 0; k < gpuUsed; k++ {
+		i := c.index[s.BlockHash(k, c.b)]
+		bl := &c.blocks[i]
+		if bl.ref == 0 {
+			c.unlink(i)
+		}
+		bl.ref++
+		s.blocks = append(s.blocks, i)
+	}
+	for k := gpuUsed; k < m; k++ {
+		i := c.popFree()
+		c.setFull(s, k, i, false)
+		s.blocks = append(s.blocks, i)
+		c.stats.CPUReloads++
+		reloadUs += c.reloadCost
+	}
+	c.stats.Hits += int64(m)
+	s.nTok = cached
+	c.grow(s, n)
+	return reloadUs, true
+}
+
+// newBlocksFor is the number of fresh blocks s needs for n more tokens.
+func (c *Cache) newBlocksFor(s *Seq, n int) int {
+	room := len(s.blocks)*c.b - s.nTok
+	if n <= room {
+		return 0
+	}
+	return (n - room + c.b - 1) / c.b
+}
+
+// Grow gives a running sequence n more tokens [Tokens(), Tokens()+n): first
+// the room in its last block, then fresh blocks from the free head. All or
+// nothing; ok is false (and nothing changes) when blocks are short.
+func (c *Cache) Grow(s *Seq, n int) bool {
+	if c.newBlocksFor(s, n) > c.free {
+		c.stats.AllocFailures++
+		return false
+	}
+	c.grow(s, n)
+	return true
+}
+
+func (c *Cache) grow(s *Seq, n int) {
+	for n > 0 {
+		room := len(s.blocks)*c.b - s.nTok
+		if room == 0 {
+			s.blocks = append(s.blocks, c.popFree())
+			room = c.b
+		}
+		step := min(room, n)
+		s.nTok += step
+		n -= step
+		if step == room {
+			k := len(s.blocks) - 1
+			c.setFull(s, k, s.blocks[k], true)
+		}
+	}
+}
+
+// Release drops s's references in reverse block order; blocks reaching zero
+// join the free tail with their hashes kept, so a prefix outlives its tail.
+func (c *Cache) Release(s *Seq) {
+	for k := len(s.blocks) - 1; k >= 0; k-- {
+		i := s.blocks[k]
+		bl := &c.blocks[i]
+		bl.ref--
+		if bl.ref == 0 {
+			c.pushTail(i)
+		}
+	}
+	s.blocks = s.blocks[:0]
+	s.nTok = 0
+}
+
+// NeedsBlock reports whether the next token of s needs a fresh block.
+func (c *Cache) NeedsBlock(s *Seq) bool { return s.nTok == len(s.blocks)*c.b }
+
+// SetTokens moves s's token count forward to n without crossing into a new
+// block or completing one (the fast-forward path uses it to catch a sequence
+// up between block events). It panics if that promise is broken.
+func (c *Cache) SetTokens(s *Seq, n int) {
+	if n < s.nTok || n >= len(s.blocks)*c.b {
+		panic(fmt.Sprintf("kvcache: SetTokens %d from %d with %d slots", n, s.nTok, len(s.blocks)*c.b))
+	}
+	s.nTok = n
+}
+
+// MirrorToCPU copies every full block of s to the CPU tier (a copy already
+// there is refreshed to most recent). No-op when the tier is off.
+func (c *Cache) MirrorToCPU(s *Seq) {
+	if c.cpu == nil {
+		return
+	}
+	full := s.nTok / c.b
+	for k := 0; k < full; k++ {
+		added, evicted := c.cpu.touch(s.BlockHash(k, c.b))
+		if added {
+			c.stats.CPUMirrored++
+		}
+		if evicted {
+			c.stats.CPUEvictions++
+		}
+	}
+}
+
+// Check verifies block conservation (INV-4): allocated + free = T, the free
+// list holds exactly the blocks with reference count 0, counts are ≥ 0, and
+// the index points only at hashed blocks with that hash.
+func (c *Cache) Check() error {
+	n, prev := 0, int32(-1)
+	for i := c.head; i >= 0; i = c.blocks[i].next {
+		bl := &c.blocks[i]
+		if bl.ref != 0 || !bl.inFree || bl.prev != prev {
+			return fmt.Errorf("kvcache: free list block %d has ref %d, inFree %v", i, bl.ref, bl.inFree)
+		}
+		prev = i
+		n++
+		if n > c.t {
+			return errors.New("kvcache: free list has a cycle")
+		}
+	}
+	if n != c.free || prev != c.tail {
+		return fmt.Errorf("kvcache: free list length %d, counter %d", n, c.free)
+	}
+	zero := 0
+	for i := range c.blocks {
+		bl := &c.blocks[i]
+		if bl.ref < 0 {
+			return fmt.Errorf("kvcache: block %d has ref %d", i, bl.ref)
+		}
+		if bl.ref == 0 {
+			zero++
+			if !bl.inFree {
+				return fmt.Errorf("kvcache: block %d has ref 0 but is not free", i)
+			}
+		} else if bl.inFree {
+			return fmt.Errorf("kvcache: block %d has ref %d but is on the free list", i, bl.ref)
+		}
+	}
+	if zero != c.free {
+		return fmt.Errorf("kvcache: %d blocks with ref 0, %d free", zero, c.free)
+	}
+	for h, i := range c.index {
+		if !c.blocks[i].hashed || c.blocks[i].hash != h {
+			return fmt.Errorf("kvcache: index entry for block %d does not match its hash", i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package kvcache
+
+// Seq is one request's token sequence and block table in a Cache. The caller
+// owns it (one per request) and fills Prompt, Output and Seed; the cache
+// maintains the rest.
+type Seq struct {
+	Prompt []int32 // prompt token ids, shared prefix first
+	Output []int32 // ids of generated tokens when known; may be shorter than the output
+	Seed   uint64  // seeds SyntheticToken for generated tokens beyond Output
+
+	blocks []int32 // block table: block i holds tokens [i·b, (i+1)·b)
+	nTok   int     // tokens with a slot in blocks
+	hashes []Hash  // chained hashes of full blocks, computed lazily; kept across preemption
+}
+
+// Token is the id at position i of the sequence (prompt, then generated).
+func (s *Seq) Token(i int) int32 {
+	if i < len(s.Prompt) {
+		return s.Prompt[i]
+	}
+	j := i - len(s.Prompt)
+	if j < len(s.Output) {
+		return s.Output[j]
+	}
+	return SyntheticToken(s.Seed, j)
+}
+
+// Tokens is the number of tokens holding a KV slot.
+func (s *Seq) Tokens() int { return s.nTok }
+
+// Blocks is the number of blocks held.
+func (s *Seq) Blocks() int { return len(s.blocks) }
+
+// BlockHash returns the chained hash of full block i (tokens [i·b, (i+1)·b)),
+// computing missing hashes of earlier blocks on the way. The caller must make
+// sure those tokens are known (prompt or already generated).
+func (s *Seq) BlockHash(i, blockSize int) Hash {
+	if i < len(s.hashes) {
+		return s.hashes[i]
+	}
+	var buf [64]int32
+	for k := len(s.hashes); k <= i; k++ {
+		var prev Hash
+		if k > 0 {
+			prev = s.hashes[k-1]
+		}
+		var toks []int32
+		lo := k * blockSize
+		if lo+blockSize <= len(s.Prompt) {
+			toks = s.Prompt[lo : lo+blockSize]
+		} else {
+			if blockSize <= len(buf) {
+				toks = buf[:blockSize]
+			} else {
+				toks = make([]int32, blockSize)
+			}
+			for t := range toks {
+				toks[t] = s.Token(lo + t)
+			}
+		}
+		s.hashes = append(s.hashes, HashBlock(prev, toks))
+	}
+	return s.hashes[i]
+}
