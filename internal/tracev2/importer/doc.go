@@ -1,0 +1,54 @@
+// Package importer turns foreign request traces into TraceV2 records, so that
+// `replay` can feed production arrivals and lengths through the simulator.
+//
+// Four formats are supported, each by its own constructor:
+//
+//   - NewAzure: Azure LLM inference trace 2023 CSV (TIMESTAMP, ContextTokens,
+//     GeneratedTokens), bound by column name with gocarina/gocsv.
+//   - NewMooncake: Mooncake (FAST'25) JSONL (timestamp in ms, input_length,
+//     output_length, hash_ids of 512-token prefix blocks).
+//   - NewVidur: Vidur's processed-trace CSV (arrived_at in s,
+//     num_prefill_tokens, num_decode_tokens, optional block_hash_ids).
+//   - NewVLLM: the result JSON of `vllm bench serve --save-result
+//     --save-detailed` (per-request arrays input_lens, output_lens, ttfts,
+//     itls, errors, and in newer releases start_times, latencies, queue_times).
+//
+// # API
+//
+// Every constructor returns an Importer, a pull iterator: Next returns one
+// tracev2.Record at a time and io.EOF after the last one. Memory stays flat in
+// the number of requests (it grows only with the longest row, or for NewVLLM
+// with the longest single array element). Constructors read up to the first
+// record, so Header is final as soon as the constructor returns and can be
+// written before the first row. All adapts an Importer to iter.Seq2 for
+// range-over-func loops.
+//
+// # Errors
+//
+// Bad input gives an *Error whose text is
+//
+//	file:line:column: field NAME: what is wrong
+//
+// (or `file:line:column: csv syntax: ...` / `json syntax: ...` when no field
+// is involved). Line is the physical 1-based line; for a CSV row it is the line
+// where the row starts. Column is, for CSV value errors, the 1-based field
+// number (as in the TraceV2 spec §7) and, for CSV syntax errors, the 1-based
+// byte position; for JSON it is the 1-based character position of the
+// offending value on its line (a byte offset mapped to line:column). ExitCode
+// on *Error returns 2. The first error stops the import: Next keeps returning
+// it. Negative, fractional or non-numeric lengths are errors; nothing panics.
+//
+// # Mapping decisions
+//
+// Every importer writes status ok (or, for vllm, error when the benchmark
+// recorded one), send_time_us = arrival_time_us unless the source measured the
+// send, request_id = 0-based record index, and mode `real` in the header.
+// Sources without latencies (Azure, Mooncake, Vidur) leave
+// first_chunk_time_us, last_chunk_time_us and num_chunks at 0, which means
+// "not measured": a replay needs only arrival_time_us, input_tokens and
+// output_tokens (plus ext_hash_ids for block-level prefix caching); calibrate
+// must not use such rows as latency ground truth.
+//
+// This package knows nothing of the simulator, the CLI or any output format;
+// it never writes to stdout or stderr (warnings are returned by Warnings).
+package importer

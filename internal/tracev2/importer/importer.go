@@ -1,0 +1,191 @@
+package importer
+
+import (
+	"fmt"
+	"io"
+	"iter"
+	"path/filepath"
+	"strings"
+
+	"servesim/internal/tracev2"
+)
+
+// Importer is a pull iterator over the records of one foreign trace.
+//
+// Next returns the next record, io.EOF after the last one, or an error; the
+// first error (an *Error for bad input) is sticky. Header describes the trace
+// and is final once the constructor has returned. Warnings lists non-fatal
+// findings so far (at most 20, then a count); the importer never prints.
+type Importer interface {
+	Next() (tracev2.Record, error)
+	Header() HeaderHint
+	Warnings() []string
+}
+
+// HeaderHint holds what an importer knows about the TraceV2 header of the
+// trace it produces. Imported traces are real measurements: mode `real`,
+// trace_version 3, time_unit us, warm_up_requests 0.
+type HeaderHint struct {
+	TraceVersion   int    // always 3
+	TimeUnit       string // always "us"
+	Mode           string // always "real"
+	WarmUpRequests int    // always 0
+	// CreatedAt is the wall-clock instant of t0 (RFC 3339 UTC, µs), when the
+	// source has wall-clock times (Azure); empty otherwise.
+	CreatedAt string
+	// ServerType and Model fill the header's server map when known (vllm).
+	ServerType string
+	Model      string
+	// Source names the format, e.g. "azure-llm-2023", for logs and provenance.
+	Source string
+}
+
+func newHint(source string) HeaderHint {
+	return HeaderHint{TraceVersion: 3, TimeUnit: "us", Mode: "real", Source: source}
+}
+
+// Options tune an import. The zero value is valid.
+type Options struct {
+	// ClientID is written to every record's client_id. Empty: derived from
+	// the format and the file name (e.g. `azure-code`, `mooncake-conversation`).
+	ClientID string
+	// Run selects which result object of a vllm file written with
+	// --append-result is imported (0-based). Other importers ignore it.
+	Run int
+}
+
+// Format names an input format for Open.
+type Format string
+
+// The supported formats.
+const (
+	FormatAzure    Format = "azure"
+	FormatMooncake Format = "mooncake"
+	FormatVidur    Format = "vidur"
+	FormatVLLM     Format = "vllm-bench"
+)
+
+// Formats lists the supported formats in a stable order (for --help).
+func Formats() []Format {
+	return []Format{FormatAzure, FormatMooncake, FormatVidur, FormatVLLM}
+}
+
+// Open returns the importer for format reading r; name is the file name used
+// in errors and to derive client ids ("" or "-" for stdin).
+func Open(format Format, name string, r io.Reader, opts Options) (Importer, error) {
+	switch format {
+	case FormatAzure:
+		return NewAzure(name, r, opts)
+	case FormatMooncake:
+		return NewMooncake(name, r, opts)
+	case FormatVidur:
+		return NewVidur(name, r, opts)
+	case FormatVLLM:
+		return NewVLLM(name, r, opts)
+	}
+	return nil, fmt.Errorf("importer: unknown format %q (want one of azure, mooncake, vidur, vllm-bench)", format)
+}
+
+// All adapts imp to a range-over-func loop. Iteration stops after the first
+// error, which is yielded with a zero record; io.EOF is not yielded.
+func All(imp Importer) iter.Seq2[tracev2.Record, error] {
+	return func(yield func(tracev2.Record, error) bool) {
+		for {
+			rec, err := imp.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(tracev2.Record{}, err)
+				return
+			}
+			if !yield(rec, nil) {
+				return
+			}
+		}
+	}
+}
+
+// clientID derives a client id: opts.ClientID when set, else prefix plus the
+// file's stem with the given decorations removed, e.g. ("azure",
+// "AzureLLMInferenceTrace_code.csv") -> "azure-code".
+func clientID(opts Options, prefix, name string, strip ...string) string {
+	if opts.ClientID != "" {
+		return opts.ClientID
+	}
+	if name == "" || name == "-" {
+		return prefix
+	}
+	stem := filepath.Base(name)
+	for {
+		ext := filepath.Ext(stem)
+		if ext == "" || len(ext) > 6 {
+			break
+		}
+		stem = strings.TrimSuffix(stem, ext) // .csv, .jsonl, .json, .gz
+	}
+	for _, s := range strip {
+		stem = strings.TrimPrefix(stem, s)
+		stem = strings.TrimSuffix(stem, s)
+	}
+	stem = strings.Trim(strings.ToLower(stem), "_-. ")
+	var b strings.Builder
+	for _, r := range stem {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return prefix
+	}
+	return prefix + "-" + b.String()
+}
+
+// stream holds the pull logic shared by the importers: the first record is
+// read by the constructor (so Header is final), errors are sticky.
+type stream struct {
+	read   func() (tracev2.Record, error)
+	peeked *tracev2.Record
+	err    error // sticky error, or io.EOF
+	warn   warnings
+}
+
+// start reads the first record; an error other than io.EOF is returned.
+func (s *stream) start(read func() (tracev2.Record, error)) error {
+	s.read = read
+	rec, err := read()
+	switch {
+	case err == io.EOF:
+		s.err = io.EOF
+	case err != nil:
+		s.err = err
+		return err
+	default:
+		s.peeked = &rec
+	}
+	return nil
+}
+
+// Next returns the next record, io.EOF after the last one, or the first error.
+func (s *stream) Next() (tracev2.Record, error) {
+	if s.peeked != nil {
+		rec := *s.peeked
+		s.peeked = nil
+		return rec, nil
+	}
+	if s.err != nil {
+		return tracev2.Record{}, s.err
+	}
+	rec, err := s.read()
+	if err != nil {
+		s.err = err
+		return tracev2.Record{}, err
+	}
+	return rec, nil
+}
+
+// Warnings returns the non-fatal findings so far (at most 20, then a count).
+func (s *stream) Warnings() []string { return s.warn.all() }

@@ -1,0 +1,128 @@
+package importer
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// maxCount bounds token counts: larger values are nonsense for a request and
+// would risk overflow in downstream sums.
+const maxCount = math.MaxInt32
+
+// maxSeconds bounds times in seconds so that their µs value fits in int64
+// with a wide margin (about 285 000 years).
+const maxSeconds = 9e12
+
+// Problems returned by the parsers; an error message is `<value> <problem>`.
+const (
+	probNotInt    = "is not an integer"
+	probNotWhole  = "is not a whole number"
+	probNegative  = "is negative"
+	probRange     = "is out of range"
+	probNotNumber = "is not a number"
+	probNotFinite = "is not a finite number"
+)
+
+// parseCount parses a non-negative token count. With allowDecimal, a decimal
+// or exponent form of a whole number ("12.0", "1e3") is accepted, as pandas
+// and JSON writers produce them; a fraction is then "not a whole number".
+// It returns the problem, or "" when text is valid.
+func parseCount(text string, allowDecimal bool) (int, string) {
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err == nil {
+		switch {
+		case n < 0:
+			return 0, probNegative
+		case n > maxCount:
+			return 0, probRange
+		}
+		return int(n), ""
+	}
+	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+		if strings.HasPrefix(text, "-") {
+			return 0, probNegative
+		}
+		return 0, probRange
+	}
+	if !allowDecimal {
+		return 0, probNotInt
+	}
+	f, ferr := strconv.ParseFloat(text, 64)
+	switch {
+	case ferr != nil && !isRangeErr(ferr):
+		return 0, probNotInt
+	case math.IsNaN(f), math.IsInf(f, 0) && ferr == nil:
+		return 0, probNotInt
+	case f < 0:
+		return 0, probNegative
+	case f > maxCount:
+		return 0, probRange
+	case f != math.Trunc(f):
+		return 0, probNotWhole
+	}
+	return int(f), ""
+}
+
+// parseInt64 parses any integer (hash ids); decimals of whole numbers are
+// accepted as in parseCount.
+func parseInt64(text string) (int64, string) {
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err == nil {
+		return n, ""
+	}
+	if isRangeErr(err) {
+		return 0, probRange
+	}
+	f, ferr := strconv.ParseFloat(text, 64)
+	switch {
+	case ferr != nil && isRangeErr(ferr):
+		return 0, probRange
+	case ferr != nil || math.IsNaN(f) || math.IsInf(f, 0):
+		return 0, probNotInt
+	case f != math.Trunc(f):
+		return 0, probNotWhole
+	case f >= math.MaxInt64 || f < math.MinInt64:
+		return 0, probRange
+	}
+	return int64(f), ""
+}
+
+// parseDuration parses a non-negative finite number of a unit and returns it
+// in µs, rounded to the nearest µs. usPerUnit is 1e6 for seconds, 1e3 for ms.
+func parseDuration(text string, usPerUnit float64) (int64, string) {
+	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+		// Exact integer path: no float rounding for whole units.
+		if n < 0 {
+			return 0, probNegative
+		}
+		if float64(n) > maxSeconds*1e6/usPerUnit {
+			return 0, probRange
+		}
+		return n * int64(usPerUnit), ""
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil && !isRangeErr(err) {
+		return 0, probNotNumber
+	}
+	return durationUs(f, usPerUnit)
+}
+
+// durationUs converts a float number of units to µs with the checks of
+// parseDuration.
+func durationUs(f, usPerUnit float64) (int64, string) {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return 0, probNotFinite
+	case f < 0:
+		return 0, probNegative
+	case f*usPerUnit > maxSeconds*1e6:
+		return 0, probRange
+	}
+	return int64(math.Round(f * usPerUnit)), ""
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
