@@ -1,0 +1,146 @@
+package latency
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// embedded holds the BLIS model configs and GPU table (Apache-2.0; see
+// data/PROVENANCE.md). It is read-only.
+//
+//go:embed data/hardware_config.json data/models/*.json data/LICENSE data/PROVENANCE.md
+var embedded embed.FS
+
+// KnownModels lists the embedded model names, sorted.
+func KnownModels() []string {
+	entries, err := fs.ReadDir(embedded, "data/models")
+	if err != nil {
+		return nil // cannot happen: the directory is embedded at build time
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".json"))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// KnownGPUs lists the embedded GPU names, sorted.
+func KnownGPUs() []string {
+	gpus, err := embeddedGPUs()
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(gpus))
+	for i, g := range gpus {
+		names[i] = g.Name
+	}
+	return names
+}
+
+func embeddedGPUs() ([]GPU, error) {
+	data, err := embedded.ReadFile("data/hardware_config.json")
+	if err != nil {
+		return nil, fmt.Errorf("embedded hardware config: %w", err)
+	}
+	return ParseGPUs("", data)
+}
+
+// CanonicalModelName maps a model reference to the embedded naming: the part
+// after the last "/" (so HuggingFace ids like "Qwen/Qwen3-14B" work),
+// lower-cased, with a leading "meta-" dropped when that names a known model
+// ("Meta-Llama-3.1-8B-Instruct").
+func CanonicalModelName(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	n = strings.TrimSuffix(n, "/")
+	if i := strings.LastIndex(n, "/"); i >= 0 {
+		n = n[i+1:]
+	}
+	if rest, ok := strings.CutPrefix(n, "meta-"); ok && slices.Contains(KnownModels(), rest) {
+		return rest
+	}
+	return n
+}
+
+// LookupModel returns the embedded config of a model by name
+// (case-insensitive; HuggingFace ids accepted, see [CanonicalModelName]).
+// An unknown name gives an error that lists the known models and says how to
+// pass a config file instead.
+func LookupModel(name string) (*ModelConfig, error) {
+	canon := CanonicalModelName(name)
+	known := KnownModels()
+	if canon == "" || !slices.Contains(known, canon) {
+		return nil, fmt.Errorf("unknown model %q; known models: %s; for another model pass the path to its HuggingFace config.json (or to the directory holding it) instead of a name",
+			name, strings.Join(known, ", "))
+	}
+	data, err := embedded.ReadFile(path.Join("data/models", canon+".json"))
+	if err != nil {
+		return nil, fmt.Errorf("embedded model %s: %w", canon, err)
+	}
+	mc, err := ParseModelConfig(canon, data)
+	if err != nil {
+		return nil, fmt.Errorf("embedded model %s: %w", canon, err)
+	}
+	return mc, nil
+}
+
+// LookupGPU returns an embedded GPU by name (case-insensitive): H100,
+// A100-SXM (alias A100-80), L40S. An unknown name gives an error that lists
+// the known GPUs and says how to pass a hardware file instead.
+func LookupGPU(name string) (GPU, error) {
+	gpus, err := embeddedGPUs()
+	if err != nil {
+		return GPU{}, err
+	}
+	if g, ok := findGPU(gpus, strings.TrimSpace(name)); ok {
+		return g, nil
+	}
+	return GPU{}, fmt.Errorf("unknown GPU %q; known GPUs: %s; for another GPU pass a hardware JSON file with TFlopsPeak, TFlopsFP8, BwPeakTBs, mfuPrefill, mfuDecode and MemoryGiB",
+		name, gpuNames(gpus))
+}
+
+// ResolveModel accepts what a user types for a model: an existing file, or a
+// directory holding config.json, is loaded as a HuggingFace config
+// ([LoadModelConfig]); anything else is looked up among the embedded models
+// ([LookupModel]).
+func ResolveModel(ref string) (*ModelConfig, error) {
+	if ref == "" {
+		return nil, errors.New("no model given; known models: " + strings.Join(KnownModels(), ", "))
+	}
+	if st, err := os.Stat(ref); err == nil {
+		if !st.IsDir() {
+			return LoadModelConfig(ref)
+		}
+		if _, err := os.Stat(filepath.Join(ref, "config.json")); err == nil {
+			return LoadModelConfig(ref)
+		}
+	}
+	if strings.HasSuffix(strings.ToLower(ref), ".json") {
+		return nil, fmt.Errorf("model config file %q does not exist", ref)
+	}
+	return LookupModel(ref)
+}
+
+// ResolveGPU accepts what a user types for a GPU. With a hardware file, the
+// GPU is looked up in it ([LoadGPU]; name may be empty if the file holds one
+// GPU). Without one, an existing file named by name is loaded as a hardware
+// JSON holding one GPU; anything else is looked up among the embedded GPUs.
+func ResolveGPU(name, hardwareFile string) (GPU, error) {
+	if hardwareFile != "" {
+		return LoadGPU(hardwareFile, name)
+	}
+	if name == "" {
+		return GPU{}, errors.New("no GPU given; known GPUs: " + strings.Join(KnownGPUs(), ", "))
+	}
+	if st, err := os.Stat(name); err == nil && !st.IsDir() {
+		return LoadGPU(name, "")
+	}
+	return LookupGPU(name)
+}

@@ -1,0 +1,185 @@
+package latency
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// GPU holds one accelerator's specification as hardware_config.json gives it
+// (spec §8.2).
+type GPU struct {
+	Name       string  // key in the hardware file, e.g. "H100"
+	TFlopsPeak float64 // dense 16-bit peak, 10¹² FLOP/s
+	TFlopsFP8  float64 // FP8 peak, 10¹² FLOP/s; 0 = no FP8
+	BwPeakTBs  float64 // HBM bandwidth, 10¹² bytes/s
+	MfuPrefill float64 // model FLOP utilisation reached by prefill (roofline only)
+	MfuDecode  float64 // model FLOP utilisation reached by decode (roofline only)
+	MemoryGiB  float64 // HBM per GPU, GiB (KV capacity only)
+}
+
+// gpuJSON is the on-disk shape of one entry. Keys starting with "_" are
+// comments; any other unknown key is an error, so typos cannot pass silently.
+type gpuJSON struct {
+	TFlopsPeak *float64 `json:"TFlopsPeak"`
+	TFlopsFP8  *float64 `json:"TFlopsFP8"`
+	BwPeakTBs  *float64 `json:"BwPeakTBs"`
+	MfuPrefill *float64 `json:"mfuPrefill"`
+	MfuDecode  *float64 `json:"mfuDecode"`
+	MemoryGiB  *float64 `json:"MemoryGiB"`
+}
+
+// ParseGPUs parses a hardware JSON: either an object mapping GPU names to
+// specifications (the hardware_config.json format) or a single specification
+// object, which takes the name single. The result is sorted by name.
+func ParseGPUs(single string, data []byte) ([]GPU, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, fmt.Errorf("hardware config: invalid JSON: %w", err)
+	}
+	if _, ok := top["TFlopsPeak"]; ok {
+		g, err := parseGPU(single, top)
+		if err != nil {
+			return nil, err
+		}
+		return []GPU{g}, nil
+	}
+	out := make([]GPU, 0, len(top))
+	for name, msg := range top {
+		if strings.HasPrefix(name, "_") {
+			continue
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(msg, &fields); err != nil {
+			return nil, fmt.Errorf("hardware config: %s: not an object: %w", name, err)
+		}
+		g, err := parseGPU(name, fields)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("hardware config: no GPU entries")
+	}
+	slices.SortFunc(out, func(a, b GPU) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func parseGPU(name string, fields map[string]json.RawMessage) (GPU, error) {
+	var keys []string
+	for k := range fields {
+		if !strings.HasPrefix(k, "_") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var j gpuJSON
+	for _, k := range keys {
+		var dst **float64
+		switch k {
+		case "TFlopsPeak":
+			dst = &j.TFlopsPeak
+		case "TFlopsFP8":
+			dst = &j.TFlopsFP8
+		case "BwPeakTBs":
+			dst = &j.BwPeakTBs
+		case "mfuPrefill":
+			dst = &j.MfuPrefill
+		case "mfuDecode":
+			dst = &j.MfuDecode
+		case "MemoryGiB":
+			dst = &j.MemoryGiB
+		default:
+			return GPU{}, fmt.Errorf("hardware config: %s: unknown key %q (known: TFlopsPeak, TFlopsFP8, BwPeakTBs, mfuPrefill, mfuDecode, MemoryGiB)", name, k)
+		}
+		var v float64
+		if err := json.Unmarshal(fields[k], &v); err != nil {
+			return GPU{}, fmt.Errorf("hardware config: %s: %s: not a number", name, k)
+		}
+		*dst = &v
+	}
+	get := func(p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	g := GPU{Name: name, TFlopsPeak: get(j.TFlopsPeak), TFlopsFP8: get(j.TFlopsFP8), BwPeakTBs: get(j.BwPeakTBs),
+		MfuPrefill: get(j.MfuPrefill), MfuDecode: get(j.MfuDecode), MemoryGiB: get(j.MemoryGiB)}
+	if err := g.validate(); err != nil {
+		return GPU{}, fmt.Errorf("hardware config: %w", err)
+	}
+	return g, nil
+}
+
+// validate checks what every model needs: positive peak FLOP/s and bandwidth,
+// and finite, non-negative other fields (0 means "not given").
+func (g GPU) validate() error {
+	if !positive(g.TFlopsPeak) {
+		return fmt.Errorf("gpu %s: TFlopsPeak must be a positive number, got %v", g.Name, g.TFlopsPeak)
+	}
+	if !positive(g.BwPeakTBs) {
+		return fmt.Errorf("gpu %s: BwPeakTBs must be a positive number, got %v", g.Name, g.BwPeakTBs)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"TFlopsFP8", g.TFlopsFP8}, {"mfuPrefill", g.MfuPrefill}, {"mfuDecode", g.MfuDecode}, {"MemoryGiB", g.MemoryGiB}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("gpu %s: %s must be a finite non-negative number, got %v", g.Name, f.name, f.v)
+		}
+	}
+	return nil
+}
+
+func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+
+// LoadGPU reads a hardware JSON file (see [ParseGPUs]) and returns the GPU
+// called name (case-insensitive). name may be empty when the file holds one
+// GPU.
+func LoadGPU(path, name string) (GPU, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return GPU{}, fmt.Errorf("hardware config: %w", err)
+	}
+	single := name
+	if single == "" {
+		single = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	gpus, err := ParseGPUs(single, data)
+	if err != nil {
+		return GPU{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if name == "" {
+		if len(gpus) == 1 {
+			return gpus[0], nil
+		}
+		return GPU{}, fmt.Errorf("%s: holds %d GPUs (%s); name one", path, len(gpus), gpuNames(gpus))
+	}
+	if g, ok := findGPU(gpus, name); ok {
+		return g, nil
+	}
+	return GPU{}, fmt.Errorf("%s: unknown GPU %q; this file has: %s", path, name, gpuNames(gpus))
+}
+
+func findGPU(gpus []GPU, name string) (GPU, bool) {
+	for _, g := range gpus {
+		if strings.EqualFold(g.Name, name) {
+			return g, true
+		}
+	}
+	return GPU{}, false
+}
+
+func gpuNames(gpus []GPU) string {
+	names := make([]string, len(gpus))
+	for i, g := range gpus {
+		names[i] = g.Name
+	}
+	return strings.Join(names, ", ")
+}
