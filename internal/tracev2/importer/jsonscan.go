@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -86,25 +87,40 @@ func skipValue(dec *json.Decoder, tok json.Token) error {
 	return nil
 }
 
-// syntaxProblem turns a decoder error into a message and the offset (relative
-// to the decoder's input) where it occurred; ok is false for I/O errors.
-// end is the decoder input length, used for an unexpected end of input.
-func syntaxProblem(dec *json.Decoder, err error, end int64) (msg string, off int64, ok bool) {
+// syntaxProblem turns a decoder error into a message and the file offset
+// where it occurred; ok is false for I/O errors. ra holds the decoder's input
+// at offset base; end is the offset of the end of the input.
+//
+// json.Decoder.Token reports unreliable SyntaxError offsets, but after a
+// failed Token its InputOffset is the start of the offending token; the bad
+// byte is then found by decoding from there alone (Decode's offsets are
+// exact).
+func syntaxProblem(dec *json.Decoder, err error, ra io.ReaderAt, base, end int64) (msg string, off int64, ok bool) {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset - 1
-		if off < 0 {
-			off = 0
-		}
 		msg = "json syntax: " + se.Error()
 		if strings.HasPrefix(se.Error(), "invalid character 'N'") ||
 			strings.HasPrefix(se.Error(), "invalid character 'I'") {
 			msg += " (Python writes NaN and Infinity, which are not JSON)"
 		}
-		return msg, off, true
+		return msg, badByte(ra, base+dec.InputOffset()), true
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "json syntax: unexpected end of input", end, true
 	}
-	return "", dec.InputOffset(), false
+	return "", base + dec.InputOffset(), false
+}
+
+// badByte returns the offset of the first invalid byte of the JSON value
+// starting at start (start itself when the value is valid or too long).
+func badByte(ra io.ReaderAt, start int64) int64 {
+	buf := make([]byte, 4096)
+	n, _ := ra.ReadAt(buf, start)
+	var raw json.RawMessage
+	err := json.NewDecoder(bytes.NewReader(buf[:n])).Decode(&raw)
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset > 0 {
+		return start + se.Offset - 1
+	}
+	return start
 }

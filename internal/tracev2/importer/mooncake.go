@@ -120,7 +120,7 @@ func (p *mooncakeLine) token() (json.Token, int64, error) {
 	start := valueStart(bytes.NewReader(p.line), p.dec.InputOffset())
 	tok, err := p.dec.Token()
 	if err != nil {
-		msg, off, ok := syntaxProblem(p.dec, err, int64(len(p.line)))
+		msg, off, ok := syntaxProblem(p.dec, err, bytes.NewReader(p.line), 0, int64(len(p.line)))
 		if !ok {
 			return nil, start, err
 		}
@@ -220,7 +220,7 @@ func (m *Mooncake) parse(line []byte) (tracev2.Record, error) {
 
 // syntaxErr converts a decoder error met while skipping a value.
 func (p *mooncakeLine) syntaxErr(err error) (int64, error) {
-	msg, off, ok := syntaxProblem(p.dec, err, int64(len(p.line)))
+	msg, off, ok := syntaxProblem(p.dec, err, bytes.NewReader(p.line), 0, int64(len(p.line)))
 	if !ok {
 		return off, err
 	}

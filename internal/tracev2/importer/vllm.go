@@ -146,11 +146,11 @@ func (v *VLLM) errAt(off int64, field, msg string) *Error {
 
 // decErr converts an error of a decoder whose input starts at base.
 func (v *VLLM) decErr(dec *json.Decoder, base int64, err error) error {
-	msg, off, ok := syntaxProblem(dec, err, v.size-base)
+	msg, off, ok := syntaxProblem(dec, err, v.ra, base, v.size)
 	if !ok {
 		return fmt.Errorf("%s: read: %w", v.file, err)
 	}
-	return v.errAt(base+off, "", msg)
+	return v.errAt(off, "", msg)
 }
 
 // scanInfo is what the first pass learns besides the array offsets.
