@@ -1,0 +1,186 @@
+package tracev2
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"unicode/utf8"
+)
+
+const (
+	// maxRowBytes is the longest accepted row (spec §4.7), quoted line
+	// breaks included.
+	maxRowBytes = 1 << 20
+	// bufSize is the read buffer; most rows fit in it and are parsed in place.
+	bufSize = 64 << 10
+)
+
+// errRowTooLong marks a row longer than maxRowBytes; the line was consumed.
+var errRowTooLong = errors.New("row is longer than 1 MiB")
+
+// lineSource yields physical lines and counts them.
+type lineSource struct {
+	br   *bufio.Reader
+	name string
+	line int    // physical line number of the last line returned
+	long []byte // assembles a line longer than the bufio buffer
+}
+
+// next returns the next physical line without its "\n" or "\r\n". The slice
+// is valid until the next call. At the end it returns io.EOF; a line over
+// maxRowBytes is consumed and reported as errRowTooLong; other errors are
+// read failures.
+func (s *lineSource) next() ([]byte, error) {
+	b, err := s.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		s.long = append(s.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = s.br.ReadSlice('\n')
+			if len(s.long) <= maxRowBytes {
+				s.long = append(s.long, b...)
+			}
+		}
+		b = s.long
+		if len(b) > maxRowBytes+2 {
+			s.line++
+			if err != nil && err != io.EOF {
+				return nil, inputError(s.name, s.line, err)
+			}
+			return nil, errRowTooLong
+		}
+	}
+	if err != nil && err != io.EOF {
+		return nil, inputError(s.name, s.line+1, err)
+	}
+	if len(b) == 0 {
+		return nil, io.EOF
+	}
+	s.line++
+	if n := len(b); b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+// splitter cuts a row into fields (RFC 4180, as encoding/csv reads it without
+// LazyQuotes). A row without a double quote is cut in place; a quoted row is
+// unescaped into buf and may pull more lines from the source.
+type splitter struct {
+	src    *lineSource
+	fields [][]byte
+	buf    []byte
+	ends   []int
+}
+
+// split cuts the row that begins with line.
+func (s *splitter) split(line []byte) error {
+	s.fields = s.fields[:0]
+	if bytes.IndexByte(line, '"') < 0 {
+		for {
+			i := bytes.IndexByte(line, ',')
+			if i < 0 {
+				s.fields = append(s.fields, line)
+				return nil
+			}
+			s.fields = append(s.fields, line[:i])
+			line = line[i+1:]
+		}
+	}
+	return s.splitQuoted(line)
+}
+
+func (s *splitter) splitQuoted(cur []byte) error {
+	s.buf = s.buf[:0]
+	s.ends = s.ends[:0]
+	pos := 0
+	for {
+		if pos < len(cur) && cur[pos] == '"' {
+			openLine, openCol := s.src.line, charPos(cur, pos)
+			pos++
+		quoted:
+			for {
+				i := bytes.IndexByte(cur[pos:], '"')
+				if i < 0 {
+					// A line break inside quotes reads as "\n" whatever the
+					// file's line ends; stray '\r's before it go too, so
+					// that decode -> encode -> decode is stable.
+					seg := cur[pos:]
+					for len(seg) > 0 && seg[len(seg)-1] == '\r' {
+						seg = seg[:len(seg)-1]
+					}
+					s.buf = append(s.buf, seg...)
+					s.buf = append(s.buf, '\n')
+					next, err := s.src.next()
+					if err == io.EOF {
+						return &Error{File: s.src.name, Line: openLine, Column: openCol, What: "csv syntax",
+							Msg: `extraneous or missing " in quoted field (the quoted field is never closed)`}
+					}
+					if err != nil {
+						return err
+					}
+					if len(s.buf)+len(next) > maxRowBytes {
+						return errRowTooLong
+					}
+					cur, pos = next, 0
+					continue
+				}
+				s.buf = append(s.buf, cur[pos:pos+i]...)
+				pos += i + 1
+				if pos >= len(cur) {
+					s.ends = append(s.ends, len(s.buf))
+					s.fieldsFromBuf()
+					return nil
+				}
+				switch cur[pos] {
+				case '"':
+					s.buf = append(s.buf, '"')
+					pos++
+				case ',':
+					pos++
+					s.ends = append(s.ends, len(s.buf))
+					break quoted
+				default:
+					return &Error{File: s.src.name, Line: s.src.line, Column: charPos(cur, pos), What: "csv syntax",
+						Msg: `extraneous or missing " in quoted field`}
+				}
+			}
+			continue
+		}
+		i := bytes.IndexByte(cur[pos:], ',')
+		f := cur[pos:]
+		if i >= 0 {
+			f = cur[pos : pos+i]
+		}
+		if j := bytes.IndexByte(f, '"'); j >= 0 {
+			return &Error{File: s.src.name, Line: s.src.line, Column: charPos(cur, pos+j), What: "csv syntax",
+				Msg: `bare " in unquoted field`}
+		}
+		s.buf = append(s.buf, f...)
+		s.ends = append(s.ends, len(s.buf))
+		if i < 0 {
+			s.fieldsFromBuf()
+			return nil
+		}
+		pos += i + 1
+	}
+}
+
+func (s *splitter) fieldsFromBuf() {
+	start := 0
+	for _, e := range s.ends {
+		s.fields = append(s.fields, s.buf[start:e])
+		start = e
+	}
+}
+
+// charPos is the 1-based character position of byte offset i in line.
+func charPos(line []byte, i int) int {
+	if i > len(line) {
+		i = len(line)
+	}
+	return utf8.RuneCount(line[:i]) + 1
+}

@@ -1,0 +1,283 @@
+package tracev2
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Trace versions and header values (spec §3).
+const (
+	// TraceVersion is the version our writers emit.
+	TraceVersion = 3
+	// MinTraceVersion is the oldest version readers accept.
+	MinTraceVersion = 2
+
+	// TimeUnitUs is the time unit our writers emit. Readers also accept
+	// "µs" and "microseconds" (written by BLIS run/replay).
+	TimeUnitUs = "us"
+
+	ModeReal      = "real"      // written by observe
+	ModeGenerated = "generated" // written by run
+	ModeReplayed  = "replayed"  // written by replay
+
+	// SessionAccumulate is the only non-empty session_context_growth value.
+	SessionAccumulate = "accumulate"
+
+	OriginRelative = "relative" // x_ext.time_origin: offsets from t0
+	OriginEpoch    = "epoch"    // x_ext.time_origin: BLIS-style absolute times
+)
+
+// Header is the trace header YAML (spec §3). Field order is the order our
+// writers emit. Optional maps are pointers (nil = absent); kv_offload keeps
+// pointer leaves so that it round-trips unchanged, explicit zeros included.
+type Header struct {
+	TraceVersion         int                   `yaml:"trace_version"`
+	TimeUnit             string                `yaml:"time_unit"`
+	CreatedAt            string                `yaml:"created_at,omitempty"` // RFC 3339 UTC instant of t0 (mode real)
+	Mode                 string                `yaml:"mode"`
+	WarmUpRequests       int                   `yaml:"warm_up_requests"`
+	WorkloadSeed         *int64                `yaml:"workload_seed,omitempty"`
+	WorkloadSpec         string                `yaml:"workload_spec,omitempty"`          // file name as given, or "preset:<name>"
+	SessionContextGrowth string                `yaml:"session_context_growth,omitempty"` // "" or "accumulate"
+	Server               *Server               `yaml:"server,omitempty"`
+	Network              *Network              `yaml:"network,omitempty"` // BLIS writes "network: {}" for RTT 0: non-nil, zero
+	GoodputSLOTargets    map[string]SLOTargets `yaml:"goodput_slo_targets,omitempty"`
+	KVOffload            *KVOffload            `yaml:"kv_offload,omitempty"`
+	ObservedKVMetrics    *ObservedKVMetrics    `yaml:"observed_kv_metrics,omitempty"`
+	// XExt is ours. BLIS's strict loader rejects it: two-file writers drop it
+	// unless asked (--trace-ext); single-stream output keeps it.
+	XExt *Ext `yaml:"x_ext,omitempty"`
+}
+
+// Server describes the server that was measured (mode real).
+type Server struct {
+	Type                 string  `yaml:"type,omitempty"` // default "vllm" when empty
+	Model                string  `yaml:"model,omitempty"`
+	TensorParallel       int     `yaml:"tensor_parallel,omitempty"`
+	MaxNumSeqs           int     `yaml:"max_num_seqs,omitempty"`
+	BlockSize            int     `yaml:"block_size,omitempty"`
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty"`
+	MaxModelLen          int64   `yaml:"max_model_len,omitempty"`
+}
+
+// TypeOrDefault is the server type, "vllm" when unset.
+func (s *Server) TypeOrDefault() string {
+	if s == nil || s.Type == "" {
+		return "vllm"
+	}
+	return s.Type
+}
+
+// Network holds the measured client-server round trip.
+type Network struct {
+	MeasuredRTTMs float64 `yaml:"measured_rtt_ms,omitempty"`
+}
+
+// SLOTargets gates goodput for one SLO class; values in ms, 0 = not gated.
+// ITLMs is the mean per-request ITL (TPOT convention).
+type SLOTargets struct {
+	TTFTMs float64 `yaml:"ttft_ms,omitempty"`
+	ITLMs  float64 `yaml:"itl_ms,omitempty"`
+	E2EMs  float64 `yaml:"e2e_ms,omitempty"`
+}
+
+// KVOffload is the resolved KV offload configuration. Nil leaves are absent keys.
+type KVOffload struct {
+	CPUBytesToUse          *int64        `yaml:"cpu_bytes_to_use,omitempty"`
+	PerBlockBytes          *int64        `yaml:"per_block_bytes,omitempty"`
+	BlockSize              *int64        `yaml:"block_size,omitempty"`
+	BlocksPerChunk         *int64        `yaml:"blocks_per_chunk,omitempty"`
+	TokensPerHash          *int64        `yaml:"tokens_per_hash,omitempty"`
+	EvictionPolicy         *string       `yaml:"eviction_policy,omitempty"`
+	OffloadPromptOnly      *bool         `yaml:"offload_prompt_only,omitempty"`
+	SelfDescribingKVEvents *bool         `yaml:"self_describing_kv_events,omitempty"`
+	SecondaryTiers         []OffloadTier `yaml:"secondary_tiers,omitempty"`
+}
+
+// OffloadTier is one secondary KV offload tier. Bandwidths in bytes/µs,
+// BaseLatency in µs.
+type OffloadTier struct {
+	Type                   *string  `yaml:"type,omitempty"`
+	RootDir                *string  `yaml:"root_dir,omitempty"`
+	NReadThreads           *int64   `yaml:"n_read_threads,omitempty"`
+	NWriteThreads          *int64   `yaml:"n_write_threads,omitempty"`
+	Locality               *string  `yaml:"locality,omitempty"`
+	EnableKVEvents         *bool    `yaml:"enable_kv_events,omitempty"`
+	DirectIO               *bool    `yaml:"direct_io,omitempty"`
+	DeviceClass            *string  `yaml:"device_class,omitempty"`
+	ReadBandwidth          *float64 `yaml:"read_bandwidth,omitempty"`
+	WriteBandwidth         *float64 `yaml:"write_bandwidth,omitempty"`
+	BaseLatency            *float64 `yaml:"base_latency,omitempty"`
+	SaturationQueueDepth   *int64   `yaml:"saturation_queue_depth,omitempty"`
+	SingleTransferFraction *float64 `yaml:"single_transfer_fraction,omitempty"`
+	LatencyJitterStddev    *float64 `yaml:"latency_jitter_stddev,omitempty"`
+}
+
+// ObservedKVMetrics are KV cache counters scraped from the server over the run
+// window (observe --scrape-kv-metrics). replay copies them verbatim.
+type ObservedKVMetrics struct {
+	Source         string   `yaml:"source"` // "tiered" or "gpu-prefix-cache-fallback"
+	HitRate        float64  `yaml:"hit_rate"`
+	BlockHits      int64    `yaml:"block_hits"`
+	BlockQueries   int64    `yaml:"block_queries"`
+	ReadTimeTotal  *float64 `yaml:"read_time_total,omitempty"`  // s
+	WriteTimeTotal *float64 `yaml:"write_time_total,omitempty"` // s
+	VLLMCommit     string   `yaml:"vllm_commit,omitempty"`
+}
+
+// Ext is our extension block, x_ext.
+type Ext struct {
+	Tool        string `yaml:"tool,omitempty"`
+	ToolVersion string `yaml:"tool_version,omitempty"`
+	T0UnixUs    int64  `yaml:"t0_unix_us,omitempty"`  // wall-clock Unix µs of t0
+	TimeOrigin  string `yaml:"time_origin,omitempty"` // "relative" or "epoch"
+	Interrupted *bool  `yaml:"interrupted,omitempty"` // set at the end of the run (trailer)
+	Loop        string `yaml:"loop,omitempty"`        // "open" or "closed"
+}
+
+// DefaultHeader is the header assumed for a data CSV that has none:
+// trace_version 3, time_unit us, warm_up_requests 0.
+func DefaultHeader() *Header {
+	return &Header{TraceVersion: TraceVersion, TimeUnit: TimeUnitUs}
+}
+
+// FormatCreatedAt renders t0's wall-clock instant as our writers do:
+// RFC 3339 UTC with microseconds, "2026-03-01T10:00:00.000000Z".
+func FormatCreatedAt(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000000Z")
+}
+
+// OffsetsOnly reports whether the header promises that every time in the data
+// is an offset from t0 (x_ext.time_origin: relative), so a consumer may stream
+// the data without a normalisation pass (section 5). Readers still reject any
+// epoch value that appears.
+func (h *Header) OffsetsOnly() bool {
+	return h != nil && h.XExt != nil && h.XExt.TimeOrigin == OriginRelative
+}
+
+// Clone returns a deep copy.
+func (h *Header) Clone() *Header {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	if h.WorkloadSeed != nil {
+		v := *h.WorkloadSeed
+		c.WorkloadSeed = &v
+	}
+	if h.Server != nil {
+		v := *h.Server
+		c.Server = &v
+	}
+	if h.Network != nil {
+		v := *h.Network
+		c.Network = &v
+	}
+	if h.GoodputSLOTargets != nil {
+		c.GoodputSLOTargets = make(map[string]SLOTargets, len(h.GoodputSLOTargets))
+		for k, v := range h.GoodputSLOTargets {
+			c.GoodputSLOTargets[k] = v
+		}
+	}
+	if h.KVOffload != nil {
+		v := *h.KVOffload
+		v.CPUBytesToUse = clonePtr(v.CPUBytesToUse)
+		v.PerBlockBytes = clonePtr(v.PerBlockBytes)
+		v.BlockSize = clonePtr(v.BlockSize)
+		v.BlocksPerChunk = clonePtr(v.BlocksPerChunk)
+		v.TokensPerHash = clonePtr(v.TokensPerHash)
+		v.EvictionPolicy = clonePtr(v.EvictionPolicy)
+		v.OffloadPromptOnly = clonePtr(v.OffloadPromptOnly)
+		v.SelfDescribingKVEvents = clonePtr(v.SelfDescribingKVEvents)
+		if v.SecondaryTiers != nil {
+			tiers := make([]OffloadTier, len(v.SecondaryTiers))
+			for i, t := range v.SecondaryTiers {
+				tiers[i] = t.clone()
+			}
+			v.SecondaryTiers = tiers
+		}
+		c.KVOffload = &v
+	}
+	if h.ObservedKVMetrics != nil {
+		v := *h.ObservedKVMetrics
+		v.ReadTimeTotal = clonePtr(v.ReadTimeTotal)
+		v.WriteTimeTotal = clonePtr(v.WriteTimeTotal)
+		c.ObservedKVMetrics = &v
+	}
+	if h.XExt != nil {
+		v := *h.XExt
+		v.Interrupted = clonePtr(v.Interrupted)
+		c.XExt = &v
+	}
+	return &c
+}
+
+func (t OffloadTier) clone() OffloadTier {
+	return OffloadTier{
+		Type: clonePtr(t.Type), RootDir: clonePtr(t.RootDir),
+		NReadThreads: clonePtr(t.NReadThreads), NWriteThreads: clonePtr(t.NWriteThreads),
+		Locality: clonePtr(t.Locality), EnableKVEvents: clonePtr(t.EnableKVEvents),
+		DirectIO: clonePtr(t.DirectIO), DeviceClass: clonePtr(t.DeviceClass),
+		ReadBandwidth: clonePtr(t.ReadBandwidth), WriteBandwidth: clonePtr(t.WriteBandwidth),
+		BaseLatency: clonePtr(t.BaseLatency), SaturationQueueDepth: clonePtr(t.SaturationQueueDepth),
+		SingleTransferFraction: clonePtr(t.SingleTransferFraction),
+		LatencyJitterStddev:    clonePtr(t.LatencyJitterStddev),
+	}
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// ValidTimeUnit reports whether readers accept u as time_unit.
+func ValidTimeUnit(u string) bool {
+	return u == TimeUnitUs || u == "µs" || u == "microseconds"
+}
+
+// Validate checks what writers must never emit: an unsupported version or
+// time unit, a negative warm-up count, an unknown session_context_growth, a
+// non-finite or negative SLO target. Readers run the same checks with
+// file:line:column positions.
+func (h *Header) Validate() error {
+	if h == nil {
+		return errors.New("trace header is nil")
+	}
+	var errs []error
+	if h.TraceVersion < MinTraceVersion {
+		errs = append(errs, fmt.Errorf("trace_version %d is below %d", h.TraceVersion, MinTraceVersion))
+	}
+	if !ValidTimeUnit(h.TimeUnit) {
+		errs = append(errs, fmt.Errorf("time_unit %q is not us, µs or microseconds", h.TimeUnit))
+	}
+	if h.WarmUpRequests < 0 {
+		errs = append(errs, fmt.Errorf("warm_up_requests %d is negative", h.WarmUpRequests))
+	}
+	if h.SessionContextGrowth != "" && h.SessionContextGrowth != SessionAccumulate {
+		errs = append(errs, fmt.Errorf("session_context_growth %q is not empty or accumulate", h.SessionContextGrowth))
+	}
+	classes := make([]string, 0, len(h.GoodputSLOTargets))
+	for c := range h.GoodputSLOTargets {
+		classes = append(classes, c)
+	}
+	sort.Strings(classes)
+	for _, c := range classes {
+		t := h.GoodputSLOTargets[c]
+		for _, v := range []float64{t.TTFTMs, t.ITLMs, t.E2EMs} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				errs = append(errs, fmt.Errorf("goodput_slo_targets.%s: %v is not a finite value >= 0", c, v))
+				break
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("trace header: %w", err)
+	}
+	return nil
+}

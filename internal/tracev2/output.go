@@ -1,0 +1,189 @@
+package tracev2
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// TraceWriter writes a whole trace, header and rows, in either form. The
+// header goes out before the first row and every row is written whole as it
+// comes (see Writer), so an interrupted producer leaves a valid trace of the
+// rows written so far. Close writes the facts known only at the end.
+type TraceWriter struct {
+	form    Form
+	rows    *Writer
+	first   *Header // the header as written at the start
+	out     io.Writer
+	file    *os.File // two-file form: the data file
+	hdrPath string
+	withExt bool
+	closed  bool
+}
+
+// NewStreamWriter writes the single-stream form to w (stdout or a pipe): the
+// header as "# " lines, x_ext included when set, then the column row for
+// cols. h is copied; later changes go in through Close.
+func NewStreamWriter(w io.Writer, h *Header, cols Columns) (*TraceWriter, error) {
+	if w == nil {
+		return nil, errors.New("tracev2: NewStreamWriter: nil io.Writer")
+	}
+	text, err := headerYAML(h)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(prefixLines(text, "#")); err != nil {
+		return nil, fmt.Errorf("write trace header: %w", err)
+	}
+	rows, err := NewWriter(w, cols)
+	if err != nil {
+		return nil, err
+	}
+	return &TraceWriter{form: FormSingle, rows: rows, first: h.Clone(), out: w}, nil
+}
+
+// PrefixPaths gives the two-file names for --trace-output PREFIX:
+// PREFIX.yaml, PREFIX.csv and the ITL companion PREFIX.itl.csv.
+func PrefixPaths(prefix string) (header, data, itl string) {
+	return prefix + ".yaml", prefix + ".csv", prefix + ".itl.csv"
+}
+
+// CreateFiles writes the two-file form: the header YAML at headerPath
+// (atomically) and the data CSV at dataPath, created or truncated. x_ext is
+// written only when withExt is true (--trace-ext): BLIS's strict loader
+// rejects it. Close rewrites the header atomically with the final facts.
+func CreateFiles(headerPath, dataPath string, h *Header, cols Columns, withExt bool) (*TraceWriter, error) {
+	if headerPath == "" || dataPath == "" {
+		return nil, errors.New("tracev2: CreateFiles: empty header or data path")
+	}
+	if headerPath == dataPath {
+		return nil, fmt.Errorf("tracev2: CreateFiles: header and data are the same file %s", headerPath)
+	}
+	t := &TraceWriter{form: FormTwoFile, first: h.Clone(), hdrPath: headerPath, withExt: withExt}
+	if err := t.writeHeaderFile(h); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(dataPath)
+	if err != nil {
+		return nil, fmt.Errorf("create trace data: %w", err)
+	}
+	rows, err := NewWriter(f, cols)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	t.rows, t.file = rows, f
+	return t, nil
+}
+
+// Write writes one row.
+func (t *TraceWriter) Write(rec *Record) error {
+	if t.closed {
+		return errors.New("tracev2: write to a closed trace")
+	}
+	return t.rows.Write(rec)
+}
+
+// Rows is the number of rows written.
+func (t *TraceWriter) Rows() int { return t.rows.Rows() }
+
+// Close finishes the trace with final, the header as it stands at the end
+// (nil = unchanged). In the single-stream form the keys that final adds to
+// the header written at the start (e.g. observed_kv_metrics,
+// x_ext.interrupted) go to the "#+ " trailer; changing a key already written
+// is an error there. In the two-file form the header file is rewritten
+// atomically with final, and the data file is closed. The stream's own
+// io.Writer is not closed.
+func (t *TraceWriter) Close(final *Header) error {
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	var errs []error
+	if final != nil {
+		switch t.form {
+		case FormSingle:
+			tr, err := trailerYAML(t.first, final)
+			if err != nil {
+				errs = append(errs, err)
+			} else if tr != nil {
+				if _, err := t.out.Write(prefixLines(tr, "#+")); err != nil {
+					errs = append(errs, fmt.Errorf("write trace trailer: %w", err))
+				}
+			}
+		case FormTwoFile:
+			if err := t.writeHeaderFile(final); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if t.file != nil {
+		if err := t.file.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close trace data: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (t *TraceWriter) writeHeaderFile(h *Header) error {
+	if !t.withExt && h != nil && h.XExt != nil {
+		h = h.Clone()
+		h.XExt = nil
+	}
+	text, err := headerYAML(h)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(t.hdrPath, text)
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames it
+// over path, so a reader never sees a half-written header.
+func writeFileAtomic(path string, data []byte) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write trace header: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write trace header %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write trace header %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write trace header %s: %w", path, err)
+	}
+	return nil
+}
+
+// prefixLines puts prefix+" " before every line of text, or prefix alone
+// before an empty line.
+func prefixLines(text []byte, prefix string) []byte {
+	var out bytes.Buffer
+	for _, line := range bytes.SplitAfter(text, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		body := bytes.TrimSuffix(line, []byte("\n"))
+		out.WriteString(prefix)
+		if len(body) > 0 {
+			out.WriteByte(' ')
+			out.Write(body)
+		}
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}
