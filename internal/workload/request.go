@@ -1,0 +1,29 @@
+package workload
+
+// Request is one generated request: what a client sends and when
+// (workload.md §9). Times are µs from t = 0.
+type Request struct {
+	ID           int64  // 0, 1, 2, … in arrival order; follow-ups after the pre-generated ones
+	Client       int    // index of the client in Spec.Clients
+	ClientID     string // client id (trace client_id)
+	TenantID     string
+	SLOClass     string
+	Model        string // "" = the deployment's model
+	ArrivalUs    int64  // intended send time
+	PromptIDs    []int32
+	PrefixGroup  string
+	PrefixLength int // shared-prefix tokens at the start of PromptIDs
+	InputTokens  int // prompt tokens excluding the shared prefix: len(PromptIDs) − PrefixLength
+	OutputTokens int // O: tokens the server will generate
+	MaxOutputLen int // the client's declared budget; = OutputTokens
+	Streaming    bool
+	ReasonRatio  float64 // in [0, 1]
+	DeadlineUs   int64   // ArrivalUs + timeout; 0 = none
+	SLOTargetUs  int64   // per-request TTFT target; 0 = none
+	SessionID    string  // "" for single-turn requests
+	RoundIndex   int     // 0 for single-turn requests and round 0
+	ThinkTimeUs  int64   // the session's think time between rounds (trace think_time_us); 0 otherwise
+}
+
+// PromptTokens is the whole prompt length.
+func (r *Request) PromptTokens() int { return len(r.PromptIDs) }

@@ -1,0 +1,201 @@
+package workload
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Workload is a validated, compiled Spec: the thing a Source draws from.
+// It is immutable and may be shared; every NewSource starts the same stream.
+type Workload struct {
+	Spec Spec
+	// Name is the trace header's workload_spec: the spec file as given,
+	// "preset:<name>", or "" for a flag-synthesised workload.
+	Name string
+	// Warnings about input accepted but ignored, each naming its place.
+	Warnings []string
+
+	clients []compiledClient
+}
+
+// genKind is how a client produces requests.
+type genKind uint8
+
+const (
+	genPlain          genKind = iota // open-loop single-turn requests
+	genOpenSessions                  // multi-turn, closed_loop: false (all rounds scheduled up front)
+	genClosedSessions                // multi-turn, closed_loop: true (rounds follow completions)
+	genUsers                         // concurrency users (endless closed-loop sessions)
+)
+
+// compiledClient is a client with its samplers built.
+type compiledClient struct {
+	c          *Client
+	index      int
+	kind       genKind
+	rate       float64 // requests (or sessions) per second
+	arr        arrivalSampler
+	in, out    *lengthSampler
+	ratio      *lengthSampler // nil = reason_ratio 0
+	prefix     []int32        // the prefix group's shared tokens
+	thinkUs    int64          // between rounds (sessions) or requests (users)
+	maxRounds  int            // sessions; 0 = endless (users)
+	accumulate bool
+	single     bool
+}
+
+// New validates spec and compiles it. Besides the checks of Decode it
+// requires every endless client (rate-based, multi-session, concurrency) to
+// be bounded by NumRequests or HorizonUs.
+func New(spec Spec) (*Workload, error) {
+	s := spec
+	s.Clients = append([]Client(nil), spec.Clients...)
+	clients, err := compileSpec(&s)
+	if err != nil {
+		return nil, s.pos.locate(err)
+	}
+	if s.NumRequests == 0 && s.HorizonUs == 0 {
+		for i := range s.Clients {
+			if s.Clients[i].endless() {
+				return nil, s.pos.locate(&Error{Path: fmt.Sprintf("clients[%d]", i),
+					Msg: "unbounded: set num_requests or horizon (or --num-requests / --horizon)"})
+			}
+		}
+	}
+	w := &Workload{Spec: s, clients: clients}
+	for i := range w.clients {
+		w.clients[i].c = &w.Spec.Clients[i]
+	}
+	prefixes := map[string][]int32{}
+	for i := range w.clients {
+		cc := &w.clients[i]
+		g := cc.c.PrefixGroup
+		if g == "" {
+			continue
+		}
+		if _, ok := prefixes[g]; !ok {
+			ids := make([]int32, cc.c.PrefixLength)
+			var t tokenStream
+			t.reset(StreamSeed(s.Seed, "prefix/"+g))
+			t.fill(ids)
+			prefixes[g] = ids
+		}
+		cc.prefix = prefixes[g]
+	}
+	return w, nil
+}
+
+// compileSpec validates s (resolving prefix lengths in place) and builds the
+// samplers of every client.
+func compileSpec(s *Spec) ([]compiledClient, *Error) {
+	if err := checkSpec(s); err != nil {
+		return nil, err
+	}
+	totalFrac := 0.0
+	for i := range s.Clients {
+		if s.Clients[i].Concurrency == 0 {
+			totalFrac += s.Clients[i].RateFraction
+		}
+	}
+	out := make([]compiledClient, len(s.Clients))
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		path := fmt.Sprintf("clients[%d]", i)
+		cc := compiledClient{c: c, index: i}
+		var err *Error
+		if cc.in, err = newLengthSampler(path+".input_distribution", &c.Input, s.BaseDir); err != nil {
+			return nil, err
+		}
+		if cc.out, err = newLengthSampler(path+".output_distribution", &c.Output, s.BaseDir); err != nil {
+			return nil, err
+		}
+		if c.ReasonRatio != nil {
+			if cc.ratio, err = newLengthSampler(path+".reasoning.reason_ratio_distribution", c.ReasonRatio, s.BaseDir); err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case c.Concurrency > 0:
+			cc.kind = genUsers
+			cc.thinkUs = c.ThinkTimeUs
+		case c.MultiTurn != nil:
+			cc.kind = genOpenSessions
+			if c.ClosedLoop {
+				cc.kind = genClosedSessions
+			}
+			cc.thinkUs = c.MultiTurn.ThinkTimeUs
+			cc.maxRounds = c.MultiTurn.MaxRounds
+			cc.accumulate = c.MultiTurn.ContextGrowth == ContextAccumulate
+			cc.single = c.MultiTurn.SingleSession
+		}
+		if c.Concurrency == 0 {
+			cc.rate = s.AggregateRate * c.RateFraction / totalFrac
+			a, aerr := newArrivalSampler(c.Arrival, cc.rate)
+			if aerr != nil {
+				return nil, &Error{Path: path + ".arrival", Err: aerr}
+			}
+			cc.arr = a
+		}
+		out[i] = cc
+	}
+	return out, nil
+}
+
+// ContextGrowth is the trace header's session_context_growth: "accumulate"
+// when any session accumulates context, else "".
+func (w *Workload) ContextGrowth() string {
+	for i := range w.clients {
+		if w.clients[i].accumulate {
+			return ContextAccumulate
+		}
+	}
+	return ""
+}
+
+// Loop is "closed" when any request depends on a completion (closed-loop
+// sessions or concurrency users), else "open" (trace header x_ext.loop).
+func (w *Workload) Loop() string {
+	if w.HasFollowUps() {
+		return "closed"
+	}
+	return "open"
+}
+
+// HasFollowUps reports whether a Source of w creates requests from
+// completions, i.e. whether the driver must call OnComplete and OnFailed.
+func (w *Workload) HasFollowUps() bool {
+	for i := range w.clients {
+		if k := w.clients[i].kind; k == genClosedSessions || k == genUsers {
+			return true
+		}
+	}
+	return false
+}
+
+// HasSessions reports whether any request belongs to a session.
+func (w *Workload) HasSessions() bool {
+	for i := range w.clients {
+		if w.clients[i].kind != genPlain {
+			return true
+		}
+	}
+	return false
+}
+
+// userStartUs is user u's first send time: u·think/n, computed without overflow.
+func userStartUs(u, n int, thinkUs int64) int64 {
+	if n <= 1 || thinkUs == 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(u), uint64(thinkUs))
+	q, _ := bits.Div64(hi, lo, uint64(n)) // hi < n since u < n
+	return int64(q)
+}
+
+// satAdd adds two non-negative times, saturating far beyond any horizon.
+func satAdd(a, b int64) int64 {
+	if a > maxTimeUs-b {
+		return maxTimeUs + 1
+	}
+	return a + b
+}
