@@ -1,0 +1,183 @@
+package instance
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"servesim/internal/des/kvcache"
+	"servesim/internal/des/latency"
+)
+
+// Scheduler orders the wait queue (spec §9).
+type Scheduler string
+
+// Schedulers.
+const (
+	SchedFCFS         Scheduler = "fcfs"          // enqueue order; preempted requests at the front
+	SchedPriorityFCFS Scheduler = "priority-fcfs" // priority ascending, then arrival, then id
+	SchedSJF          Scheduler = "sjf"           // prompt length ascending, then arrival, then id
+)
+
+// PreemptionPolicy picks the preemption victim (spec §6.4).
+type PreemptionPolicy string
+
+// Preemption policies.
+const (
+	PreemptFCFS     PreemptionPolicy = "fcfs"     // the tail of the running list
+	PreemptPriority PreemptionPolicy = "priority" // largest priority value, ties to the latest arrival
+)
+
+// PreemptMode says what a preempted request keeps (spec §4 deviation).
+type PreemptMode string
+
+// Preemption modes.
+const (
+	ModeRecompute PreemptMode = "recompute" // vLLM: keep generated tokens and TTFT; recompute prompt + g
+	ModeReset     PreemptMode = "reset"     // BLIS: start over, regenerate all output, re-record TTFT
+)
+
+// PriorityPolicy computes request priorities; lower is more urgent (spec §9).
+type PriorityPolicy string
+
+// Priority policies.
+const (
+	PrioritySLOClass PriorityPolicy = "slo-class"
+	PriorityConstant PriorityPolicy = "constant"
+	PrioritySLOAging PriorityPolicy = "slo-aging"
+)
+
+// DefaultClassPriorities is the slo-class mapping before p = max_p − p(class);
+// classes not listed (and the empty class) map like "standard".
+func DefaultClassPriorities() map[string]int {
+	return map[string]int{"critical": 4, "standard": 3, "batch": -1, "sheddable": -2, "background": -3}
+}
+
+// Tracer receives the spec's observational events (priority 7) as direct
+// calls; they never change state. Setting one turns fast-forward off.
+type Tracer interface {
+	Scheduled(now int64, r *Request, tokens int)
+	Preempted(now int64, r *Request)
+	Left(at int64, r *Request)
+}
+
+// Config configures one instance. Zero values of the policy fields select the
+// defaults (fcfs, fcfs, recompute, slo-class).
+type Config struct {
+	ID int // instance index, reported in results
+
+	KV                   kvcache.Config
+	MaxNumSeqs           int // S
+	MaxNumBatchedTokens  int // B
+	LongPrefillThreshold int // P; 0 = off
+	MaxModelLen          int // M; must satisfy ⌈M/b⌉ ≤ T
+
+	Scheduler       Scheduler
+	Preemption      PreemptionPolicy
+	PreemptMode     PreemptMode
+	Priority        PriorityPolicy
+	AgeWeight       float64        // slo-aging weight per second of age
+	ClassPriorities map[string]int // overrides of DefaultClassPriorities, each in [−100, 100]
+
+	Latency latency.Model
+
+	// FastForward advances stretches of decode-only steps that cannot change
+	// the batch in one move, with results identical to stepping one by one.
+	FastForward bool
+	// FastForwardBound, if set, returns the earliest time at which something
+	// outside this instance may observe or change it; a stretch never runs a
+	// step starting at or after it. Default: the engine's next event time.
+	FastForwardBound func() int64
+
+	// OnDone receives every request when it becomes terminal (completed,
+	// dropped, timed out). The Result is only valid during the call.
+	OnDone func(res *Result, r *Request)
+	Tracer Tracer
+}
+
+func (c *Config) validate() error {
+	var errs []string
+	if c.MaxNumSeqs <= 0 {
+		errs = append(errs, fmt.Sprintf("max-num-seqs %d must be positive", c.MaxNumSeqs))
+	}
+	if c.MaxNumBatchedTokens <= 0 {
+		errs = append(errs, fmt.Sprintf("max-num-batched-tokens %d must be positive", c.MaxNumBatchedTokens))
+	}
+	if c.LongPrefillThreshold < 0 {
+		errs = append(errs, fmt.Sprintf("long-prefill-token-threshold %d must not be negative", c.LongPrefillThreshold))
+	}
+	if c.MaxModelLen <= 0 {
+		errs = append(errs, fmt.Sprintf("max-model-len %d must be positive", c.MaxModelLen))
+	} else if c.KV.BlockSize > 0 && (c.MaxModelLen+c.KV.BlockSize-1)/c.KV.BlockSize > c.KV.Blocks {
+		errs = append(errs, fmt.Sprintf("max-model-len %d needs %d blocks of %d tokens, more than the %d KV blocks",
+			c.MaxModelLen, (c.MaxModelLen+c.KV.BlockSize-1)/c.KV.BlockSize, c.KV.BlockSize, c.KV.Blocks))
+	}
+	switch c.Scheduler {
+	case "", SchedFCFS, SchedPriorityFCFS, SchedSJF:
+	default:
+		errs = append(errs, fmt.Sprintf("unknown scheduler %q (fcfs, priority-fcfs, sjf)", c.Scheduler))
+	}
+	switch c.Preemption {
+	case "", PreemptFCFS, PreemptPriority:
+	default:
+		errs = append(errs, fmt.Sprintf("unknown preemption policy %q (fcfs, priority)", c.Preemption))
+	}
+	switch c.PreemptMode {
+	case "", ModeRecompute, ModeReset:
+	default:
+		errs = append(errs, fmt.Sprintf("unknown preempt mode %q (recompute, reset)", c.PreemptMode))
+	}
+	switch c.Priority {
+	case "", PrioritySLOClass, PriorityConstant, PrioritySLOAging:
+	default:
+		errs = append(errs, fmt.Sprintf("unknown priority policy %q (slo-class, constant, slo-aging)", c.Priority))
+	}
+	if c.AgeWeight < 0 {
+		errs = append(errs, fmt.Sprintf("priority age weight %g must not be negative", c.AgeWeight))
+	}
+	keys := make([]string, 0, len(c.ClassPriorities))
+	for k := range c.ClassPriorities {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if v := c.ClassPriorities[k]; v < -100 || v > 100 {
+			errs = append(errs, fmt.Sprintf("priority %d of class %q outside [-100, 100]", v, k))
+		}
+	}
+	if c.Latency == nil {
+		errs = append(errs, "no latency model")
+	}
+	if len(errs) > 0 {
+		return errors.New("instance config: " + strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// classPriority returns p = max_p − p(class) under the (possibly overridden)
+// mapping; unknown and empty classes map like "standard".
+type classMap struct {
+	m    map[string]int
+	maxP int
+}
+
+func newClassMap(over map[string]int) classMap {
+	m := DefaultClassPriorities()
+	for k, v := range over {
+		m[k] = v
+	}
+	maxP := m["standard"]
+	for _, v := range m {
+		maxP = max(maxP, v)
+	}
+	return classMap{m: m, maxP: maxP}
+}
+
+func (c classMap) priority(class string) float64 {
+	v, ok := c.m[class]
+	if !ok {
+		v = c.m["standard"]
+	}
+	return float64(c.maxP - v)
+}

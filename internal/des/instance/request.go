@@ -1,0 +1,141 @@
+package instance
+
+import (
+	"servesim/internal/des"
+	"servesim/internal/des/kvcache"
+)
+
+// Status is where a request is in its lifecycle (spec §3).
+type Status uint8
+
+// Statuses. Pending, Queued and Running are live; the rest are terminal.
+const (
+	StatusNew       Status = iota // not yet submitted to an instance
+	StatusPending                 // submitted, waiting for its Queued event (Q(r))
+	StatusQueued                  // in the wait queue
+	StatusRunning                 // in the running batch
+	StatusCompleted               // last token produced or length cap reached
+	StatusDropped                 // failed an enqueue guard (dropped_unservable)
+	StatusTimedOut                // deadline passed first
+	StatusRejected                // refused by admission or routing (cluster)
+)
+
+var statusNames = [...]string{"new", "pending", "queued", "running", "completed", "dropped", "timed_out", "rejected"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "unknown"
+}
+
+// Terminal reports whether s is a final state.
+func (s Status) Terminal() bool { return s >= StatusCompleted }
+
+// Request is one inference request. The caller fills the exported fields
+// before Submit and must not change them afterwards; the rest is simulator
+// state. Requests are referenced by the simulator only while live.
+type Request struct {
+	ID           int64
+	ArrivalUs    int64   // cluster entry time (µs)
+	Prompt       []int32 // prompt token ids, shared prefix first; the KV cache hashes full blocks of these
+	Output       []int32 // ids of the generated tokens when known (may be nil: ids are then synthesised from ID)
+	OutputLen    int     // O: the true output length, read only by the execution engine (INV-9)
+	MaxOutputLen int     // the client's declared budget; 0 = none declared
+	SLOClass     string
+	Tenant       string
+	DeadlineUs   int64 // absolute deadline (µs); 0 = none
+	SessionID    string
+	Round        int
+	Tag          any // caller's data, carried to the Result untouched
+
+	status      Status
+	inst        *Instance
+	seq         kvcache.Seq
+	progress    int // tokens whose KV is computed
+	g           int // generated tokens
+	grant       int // tokens granted in the current step
+	preemptions int
+	capped      bool
+
+	prioBase float64 // slo-class or constant priority
+	prioKey  float64 // time-invariant ordering key (base + w·arrival_s for aging)
+	qkey     int64   // fcfs position: enqueue counter, negative for preempted
+	qidx     int     // index in the wait-queue heap, -1 when not queued
+
+	enqueueUs, firstSchedUs, firstTokEnd, lastEnd, doneUs int64
+	cachedFirst                                           int // prompt tokens from the prefix cache at first admission
+	hasFirstSched                                         bool
+
+	queuedH, timeoutH des.Handle
+
+	// ITL bookkeeping (itl.go)
+	itlSum    int64 // Σ samples, A_tok included
+	itlCount  int
+	spanOpen  bool
+	spanStart int64 // step index of the open span's first sample
+	spanEnd   int64 // step index of its last sample
+	spans     []span
+	explicit  []int64 // samples not equal to one step's Δ (A_tok included)
+}
+
+type span struct{ s, e int64 }
+
+// Status is the request's current state.
+func (r *Request) Status() Status { return r.status }
+
+// Generated is the number of output tokens produced so far.
+func (r *Request) Generated() int { return r.g }
+
+// Progress is the number of tokens whose KV is computed.
+func (r *Request) Progress() int { return r.progress }
+
+// Preemptions is how often the request was preempted.
+func (r *Request) Preemptions() int { return r.preemptions }
+
+// BlockHash returns the chained hash of the request's full block i (block
+// size b); routing scorers use it for prefix affinity.
+func (r *Request) BlockHash(i, blockSize int) kvcache.Hash { return r.seq.BlockHash(i, blockSize) }
+
+func (r *Request) target() int { return len(r.Prompt) + r.g }
+
+// Result is a request's outcome, delivered once when it becomes terminal (or
+// at the end of the run for live requests). Times are µs on the run's origin;
+// latencies are client-visible (they include A_tok and A_end).
+type Result struct {
+	ID           int64
+	Status       Status
+	LengthCapped bool // completed by the max_model_len cap
+	Instance     int
+
+	ArrivalUs        int64
+	EnqueueUs        int64 // 0 if never enqueued
+	FirstScheduledUs int64 // -1 if never scheduled
+	FirstTokenUs     int64 // engine time of the first token's step end; -1 if none
+	DoneUs           int64 // engine time the request became terminal; -1 if live
+
+	TTFTUs            int64 // first token end + A_tok − arrival; -1 if none
+	E2EUs             int64 // TTFT + ΣITL + A_end (A_end only if O > 0); -1 unless completed
+	ITLSumUs          int64 // Σ ITL samples (A_tok included)
+	ITLCount          int   // number of ITL samples
+	SchedulingDelayUs int64 // first scheduled − arrival; -1 if never scheduled
+
+	PromptTokens       int
+	OutputTokens       int // tokens generated
+	CachedPromptTokens int // from the prefix cache at first admission
+	Preemptions        int
+
+	SLOClass  string
+	Tenant    string
+	SessionID string
+	Round     int
+	Tag       any
+}
+
+// TPOTUs is ΣITL / (output − 1), 0 when fewer than two tokens.
+func (r *Result) TPOTUs() float64 {
+	if r.OutputTokens < 2 {
+		return 0
+	}
+	return float64(r.ITLSumUs) / float64(r.OutputTokens-1)
+}

@@ -1,0 +1,267 @@
+package instance
+
+import "servesim/internal/des/latency"
+
+// onStep is the Step event (spec §4).
+func (in *Instance) onStep(now int64, _ any) {
+	in.stepPending = false
+	if in.cfg.FastForward && in.cfg.Tracer == nil && !in.kv.CPUEnabled() && in.fastForward(now) {
+		return
+	}
+	in.runStep(now)
+	in.maybeFold()
+}
+
+// tokensFor is the tokens r may get from position progress: need, capped by
+// the long-prefill threshold P, the remaining budget B and max_model_len
+// (at most M − 1 − progress).
+func (in *Instance) tokensFor(need, progress, budget int) int {
+	n := need
+	if p := in.cfg.LongPrefillThreshold; p > 0 && n > p {
+		n = p
+	}
+	n = min(n, budget)
+	return max(0, min(n, in.cfg.MaxModelLen-1-progress))
+}
+
+// runStep runs one step at time t: schedule, execute, complete, next step.
+func (in *Instance) runStep(t int64) {
+	budget := in.cfg.MaxNumBatchedTokens
+	for _, r := range in.running {
+		r.grant = 0
+	}
+	preempted := false
+
+	// Phase 1: running requests first, in admission order.
+	for i := 0; i < len(in.running); {
+		if budget <= 0 {
+			break
+		}
+		r := in.running[i]
+		n := in.tokensFor(r.target()-r.progress, r.progress, budget)
+		if n == 0 {
+			i++
+			continue
+		}
+		self := false
+		for !in.kv.Grow(&r.seq, n) {
+			vi := in.victim()
+			v := in.running[vi]
+			budget += v.grant
+			in.preempt(vi, t)
+			preempted = true
+			if v == r {
+				self = true
+				break
+			}
+			if vi < i {
+				i--
+			}
+		}
+		if self {
+			break
+		}
+		r.grant = n
+		budget -= n
+		i++
+	}
+
+	// Phase 2: waiting requests, head of line, unless something was preempted.
+	var reload int64
+	if !preempted {
+		for len(in.running) < in.cfg.MaxNumSeqs && in.wait.Len() > 0 && budget > 0 {
+			w := in.wait.Head()
+			rl, n, ok := in.admit(w, budget, t)
+			if !ok {
+				break
+			}
+			reload += rl
+			budget -= n
+		}
+	}
+
+	// Execute.
+	st := &in.step
+	st.Prefill = st.Prefill[:0]
+	st.DecodeCount, st.DecodeContextSum = 0, 0
+	for _, r := range in.running {
+		if r.grant == 0 {
+			continue
+		}
+		if r.g >= 1 && r.target()-r.progress == 1 {
+			st.DecodeCount++
+			st.DecodeContextSum += int64(r.progress)
+		} else {
+			st.Prefill = append(st.Prefill, latency.PrefillWork{NewTokens: r.grant, Context: r.progress, Target: r.target()})
+		}
+	}
+	delta := max(1, in.lat.StepTime(st)+reload)
+	end := t + delta
+	idx := in.log.add(delta)
+	m := in.cfg.MaxModelLen
+	for _, r := range in.running {
+		if r.grant == 0 {
+			continue
+		}
+		r.progress += r.grant
+		if r.progress == r.target() {
+			if r.g < r.OutputLen {
+				in.produce(r, t, end, idx)
+			}
+			if r.g == r.OutputLen {
+				if r.OutputLen == 0 {
+					r.firstTokEnd = end // TTFT = E2E = end + A_tok − arrival
+				}
+				r.capped = false
+				r.grant = -1 // finished
+				continue
+			}
+		}
+		if r.progress >= m-1 {
+			r.capped = true
+			r.grant = -1
+		}
+	}
+	in.account(delta, 1)
+	if in.kv.CPUEnabled() {
+		for _, r := range in.running {
+			in.kv.MirrorToCPU(&r.seq)
+		}
+	}
+
+	// Complete.
+	keep := in.running[:0]
+	var done []*Request
+	for _, r := range in.running {
+		if r.grant == -1 && !(r.DeadlineUs > t && r.DeadlineUs < end) {
+			done = append(done, r)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	for i := len(keep); i < len(in.running); i++ {
+		in.running[i] = nil
+	}
+	in.running = keep
+	for _, r := range done {
+		in.complete(r, end)
+	}
+
+	// Next step.
+	if len(in.running) > 0 || in.wait.Len() > 0 {
+		in.scheduleStep(end)
+	}
+}
+
+// admit tries to move the head of the wait queue into the running batch
+// (Phase 2, steps 1-4). It returns the CPU reload cost and the tokens granted.
+func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int, ok bool) {
+	b := in.b
+	target := w.target()
+	gpu, cpu := in.kv.Match(&w.seq, target)
+	c := b * min(gpu+cpu, (target-1)/b)
+	n = in.tokensFor(target-c, c, budget)
+	if n <= 0 {
+		return 0, 0, false
+	}
+	reload, ok = in.kv.Admit(&w.seq, c, n)
+	if !ok {
+		return 0, 0, false
+	}
+	in.wait.remove(w)
+	in.running = append(in.running, w)
+	w.status = StatusRunning
+	w.progress = c
+	w.grant = n
+	if !w.hasFirstSched {
+		w.hasFirstSched = true
+		w.firstSchedUs = t
+		w.cachedFirst = min(c, len(w.Prompt))
+	}
+	if in.cfg.Tracer != nil {
+		in.cfg.Tracer.Scheduled(t, w, n)
+	}
+	return reload, n, true
+}
+
+// produce records a token of r whose engine time is end, in step idx
+// starting at t.
+func (in *Instance) produce(r *Request, t, end, idx int64) {
+	switch {
+	case r.g == 0:
+		r.firstTokEnd = end
+	case r.lastEnd == t:
+		in.log.consecutive(r, idx)
+	default:
+		in.log.explicitSample(r, end-r.lastEnd+in.aTok)
+	}
+	r.g++
+	r.lastEnd = end
+	in.cnt.OutputTokens++
+}
+
+// account adds n steps' KV use and busy time (delta is their total length;
+// used blocks are constant over them).
+func (in *Instance) account(delta int64, n int64) {
+	used := in.kv.UsedBlocks()
+	in.cnt.Steps += n
+	in.cnt.BusyUs += delta
+	in.cnt.KVUsedBlockUs += int64(used) * delta
+	in.cnt.KVPeakBlocks = max(in.cnt.KVPeakBlocks, used)
+}
+
+// complete finishes r at engine time end (its KV is still held).
+func (in *Instance) complete(r *Request, end int64) {
+	in.kv.Release(&r.seq)
+	in.cnt.Completed++
+	if r.capped {
+		in.cnt.LengthCapped++
+	}
+	in.lastLeft = max(in.lastLeft, end)
+	if in.cfg.Tracer != nil {
+		in.cfg.Tracer.Left(end, r)
+	}
+	in.terminate(r, StatusCompleted, end)
+}
+
+// victim picks the preemption victim's index in the running list.
+func (in *Instance) victim() int {
+	last := len(in.running) - 1
+	if in.cfg.Preemption != PreemptPriority {
+		return last
+	}
+	best := last
+	for i := last - 1; i >= 0; i-- {
+		r, b := in.running[i], in.running[best]
+		if r.prioKey > b.prioKey || (r.prioKey == b.prioKey && r.ArrivalUs > b.ArrivalUs) {
+			best = i
+		}
+	}
+	return best
+}
+
+// preempt evicts running[vi]: release its blocks, reset its progress, put it
+// at the front of the wait queue.
+func (in *Instance) preempt(vi int, t int64) {
+	v := in.running[vi]
+	copy(in.running[vi:], in.running[vi+1:])
+	in.running[len(in.running)-1] = nil
+	in.running = in.running[:len(in.running)-1]
+	in.kv.Release(&v.seq)
+	v.progress = 0
+	v.grant = 0
+	v.preemptions++
+	in.cnt.Preemptions++
+	in.log.closeSpan(v)
+	if in.cfg.PreemptMode == ModeReset {
+		v.g = 0
+		v.firstTokEnd = -1
+	}
+	v.status = StatusQueued
+	v.qkey = in.fcfsFront
+	in.fcfsFront--
+	in.wait.push(v)
+	if in.cfg.Tracer != nil {
+		in.cfg.Tracer.Preempted(t, v)
+	}
+}
