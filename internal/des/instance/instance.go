@@ -46,11 +46,11 @@ type Instance struct {
 	fcfsNext    int64 // next enqueue position
 	fcfsFront   int64 // next front position (negative)
 
-	step   latency.Step // reused
-	log    stepLog
-	cnt    Counters
+	step     latency.Step // reused
+	log      stepLog
+	cnt      Counters
 	lastLeft int64
-	res    Result // reused for OnDone
+	res      Result // reused for OnDone
 
 	stepAct, queuedAct, timeoutAct des.Action
 	ff                             ffState

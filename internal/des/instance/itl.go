@@ -160,4 +160,3 @@ func (in *Instance) minLiveRef() int64 {
 	}
 	return upTo
 }
-

@@ -8,8 +8,8 @@ type waitQueue struct {
 	less func(a, b *Request) bool
 }
 
-func (q *waitQueue) Len() int         { return len(q.h) }
-func (q *waitQueue) Head() *Request   { return q.h[0] }
+func (q *waitQueue) Len() int          { return len(q.h) }
+func (q *waitQueue) Head() *Request    { return q.h[0] }
 func (q *waitQueue) items() []*Request { return q.h }
 
 func (q *waitQueue) push(r *Request) {

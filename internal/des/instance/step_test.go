@@ -43,12 +43,12 @@ func TestZeroOutput(t *testing.T) {
 // expectations (P new/context/target, D count/context sum).
 func TestBatchFormation(t *testing.T) {
 	type req struct {
-		id      int64
-		at      int64
-		prompt  int
-		base    int32
-		out     int
-		maxOut  int
+		id     int64
+		at     int64
+		prompt int
+		base   int32
+		out    int
+		maxOut int
 	}
 	tests := []struct {
 		name  string
