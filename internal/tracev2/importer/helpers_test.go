@@ -16,7 +16,7 @@ import (
 // sharedData returns the path of a file under ../shared/data (found by
 // walking up to the directory holding go.mod), or skips the test when the
 // real data are absent.
-func sharedData(t *testing.T, rel string) string {
+func sharedData(t testing.TB, rel string) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -145,3 +145,5 @@ func firstLast(t *testing.T, recs []tracev2.Record, n int, first, last tracev2.R
 		t.Errorf("last record:\n got %+v\nwant %+v", recs[n-1], last)
 	}
 }
+
+func sharedDataB(b *testing.B, rel string) string { return sharedData(b, rel) }

@@ -107,7 +107,7 @@ func All(imp Importer) iter.Seq2[tracev2.Record, error] {
 }
 
 // clientID derives a client id: opts.ClientID when set, else prefix plus the
-// file's stem with the given decorations removed, e.g. ("azure",
+// file's stem with the given decorations removed wherever they occur, e.g. ("azure",
 // "AzureLLMInferenceTrace_code.csv") -> "azure-code".
 func clientID(opts Options, prefix, name string, strip ...string) string {
 	if opts.ClientID != "" {
@@ -125,8 +125,7 @@ func clientID(opts Options, prefix, name string, strip ...string) string {
 		stem = strings.TrimSuffix(stem, ext) // .csv, .jsonl, .json, .gz
 	}
 	for _, s := range strip {
-		stem = strings.TrimPrefix(stem, s)
-		stem = strings.TrimSuffix(stem, s)
+		stem = strings.ReplaceAll(stem, s, "")
 	}
 	stem = strings.Trim(strings.ToLower(stem), "_-. ")
 	var b strings.Builder

@@ -38,6 +38,7 @@ type Mooncake struct {
 	client  string
 	hint    HeaderHint
 	records int64
+	obj     map[string]json.RawMessage // reused by parseFast
 	stream
 }
 
@@ -98,7 +99,15 @@ func (m *Mooncake) read() (tracev2.Record, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		return m.parse(line)
+		if m.obj == nil {
+			m.obj = map[string]json.RawMessage{}
+		}
+		rec, ok := m.parseFast(line, m.obj)
+		if !ok {
+			return m.parse(line)
+		}
+		m.finish(&rec)
+		return rec, nil
 	}
 }
 
@@ -115,9 +124,19 @@ func (p *mooncakeLine) errAt(off int64, field, msg string) *Error {
 	return &Error{File: p.m.file, Line: p.m.line, Column: col, Field: field, Msg: msg}
 }
 
-// token reads the next token; syntax errors become *Error.
+// start returns where the token after offset prevEnd begins (computed only
+// for error messages, to keep the hot path free of it).
+func (p *mooncakeLine) start(prevEnd int64) int64 {
+	for prevEnd < int64(len(p.line)) && isSep(p.line[prevEnd]) {
+		prevEnd++
+	}
+	return prevEnd
+}
+
+// token reads the next token; syntax errors become *Error. It also returns
+// the offset where the previous token ended (see start).
 func (p *mooncakeLine) token() (json.Token, int64, error) {
-	start := valueStart(bytes.NewReader(p.line), p.dec.InputOffset())
+	start := p.dec.InputOffset()
 	tok, err := p.dec.Token()
 	if err != nil {
 		msg, off, ok := syntaxProblem(p.dec, err, bytes.NewReader(p.line), 0, int64(len(p.line)))
@@ -137,7 +156,7 @@ func (m *Mooncake) parse(line []byte) (tracev2.Record, error) {
 		return tracev2.Record{}, err
 	}
 	if tok != json.Delim('{') {
-		return tracev2.Record{}, p.errAt(start, "", "json syntax: want an object per line, got "+describe(tok))
+		return tracev2.Record{}, p.errAt(p.start(start), "", "json syntax: want an object per line, got "+describe(tok))
 	}
 	rec := tracev2.Record{ClientID: m.client, Status: "ok"}
 	var haveTS, haveIn, haveOut bool
@@ -151,7 +170,7 @@ func (m *Mooncake) parse(line []byte) (tracev2.Record, error) {
 		if err != nil {
 			return tracev2.Record{}, err
 		}
-		bad := func(prob string) error { return p.errAt(vstart, key, describe(vtok)+" "+prob) }
+		bad := func(prob string) error { return p.errAt(p.start(vstart), key, describe(vtok)+" "+prob) }
 		switch key {
 		case "timestamp":
 			n, ok := vtok.(json.Number)
@@ -195,27 +214,32 @@ func (m *Mooncake) parse(line []byte) (tracev2.Record, error) {
 		return tracev2.Record{}, err
 	}
 	if end != json.Delim('}') {
-		return tracev2.Record{}, p.errAt(endStart, "", "json syntax: want } to close the object")
+		return tracev2.Record{}, p.errAt(p.start(endStart), "", "json syntax: want } to close the object")
 	}
-	xstart := valueStart(bytes.NewReader(p.line), p.dec.InputOffset())
+	xstart := p.dec.InputOffset()
 	if _, err := p.dec.Token(); err != io.EOF {
-		return tracev2.Record{}, p.errAt(xstart, "", "json syntax: unexpected data after the object (want one object per line)")
+		return tracev2.Record{}, p.errAt(p.start(xstart), "", "json syntax: unexpected data after the object (want one object per line)")
 	}
 	for _, f := range [...]struct {
 		have bool
 		name string
 	}{{haveTS, "timestamp"}, {haveIn, "input_length"}, {haveOut, "output_length"}} {
 		if !f.have {
-			return tracev2.Record{}, p.errAt(endStart, f.name, "missing")
+			return tracev2.Record{}, p.errAt(p.start(endStart), f.name, "missing")
 		}
 	}
+	m.finish(&rec)
+	return rec, nil
+}
+
+// finish numbers a parsed record and checks its block count.
+func (m *Mooncake) finish(rec *tracev2.Record) {
 	if want := (rec.InputTokens + MooncakeBlockTokens - 1) / MooncakeBlockTokens; rec.HashIDs != nil && len(rec.HashIDs) != want {
 		m.warn.add("%s:%d: hash_ids has %d blocks, want ceil(input_length/%d) = %d",
 			m.file, m.line, len(rec.HashIDs), MooncakeBlockTokens, want)
 	}
 	rec.RequestID = m.records
 	m.records++
-	return rec, nil
 }
 
 // syntaxErr converts a decoder error met while skipping a value.
@@ -230,7 +254,7 @@ func (p *mooncakeLine) syntaxErr(err error) (int64, error) {
 // hashIDs reads the hash_ids list whose opening token was already read.
 func (p *mooncakeLine) hashIDs(open json.Token, start int64) ([]int64, error) {
 	if open != json.Delim('[') {
-		return nil, p.errAt(start, "hash_ids", describe(open)+" is not a list of integers")
+		return nil, p.errAt(p.start(start), "hash_ids", describe(open)+" is not a list of integers")
 	}
 	ids := []int64{}
 	for i := 0; p.dec.More(); i++ {
@@ -238,14 +262,14 @@ func (p *mooncakeLine) hashIDs(open json.Token, start int64) ([]int64, error) {
 		if err != nil {
 			return nil, err
 		}
-		field := fmt.Sprintf("hash_ids[%d]", i)
 		n, ok := tok.(json.Number)
-		if !ok {
-			return nil, p.errAt(tstart, field, describe(tok)+" "+probNotInt)
+		prob := probNotInt
+		var id int64
+		if ok {
+			id, prob = parseInt64(n.String())
 		}
-		id, prob := parseInt64(n.String())
 		if prob != "" {
-			return nil, p.errAt(tstart, field, describe(tok)+" "+prob)
+			return nil, p.errAt(p.start(tstart), fmt.Sprintf("hash_ids[%d]", i), describe(tok)+" "+prob)
 		}
 		ids = append(ids, id)
 	}

@@ -18,8 +18,14 @@ type arrayCursor struct {
 	base  int64 // file offset of the decoder's first byte (the '[')
 	count int   // elements read so far
 	done  bool  // the closing ']' was read
-	start int64 // file offset of the last element (or of the ']')
+	// prevEnd is the file offset where the token before the last element (or
+	// the ']') ended; where the element starts is computed from it only for
+	// error messages (pos).
+	prevEnd int64
 }
+
+// pos is the file offset of the last element read (or of the ']').
+func (c *arrayCursor) pos() int64 { return valueStart(c.v.ra, c.prevEnd) }
 
 func (v *VLLM) openArray(name string, off int64) (*arrayCursor, error) {
 	c := &arrayCursor{v: v, name: name, base: off,
@@ -40,8 +46,7 @@ func (c *arrayCursor) token() (tok json.Token, done bool, err error) {
 	if c.done {
 		return nil, true, nil
 	}
-	c.start = c.base + c.dec.InputOffset()
-	c.start = valueStart(c.v.ra, c.start)
+	c.prevEnd = c.base + c.dec.InputOffset()
 	tok, err = c.dec.Token()
 	if err != nil {
 		return nil, false, c.v.decErr(c.dec, c.base, err)
@@ -59,7 +64,7 @@ func (c *arrayCursor) fieldName() string { return fmt.Sprintf("%s[%d]", c.name, 
 
 // bad is an error about the current element.
 func (c *arrayCursor) bad(tok json.Token, prob string) error {
-	return c.v.errAt(c.start, c.fieldName(), describe(tok)+" "+prob)
+	return c.v.errAt(c.pos(), c.fieldName(), describe(tok)+" "+prob)
 }
 
 // float reads a number element; nonNeg rejects negative values.
@@ -121,14 +126,14 @@ func (c *arrayCursor) gaps() (sum float64, n int, done bool, err error) {
 		return 0, 0, false, c.bad(tok, "is not a list of seconds")
 	}
 	for c.dec.More() {
-		off := valueStart(c.v.ra, c.base+c.dec.InputOffset())
+		prevEnd := c.base + c.dec.InputOffset()
 		t, err := c.dec.Token()
 		if err != nil {
 			return 0, 0, false, c.v.decErr(c.dec, c.base, err)
 		}
 		f, prob := jsonFloat(t, true)
 		if prob != "" {
-			return 0, 0, false, c.v.errAt(off, fmt.Sprintf("%s[%d]", c.fieldName(), n), describe(t)+" "+prob)
+			return 0, 0, false, c.v.errAt(valueStart(c.v.ra, prevEnd), fmt.Sprintf("%s[%d]", c.fieldName(), n), describe(t)+" "+prob)
 		}
 		sum += f
 		n++
@@ -156,7 +161,7 @@ func (c *arrayCursor) text() (string, bool, error) {
 
 // short is the error for an array that ended before input_lens.
 func (c *arrayCursor) short() error {
-	return c.v.errAt(c.start, c.name, fmt.Sprintf("has %d elements, input_lens has more", c.count))
+	return c.v.errAt(c.pos(), c.name, fmt.Sprintf("has %d elements, input_lens has more", c.count))
 }
 
 // read builds the next record from the next element of every array.
@@ -235,14 +240,14 @@ func (v *VLLM) read() (tracev2.Record, error) {
 		send, prob := durationUs(start-v.t0, 1e6)
 		arrival, prob2 := durationUs(start-queue-v.t0, 1e6)
 		if prob != "" || prob2 != "" { // t0 is the minimum, so only overflow is possible
-			return tracev2.Record{}, v.errAt(v.starts.start, v.starts.fieldName(), "is out of range")
+			return tracev2.Record{}, v.errAt(v.starts.pos(), v.starts.fieldName(), "is out of range")
 		}
 		rec.ArrivalTimeUs, rec.SendTimeUs = arrival, max(send, arrival)
 	}
 	if ttft > 0 { // a first token was received
 		first, prob := durationUs(ttft, 1e6)
 		if prob != "" {
-			return tracev2.Record{}, v.errAt(v.ttft.start, v.ttft.fieldName(), describe(json.Number(fmt.Sprint(ttft)))+" "+prob)
+			return tracev2.Record{}, v.errAt(v.ttft.pos(), v.ttft.fieldName(), describe(json.Number(fmt.Sprint(ttft)))+" "+prob)
 		}
 		rec.FirstChunkTimeUs = max(rec.SendTimeUs+first, 1) // 0 means never
 		var span float64
@@ -269,7 +274,7 @@ func (v *VLLM) checkEnds() error {
 			return err
 		}
 		if !done {
-			return v.errAt(c.start, c.name, fmt.Sprintf("has more elements than input_lens (%d)", v.in.count))
+			return v.errAt(c.pos(), c.name, fmt.Sprintf("has more elements than input_lens (%d)", v.in.count))
 		}
 	}
 	return io.EOF
