@@ -1,0 +1,186 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// TraceInfo counts the buckets of calibrate.md §2 (BLIS keys first).
+type TraceInfo struct {
+	NumRequests     int    `json:"num_requests"`
+	WarmUpExcluded  int    `json:"warm_up_excluded"`
+	MatchedPairs    int    `json:"matched_pairs"`
+	TokenMismatches int    `json:"token_mismatches"`
+	ITLDropped      int    `json:"itl_dropped,omitempty"`
+	Duration        string `json:"duration"`
+	ExcludedNonOK   int    `json:"excluded_non_ok"`
+	InvalidTiming   int    `json:"invalid_timing"`
+	UnmatchedReal   int    `json:"unmatched_real"`
+	UnmatchedSim    int    `json:"unmatched_sim"`
+}
+
+// Report is the whole calibration (calibrate.md §10). Field order is the JSON
+// order; maps marshal in sorted key order, so the JSON is deterministic.
+type Report struct {
+	TraceInfo        TraceInfo                         `json:"trace_info"`
+	Metrics          map[string]*Comparison            `json:"metrics"`
+	ConfigMatch      ConfigMatch                       `json:"config_match"`
+	KnownLimitations []string                          `json:"known_limitations"`
+	Goodput          *Goodput                          `json:"goodput,omitempty"`
+	HitRate          *HitRate                          `json:"hit_rate,omitempty"`
+	TTFTTolerance    *TTFTTolerance                    `json:"ttft_tolerance,omitempty"`
+	BySLOClass       map[string]map[string]*Comparison `json:"by_slo_class"`
+	ByModel          map[string]map[string]*Comparison `json:"by_model"`
+	Validity         Validity                          `json:"validity"`
+	Gate             *GateResult                       `json:"gate,omitempty"`
+
+	// Run describes the run and the resolved settings, for the human outputs.
+	Run RunInfo `json:"-"`
+	// Warnings are for stderr (too few pairs, one-sided hit rate, config
+	// mismatches, unknown statuses); the caller decides where they go.
+	Warnings []string `json:"-"`
+
+	pairs  map[string]*pairs // per-metric values, for the plots
+	absent map[string]string // metric -> why it could not be computed
+}
+
+// RunInfo is the trace header summary and the settings calibration resolved.
+type RunInfo struct {
+	Mode             string
+	Model            string
+	WorkloadSeed     *int64
+	WorkloadSpec     string
+	NetworkRTTUs     int64
+	BandwidthMbps    float64
+	WarmupRequests   int64
+	WarmupDurationUs int64
+	TTFTFrom         string
+}
+
+// Build runs the calibration of calibrate.md §2–§9 over in. Gates are applied
+// separately (ApplyGates), so outputs can show their result. Bad input or
+// settings give an *InputError (exit code 2).
+func Build(in Input, cfg Config) (*Report, error) {
+	s, err := cfg.resolve(in.Header)
+	if err != nil {
+		return nil, err
+	}
+	m, err := match(&in, &s)
+	if err != nil {
+		return nil, err
+	}
+	if m.matched == 0 {
+		return nil, inputErrorf("report: no trace row matched a simulated result (%d rows: %d warm-up, %d non-ok, %d unmatched, %d invalid timing; %d sim results): check that trace and results number requests the same way (request_id) and the warm-up setting",
+			m.numRequests, m.warmUp, m.nonOK, m.unmatchedReal, m.invalidTiming, len(in.Sim))
+	}
+	rt := runtimeUs(m)
+	r := &Report{
+		TraceInfo: TraceInfo{
+			NumRequests: m.numRequests, WarmUpExcluded: m.warmUp, MatchedPairs: m.matched,
+			TokenMismatches: m.tokenMismatches, ITLDropped: m.itlDropped, Duration: durationString(rt),
+			ExcludedNonOK: m.nonOK, InvalidTiming: m.invalidTiming, UnmatchedReal: m.unmatchedReal,
+			UnmatchedSim: m.unmatchedSim,
+		},
+		Metrics:          make(map[string]*Comparison),
+		KnownLimitations: knownLimitations(),
+		BySLOClass:       breakdown(m.byClass),
+		ByModel:          breakdown(m.byModel),
+		pairs:            make(map[string]*pairs),
+		absent:           make(map[string]string),
+		Run: RunInfo{
+			Mode: in.Header.Mode, Model: in.Header.Server.Model, WorkloadSeed: in.Header.WorkloadSeed,
+			WorkloadSpec: in.Header.WorkloadSpec, NetworkRTTUs: s.rttUs, BandwidthMbps: s.bandwidthMbps,
+			WarmupRequests: s.warmupN, WarmupDurationUs: s.warmupDurUs, TTFTFrom: TTFTFromFirstChunk,
+		},
+	}
+	if s.firstToken {
+		r.Run.TTFTFrom = TTFTFromFirstToken
+	}
+	for _, st := range m.unknownStatus {
+		r.warnf("trace: unknown status %q treated as not ok", st)
+	}
+	for _, name := range metricNames() {
+		p, ok := m.metrics[name]
+		switch {
+		case !ok:
+			r.absent[name] = "no ITL data was given"
+			continue
+		case p.len() == 0 && name == MetricITL:
+			r.absent[name] = "no matched request has 2 or more ITL chunks and 2 or more simulated output tokens"
+			r.warnf("itl: the ITL data gave no usable pair; the itl metric is omitted")
+			continue
+		case p.len() == 0 && name == MetricTPOT:
+			r.absent[name] = "no matched request has 2 or more output tokens"
+			continue
+		case p.len() == 0:
+			return nil, inputErrorf("report: no valid %s pairs among %d matched requests: check the request_id numbering", name, m.matched)
+		}
+		c := Compare(p.real, p.sim)
+		r.Metrics[name] = &c
+		r.pairs[name] = p
+		if p.len() < 3 {
+			r.warnf("%s: only %d pairs; Pearson r needs 3 or more, so r is 0 and the grade is poor", name, p.len())
+		}
+	}
+	r.TTFTTolerance = ttftTolerance(r.Metrics[MetricTTFT], s.ttftThreshold)
+	r.Goodput = computeGoodput(m, &s, float64(rt)/1e6)
+	hr, warn := hitRate(in.Header, in.SimMetrics, s.hitTolPP)
+	r.HitRate = hr
+	if warn != "" {
+		r.Warnings = append(r.Warnings, warn)
+	}
+	var simCfg *ServerConfig
+	if in.SimMetrics != nil {
+		simCfg = in.SimMetrics.Config
+	}
+	cm, warns := configMatch(in.Header.Server, simCfg)
+	r.ConfigMatch = cm
+	r.Warnings = append(r.Warnings, warns...)
+	r.Validity = computeValidity(&in, m, &s)
+	for _, c := range r.Validity.Checks {
+		if c.Status == StatusFlagged {
+			r.warnf("validity: %s: %s", c.Name, c.Detail)
+		}
+	}
+	return r, nil
+}
+
+func (r *Report) warnf(format string, a ...any) {
+	r.Warnings = append(r.Warnings, fmt.Sprintf(format, a...))
+}
+
+// breakdown compares ttft and e2e per class or model tag.
+func breakdown(src map[string]map[string]*pairs) map[string]map[string]*Comparison {
+	out := make(map[string]map[string]*Comparison, len(src))
+	for key, metrics := range src {
+		out[key] = make(map[string]*Comparison, len(metrics))
+		for name, p := range metrics {
+			c := Compare(p.real, p.sim)
+			out[key][name] = &c
+		}
+	}
+	return out
+}
+
+// MetricNames lists the metrics present in the report, sorted.
+func (r *Report) MetricNames() []string {
+	names := make([]string, 0, len(r.Metrics))
+	for n := range r.Metrics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// WriteJSON writes the report JSON (two-space indent, sorted maps, trailing newline).
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("report: write json: %w", err)
+	}
+	return nil
+}
