@@ -42,7 +42,7 @@ type Azure struct {
 	client string
 	t0     time.Time
 	t0Text string
-	hint   HeaderHint
+	hdr    *tracev2.Header
 	buf    [1]azureRow
 	stream
 }
@@ -58,7 +58,7 @@ func NewAzure(name string, r io.Reader, opts Options) (*Azure, error) {
 	a := &Azure{
 		src:    src,
 		client: clientID(opts, "azure", name, "AzureLLMInferenceTrace"),
-		hint:   newHint("azure-llm-2023"),
+		hdr:    newHeader(),
 	}
 	if err := a.start(a.read); err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func NewAzure(name string, r io.Reader, opts Options) (*Azure, error) {
 }
 
 // Header describes the imported trace; CreatedAt is the first TIMESTAMP.
-func (a *Azure) Header() HeaderHint { return a.hint }
+func (a *Azure) Header() *tracev2.Header { return a.hdr.Clone() }
 
 func (a *Azure) read() (tracev2.Record, error) {
 	if err := a.src.next(&a.buf); err != nil {
@@ -89,7 +89,7 @@ func (a *Azure) read() (tracev2.Record, error) {
 	}
 	if a.t0Text == "" {
 		a.t0, a.t0Text = ts, row.Timestamp
-		a.hint.CreatedAt = ts.UTC().Format("2006-01-02T15:04:05.000000Z")
+		a.hdr.CreatedAt = tracev2.FormatCreatedAt(ts)
 	}
 	d := ts.Sub(a.t0)
 	if d < 0 {

@@ -13,35 +13,27 @@ import (
 // Importer is a pull iterator over the records of one foreign trace.
 //
 // Next returns the next record, io.EOF after the last one, or an error; the
-// first error (an *Error for bad input) is sticky. Header describes the trace
-// and is final once the constructor has returned. Warnings lists non-fatal
-// findings so far (at most 20, then a count); the importer never prints.
+// first error (an *Error for bad input) is sticky. Header returns a copy of
+// the suggested trace header, final once the constructor has returned (write
+// it before the first row). Warnings lists non-fatal findings so far (at most
+// 20, then a count); the importer never prints.
 type Importer interface {
 	Next() (tracev2.Record, error)
-	Header() HeaderHint
+	Header() *tracev2.Header
 	Warnings() []string
 }
 
-// HeaderHint holds what an importer knows about the TraceV2 header of the
-// trace it produces. Imported traces are real measurements: mode `real`,
-// trace_version 3, time_unit us, warm_up_requests 0.
-type HeaderHint struct {
-	TraceVersion   int    // always 3
-	TimeUnit       string // always "us"
-	Mode           string // always "real"
-	WarmUpRequests int    // always 0
-	// CreatedAt is the wall-clock instant of t0 (RFC 3339 UTC, µs), when the
-	// source has wall-clock times (Azure); empty otherwise.
-	CreatedAt string
-	// ServerType and Model fill the header's server map when known (vllm).
-	ServerType string
-	Model      string
-	// Source names the format, e.g. "azure-llm-2023", for logs and provenance.
-	Source string
-}
-
-func newHint(source string) HeaderHint {
-	return HeaderHint{TraceVersion: 3, TimeUnit: "us", Mode: "real", Source: source}
+// newHeader is the header of an imported trace: real measurements, so mode
+// real, trace_version 3, time_unit us, warm_up_requests 0 (no request of a
+// foreign trace is warm-up). Importers add created_at and server facts when
+// the source has them.
+func newHeader() *tracev2.Header {
+	return &tracev2.Header{
+		TraceVersion:   tracev2.TraceVersion,
+		TimeUnit:       tracev2.TimeUnitUs,
+		Mode:           tracev2.ModeReal,
+		WarmUpRequests: 0,
+	}
 }
 
 // Options tune an import. The zero value is valid.

@@ -36,7 +36,7 @@ type Mooncake struct {
 	line    int // physical line number of the last line read
 	buf     []byte
 	client  string
-	hint    HeaderHint
+	hdr     *tracev2.Header
 	records int64
 	obj     map[string]json.RawMessage // reused by parseFast
 	stream
@@ -48,7 +48,7 @@ func NewMooncake(name string, r io.Reader, opts Options) (*Mooncake, error) {
 		file:   displayName(name),
 		br:     bufio.NewReaderSize(r, 64<<10),
 		client: clientID(opts, "mooncake", name, "_trace", "trace_", "mooncake_", "mooncake"),
-		hint:   newHint("mooncake"),
+		hdr:    newHeader(),
 	}
 	if err := m.start(m.read); err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func NewMooncake(name string, r io.Reader, opts Options) (*Mooncake, error) {
 }
 
 // Header describes the imported trace (no wall-clock origin is known).
-func (m *Mooncake) Header() HeaderHint { return m.hint }
+func (m *Mooncake) Header() *tracev2.Header { return m.hdr.Clone() }
 
 // readLine returns the next physical line without its line end.
 func (m *Mooncake) readLine() ([]byte, error) {

@@ -46,7 +46,7 @@ func TestMooncakeRealSamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h := imp.Header(); h.CreatedAt != "" || h.Mode != "real" || h.Source != "mooncake" {
+			if h := imp.Header(); h.CreatedAt != "" || h.Mode != "real" || h.Server != nil {
 				t.Errorf("header = %+v", h)
 			}
 			recs := collect(t, imp)

@@ -32,7 +32,7 @@ type Vidur struct {
 	src    *csvSource
 	client string
 	hasIDs bool
-	hint   HeaderHint
+	hdr    *tracev2.Header
 	buf    [1]vidurRow
 	stream
 }
@@ -48,7 +48,7 @@ func NewVidur(name string, r io.Reader, opts Options) (*Vidur, error) {
 		src:    src,
 		client: clientID(opts, "vidur", name),
 		hasIDs: hasIDs,
-		hint:   newHint("vidur"),
+		hdr:    newHeader(),
 	}
 	if err := v.start(v.read); err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func NewVidur(name string, r io.Reader, opts Options) (*Vidur, error) {
 }
 
 // Header describes the imported trace (no wall-clock origin is known).
-func (v *Vidur) Header() HeaderHint { return v.hint }
+func (v *Vidur) Header() *tracev2.Header { return v.hdr.Clone() }
 
 func (v *Vidur) read() (tracev2.Record, error) {
 	v.buf[0] = vidurRow{}

@@ -63,7 +63,7 @@ func TestVidurPrefixBlocks(t *testing.T) {
 	if got := collect(t, imp); !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if h := imp.Header(); h.Source != "vidur" || h.CreatedAt != "" || h.Mode != "real" {
+	if h := imp.Header(); h.Server != nil || h.CreatedAt != "" || h.Mode != "real" || h.TraceVersion != 3 {
 		t.Errorf("header = %+v", h)
 	}
 }

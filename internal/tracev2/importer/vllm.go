@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"servesim/internal/tracev2"
 )
 
 // VLLM imports the result JSON of `vllm bench serve --save-result
@@ -43,7 +45,7 @@ type VLLM struct {
 	ra     io.ReaderAt
 	size   int64
 	client string
-	hint   HeaderHint
+	hdr    *tracev2.Header
 
 	in, out, ttft, itl, errs, starts, queues, lat *arrayCursor
 	t0                                            float64
@@ -68,8 +70,7 @@ func vllmArrays() [8]struct {
 // NewVLLM scans the file's structure, checks its JSON syntax, computes t0 and
 // reads the first record.
 func NewVLLM(name string, r io.Reader, opts Options) (*VLLM, error) {
-	v := &VLLM{file: displayName(name), hint: newHint("vllm-bench")}
-	v.hint.ServerType = "vllm"
+	v := &VLLM{file: displayName(name), hdr: newHeader()}
 	ra, size, err := readerAt(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read: %w", v.file, err)
@@ -79,7 +80,7 @@ func NewVLLM(name string, r io.Reader, opts Options) (*VLLM, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.hint.Model = info.model
+	v.hdr.Server = &tracev2.Server{Type: "vllm", Model: info.model}
 	v.client = opts.ClientID
 	if v.client == "" {
 		v.client = "vllm-bench"
@@ -118,7 +119,7 @@ func NewVLLM(name string, r io.Reader, opts Options) (*VLLM, error) {
 }
 
 // Header describes the imported trace: server type vllm and the model id.
-func (v *VLLM) Header() HeaderHint { return v.hint }
+func (v *VLLM) Header() *tracev2.Header { return v.hdr.Clone() }
 
 // readerAt gives random access to r, reading it into memory if it has none.
 func readerAt(r io.Reader) (io.ReaderAt, int64, error) {

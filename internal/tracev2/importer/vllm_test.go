@@ -53,7 +53,7 @@ func TestVLLMNewLayout(t *testing.T) {
 		t.Errorf("got\n %+v\nwant\n %+v", got, want)
 	}
 	h := imp.Header()
-	if h.ServerType != "vllm" || h.Model != "meta-llama/Llama-3.1-8B-Instruct" || h.Mode != "real" || h.CreatedAt != "" {
+	if h.Server == nil || h.Server.Type != "vllm" || h.Server.Model != "meta-llama/Llama-3.1-8B-Instruct" || h.Mode != "real" || h.CreatedAt != "" {
 		t.Errorf("header = %+v", h)
 	}
 	if w := imp.Warnings(); len(w) != 0 {
@@ -87,8 +87,8 @@ func TestVLLMOldLayout(t *testing.T) {
 	if got := imp.Warnings(); !reflect.DeepEqual(got, wantWarn) {
 		t.Errorf("warnings = %q, want %q", got, wantWarn)
 	}
-	if h := imp.Header(); h.Model != "facebook/opt-125m" {
-		t.Errorf("model = %q, want facebook/opt-125m", h.Model)
+	if h := imp.Header(); h.Server == nil || h.Server.Model != "facebook/opt-125m" {
+		t.Errorf("server = %+v, want model facebook/opt-125m", h.Server)
 	}
 }
 
