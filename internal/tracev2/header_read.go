@@ -111,6 +111,15 @@ func yamlSyntaxError(err error, name string, m lineMap) error {
 			}
 		}
 	}
+	// yaml.v3 numbers parser errors (as opposed to scanner errors) by the
+	// 0-based line of the construct it was parsing; these are they.
+	for _, p := range []string{"did not find expected key", "did not find expected node content",
+		"did not find expected ',' or", "did not find expected '-' indicator", "did not find expected <document start>"} {
+		if strings.HasPrefix(msg, p) {
+			line++
+			break
+		}
+	}
 	return &Error{File: name, Line: m.line(line), Column: 1 + m.colShift, What: "yaml syntax", Msg: oneLine(msg), Err: err}
 }
 

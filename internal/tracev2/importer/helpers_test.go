@@ -2,6 +2,7 @@ package importer
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -147,3 +148,5 @@ func firstLast(t *testing.T, recs []tracev2.Record, n int, first, last tracev2.R
 }
 
 func sharedDataB(b *testing.B, rel string) string { return sharedData(b, rel) }
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
