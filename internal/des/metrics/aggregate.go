@@ -1,0 +1,169 @@
+package metrics
+
+import (
+	"fmt"
+	"slices"
+
+	"servesim/internal/des/instance"
+)
+
+// SLOTarget gates goodput for one SLO class; a zero field is not gated.
+type SLOTarget struct {
+	TTFTMs float64 `json:"ttft_ms,omitempty"`
+	ITLMs  float64 `json:"itl_ms,omitempty"` // mean per-request ITL (TPOT convention)
+	E2EMs  float64 `json:"e2e_ms,omitempty"`
+}
+
+// DefaultClass names the empty SLO class and the empty tenant.
+const DefaultClass = "default"
+
+type classAcc struct {
+	injected, completed, good int64
+	ttft, e2e                 []int64
+	itlSum, itlCount          int64
+}
+
+type tenantAcc struct {
+	completed, outTok int64
+}
+
+// Aggregator accumulates results. Every request must be added exactly once:
+// terminal results as they happen, live ones at the end of the run.
+type Aggregator struct {
+	targets map[string]SLOTarget
+
+	injected, completed, lengthCapped, dropped, timedOut, rejected int64
+	stillQueued, stillRunning                                      int64
+	inTok, outTok, good                                            int64
+
+	ttft, e2e, sched []int64
+	tpot             []float64
+	classes          map[string]*classAcc
+	tenants          map[string]*tenantAcc
+}
+
+// NewAggregator returns an empty aggregator with per-class SLO targets (nil
+// = no goodput gating: every completed request is good).
+func NewAggregator(targets map[string]SLOTarget) (*Aggregator, error) {
+	for k, t := range targets {
+		if t.TTFTMs < 0 || t.ITLMs < 0 || t.E2EMs < 0 {
+			return nil, fmt.Errorf("metrics: SLO target of class %q has a negative bound", k)
+		}
+	}
+	return &Aggregator{targets: targets, classes: map[string]*classAcc{}, tenants: map[string]*tenantAcc{}}, nil
+}
+
+func orDefault(s string) string {
+	if s == "" {
+		return DefaultClass
+	}
+	return s
+}
+
+// Add accounts one request's result.
+func (a *Aggregator) Add(res *instance.Result) {
+	a.injected++
+	cls := a.classes[orDefault(res.SLOClass)]
+	if cls == nil {
+		cls = &classAcc{}
+		a.classes[orDefault(res.SLOClass)] = cls
+	}
+	cls.injected++
+	ten := a.tenants[orDefault(res.Tenant)]
+	if ten == nil {
+		ten = &tenantAcc{}
+		a.tenants[orDefault(res.Tenant)] = ten
+	}
+	switch res.Status {
+	case instance.StatusCompleted:
+	case instance.StatusDropped:
+		a.dropped++
+		return
+	case instance.StatusTimedOut:
+		a.timedOut++
+		return
+	case instance.StatusRejected:
+		a.rejected++
+		return
+	case instance.StatusRunning:
+		a.stillRunning++
+		return
+	default: // new, pending, queued
+		a.stillQueued++
+		return
+	}
+	a.completed++
+	if res.LengthCapped {
+		a.lengthCapped++
+	}
+	a.inTok += int64(res.PromptTokens)
+	a.outTok += int64(res.OutputTokens)
+	a.ttft = append(a.ttft, res.TTFTUs)
+	a.e2e = append(a.e2e, res.E2EUs)
+	a.sched = append(a.sched, res.SchedulingDelayUs)
+	tpot := res.TPOTUs()
+	if res.OutputTokens >= 2 {
+		a.tpot = append(a.tpot, tpot)
+	}
+	cls.completed++
+	cls.ttft = append(cls.ttft, res.TTFTUs)
+	cls.e2e = append(cls.e2e, res.E2EUs)
+	cls.itlSum += res.ITLSumUs
+	cls.itlCount += int64(res.ITLCount)
+	ten.completed++
+	ten.outTok += int64(res.OutputTokens)
+	if a.isGood(res, tpot) {
+		a.good++
+		cls.good++
+	}
+}
+
+func (a *Aggregator) isGood(res *instance.Result, tpotUs float64) bool {
+	t, ok := a.targets[orDefault(res.SLOClass)]
+	if !ok {
+		return true
+	}
+	if t.TTFTMs > 0 && float64(res.TTFTUs)/1e3 > t.TTFTMs {
+		return false
+	}
+	if t.ITLMs > 0 && tpotUs/1e3 > t.ITLMs {
+		return false
+	}
+	if t.E2EMs > 0 && float64(res.E2EUs)/1e3 > t.E2EMs {
+		return false
+	}
+	return true
+}
+
+// Injected is the number of results added.
+func (a *Aggregator) Injected() int64 { return a.injected }
+
+// RunInfo carries the run-level totals that are not per request.
+type RunInfo struct {
+	DurationUs        int64 // end time of the run
+	Preemptions       int64
+	KVUsedBlockUs     int64   // Σ used blocks × Δ over steps, all instances
+	KVCapacityBlockUs int64   // Σ T × Δ over steps, all instances
+	KVPeak            float64 // peak utilisation of any instance
+	CacheHits         int64
+	CacheMisses       int64
+	AllocFailures     int64
+	ITL               []instance.ValueCount // every ITL sample of completed requests (µs)
+}
+
+func sortedCopy(v []int64) []int64 {
+	c := slices.Clone(v)
+	slices.Sort(c)
+	return c
+}
+
+func meanInt(v []int64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range v {
+		s += float64(x)
+	}
+	return s / float64(len(v))
+}

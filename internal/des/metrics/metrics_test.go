@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/montanaflynn/stats"
+
+	"servesim/internal/des/instance"
+)
+
+func TestPercentileMatchesStatsLibrary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 1; n < 60; n++ {
+		v := make([]int64, n)
+		f := make([]float64, n)
+		for i := range v {
+			v[i] = rng.Int64N(50)
+			f[i] = float64(v[i])
+		}
+		slices.Sort(v)
+		for _, p := range []float64{1, 50, 90, 95, 99, 100} {
+			want, _ := stats.Percentile(f, p)
+			if got := Percentile(v, p); math.Abs(got-want) > 1e-9 {
+				t.Fatalf("n %d p %g: got %g, want %g", n, p, got, want)
+			}
+		}
+	}
+}
+
+func TestPercentileTable(t *testing.T) {
+	tests := []struct {
+		v    []int64
+		p    float64
+		want float64
+	}{
+		{nil, 50, 0},
+		{[]int64{7}, 99, 7},
+		{[]int64{1, 2, 3, 4}, 50, 2.5},     // rank 1.5
+		{[]int64{0, 10}, 90, 9},            // rank 0.9
+		{[]int64{1, 2, 3, 4, 5}, 99, 4.96}, // rank 3.96
+	}
+	for _, tc := range tests {
+		if got := Percentile(tc.v, tc.p); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("Percentile(%v, %g): got %g, want %g", tc.v, tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestHistogramPercentileEqualsExpanded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 200; round++ {
+		var h []instance.ValueCount
+		var flat []int64
+		for k := 0; k < 1+rng.IntN(8); k++ {
+			vc := instance.ValueCount{Value: rng.Int64N(30), Count: 1 + rng.Int64N(5)}
+			h = append(h, vc)
+			for c := int64(0); c < vc.Count; c++ {
+				flat = append(flat, vc.Value)
+			}
+		}
+		h = MergeHistograms(h)
+		slices.Sort(flat)
+		for _, p := range []float64{50, 90, 99} {
+			if got, want := HistPercentile(h, p), Percentile(flat, p); math.Abs(got-want) > 1e-9 {
+				t.Fatalf("p %g: got %g, want %g (hist %v)", p, got, want, h)
+			}
+		}
+		var s float64
+		for _, x := range flat {
+			s += float64(x)
+		}
+		if got, want := HistMean(h), s/float64(len(flat)); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("mean: got %g, want %g", got, want)
+		}
+	}
+}
+
+func TestJain(t *testing.T) {
+	tests := []struct {
+		xs   []float64
+		want float64
+	}{{nil, 1}, {[]float64{0, 0}, 1}, {[]float64{5, 5, 5}, 1}, {[]float64{1, 0}, 0.5}, {[]float64{1, 3}, 16.0 / 20}}
+	for _, tc := range tests {
+		if got := Jain(tc.xs); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("Jain(%v): got %g, want %g", tc.xs, got, tc.want)
+		}
+	}
+}
+
+func TestAggregatorSummary(t *testing.T) {
+	agg, err := NewAggregator(map[string]SLOTarget{"critical": {TTFTMs: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := []instance.Result{
+		{Status: instance.StatusCompleted, SLOClass: "critical", Tenant: "a", TTFTUs: 500, E2EUs: 2000, ITLSumUs: 1500, ITLCount: 3, OutputTokens: 4, PromptTokens: 10, SchedulingDelayUs: 100},
+		{Status: instance.StatusCompleted, SLOClass: "critical", Tenant: "b", TTFTUs: 1500, E2EUs: 3000, ITLSumUs: 0, ITLCount: 0, OutputTokens: 1, PromptTokens: 20, LengthCapped: true},
+		{Status: instance.StatusDropped, Tenant: "a"},
+		{Status: instance.StatusTimedOut},
+		{Status: instance.StatusQueued},
+		{Status: instance.StatusRunning},
+		{Status: instance.StatusRejected},
+	}
+	for i := range results {
+		agg.Add(&results[i])
+	}
+	s := agg.Summary(RunInfo{DurationUs: 2e6, Preemptions: 3, KVUsedBlockUs: 50, KVCapacityBlockUs: 200, KVPeak: 0.5,
+		CacheHits: 1, CacheMisses: 3, ITL: []instance.ValueCount{{Value: 500, Count: 3}}})
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"injected", float64(s.InjectedRequests), 7},
+		{"completed", float64(s.CompletedRequests), 2},
+		{"conservation", float64(s.CompletedRequests + s.StillQueued + s.StillRunning + s.DroppedUnservable + s.TimedOutRequests + s.RejectedRequests), 7},
+		{"input tokens", float64(s.TotalInputTokens), 30},
+		{"responses/s", s.ResponsesPerSec, 1},
+		{"tokens/s", s.TokensPerSec, 2.5},
+		{"ttft mean", s.TTFTMeanMs, 1},
+		{"ttft p99", s.TTFTP99Ms, 0.5 + 0.99},
+		{"tpot mean (one request with ≥2 tokens)", s.TPOTMeanMs, 0.5},
+		{"itl mean", s.ITLMeanMs, 0.5},
+		{"goodput (only r1 meets TTFT ≤ 1 ms)", s.GoodputRPS, 0.5},
+		{"attainment", s.SLOAttainment, 1.0 / 7},
+		{"critical attainment", s.PerClass["critical"].SLOAttainment, 0.5},
+		{"kv mean", s.KVUtilizationMean, 0.25},
+		{"hit rate", s.CacheHitRate, 0.25},
+		{"length capped", float64(s.LengthCappedRequests), 1},
+		{"jain over tenants a=4, b=1, default=0", s.JainFairnessIndex, 25.0 / (3 * 17)},
+	}
+	for _, c := range checks {
+		if math.Abs(c.got-c.want) > 1e-9 {
+			t.Errorf("%s: got %g, want %g", c.name, c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package metrics
+
+import (
+	"slices"
+	"sort"
+)
+
+// ClassSummary is the per-SLO-class block of the summary.
+type ClassSummary struct {
+	Count         int64   `json:"count"` // injected requests of the class
+	Completed     int64   `json:"completed_requests"`
+	SLOAttainment float64 `json:"slo_attainment"` // good / injected
+	GoodputRPS    float64 `json:"goodput_rps"`
+	TTFTP99Ms     float64 `json:"ttft_p99_ms"`
+	ITLMeanMs     float64 `json:"itl_mean_ms"`
+	E2EP99Ms      float64 `json:"e2e_p99_ms"`
+}
+
+// TenantSummary is the per-tenant block of the summary.
+type TenantSummary struct {
+	Completed    int64 `json:"completed_requests"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// Summary is the summary JSON of simulator spec §14: BLIS's keys first, then
+// ours. Latencies are in ms.
+type Summary struct {
+	CompletedRequests      int64   `json:"completed_requests"`
+	StillQueued            int64   `json:"still_queued"`
+	StillRunning           int64   `json:"still_running"`
+	InjectedRequests       int64   `json:"injected_requests"`
+	TotalInputTokens       int64   `json:"total_input_tokens"`
+	TotalOutputTokens      int64   `json:"total_output_tokens"`
+	VLLMEstimatedDurationS float64 `json:"vllm_estimated_duration_s"`
+	ResponsesPerSec        float64 `json:"responses_per_sec"`
+	TokensPerSec           float64 `json:"tokens_per_sec"`
+
+	TTFTMeanMs float64 `json:"ttft_mean_ms"`
+	TTFTP90Ms  float64 `json:"ttft_p90_ms"`
+	TTFTP95Ms  float64 `json:"ttft_p95_ms"`
+	TTFTP99Ms  float64 `json:"ttft_p99_ms"`
+	E2EMeanMs  float64 `json:"e2e_mean_ms"`
+	E2EP90Ms   float64 `json:"e2e_p90_ms"`
+	E2EP95Ms   float64 `json:"e2e_p95_ms"`
+	E2EP99Ms   float64 `json:"e2e_p99_ms"`
+	ITLMeanMs  float64 `json:"itl_mean_ms"`
+	ITLP90Ms   float64 `json:"itl_p90_ms"`
+	ITLP95Ms   float64 `json:"itl_p95_ms"`
+	ITLP99Ms   float64 `json:"itl_p99_ms"`
+
+	SchedulingDelayP99Ms float64                 `json:"scheduling_delay_p99_ms"`
+	PreemptionCount      int64                   `json:"preemption_count"`
+	DroppedUnservable    int64                   `json:"dropped_unservable"`
+	LengthCappedRequests int64                   `json:"length_capped_requests"`
+	TimedOutRequests     int64                   `json:"timed_out_requests"`
+	GoodputRPS           float64                 `json:"goodput_rps"`
+	SLOAttainment        float64                 `json:"slo_attainment"`
+	PerClass             map[string]ClassSummary `json:"per_class"`
+
+	RejectedRequests  int64   `json:"rejected_requests"`
+	TPOTMeanMs        float64 `json:"tpot_mean_ms"`
+	TPOTP90Ms         float64 `json:"tpot_p90_ms"`
+	TPOTP95Ms         float64 `json:"tpot_p95_ms"`
+	TPOTP99Ms         float64 `json:"tpot_p99_ms"`
+	TTFTP50Ms         float64 `json:"ttft_p50_ms"`
+	E2EP50Ms          float64 `json:"e2e_p50_ms"`
+	ITLP50Ms          float64 `json:"itl_p50_ms"`
+	TPOTP50Ms         float64 `json:"tpot_p50_ms"`
+	KVUtilizationMean float64 `json:"kv_utilization_mean"`
+	KVUtilizationPeak float64 `json:"kv_utilization_peak"`
+	CacheHitRate      float64 `json:"cache_hit_rate"`
+	KVAllocFailures   int64   `json:"kv_allocation_failures"`
+
+	PerTenant         map[string]TenantSummary `json:"per_tenant"`
+	JainFairnessIndex float64                  `json:"jain_fairness_index"`
+}
+
+const usPerMs = 1e3
+
+// Summary computes the summary. It may be called more than once.
+func (a *Aggregator) Summary(info RunInfo) Summary {
+	dur := float64(info.DurationUs) / 1e6
+	per := func(x float64) float64 {
+		if dur <= 0 {
+			return 0
+		}
+		return x / dur
+	}
+	s := Summary{
+		CompletedRequests: a.completed, StillQueued: a.stillQueued, StillRunning: a.stillRunning,
+		InjectedRequests: a.injected, TotalInputTokens: a.inTok, TotalOutputTokens: a.outTok,
+		VLLMEstimatedDurationS: dur, ResponsesPerSec: per(float64(a.completed)), TokensPerSec: per(float64(a.outTok)),
+		PreemptionCount: info.Preemptions, DroppedUnservable: a.dropped, LengthCappedRequests: a.lengthCapped,
+		TimedOutRequests: a.timedOut, GoodputRPS: per(float64(a.good)), RejectedRequests: a.rejected,
+		KVUtilizationPeak: info.KVPeak, KVAllocFailures: info.AllocFailures,
+		PerClass: map[string]ClassSummary{}, PerTenant: map[string]TenantSummary{},
+	}
+	if a.injected > 0 {
+		s.SLOAttainment = float64(a.good) / float64(a.injected)
+	}
+	ttft, e2e, sched := sortedCopy(a.ttft), sortedCopy(a.e2e), sortedCopy(a.sched)
+	s.TTFTMeanMs = meanInt(ttft) / usPerMs
+	s.TTFTP50Ms, s.TTFTP90Ms, s.TTFTP95Ms, s.TTFTP99Ms = pcts(ttft)
+	s.E2EMeanMs = meanInt(e2e) / usPerMs
+	s.E2EP50Ms, s.E2EP90Ms, s.E2EP95Ms, s.E2EP99Ms = pcts(e2e)
+	s.SchedulingDelayP99Ms = Percentile(sched, 99) / usPerMs
+	tpot := slices.Clone(a.tpot)
+	sort.Float64s(tpot)
+	var ts float64
+	for _, v := range tpot {
+		ts += v
+	}
+	if len(tpot) > 0 {
+		s.TPOTMeanMs = ts / float64(len(tpot)) / usPerMs
+	}
+	s.TPOTP50Ms = PercentileFloat(tpot, 50) / usPerMs
+	s.TPOTP90Ms = PercentileFloat(tpot, 90) / usPerMs
+	s.TPOTP95Ms = PercentileFloat(tpot, 95) / usPerMs
+	s.TPOTP99Ms = PercentileFloat(tpot, 99) / usPerMs
+	s.ITLMeanMs = HistMean(info.ITL) / usPerMs
+	s.ITLP50Ms = HistPercentile(info.ITL, 50) / usPerMs
+	s.ITLP90Ms = HistPercentile(info.ITL, 90) / usPerMs
+	s.ITLP95Ms = HistPercentile(info.ITL, 95) / usPerMs
+	s.ITLP99Ms = HistPercentile(info.ITL, 99) / usPerMs
+	if info.KVCapacityBlockUs > 0 {
+		s.KVUtilizationMean = float64(info.KVUsedBlockUs) / float64(info.KVCapacityBlockUs)
+	}
+	if d := info.CacheHits + info.CacheMisses; d > 0 {
+		s.CacheHitRate = float64(info.CacheHits) / float64(d)
+	}
+	for name, c := range a.classes {
+		cs := ClassSummary{Count: c.injected, Completed: c.completed, GoodputRPS: per(float64(c.good)),
+			TTFTP99Ms: Percentile(sortedCopy(c.ttft), 99) / usPerMs,
+			E2EP99Ms:  Percentile(sortedCopy(c.e2e), 99) / usPerMs}
+		if c.injected > 0 {
+			cs.SLOAttainment = float64(c.good) / float64(c.injected)
+		}
+		if c.itlCount > 0 {
+			cs.ITLMeanMs = float64(c.itlSum) / float64(c.itlCount) / usPerMs
+		}
+		s.PerClass[name] = cs
+	}
+	names := make([]string, 0, len(a.tenants))
+	for name := range a.tenants {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	xs := make([]float64, 0, len(names))
+	for _, name := range names {
+		t := a.tenants[name]
+		s.PerTenant[name] = TenantSummary{Completed: t.completed, OutputTokens: t.outTok}
+		xs = append(xs, float64(t.outTok))
+	}
+	s.JainFairnessIndex = Jain(xs)
+	return s
+}
+
+func pcts(sorted []int64) (p50, p90, p95, p99 float64) {
+	return Percentile(sorted, 50) / usPerMs, Percentile(sorted, 90) / usPerMs,
+		Percentile(sorted, 95) / usPerMs, Percentile(sorted, 99) / usPerMs
+}
