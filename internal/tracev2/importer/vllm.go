@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode"
 
 	"servesim/internal/tracev2"
 )
@@ -269,18 +270,25 @@ func (v *VLLM) findOrigin(offsets map[string]int64) error {
 }
 
 // cleanError reduces an error text (often a multi-line Python traceback) to
-// its last non-empty line, at most 300 bytes.
+// its last non-empty line, control characters blanked, at most 300 bytes.
 func cleanError(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+	if i := strings.LastIndexAny(s, "\r\n"); i >= 0 {
 		s = strings.TrimSpace(s[i+1:])
 	}
+	// One line, no control characters: the CSV row stays readable.
+	s = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s))
 	if len(s) > 300 {
 		cut := 300
 		for cut > 0 && s[cut]&0xC0 == 0x80 {
 			cut--
 		}
-		s = s[:cut]
+		s = strings.TrimSpace(s[:cut])
 	}
 	return s
 }

@@ -1,0 +1,117 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"servesim/internal/tracev2"
+)
+
+// Native fuzz targets, one per importer. Each checks that the importer never
+// panics, that every error is one located line with exit code 2 (or an I/O
+// error), that every record is valid, and that a fully imported input
+// encodes through the tracev2 writer, decodes to equal records, and encodes
+// again to the same bytes. Seed corpora: testdata/fuzz/Fuzz<Name>/.
+
+// maxFuzzRecords bounds the records checked per input.
+const maxFuzzRecords = 2000
+
+func fuzzImport(t *testing.T, format Format, data []byte, cols tracev2.Columns) {
+	imp, err := Open(format, "fuzz.in", bytes.NewReader(data), Options{})
+	var recs []tracev2.Record
+	for err == nil && len(recs) < maxFuzzRecords {
+		var rec tracev2.Record
+		rec, err = imp.Next()
+		if err == nil {
+			if cerr := checkRecord(rec); cerr != nil {
+				t.Fatalf("record %d invalid: %v (%+v)", len(recs), cerr, rec)
+			}
+			recs = append(recs, rec)
+		}
+	}
+	if err != nil && err != io.EOF {
+		var ie *Error
+		if !errors.As(err, &ie) {
+			t.Fatalf("error %q (%T) is not an *importer.Error", err, err)
+		}
+		if ie.ExitCode() != 2 || ie.Line < 1 || ie.Column < 1 || strings.ContainsAny(err.Error(), "\r\n") {
+			t.Fatalf("bad error: %q (line %d, column %d)", err, ie.Line, ie.Column)
+		}
+		return
+	}
+	if err == nil { // stopped at maxFuzzRecords
+		return
+	}
+	// Import -> encode -> decode -> encode: equal records, equal bytes.
+	first := encodeRecords(t, imp.Header(), cols, recs)
+	got, _, _, rerr := fromTrace(first)
+	if rerr != nil {
+		t.Fatalf("reading back the imported trace: %v\n%s", rerr, first)
+	}
+	if !reflect.DeepEqual(canon(got), canon(recs)) {
+		t.Fatalf("records changed in the round trip:\n got %+v\nwant %+v", got, recs)
+	}
+	if second := encodeRecords(t, imp.Header(), cols, got); !bytes.Equal(first, second) {
+		t.Fatalf("second encoding differs:\n%s\n---\n%s", first, second)
+	}
+}
+
+func encodeRecords(t *testing.T, h *tracev2.Header, cols tracev2.Columns, recs []tracev2.Record) []byte {
+	var buf bytes.Buffer
+	tw, err := tracev2.NewStreamWriter(&buf, h, cols)
+	if err != nil {
+		t.Fatalf("NewStreamWriter: %v", err)
+	}
+	for i := range recs {
+		if err := tw.Write(&recs[i]); err != nil {
+			t.Fatalf("write imported record %d: %v (%+v)", i, err, recs[i])
+		}
+	}
+	if err := tw.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func FuzzAzure(f *testing.F) {
+	f.Add([]byte(azHead + azRow))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzImport(t, FormatAzure, data, tracev2.Columns{}) })
+}
+
+func FuzzVidur(f *testing.F) {
+	f.Add([]byte("arrived_at,num_prefill_tokens,num_decode_tokens,block_hash_ids\n0.5,10,2,\"[1, 2]\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzImport(t, FormatVidur, data, tracev2.Columns{HashIDs: true}) })
+}
+
+func FuzzMooncake(f *testing.F) {
+	f.Add([]byte(`{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzImport(t, FormatMooncake, data, tracev2.Columns{HashIDs: true})
+		// The fast path must agree with the token path on every line it takes.
+		m := &Mooncake{file: "fuzz.in", client: "c"}
+		for _, line := range bytes.Split(data, []byte{'\n'}) {
+			fast, ok := m.parseFast(line, map[string]json.RawMessage{})
+			if !ok {
+				continue
+			}
+			slow, err := m.parse(line)
+			if err != nil {
+				t.Fatalf("fast path accepted %q, token path says %v", line, err)
+			}
+			fast.RequestID, slow.RequestID = 0, 0
+			if !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("paths differ on %q:\nfast %+v\nslow %+v", line, fast, slow)
+			}
+		}
+	})
+}
+
+func FuzzVLLM(f *testing.F) {
+	f.Add([]byte(vllmDoc(`[1]`, `[3]`, `[0.1]`, `[[0.01]]`, `[""]`)))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzImport(t, FormatVLLM, data, tracev2.Columns{}) })
+}
