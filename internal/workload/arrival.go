@@ -40,7 +40,9 @@ type arrivalSampler struct {
 // newArrivalSampler builds the sampler of a validated Arrival for a client
 // rate in requests/s (or sessions/s for multi-turn clients).
 func newArrivalSampler(a Arrival, ratePerS float64) (arrivalSampler, error) {
-	m := 1e6 / ratePerS // mean IAT in µs
+	// Mean IAT in µs, computed as 1/(rate per µs) like BLIS: at 5/s this is
+	// 199999.99999999997, so constant arrivals come every 199999 µs.
+	m := 1 / (ratePerS / 1e6)
 	s := arrivalSampler{process: a.Process, meanUs: m}
 	switch a.Process {
 	case ProcessPoisson, ProcessConstant:
