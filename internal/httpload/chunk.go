@@ -1,0 +1,189 @@
+package httpload
+
+// chunk is what the client needs from one OpenAI response object: a
+// streamed chunk ("chat.completion.chunk", "text_completion") or a whole
+// non-streamed body. Byte slices point into the decoded data.
+type chunk struct {
+	text      bool   // some choice carried generated text, reasoning or a tool call
+	finish    []byte // last non-null finish_reason, raw
+	hasFinish bool
+
+	usage      bool // a non-null usage object
+	prompt     int  // usage.prompt_tokens
+	completion int  // usage.completion_tokens
+	cached     int  // usage.prompt_tokens_details.cached_tokens
+	hasCached  bool
+
+	isErr  bool   // an error object instead of a completion
+	errMsg []byte // its message, raw
+}
+
+// decodeChunk reads one JSON object into c (which it resets). It recognises
+// choices[].delta / choices[].message with content, reasoning_content,
+// reasoning and tool_calls; choices[].text (completions); finish_reason;
+// usage with prompt_tokens_details.cached_tokens; and the two error shapes
+// vLLM uses ({"error": {...}} and {"object": "error", "message": ...}).
+// Everything else is validated and skipped. It does not allocate.
+func decodeChunk(data []byte, c *chunk) error {
+	*c = chunk{}
+	s := jscan{b: data}
+	err := s.object(func(key []byte) error {
+		switch string(key) {
+		case "choices":
+			if s.null() {
+				return nil
+			}
+			return s.array(func() error { return s.choice(c) })
+		case "usage":
+			if s.null() {
+				return nil
+			}
+			c.usage = true
+			return s.usage(c)
+		case "error":
+			if s.null() {
+				return nil
+			}
+			c.isErr = true
+			return s.errorValue(c)
+		case "object":
+			if s.peek() != '"' {
+				return s.skip()
+			}
+			v, err := s.str()
+			if string(v) == "error" {
+				c.isErr = true
+			}
+			return err
+		case "message":
+			if s.peek() != '"' {
+				return s.skip()
+			}
+			v, err := s.str()
+			if len(c.errMsg) == 0 {
+				c.errMsg = v
+			}
+			return err
+		default:
+			return s.skip()
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if !c.isErr {
+		c.errMsg = nil // a top-level "message" means nothing without an error
+	}
+	return s.end()
+}
+
+func (s *jscan) choice(c *chunk) error {
+	if s.null() {
+		return nil
+	}
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "delta", "message":
+			if s.null() {
+				return nil
+			}
+			return s.object(func(k []byte) error {
+				switch string(k) {
+				case "content", "reasoning_content", "reasoning":
+					return s.textField(c)
+				case "tool_calls":
+					if s.peek() != '[' {
+						return s.skip()
+					}
+					n := 0
+					err := s.array(func() error { n++; return s.skip() })
+					if n > 0 {
+						c.text = true
+					}
+					return err
+				default:
+					return s.skip()
+				}
+			})
+		case "text":
+			return s.textField(c)
+		case "finish_reason":
+			if s.null() {
+				return nil
+			}
+			v, err := s.str()
+			c.finish, c.hasFinish = v, err == nil
+			return err
+		default:
+			return s.skip()
+		}
+	})
+}
+
+// textField reads a string-or-null value; a non-empty string is generated text.
+func (s *jscan) textField(c *chunk) error {
+	if s.null() {
+		return nil
+	}
+	if s.peek() != '"' {
+		return s.skip()
+	}
+	v, err := s.str()
+	if len(v) > 0 {
+		c.text = true
+	}
+	return err
+}
+
+func (s *jscan) usage(c *chunk) error {
+	return s.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "prompt_tokens":
+			c.prompt, err = s.count()
+		case "completion_tokens":
+			c.completion, err = s.count()
+		case "prompt_tokens_details":
+			if s.null() {
+				return nil
+			}
+			return s.object(func(k []byte) error {
+				if string(k) != "cached_tokens" {
+					return s.skip()
+				}
+				if s.null() {
+					return nil
+				}
+				var e error
+				c.cached, e = s.count()
+				c.hasCached = e == nil
+				return e
+			})
+		default:
+			err = s.skip()
+		}
+		return err
+	})
+}
+
+// errorValue reads the value of an "error" key: an object with a message, or
+// a bare string.
+func (s *jscan) errorValue(c *chunk) error {
+	switch s.peek() {
+	case '"':
+		v, err := s.str()
+		c.errMsg = v
+		return err
+	case '{':
+		return s.object(func(key []byte) error {
+			if string(key) != "message" || s.peek() != '"' {
+				return s.skip()
+			}
+			v, err := s.str()
+			c.errMsg = v
+			return err
+		})
+	default:
+		return s.skip()
+	}
+}

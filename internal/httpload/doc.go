@@ -1,0 +1,31 @@
+// Package httpload loads a live OpenAI-compatible server (vLLM) honestly and
+// measures what the client sees: the send instant, the first SSE chunk, the
+// first generated token, every chunk, and the last chunk, all in microseconds
+// on one monotonic time origin (Clock).
+//
+// It is built from small parts that are tested on their own:
+//
+//   - Job and Result: one request to send and everything measured about it.
+//   - Client: an HTTP/1.1 keep-alive client for /v1/completions and
+//     /v1/chat/completions, streaming (SSE with usage) or not, with an
+//     allocation-free SSE line splitter (SSEParser) and chunk decoder.
+//   - Pacer, Schedule and Constant: pure functions from (elapsed, sent) to
+//     the wait before the next send; the random inter-arrival samplers live
+//     in the workload package, which feeds a Schedule of intended offsets.
+//   - Dispatcher: sends every job at its intended time (open loop, no hidden
+//     cap), optionally behind a concurrency cap whose wait is recorded, with
+//     follow-up jobs created on completion (closed loops, sessions), and a
+//     bounded drain on cancellation. Every job gets exactly one Result.
+//   - Prompter and Calibration: synthetic prompt text of a requested token
+//     length, with shared prefixes deterministic in (seed, group).
+//   - ParseMetrics and Client.ScrapeMetrics: the vLLM gauges and counters of
+//     a Prometheus /metrics page.
+//
+// The subpackage fakevllm is an in-process streaming server that imitates
+// vLLM, with configurable TTFT and ITL and injectable faults, for tests.
+//
+// httpload must never know the simulator (internal/des), reports
+// (internal/report), the trace format (internal/tracev2) or the workload
+// spec: callers map their requests to Jobs and Results to trace records. It
+// never writes to stdout or stderr.
+package httpload

@@ -1,0 +1,82 @@
+package fakevllm
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// handleTokenize imitates vLLM's POST /tokenize.
+func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.NoTokenize {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"detail":"Not Found"}`)
+		return
+	}
+	var in struct {
+		Prompt   *string `json:"prompt"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+		AddSpecialTokens *bool `json:"add_special_tokens"`
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes))
+	if err == nil {
+		err = json.Unmarshal(body, &in)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid request: "+err.Error())
+		return
+	}
+	special := in.AddSpecialTokens == nil || *in.AddSpecialTokens
+	var n int
+	switch {
+	case in.Prompt != nil:
+		n = s.countTokens(*in.Prompt, special)
+	case len(in.Messages) > 0:
+		var parts []string
+		for _, m := range in.Messages {
+			parts = append(parts, m.Content)
+		}
+		n = s.countTokens(strings.Join(parts, "\n"), false) + s.cfg.ChatTemplateTokens
+	default:
+		writeError(w, http.StatusBadRequest, "prompt or messages required")
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"count":%d,"max_model_len":%d,"tokens":[`, n, s.cfg.MaxModelLen)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d", 1000+i%30000)
+	}
+	b.WriteString(`],"token_strs":null}`)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprint(w, b.String())
+}
+
+// handleMetrics writes the vLLM gauges and counters in the Prometheus text
+// format, with the label sets vLLM uses.
+func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	st := s.stats
+	kv := float64(s.kvTokens) / float64(s.cfg.KVCapacityTokens)
+	queries, hits := s.promptTotal, s.cachedTotal
+	s.mu.Unlock()
+	labels := fmt.Sprintf(`{engine="0",model_name=%s}`, jsonString(s.cfg.Model))
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintf(w, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n")
+	fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running%s %d.0\n", labels, st.InFlight)
+	fmt.Fprintf(w, "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n")
+	fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting%s %d.0\n", labels, st.Waiting)
+	fmt.Fprintf(w, "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n")
+	fmt.Fprintf(w, "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc%s %g\n", labels, kv)
+	fmt.Fprintf(w, "# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.\n")
+	fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total%s %d.0\n", labels, queries)
+	fmt.Fprintf(w, "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.\n")
+	fmt.Fprintf(w, "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total%s %d.0\n", labels, hits)
+}
