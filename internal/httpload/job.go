@@ -19,8 +19,8 @@ type Job struct {
 	PrefixTokens int
 	PromptTokens int
 
-	Chat   bool // /v1/chat/completions (one user message) instead of /v1/completions
-	Stream bool // SSE with stream_options.include_usage
+	Chat   bool   // /v1/chat/completions (one user message) instead of /v1/completions
+	Stream bool   // SSE with stream_options.include_usage
 	Model  string // overrides the client's model when set
 
 	MaxTokens int  // max_tokens; 0 = omitted
