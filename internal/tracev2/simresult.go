@@ -102,64 +102,75 @@ func ReadSimResults(r io.Reader, name string) ([]SimResult, error) {
 	}
 	lt := &lineTracker{r: br, line: 1, col: 1}
 	dec := json.NewDecoder(lt)
-	first, err := firstNonSpace(br)
+	first, skipped, err := firstNonSpace(br)
 	if err != nil {
 		return nil, inputError(name, 0, err)
 	}
-	fail := func(err error) error {
+	inArray := first == '['
+	results := []SimResult{}
+	// fail locates err. A type error's offset counts from where the decoder
+	// started the value: after the separating comma in an array.
+	fail := func(err error, before int64) error {
 		off := dec.InputOffset()
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		msg := err.Error()
 		switch {
 		case errors.As(err, &se):
-			off = se.Offset
+			off = se.Offset - 1
 		case errors.As(err, &te):
-			off = te.Offset
+			off = lt.valueBase(before, inArray && len(results) > 0) + te.Offset - 1
 			msg = fmt.Sprintf("field %s: cannot read a JSON %s as %s", te.Field, te.Value, te.Type)
-		case errors.Is(err, io.ErrUnexpectedEOF):
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			msg = "unexpected end of input"
 		}
 		line, col := lt.pos(off)
 		return &Error{File: name, Line: line, Column: col, What: "json", Msg: oneLine(msg), Err: err}
 	}
-	results := []SimResult{}
 	switch first {
 	case 0:
 		return nil, &Error{File: name, Line: 1, Column: 1, What: "json", Msg: "empty input, want a JSON array or JSON Lines"}
 	case '[':
 		if _, err := dec.Token(); err != nil {
-			return nil, fail(err)
+			return nil, fail(err, 0)
 		}
+		lt.advance(dec.InputOffset())
 		for dec.More() {
+			before := dec.InputOffset()
 			var s SimResult
 			if err := dec.Decode(&s); err != nil {
-				return nil, fail(err)
+				return nil, fail(err, before)
 			}
 			results = append(results, s)
 			lt.advance(dec.InputOffset())
 		}
 		if _, err := dec.Token(); err != nil {
-			return nil, fail(err)
+			return nil, fail(err, dec.InputOffset())
 		}
 		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			return nil, fail(errors.New("unexpected data after the JSON array"))
+			return nil, fail(errors.New("unexpected data after the JSON array"), dec.InputOffset())
 		}
 	case '{':
 		for {
+			before := dec.InputOffset()
 			var s SimResult
 			err := dec.Decode(&s)
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {
-				return nil, fail(err)
+				return nil, fail(err, before)
 			}
 			results = append(results, s)
 			lt.advance(dec.InputOffset())
 		}
 	default:
-		line, col := lt.pos(0)
+		line, col := 1+bytes.Count(skipped, []byte("\n")), 1
+		if i := bytes.LastIndexByte(skipped, '\n'); i >= 0 {
+			col = len(skipped) - i
+		} else {
+			col = len(skipped) + 1
+		}
 		return nil, &Error{File: name, Line: line, Column: col, What: "json",
 			Msg: fmt.Sprintf("want a JSON array ('[') or JSON Lines ('{'), got %q", first)}
 	}
@@ -167,19 +178,20 @@ func ReadSimResults(r io.Reader, name string) ([]SimResult, error) {
 }
 
 // firstNonSpace peeks past JSON white space without consuming it; 0 at EOF.
-func firstNonSpace(br *bufio.Reader) (byte, error) {
+// It also returns the white space skipped.
+func firstNonSpace(br *bufio.Reader) (byte, []byte, error) {
 	for n := 1; ; n++ {
 		b, err := br.Peek(n)
 		if len(b) < n {
 			if err == io.EOF || err == bufio.ErrBufferFull {
-				return 0, nil
+				return 0, nil, nil
 			}
-			return 0, err
+			return 0, nil, err
 		}
 		switch c := b[n-1]; c {
 		case ' ', '\t', '\r', '\n':
 		default:
-			return c, nil
+			return c, b[:n-1], nil
 		}
 	}
 }
@@ -209,6 +221,26 @@ func (t *lineTracker) advance(off int64) {
 	t.line, t.col = t.walk(k)
 	t.buf = append(t.buf[:0], t.buf[k:]...)
 	t.base = off
+}
+
+// valueBase is where json.Decoder starts a value after offset before: past
+// the separating comma (and the white space before it) when comma is set.
+func (t *lineTracker) valueBase(before int64, comma bool) int64 {
+	if !comma {
+		return before
+	}
+	k := int(before - t.base)
+	for k >= 0 && k < len(t.buf) {
+		switch t.buf[k] {
+		case ' ', '\t', '\r', '\n':
+			k++
+			continue
+		case ',':
+			return t.base + int64(k) + 1
+		}
+		break
+	}
+	return before
 }
 
 // pos gives the line and column of offset off (clamped to what was read).
