@@ -1,0 +1,232 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"servesim/internal/des/instance"
+	"servesim/internal/des/kvcache"
+	"servesim/internal/des/latency"
+)
+
+// Config is a deployment as a user describes it. YAML keys are the flag names
+// with underscores; zero values mean "the default" (see Default).
+type Config struct {
+	Model        string `yaml:"model"`         // embedded model name, HF id, or path to config.json
+	GPU          string `yaml:"gpu"`           // H100, A100-SXM (A100-80), L40S, or a name in HardwareFile
+	HardwareFile string `yaml:"hardware_file"` // optional GPU specs JSON
+	TP           int    `yaml:"tensor_parallel"`
+	Instances    int    `yaml:"num_instances"`
+
+	TotalKVBlocks        int     `yaml:"total_kv_blocks"` // 0 = from GPU memory (simulator.md §8.5)
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
+	BlockSize            int     `yaml:"block_size"`
+	MaxModelLen          int     `yaml:"max_model_len"` // 0 = from the model config, capped at T·b
+
+	MaxNumSeqs                int `yaml:"max_num_seqs"`
+	MaxNumBatchedTokens       int `yaml:"max_num_batched_tokens"`
+	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold"`
+
+	LatencyModel string    `yaml:"latency_model"` // trained-physics, roofline, blackbox
+	AlphaCoeffs  []float64 `yaml:"alpha_coeffs"`
+	BetaCoeffs   []float64 `yaml:"beta_coeffs"`
+
+	Scheduler         string         `yaml:"scheduler"`         // fcfs, priority-fcfs, sjf
+	PreemptionPolicy  string         `yaml:"preemption_policy"` // fcfs, priority
+	PreemptMode       string         `yaml:"preempt_mode"`      // recompute, reset
+	PriorityPolicy    string         `yaml:"priority_policy"`   // slo-class, constant, slo-aging
+	PriorityAgeWeight float64        `yaml:"priority_age_weight"`
+	ClassPriorities   map[string]int `yaml:"class_priorities"`
+
+	KVCPUBlocks        int     `yaml:"kv_cpu_blocks"`
+	KVCPUBandwidth     float64 `yaml:"kv_cpu_bandwidth"` // tokens/µs
+	KVCPUBaseLatencyUs int64   `yaml:"kv_cpu_base_latency_us"`
+}
+
+// Default is the deployment used when nothing is said: Qwen3-14B on one H100
+// with vLLM's default batching limits (simulator.md §16).
+func Default() Config {
+	return Config{
+		Model:                "qwen3-14b",
+		GPU:                  "H100",
+		TP:                   1,
+		Instances:            1,
+		GPUMemoryUtilization: 0.9,
+		BlockSize:            16,
+		MaxNumSeqs:           256,
+		MaxNumBatchedTokens:  2048,
+		LatencyModel:         string(latency.KindTrainedPhysics),
+		Scheduler:            string(instance.SchedFCFS),
+		PreemptionPolicy:     string(instance.PreemptFCFS),
+		PreemptMode:          string(instance.ModeRecompute),
+		PriorityPolicy:       string(instance.PrioritySLOClass),
+		PriorityAgeWeight:    1,
+	}
+}
+
+// inputError is an invalid deployment description (exit code 2).
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+func (e *inputError) ExitCode() int { return 2 }
+
+func invalid(format string, args ...any) error {
+	return &inputError{msg: fmt.Sprintf(format, args...)}
+}
+
+// Load reads a deployment YAML on top of base: keys present in the file
+// replace base's values. Unknown keys are errors naming file:line.
+func Load(path string, base Config) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return base, invalid("deployment: %v", err)
+	}
+	return Decode(path, data, base)
+}
+
+// Decode is Load on bytes already read; name is used in errors.
+func Decode(name string, data []byte, base Config) (Config, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	cfg := base
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return base, invalid("%s: %s", name, yamlMessage(err))
+	}
+	return cfg, nil
+}
+
+// yamlMessage turns yaml.v3's "yaml: line 3: field x not found in type
+// deploy.Config" into "line 3: unknown key x".
+func yamlMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	if i := strings.Index(msg, " not found in type"); i >= 0 {
+		msg = strings.Replace(msg[:i], "field ", "unknown key ", 1)
+	}
+	return strings.ReplaceAll(msg, "\n  ", "; ")
+}
+
+// Resolved is a deployment with every derived number filled in.
+type Resolved struct {
+	Config
+	ModelConfig *latency.ModelConfig // nil when the latency model needs none and none was found
+	Instance    instance.Config      // per-instance simulator configuration (ID 0; OnDone unset)
+}
+
+// Resolve validates cfg and derives KV capacity, max_model_len and the
+// latency model.
+func Resolve(cfg Config) (*Resolved, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	kind, err := latency.ParseKind(cfg.LatencyModel)
+	if err != nil {
+		return nil, invalid("latency model: %v", err)
+	}
+	lat, err := latency.New(latency.Config{
+		Kind: kind, Model: cfg.Model, GPU: cfg.GPU, HardwareFile: cfg.HardwareFile,
+		TP: cfg.TP, Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
+	})
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	res := &Resolved{Config: cfg}
+	if cfg.Model != "" {
+		if mc, err := latency.ResolveModel(cfg.Model); err == nil {
+			res.ModelConfig = mc
+		} else if cfg.TotalKVBlocks == 0 {
+			return nil, invalid("%v", err)
+		}
+	}
+	if res.TotalKVBlocks == 0 {
+		if res.ModelConfig == nil {
+			return nil, invalid("total-kv-blocks is required when no model config is available")
+		}
+		gpu, err := latency.ResolveGPU(cfg.GPU, cfg.HardwareFile)
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		blocks, err := latency.KVBlocks(res.ModelConfig, gpu, cfg.TP, cfg.GPUMemoryUtilization, cfg.BlockSize)
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		res.TotalKVBlocks = int(blocks)
+	}
+	capacity := res.TotalKVBlocks * cfg.BlockSize
+	switch {
+	case cfg.MaxModelLen > 0:
+		if need := (cfg.MaxModelLen + cfg.BlockSize - 1) / cfg.BlockSize; need > res.TotalKVBlocks {
+			return nil, invalid("max-model-len %d needs %d KV blocks of %d tokens; the deployment has %d",
+				cfg.MaxModelLen, need, cfg.BlockSize, res.TotalKVBlocks)
+		}
+	case res.ModelConfig != nil:
+		res.MaxModelLen = int(latency.MaxModelLen(res.ModelConfig, int64(res.TotalKVBlocks), cfg.BlockSize))
+	default:
+		res.MaxModelLen = capacity
+	}
+	res.Instance = instance.Config{
+		KV: kvcache.Config{
+			Blocks: res.TotalKVBlocks, BlockSize: cfg.BlockSize,
+			CPUBlocks: cfg.KVCPUBlocks, CPUBandwidthTokensUs: cfg.KVCPUBandwidth, CPUBaseLatencyUs: cfg.KVCPUBaseLatencyUs,
+		},
+		MaxNumSeqs:           cfg.MaxNumSeqs,
+		MaxNumBatchedTokens:  cfg.MaxNumBatchedTokens,
+		LongPrefillThreshold: cfg.LongPrefillTokenThreshold,
+		MaxModelLen:          res.MaxModelLen,
+		Scheduler:            instance.Scheduler(cfg.Scheduler),
+		Preemption:           instance.PreemptionPolicy(cfg.PreemptionPolicy),
+		PreemptMode:          instance.PreemptMode(cfg.PreemptMode),
+		Priority:             instance.PriorityPolicy(cfg.PriorityPolicy),
+		AgeWeight:            cfg.PriorityAgeWeight,
+		ClassPriorities:      cfg.ClassPriorities,
+		Latency:              lat,
+		FastForward:          true,
+	}
+	return res, nil
+}
+
+// check validates the numbers a user typed, naming each by its flag.
+func (c Config) check() error {
+	var errs []string
+	positive := func(name string, v int) {
+		if v <= 0 {
+			errs = append(errs, fmt.Sprintf("%s %d must be positive", name, v))
+		}
+	}
+	nonNeg := func(name string, v int) {
+		if v < 0 {
+			errs = append(errs, fmt.Sprintf("%s %d must not be negative", name, v))
+		}
+	}
+	positive("tensor-parallel", c.TP)
+	positive("num-instances", c.Instances)
+	positive("block-size", c.BlockSize)
+	positive("max-num-seqs", c.MaxNumSeqs)
+	positive("max-num-batched-tokens", c.MaxNumBatchedTokens)
+	nonNeg("total-kv-blocks", c.TotalKVBlocks)
+	nonNeg("max-model-len", c.MaxModelLen)
+	nonNeg("long-prefill-token-threshold", c.LongPrefillTokenThreshold)
+	nonNeg("kv-cpu-blocks", c.KVCPUBlocks)
+	if !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1) {
+		errs = append(errs, fmt.Sprintf("gpu-memory-utilization %g must be in (0, 1]", c.GPUMemoryUtilization))
+	}
+	if c.KVCPUBandwidth < 0 || c.KVCPUBaseLatencyUs < 0 {
+		errs = append(errs, "kv-cpu-bandwidth and kv-cpu-base-latency must not be negative")
+	}
+	if (len(c.AlphaCoeffs) == 0) != (len(c.BetaCoeffs) == 0) {
+		errs = append(errs, "alpha-coeffs and beta-coeffs must be given together")
+	}
+	if c.Instances > 1 {
+		errs = append(errs, fmt.Sprintf("num-instances %d: multi-instance clusters are not simulated yet; use 1", c.Instances))
+	}
+	if len(errs) > 0 {
+		return invalid("deployment: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
