@@ -54,6 +54,8 @@ type Instance struct {
 
 	stepAct, queuedAct, timeoutAct des.Action
 	ff                             ffState
+
+	verify func(violation string) // set by tests: called on invariant violations
 }
 
 // New validates cfg and returns an idle instance on eng.
@@ -127,7 +129,7 @@ func (in *Instance) Submit(r *Request) error {
 	}
 	now := in.eng.Now()
 	r.inst = in
-	r.status = StatusPending
+	setStatus(r, StatusPending)
 	r.qidx = -1
 	r.firstSchedUs, r.firstTokEnd, r.doneUs = -1, -1, -1
 	r.seq.Prompt, r.seq.Output = r.Prompt, r.Output
@@ -175,7 +177,7 @@ func (in *Instance) onQueued(now int64, data any) {
 		r.prioKey = r.prioBase + in.cfg.AgeWeight*float64(r.ArrivalUs)/1e6
 	}
 	r.enqueueUs = now
-	r.status = StatusQueued
+	setStatus(r, StatusQueued)
 	r.qkey = in.fcfsNext
 	in.fcfsNext++
 	in.wait.push(r)
@@ -232,7 +234,7 @@ func (in *Instance) removeRunning(r *Request) {
 // terminate records a terminal state, cancels the pending timeout and hands
 // the result out. The request's KV blocks must already be released.
 func (in *Instance) terminate(r *Request, st Status, at int64) {
-	r.status = st
+	setStatus(r, st)
 	r.doneUs = at
 	if r.timeoutH.Valid() {
 		in.eng.Cancel(r.timeoutH)

@@ -1,6 +1,8 @@
 package instance
 
 import (
+	"fmt"
+
 	"servesim/internal/des"
 	"servesim/internal/des/kvcache"
 )
@@ -138,4 +140,27 @@ func (r *Result) TPOTUs() float64 {
 		return 0
 	}
 	return float64(r.ITLSumUs) / float64(r.OutputTokens-1)
+}
+
+// legal[from] is the set of states a request may move to (spec §3).
+func legal(from, to Status) bool {
+	switch from {
+	case StatusNew:
+		return to == StatusPending || to == StatusRejected
+	case StatusPending:
+		return to == StatusQueued || to == StatusDropped || to == StatusTimedOut
+	case StatusQueued:
+		return to == StatusRunning || to == StatusTimedOut
+	case StatusRunning:
+		return to == StatusQueued || to == StatusCompleted || to == StatusTimedOut
+	}
+	return false
+}
+
+// setStatus moves r to st; an illegal transition is a programming error.
+func setStatus(r *Request, st Status) {
+	if !legal(r.status, st) {
+		panic(fmt.Sprintf("instance: request %d: illegal transition %s -> %s", r.ID, r.status, st))
+	}
+	r.status = st
 }

@@ -1,6 +1,10 @@
 package instance
 
-import "servesim/internal/des/latency"
+import (
+	"fmt"
+
+	"servesim/internal/des/latency"
+)
 
 // onStep is the Step event (spec §4).
 func (in *Instance) onStep(now int64, _ any) {
@@ -30,7 +34,7 @@ func (in *Instance) runStep(t int64) {
 	for _, r := range in.running {
 		r.grant = 0
 	}
-	preempted := false
+	preempted, selfStop := false, false
 
 	// Phase 1: running requests first, in admission order.
 	for i := 0; i < len(in.running); {
@@ -59,11 +63,15 @@ func (in *Instance) runStep(t int64) {
 			}
 		}
 		if self {
+			selfStop = true
 			break
 		}
 		r.grant = n
 		budget -= n
 		i++
+	}
+	if in.verify != nil {
+		in.checkPhase1(budget, selfStop)
 	}
 
 	// Phase 2: waiting requests, head of line, unless something was preempted.
@@ -170,7 +178,7 @@ func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int,
 	}
 	in.wait.remove(w)
 	in.running = append(in.running, w)
-	w.status = StatusRunning
+	setStatus(w, StatusRunning)
 	w.progress = c
 	w.grant = n
 	if !w.hasFirstSched {
@@ -257,11 +265,25 @@ func (in *Instance) preempt(vi int, t int64) {
 		v.g = 0
 		v.firstTokEnd = -1
 	}
-	v.status = StatusQueued
+	setStatus(v, StatusQueued)
 	v.qkey = in.fcfsFront
 	in.fcfsFront--
 	in.wait.push(v)
 	if in.cfg.Tracer != nil {
 		in.cfg.Tracer.Preempted(t, v)
+	}
+}
+
+// checkPhase1 verifies INV-12: after Phase 1 every running decode request
+// has its token, unless the budget ran out, the M cap applies, or Phase 1
+// stopped because a request's own allocation preempted it.
+func (in *Instance) checkPhase1(budget int, selfStop bool) {
+	if budget <= 0 || selfStop {
+		return
+	}
+	for _, r := range in.running {
+		if r.g >= 1 && r.target()-r.progress == 1 && r.grant != 1 && r.progress < in.cfg.MaxModelLen-1 {
+			in.verify(fmt.Sprintf("INV-12: request %d got %d tokens with budget %d left", r.ID, r.grant, budget))
+		}
 	}
 }

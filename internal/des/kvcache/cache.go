@@ -247,6 +247,27 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 	return reloadUs, true
 }
 
+// AdmitFits reports whether Admit(s, cached, n) would succeed, changing
+// nothing (GPU tier only: cached must be covered by the GPU index).
+func (c *Cache) AdmitFits(s *Seq, cached, n int) bool {
+	m := cached / c.b
+	onFree := 0
+	for k := 0; k < m; k++ {
+		i, hit := c.index[s.BlockHash(k, c.b)]
+		if !hit {
+			return false
+		}
+		if c.blocks[i].ref == 0 {
+			onFree++
+		}
+	}
+	return onFree+(n+c.b-1)/c.b <= c.free
+}
+
+// CountAllocFailures adds n refused allocations to the counters (the
+// fast-forward path accounts the refusals its skipped steps would have made).
+func (c *Cache) CountAllocFailures(n int64) { c.stats.AllocFailures += n }
+
 // newBlocksFor is the number of fresh blocks s needs for n more tokens.
 func (c *Cache) newBlocksFor(s *Seq, n int) int {
 	room := len(s.blocks)*c.b - s.nTok
@@ -307,6 +328,9 @@ func (c *Cache) NeedsBlock(s *Seq) bool { return s.nTok == len(s.blocks)*c.b }
 // block or completing one (the fast-forward path uses it to catch a sequence
 // up between block events). It panics if that promise is broken.
 func (c *Cache) SetTokens(s *Seq, n int) {
+	if n == s.nTok {
+		return
+	}
 	if n < s.nTok || n >= len(s.blocks)*c.b {
 		panic(fmt.Sprintf("kvcache: SetTokens %d from %d with %d slots", n, s.nTok, len(s.blocks)*c.b))
 	}

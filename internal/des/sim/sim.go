@@ -1,0 +1,211 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"servesim/internal/des"
+	"servesim/internal/des/instance"
+	"servesim/internal/des/metrics"
+)
+
+// Source yields requests in non-decreasing ArrivalUs order; it returns
+// io.EOF after the last one. Each request must be new (never submitted).
+type Source interface {
+	Next() (*instance.Request, error)
+}
+
+// Sink receives every request's result exactly once: terminal results as
+// they happen, live ones at the end of the run. res is only valid during the
+// call; r may be kept (it is no longer referenced by the simulator).
+type Sink interface {
+	Record(res *instance.Result, r *instance.Request)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(res *instance.Result, r *instance.Request)
+
+// Record implements Sink.
+func (f SinkFunc) Record(res *instance.Result, r *instance.Request) { f(res, r) }
+
+// Config configures a run. Instance.OnDone must be nil (use OnDone here).
+type Config struct {
+	Instance  instance.Config
+	HorizonUs int64 // 0 = run until every event is processed
+
+	// OnDone is called after the sink for every request that becomes
+	// terminal during the run (completed, dropped, timed out): a session
+	// manager injects the next round from here with Simulator.Inject.
+	OnDone func(res *instance.Result, r *instance.Request)
+}
+
+// Simulator is one run. Use New, then Run once.
+type Simulator struct {
+	cfg      Config
+	eng      *des.Engine
+	inst     *instance.Instance
+	src      Source
+	sink     Sink
+	horizon  int64
+	injected int64
+	err      error
+	ran      bool
+	arrive   des.Action
+	pull     des.Action
+}
+
+// New validates cfg and prepares a run.
+func New(cfg Config, src Source, sink Sink) (*Simulator, error) {
+	if src == nil || sink == nil {
+		return nil, errors.New("sim: nil source or sink")
+	}
+	if cfg.Instance.OnDone != nil {
+		return nil, errors.New("sim: set Config.OnDone, not Config.Instance.OnDone")
+	}
+	if cfg.HorizonUs < 0 {
+		return nil, fmt.Errorf("sim: horizon %d µs is negative", cfg.HorizonUs)
+	}
+	s := &Simulator{cfg: cfg, eng: des.New(), src: src, sink: sink, horizon: des.NoHorizon}
+	if cfg.HorizonUs > 0 {
+		s.horizon = cfg.HorizonUs
+	}
+	ic := cfg.Instance
+	ic.OnDone = s.done
+	in, err := instance.New(s.eng, ic)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	s.inst = in
+	s.arrive, s.pull = s.onArrival, s.onSourceArrival
+	return s, nil
+}
+
+// Engine exposes the engine (for observers in tests).
+func (s *Simulator) Engine() *des.Engine { return s.eng }
+
+// Instance exposes the instance.
+func (s *Simulator) Instance() *instance.Instance { return s.inst }
+
+// Now is the simulated time.
+func (s *Simulator) Now() int64 { return s.eng.Now() }
+
+func (s *Simulator) done(res *instance.Result, r *instance.Request) {
+	s.sink.Record(res, r)
+	if s.cfg.OnDone != nil {
+		s.cfg.OnDone(res, r)
+	}
+}
+
+// Inject schedules an extra request (a session's next round) to arrive at
+// r.ArrivalUs, which must not lie before the current time. Requests past the
+// horizon are refused with ErrPastHorizon and never counted.
+func (s *Simulator) Inject(r *instance.Request) error {
+	if r.ArrivalUs < s.eng.Now() {
+		return fmt.Errorf("sim: request %d injected at %d µs, before the clock %d µs", r.ID, r.ArrivalUs, s.eng.Now())
+	}
+	if r.ArrivalUs > s.horizon {
+		return ErrPastHorizon
+	}
+	s.eng.Schedule(r.ArrivalUs, des.PrioArrival, s.arrive, r)
+	return nil
+}
+
+// ErrPastHorizon refuses an injection that would arrive after the horizon.
+var ErrPastHorizon = errors.New("sim: arrival after the horizon")
+
+// onArrival is the Arrival event. With one instance, always-admit and zero
+// admission/routing latency, Admission, Routing and InstanceArrival all
+// happen at the arrival tick, so the request goes straight to the instance.
+func (s *Simulator) onArrival(now int64, data any) {
+	r := data.(*instance.Request)
+	s.injected++
+	if err := s.inst.Submit(r); err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
+// onSourceArrival handles a request from the source, then pulls the next.
+func (s *Simulator) onSourceArrival(now int64, data any) {
+	s.onArrival(now, data)
+	s.next()
+}
+
+// next pulls one request from the source and schedules its arrival.
+func (s *Simulator) next() {
+	if s.err != nil {
+		return
+	}
+	r, err := s.src.Next()
+	if err == io.EOF {
+		return
+	}
+	if err != nil {
+		s.err = fmt.Errorf("sim: source: %w", err)
+		return
+	}
+	if r == nil {
+		s.err = errors.New("sim: source returned a nil request")
+		return
+	}
+	if r.ArrivalUs < s.eng.Now() {
+		s.err = fmt.Errorf("sim: source: request %d arrives at %d µs, before the previous one (%d µs)", r.ID, r.ArrivalUs, s.eng.Now())
+		return
+	}
+	if r.ArrivalUs > s.horizon {
+		return // nothing past the horizon is injected; stop pulling
+	}
+	s.eng.Schedule(r.ArrivalUs, des.PrioArrival, s.pull, r)
+}
+
+// Outcome is what a run returns besides the streamed results.
+type Outcome struct {
+	EndUs    int64 // run end: min(horizon, max(last event, last completion))
+	Injected int64 // requests that arrived
+	Counters instance.Counters
+	Info     metrics.RunInfo
+}
+
+// Run executes the simulation, streams all results to the sink (live
+// requests last, with their live status) and returns the totals.
+func (s *Simulator) Run() (Outcome, error) {
+	if s.ran {
+		return Outcome{}, errors.New("sim: Run called twice")
+	}
+	s.ran = true
+	s.next()
+	for s.err == nil && s.eng.Step(s.horizon) {
+	}
+	if s.err != nil {
+		return Outcome{}, s.err
+	}
+	end := max(s.eng.Now(), s.inst.LastLeftUs())
+	end = min(end, s.horizon)
+	s.inst.Unfinished(func(res *instance.Result, r *instance.Request) { s.sink.Record(res, r) })
+	c := s.inst.Counters()
+	kv := s.inst.KV()
+	st := kv.Stats()
+	out := Outcome{EndUs: end, Injected: s.injected, Counters: c, Info: metrics.RunInfo{
+		DurationUs: end, Preemptions: c.Preemptions, KVUsedBlockUs: c.KVUsedBlockUs,
+		KVCapacityBlockUs: int64(kv.TotalBlocks()) * c.BusyUs,
+		KVPeak:            float64(c.KVPeakBlocks) / float64(kv.TotalBlocks()),
+		CacheHits:         st.Hits, CacheMisses: st.Misses, AllocFailures: st.AllocFailures,
+		ITL: s.inst.ITLHistogram(),
+	}}
+	return out, nil
+}
+
+// SliceSource serves requests from a slice (tests, small runs).
+type SliceSource struct {
+	Reqs []*instance.Request
+	i    int
+}
+
+// Next implements Source.
+func (s *SliceSource) Next() (*instance.Request, error) {
+	if s.i >= len(s.Reqs) {
+		return nil, io.EOF
+	}
+	s.i++
+	return s.Reqs[s.i-1], nil
+}
