@@ -140,6 +140,7 @@ func (in *Instance) fastForward(t int64) bool {
 	}
 	in.cnt.OutputTokens += int64(j * n)
 	in.cnt.FastSteps += int64(j)
+	in.busyUntil = cur
 	in.scheduleStep(cur)
 	in.maybeFold()
 	return true

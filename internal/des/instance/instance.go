@@ -42,6 +42,7 @@ type Instance struct {
 	pending map[*Request]struct{} // submitted, Queued not yet fired
 
 	stepPending bool
+	busyUntil   int64 // end of the last executed step
 	stepH       des.Handle
 	fcfsNext    int64 // next enqueue position
 	fcfsFront   int64 // next front position (negative)
@@ -182,7 +183,10 @@ func (in *Instance) onQueued(now int64, data any) {
 	in.fcfsNext++
 	in.wait.push(r)
 	if !in.stepPending {
-		in.scheduleStep(now)
+		// An idle instance steps at once; one whose last step is still
+		// executing (its effects were applied at its start) steps when that
+		// step ends: the server is busy for the whole Δ.
+		in.scheduleStep(max(now, in.busyUntil))
 	}
 }
 

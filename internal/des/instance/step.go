@@ -105,6 +105,7 @@ func (in *Instance) runStep(t int64) {
 	}
 	delta := max(1, in.lat.StepTime(st)+reload)
 	end := t + delta
+	in.busyUntil = end
 	idx := in.log.add(delta)
 	m := in.cfg.MaxModelLen
 	for _, r := range in.running {
