@@ -15,13 +15,18 @@
 //
 // # API
 //
-// Every constructor returns an Importer, a pull iterator: Next returns one
-// tracev2.Record at a time and io.EOF after the last one. Memory stays flat in
-// the number of requests (it grows only with the longest row, or for NewVLLM
-// with the longest single array element). Constructors read up to the first
-// record, so Header is final as soon as the constructor returns and can be
-// written before the first row. All adapts an Importer to iter.Seq2 for
-// range-over-func loops.
+// Every constructor (or Open with a Format) returns an Importer, a pull
+// iterator: Next returns one tracev2.Record at a time and io.EOF after the
+// last one; the first error is sticky. Memory stays flat in the number of
+// requests (it grows only with the longest row, or for NewVLLM with the
+// longest single array element). Constructors read up to the first record, so
+// Header — a *tracev2.Header suggestion: mode real, trace_version 3,
+// time_unit us, warm_up_requests 0, plus created_at (Azure) or server.type and
+// server.model (vllm) — is final when the constructor returns and can be
+// written before the first row. Warnings returns non-fatal findings. All
+// adapts an Importer to iter.Seq2 for range-over-func loops. Records that
+// carry prefix blocks (Mooncake, Vidur with block_hash_ids) need
+// tracev2.Columns{HashIDs: true} when written.
 //
 // # Errors
 //
@@ -47,7 +52,8 @@
 // first_chunk_time_us, last_chunk_time_us and num_chunks at 0, which means
 // "not measured": a replay needs only arrival_time_us, input_tokens and
 // output_tokens (plus ext_hash_ids for block-level prefix caching); calibrate
-// must not use such rows as latency ground truth.
+// must not use such rows as latency ground truth. (The tracev2 reader warns
+// about such rows — status ok without a first chunk — when it reads them.)
 //
 // This package knows nothing of the simulator, the CLI or any output format;
 // it never writes to stdout or stderr (warnings are returned by Warnings).
