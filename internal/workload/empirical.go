@@ -26,6 +26,10 @@ func loadEmpiricalFile(name, baseDir string) (map[int]float64, error) {
 		return nil, fmt.Errorf("empirical distribution: %w", err)
 	}
 	defer f.Close()
+	// Only regular files: a FIFO or device (/dev/stdin) could block or never end.
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, &Error{File: name, Msg: "empirical distribution: not a regular file"}
+	}
 	weights := map[int]float64{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -96,6 +97,9 @@ func compileSpec(s *Spec) ([]compiledClient, *Error) {
 		if s.Clients[i].Concurrency == 0 {
 			totalFrac += s.Clients[i].RateFraction
 		}
+	}
+	if math.IsInf(totalFrac, 0) {
+		return nil, &Error{Path: "clients", Msg: "the sum of rate_fraction overflows"}
 	}
 	out := make([]compiledClient, len(s.Clients))
 	for i := range s.Clients {
