@@ -10,7 +10,7 @@ import (
 func mdEscape(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if strings.ContainsRune("\\`*_{}[]<>()#+!|", r) {
+		if strings.ContainsRune("\\`*_[]<>|", r) {
 			b.WriteRune('\\')
 		}
 		b.WriteRune(r)

@@ -32,6 +32,23 @@ type pairs struct {
 	ids  []int64
 	real []float64
 	sim  []float64
+	rs   []float64 // sorted copy of real, made once by sorted()
+	ss   []float64 // sorted copy of sim
+}
+
+func newPairs(capacity int) *pairs {
+	return &pairs{ids: make([]int64, 0, capacity), real: make([]float64, 0, capacity), sim: make([]float64, 0, capacity)}
+}
+
+// sorted returns sorted copies of both sides, computed once and shared by the
+// statistics and the plots.
+func (p *pairs) sorted() (rs, ss []float64) {
+	if p.rs == nil {
+		p.rs, p.ss = slices.Clone(p.real), slices.Clone(p.sim)
+		slices.Sort(p.rs)
+		slices.Sort(p.ss)
+	}
+	return p.rs, p.ss
 }
 
 func (p *pairs) add(id int64, r, s float64) {
@@ -79,35 +96,44 @@ func locOf(locs []string, i int, what string) string {
 }
 
 // indexSim indexes SimResults by request_id; a duplicate is an input error.
-func indexSim(in *Input) (map[int64]int, error) {
-	idx := make(map[int64]int, len(in.Sim))
+func indexSim(in *Input) (idIndex, error) {
+	idx := newIDIndex(func(yield func(int64) bool) {
+		for i := range in.Sim {
+			if !yield(in.Sim[i].RequestID) {
+				return
+			}
+		}
+	})
 	for i := range in.Sim {
 		id := in.Sim[i].RequestID
-		if j, dup := idx[id]; dup {
-			return nil, inputErrorf("report: duplicate request_id %d in simulated results: %s and %s",
+		if j, dup := idx.get(id); dup {
+			return idx, inputErrorf("report: duplicate request_id %d in simulated results: %s and %s",
 				id, locOf(in.SimLocs, j, "sim result"), locOf(in.SimLocs, i, "sim result"))
 		}
-		idx[id] = i
+		idx.set(id, i)
 	}
 	return idx, nil
 }
 
-// checkTraceIDs rejects a duplicate request_id in the trace.
-func checkTraceIDs(in *Input) (map[int64]struct{}, error) {
-	seen := make(map[int64]int, len(in.Trace))
+// checkTraceIDs rejects a duplicate request_id in the trace and returns the
+// index of every id.
+func checkTraceIDs(in *Input) (idIndex, error) {
+	seen := newIDIndex(func(yield func(int64) bool) {
+		for i := range in.Trace {
+			if !yield(in.Trace[i].RequestID) {
+				return
+			}
+		}
+	})
 	for i := range in.Trace {
 		id := in.Trace[i].RequestID
-		if j, dup := seen[id]; dup {
-			return nil, inputErrorf("report: duplicate request_id %d in the trace: %s and %s",
+		if j, dup := seen.get(id); dup {
+			return seen, inputErrorf("report: duplicate request_id %d in the trace: %s and %s",
 				id, locOf(in.TraceLocs, j, "trace row"), locOf(in.TraceLocs, i, "trace row"))
 		}
-		seen[id] = i
+		seen.set(id, i)
 	}
-	ids := make(map[int64]struct{}, len(seen))
-	for id := range seen {
-		ids[id] = struct{}{}
-	}
-	return ids, nil
+	return seen, nil
 }
 
 // firstTime is the "first" instant of §4: the first chunk, or with --ttft-from
@@ -247,20 +273,20 @@ func match(in *Input, s *settings) (*matching, error) {
 	m := &matching{
 		rows:        make([]row, len(in.Trace)),
 		numRequests: len(in.Trace),
-		metrics:     map[string]*pairs{MetricTTFT: {}, MetricE2E: {}, MetricTPOT: {}},
+		metrics:     map[string]*pairs{MetricTTFT: newPairs(len(in.Trace)), MetricE2E: newPairs(len(in.Trace)), MetricTPOT: newPairs(len(in.Trace))},
 		byClass:     make(map[string]map[string]*pairs),
 		byModel:     make(map[string]map[string]*pairs),
 	}
 	var itlDropped map[int64]bool
 	if in.ITLGiven {
-		m.metrics[MetricITL] = &pairs{}
+		m.metrics[MetricITL] = newPairs(0)
 		m.itlMean, itlDropped = itlMeans(in.ITL)
 	}
 	unknown := make(map[string]bool)
 	for i := range in.Trace {
 		rec := &in.Trace[i]
 		rw := row{rec: rec, class: rec.SLOClass, model: rec.Model}
-		if j, ok := simIdx[rec.RequestID]; ok {
+		if j, ok := simIdx.get(rec.RequestID); ok {
 			rw.sim = &in.Sim[j]
 			if rw.class == "" {
 				rw.class = rw.sim.SLOClass
@@ -294,7 +320,7 @@ func match(in *Input, s *settings) (*matching, error) {
 		m.rows[i] = rw
 	}
 	for i := range in.Sim {
-		if _, ok := traceIDs[in.Sim[i].RequestID]; !ok {
+		if _, ok := traceIDs.get(in.Sim[i].RequestID); !ok {
 			m.unmatchedSim++
 		}
 	}

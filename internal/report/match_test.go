@@ -250,3 +250,32 @@ func TestBreakdownsAndSmallSampleWarning(t *testing.T) {
 		t.Errorf("warnings %q: want a small-sample warning and grade poor", r.Warnings)
 	}
 }
+
+func TestIDIndexSparseAndDense(t *testing.T) {
+	for _, ids := range [][]int64{{0, 1, 2, 3}, {5, 1e12, -7, 42}} {
+		x := newIDIndex(func(yield func(int64) bool) {
+			for _, id := range ids {
+				if !yield(id) {
+					return
+				}
+			}
+		})
+		for i, id := range ids {
+			x.set(id, i)
+		}
+		for i, id := range ids {
+			if got, ok := x.get(id); !ok || got != i {
+				t.Errorf("ids %v: get(%d) = %d,%v, want %d", ids, id, got, ok, i)
+			}
+		}
+		if _, ok := x.get(99); ok {
+			t.Errorf("ids %v: get(99) found", ids)
+		}
+	}
+	// Sparse ids go through the map path and still catch duplicates.
+	_, err := Build(Input{Trace: []tracev2.Record{okRec(1e12, 1, 2, 3, 1, 1), okRec(-4, 1, 2, 3, 1, 1), okRec(1e12, 1, 2, 3, 1, 1)},
+		Sim: []SimResult{simOf(1e12, 1, 2, 1, 1)}}, DefaultConfig())
+	if err == nil || !strings.Contains(err.Error(), "trace row 1 and trace row 3") {
+		t.Errorf("sparse duplicate: err = %v", err)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
+	"sync"
 )
 
 // TraceInfo counts the buckets of calibrate.md §2 (BLIS keys first).
@@ -83,10 +85,7 @@ func Build(in Input, cfg Config) (*Report, error) {
 			ExcludedNonOK: m.nonOK, InvalidTiming: m.invalidTiming, UnmatchedReal: m.unmatchedReal,
 			UnmatchedSim: m.unmatchedSim,
 		},
-		Metrics:          make(map[string]*Comparison),
 		KnownLimitations: knownLimitations(),
-		BySLOClass:       breakdown(m.byClass),
-		ByModel:          breakdown(m.byModel),
 		pairs:            make(map[string]*pairs),
 		absent:           make(map[string]string),
 		Run: RunInfo{
@@ -117,13 +116,12 @@ func Build(in Input, cfg Config) (*Report, error) {
 		case p.len() == 0:
 			return nil, inputErrorf("report: no valid %s pairs among %d matched requests: check the request_id numbering", name, m.matched)
 		}
-		c := Compare(p.real, p.sim)
-		r.Metrics[name] = &c
 		r.pairs[name] = p
 		if p.len() < 3 {
 			r.warnf("%s: only %d pairs; Pearson r needs 3 or more, so r is 0 and the grade is poor", name, p.len())
 		}
 	}
+	r.Metrics, r.BySLOClass, r.ByModel = compareAll(r.pairs, m.byClass, m.byModel)
 	r.TTFTTolerance = ttftTolerance(r.Metrics[MetricTTFT], s.ttftThreshold)
 	r.Goodput = computeGoodput(m, &s, float64(rt)/1e6)
 	hr, warn := hitRate(in.Header, in.SimMetrics, s.hitTolPP)
@@ -151,17 +149,52 @@ func (r *Report) warnf(format string, a ...any) {
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, a...))
 }
 
-// breakdown compares ttft and e2e per class or model tag.
-func breakdown(src map[string]map[string]*pairs) map[string]map[string]*Comparison {
-	out := make(map[string]map[string]*Comparison, len(src))
-	for key, metrics := range src {
-		out[key] = make(map[string]*Comparison, len(metrics))
-		for name, p := range metrics {
-			c := Compare(p.real, p.sim)
-			out[key][name] = &c
-		}
+// compareAll computes every comparison: the metrics and the ttft and e2e
+// breakdowns per class and model. The jobs are independent (each sorts only its
+// own pairs), so they run on every core; the results do not depend on the order.
+func compareAll(metrics map[string]*pairs, byClass, byModel map[string]map[string]*pairs) (
+	map[string]*Comparison, map[string]map[string]*Comparison, map[string]map[string]*Comparison) {
+	type job struct {
+		p   *pairs
+		out *Comparison
 	}
-	return out
+	var jobs []job
+	add := func(src map[string]*pairs) map[string]*Comparison {
+		out := make(map[string]*Comparison, len(src))
+		for name, p := range src {
+			c := &Comparison{}
+			out[name] = c
+			jobs = append(jobs, job{p, c})
+		}
+		return out
+	}
+	nested := func(src map[string]map[string]*pairs) map[string]map[string]*Comparison {
+		out := make(map[string]map[string]*Comparison, len(src))
+		for key, ms := range src {
+			out[key] = add(ms)
+		}
+		return out
+	}
+	top, classes, models := add(metrics), nested(byClass), nested(byModel)
+	// Largest first, so the workers finish together.
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].p.len() > jobs[j].p.len() })
+	work := make(chan job)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(jobs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				*j.out = comparePairs(j.p)
+			}
+		}()
+	}
+	for _, j := range jobs {
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	return top, classes, models
 }
 
 // MetricNames lists the metrics present in the report, sorted.

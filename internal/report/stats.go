@@ -2,7 +2,6 @@ package report
 
 import (
 	"math"
-	"slices"
 
 	"github.com/montanaflynn/stats"
 )
@@ -191,16 +190,20 @@ func errPair(real, sim float64) (e, pct float64) {
 // Compare computes the statistics of one metric over n pairs (n ≥ 1; for n = 0
 // it returns the zero Comparison with grade poor).
 func Compare(real, sim []float64) Comparison {
+	p := &pairs{real: real, sim: sim}
+	return comparePairs(p)
+}
+
+func comparePairs(p *pairs) Comparison {
+	real, sim := p.real, p.sim
 	c := Comparison{Count: len(real)}
 	if len(real) == 0 || len(real) != len(sim) {
 		c.RequestLevel.Quality = GradePoor
 		return c
 	}
 	// Sorting once makes each Percentile call's own sort a linear pass over
-	// sorted data (pdqsort detects it), which matters at a million pairs.
-	rs, ss := slices.Clone(real), slices.Clone(sim)
-	slices.Sort(rs)
-	slices.Sort(ss)
+	// sorted data, which matters at a million pairs.
+	rs, ss := p.sorted()
 	w := &c.WorkloadLevel
 	w.RealMean, w.SimMean = Mean(real), Mean(sim)
 	w.MeanError, w.MeanPercentError = errPair(w.RealMean, w.SimMean)

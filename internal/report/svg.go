@@ -42,17 +42,21 @@ func (a axis) at(v float64) float64 {
 }
 
 // latencyAxis picks a domain for values: logarithmic when max/min > 100.
-func latencyAxis(vals []float64, p0, p1 float64) axis {
+func latencyAxis(p0, p1 float64, sets ...[]float64) axis {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	minPos := math.Inf(1)
-	for _, v := range vals {
-		lo, hi = math.Min(lo, v), math.Max(hi, v)
-		if v > 0 {
-			minPos = math.Min(minPos, v)
+	n := 0
+	for _, vals := range sets {
+		n += len(vals)
+		for _, v := range vals {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			if v > 0 {
+				minPos = math.Min(minPos, v)
+			}
 		}
 	}
 	a := axis{p0: p0, p1: p1, isLatency: true}
-	if len(vals) == 0 {
+	if n == 0 {
 		a.lo, a.hi = 0, 1
 		return a
 	}
@@ -186,11 +190,9 @@ func cdfPoints(sorted []float64) (xs, ys []float64) {
 
 // cdfSVG draws the real and sim empirical CDFs on one axis, p50 and p99 marked.
 func cdfSVG(id, metric string, p *pairs) string {
-	f := frame{w: 440, h: 320, left: 56, top: 14, right: 14, bott: 40}
-	rs, ss := slices.Clone(p.real), slices.Clone(p.sim)
-	slices.Sort(rs)
-	slices.Sort(ss)
-	x := latencyAxis(append(slices.Clone(rs), ss...), f.x0(), f.x1())
+	f := frame{w: 390, h: 320, left: 68, top: 14, right: 26, bott: 40}
+	rs, ss := p.sorted()
+	x := latencyAxis(f.x0(), f.x1(), rs, ss)
 	y := axis{lo: 0, hi: 1, p0: f.y0(), p1: f.y1()}
 	scale := "linear"
 	if x.log {
@@ -239,13 +241,12 @@ func cdfSVG(id, metric string, p *pairs) string {
 
 // scatterSVG draws sim (y) against real (x) on equal axes with y = x and ±10 %.
 func scatterSVG(id, metric string, p *pairs) string {
-	f := frame{w: 340, h: 320, left: 56, top: 14, right: 14, bott: 40}
+	f := frame{w: 350, h: 320, left: 68, top: 14, right: 26, bott: 40}
 	// Equal axes: one domain for both, a square plotting area.
 	side := math.Min(f.x1()-f.x0(), f.y0()-f.y1())
 	f.right = f.w - f.left - side
 	f.top = f.h - f.bott - side
-	all := append(slices.Clone(p.real), p.sim...)
-	x := latencyAxis(all, f.x0(), f.x1())
+	x := latencyAxis(f.x0(), f.x1(), p.real, p.sim)
 	y := x
 	y.p0, y.p1 = f.y0(), f.y1()
 	scale := "linear axes"
@@ -256,7 +257,9 @@ func scatterSVG(id, metric string, p *pairs) string {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpInt64(p.ids[a], p.ids[b]) })
+	if !slices.IsSorted(p.ids) {
+		slices.SortFunc(order, func(a, b int) int { return cmpInt64(p.ids[a], p.ids[b]) }) // ids are unique
+	}
 	step := (len(order) + maxScat - 1) / maxScat
 	shown := (len(order) + step - 1) / step
 	var b strings.Builder
@@ -295,7 +298,7 @@ func histBin(e float64) int {
 
 // histogramSVG draws the signed percentage error 100·(s − r)/r per request.
 func histogramSVG(id, metric string, p *pairs) string {
-	f := frame{w: 440, h: 320, left: 56, top: 14, right: 14, bott: 40}
+	f := frame{w: 380, h: 320, left: 44, top: 14, right: 14, bott: 50}
 	counts := make([]int, histBins+2)
 	sum, n := 0.0, 0
 	for i := range p.real {
@@ -344,10 +347,12 @@ func histogramSVG(id, metric string, p *pairs) string {
 			px(x0+0.5), px(y.at(float64(c))), px(slot-1), px(y.at(0)-y.at(float64(c))), cls, binLabel(bin), c)
 	}
 	for _, t := range []float64{-100, -50, 0, 50, 100} {
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" class="frame"/>`, px(xAt(t)), px(f.y0()), px(xAt(t)), px(f.y0()+3))
 		fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="middle">%s%%</text>`, px(xAt(t)), px(f.y0()+14), fmtNum(t))
 	}
-	fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="middle">&lt;</text>`, px(f.x0()+slot/2), px(f.y0()+14))
-	fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="middle">&gt;</text>`, px(f.x1()-slot/2), px(f.y0()+14))
+	// The overflow bins get their labels on a second row, clear of the ±100 ticks.
+	fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="start">&lt;-100%%</text>`, px(f.x0()), px(f.y0()+26))
+	fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="end">&gt;=100%%</text>`, px(f.x1()), px(f.y0()+26))
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" class="frame"/>`, px(f.x0()), px(f.y1()), px(f.x1()-f.x0()), px(f.y0()-f.y1()))
 	fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" class="zero"/>`, px(xAt(0)), px(f.y1()), px(xAt(0)), px(f.y0()))
 	fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2" stroke-dasharray="%s"/>`,

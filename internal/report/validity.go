@@ -128,15 +128,16 @@ func (v *Validity) Flagged() []string {
 
 // measured is one usable real row, in send order, for the trend checks.
 type measured struct {
+	id                int64
 	send, first, last int64
 	ttft, tpot        float64 // tpot < 0 when output < 2
 }
 
 func computeValidity(in *Input, m *matching, s *settings) Validity {
 	cfg := s.validity
-	var run []measured
-	var lags []float64
-	var nonWarm []*row
+	run := make([]measured, 0, len(m.rows))
+	lags := make([]float64, 0, len(m.rows))
+	nonWarm := make([]*row, 0, len(m.rows))
 	for i := range m.rows {
 		rw := &m.rows[i]
 		if rw.bucket == bucketWarmUp {
@@ -151,13 +152,18 @@ func computeValidity(in *Input, m *matching, s *settings) Validity {
 			continue
 		}
 		first := firstTime(rec, s.firstToken)
-		mr := measured{send: rec.SendTimeUs, first: first, last: rec.LastChunkTimeUs, ttft: float64(first - rec.SendTimeUs), tpot: -1}
+		mr := measured{id: rec.RequestID, send: rec.SendTimeUs, first: first, last: rec.LastChunkTimeUs, ttft: float64(first - rec.SendTimeUs), tpot: -1}
 		if rec.OutputTokens >= 2 {
 			mr.tpot = float64(rec.LastChunkTimeUs-first) / float64(rec.OutputTokens-1)
 		}
 		run = append(run, mr)
 	}
-	slices.SortStableFunc(run, func(a, b measured) int { return cmpInt64(a.send, b.send) })
+	slices.SortFunc(run, func(a, b measured) int {
+		if c := cmpInt64(a.send, b.send); c != 0 {
+			return c
+		}
+		return cmpInt64(a.id, b.id) // ids are unique: a total order, so the result is deterministic
+	})
 
 	v := Validity{Checks: []ValidityCheck{
 		saturation(run, cfg),
@@ -181,7 +187,24 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-func median(xs []float64) float64 { return Percentile(xs, 50) }
+// median is the p50 of xs, by sampledPercentile.
+func median(xs []float64) float64 { return sampledPercentile(xs, 50) }
+
+// sampledPercentile is Percentile over at most 50 000 values: past that it takes
+// every k-th value. The validity checks are heuristics over trends, so a
+// million-row trace then costs a few small sorts instead of several full ones.
+func sampledPercentile(xs []float64, p float64) float64 {
+	const limit = 50_000
+	if len(xs) > limit {
+		k := (len(xs) + limit - 1) / limit
+		sample := make([]float64, 0, limit)
+		for i := 0; i < len(xs); i += k {
+			sample = append(sample, xs[i])
+		}
+		xs = sample
+	}
+	return Percentile(xs, p)
+}
 
 func ttfts(rs []measured) []float64 {
 	out := make([]float64, len(rs))
@@ -201,20 +224,21 @@ func tpots(rs []measured) []float64 {
 	return out
 }
 
-// inflight returns, for each row, how many rows were in flight (sent, not yet
-// finished) at its send instant, itself included.
+// inflight returns, for each row of run (sorted by send), how many rows were in
+// flight (sent, not yet finished) at its send instant, itself included.
 func inflight(run []measured) []float64 {
-	sends := make([]int64, len(run))
 	lasts := make([]int64, len(run))
 	for i, r := range run {
-		sends[i], lasts[i] = r.send, r.last
+		lasts[i] = r.last
 	}
-	slices.Sort(sends)
 	slices.Sort(lasts)
 	out := make([]float64, len(run))
+	started := 0
 	for i, r := range run {
-		started, _ := slices.BinarySearch(sends, r.send+1) // sends ≤ t
-		done, _ := slices.BinarySearch(lasts, r.send+1)    // finished ≤ t
+		for started < len(run) && run[started].send <= r.send {
+			started++ // sends ≤ t
+		}
+		done, _ := slices.BinarySearch(lasts, r.send+1) // finished ≤ t
 		out[i] = float64(started - done)
 	}
 	return out
@@ -264,7 +288,7 @@ func clientLag(lags []float64, cfg ValidityConfig) ValidityCheck {
 		c.Detail = "no row has a send time"
 		return c
 	}
-	p95 := Percentile(lags, 95)
+	p95 := sampledPercentile(lags, 95)
 	c.Value = p95
 	c.Detail = fmt.Sprintf("send lag (send - arrival): p95 %s, max %s, limit %s", fmtDur(p95), fmtDur(slices.Max(lags)), fmtDur(lim))
 	if p95 > lim {
@@ -412,7 +436,7 @@ func coldStart(run []measured, cfg ValidityConfig) ValidityCheck {
 func windows(m *matching, s *settings) []Window {
 	var out []Window
 	warm := Window{Label: "warm-up", StartUs: math.MaxInt64}
-	graded := Window{Label: "graded (matched requests)", Graded: true, StartUs: math.MaxInt64}
+	graded := Window{Label: "matched requests", Graded: true, StartUs: math.MaxInt64}
 	for i := range m.rows {
 		rw := &m.rows[i]
 		var w *Window
