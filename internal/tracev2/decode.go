@@ -34,7 +34,11 @@ func (r *Reader) decode(rec *Record) error {
 		switch id {
 		case colUnknown:
 		case colRequestID:
-			rec.RequestID, err = r.intField(i, b, true)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 {
+				return r.intError(i, b, fail)
+			}
+			rec.RequestID = v
 		case colClientID:
 			r.str(id, b, &rec.ClientID)
 		case colTenantID:
@@ -42,49 +46,117 @@ func (r *Reader) decode(rec *Record) error {
 		case colSLOClass:
 			r.str(id, b, &rec.SLOClass)
 		case colVLLMPriority:
-			rec.VLLMPriority, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.VLLMPriority = int(v)
 		case colSessionID:
 			r.str(id, b, &rec.SessionID)
 		case colRoundIndex:
-			rec.RoundIndex, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.RoundIndex = int(v)
 		case colPrefixGroup:
 			r.str(id, b, &rec.PrefixGroup)
 		case colPrefixLength:
-			rec.PrefixLength, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.PrefixLength = int(v)
 		case colStreaming:
 			rec.Streaming, err = r.boolField(i, b)
 		case colInputTokens:
-			rec.InputTokens, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.InputTokens = int(v)
 		case colOutputTokens:
-			rec.OutputTokens, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.OutputTokens = int(v)
 		case colTextTokens:
-			rec.TextTokens, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.TextTokens = int(v)
 		case colImageTokens:
-			rec.ImageTokens, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.ImageTokens = int(v)
 		case colAudioTokens:
-			rec.AudioTokens, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.AudioTokens = int(v)
 		case colVideoTokens:
-			rec.VideoTokens, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.VideoTokens = int(v)
 		case colReasonRatio:
 			rec.ReasonRatio, err = r.ratioField(i, b)
 		case colModel:
 			r.str(id, b, &rec.Model)
 		case colDeadlineUs:
-			rec.DeadlineUs, err = r.intField(i, b, true)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 {
+				return r.intError(i, b, fail)
+			}
+			rec.DeadlineUs = v
 		case colSLOTargetUs:
-			rec.SLOTargetUs, err = r.intField(i, b, true)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 {
+				return r.intError(i, b, fail)
+			}
+			rec.SLOTargetUs = v
 		case colServerInputTokens:
-			rec.ServerInputTokens, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.ServerInputTokens = int(v)
 		case colArrivalTimeUs:
-			rec.ArrivalTimeUs, err = r.intField(i, b, false)
+			v, fail := parseInt(b)
+			if fail != parseOK {
+				return r.intError(i, b, fail)
+			}
+			rec.ArrivalTimeUs = v
 		case colSendTimeUs:
-			rec.SendTimeUs, err = r.intField(i, b, false)
+			v, fail := parseInt(b)
+			if fail != parseOK {
+				return r.intError(i, b, fail)
+			}
+			rec.SendTimeUs = v
 		case colFirstChunkTimeUs:
-			rec.FirstChunkTimeUs, err = r.intField(i, b, false)
+			v, fail := parseInt(b)
+			if fail != parseOK {
+				return r.intError(i, b, fail)
+			}
+			rec.FirstChunkTimeUs = v
 		case colLastChunkTimeUs:
-			rec.LastChunkTimeUs, err = r.intField(i, b, false)
+			v, fail := parseInt(b)
+			if fail != parseOK {
+				return r.intError(i, b, fail)
+			}
+			rec.LastChunkTimeUs = v
 		case colNumChunks:
-			rec.NumChunks, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.NumChunks = int(v)
 		case colStatus:
 			r.str(id, b, &rec.Status)
 		case colErrorMessage:
@@ -97,16 +169,32 @@ func (r *Reader) decode(rec *Record) error {
 			r.str(id, bytes.TrimSpace(b), &rec.Adapter)
 		case colThinkTimeUs:
 			if b = bytes.TrimSpace(b); len(b) > 0 {
-				rec.ThinkTimeUs, err = r.intField(i, b, true)
+				v, fail := parseInt(b)
+				if fail != parseOK || v < 0 {
+					return r.intError(i, b, fail)
+				}
+				rec.ThinkTimeUs = v
 			}
 		case colExtFirstTokenTimeUs:
-			rec.FirstTokenTimeUs, err = r.intField(i, b, false)
+			v, fail := parseInt(b)
+			if fail != parseOK {
+				return r.intError(i, b, fail)
+			}
+			rec.FirstTokenTimeUs = v
 		case colExtCachedTokens:
-			rec.CachedTokens, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.CachedTokens = int(v)
 		case colExtInstance:
 			r.str(id, b, &rec.Instance)
 		case colExtPreemptions:
-			rec.Preemptions, err = r.smallInt(i, b)
+			v, fail := parseInt(b)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, b, fail)
+			}
+			rec.Preemptions = int(v)
 		case colExtHashIDs:
 			rec.HashIDs, err = r.hashIDs(i, b)
 		}
@@ -156,29 +244,20 @@ func (r *Reader) str(c colID, b []byte, dst *string) {
 	r.pbuf = append(r.pbuf, b...)
 }
 
-func (r *Reader) intField(i int, b []byte, nonNeg bool) (int64, error) {
-	v, fail := parseInt(b)
+// intError explains why an integer field failed to parse.
+func (r *Reader) intError(i int, b []byte, fail parseFail) error {
 	switch fail {
 	case parseOK:
-		if nonNeg && v < 0 {
-			return 0, r.fieldError(i, quote(b)+" is negative")
+		if len(b) > 0 && b[0] == '-' {
+			return r.fieldError(i, quote(b)+" is negative")
 		}
-		return v, nil
+		return r.fieldError(i, quote(b)+" is out of range")
 	case parseEmpty:
-		return 0, r.fieldError(i, "empty, want an integer")
+		return r.fieldError(i, "empty, want an integer")
 	case parseRange:
-		return 0, r.fieldError(i, quote(b)+" is out of range")
+		return r.fieldError(i, quote(b)+" is out of range")
 	}
-	return 0, r.fieldError(i, quote(b)+" is not an integer")
-}
-
-// smallInt parses a non-negative count into an int.
-func (r *Reader) smallInt(i int, b []byte) (int, error) {
-	v, err := r.intField(i, b, true)
-	if err == nil && v > math.MaxInt {
-		return 0, r.fieldError(i, quote(b)+" is out of range")
-	}
-	return int(v), err
+	return r.fieldError(i, quote(b)+" is not an integer")
 }
 
 func (r *Reader) boolField(i int, b []byte) (bool, error) {

@@ -77,17 +77,38 @@ func parseBool(b []byte) (bool, parseFail) {
 	return false, parseSyntax
 }
 
-// parseFloat parses a float64; the common "0" is answered without strconv.
+// parseFloat parses a float64. Plain decimals with at most 15 significant
+// digits and 15 fraction digits ("0", "0.25", "1") take a fast exact path:
+// the digits form an integer m < 2^53 and m / 10^k with k <= 22 is
+// correctly rounded, so the result equals strconv.ParseFloat's. Anything
+// else goes to strconv.
 func parseFloat(b []byte) (float64, parseFail) {
-	switch len(b) {
-	case 0:
+	if len(b) == 0 {
 		return 0, parseEmpty
-	case 1:
-		if b[0] == '0' {
-			return 0, parseOK
+	}
+	if len(b) <= 16 {
+		var m uint64
+		frac, digits, dot := 0, 0, false
+		ok := true
+		for _, c := range b {
+			switch {
+			case c >= '0' && c <= '9':
+				m = m*10 + uint64(c-'0')
+				digits++
+				if dot {
+					frac++
+				}
+			case c == '.' && !dot:
+				dot = true
+			default:
+				ok = false
+			}
+			if !ok {
+				break
+			}
 		}
-		if b[0] == '1' {
-			return 1, parseOK
+		if ok && digits > 0 && digits <= 15 && b[0] != '.' && b[len(b)-1] != '.' {
+			return float64(m) / pow10(frac), parseOK
 		}
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
@@ -100,18 +121,33 @@ func parseFloat(b []byte) (float64, parseFail) {
 	return f, parseOK
 }
 
-// internTable gives each distinct short string one allocation per reader: a
-// per-column memory of the last value (rows often repeat it) backed by a map
-// with a per-column insertion budget, so a column of unique values (UUIDs,
-// free text) cannot fill it.
+// pow10 is 10^k for 0 <= k <= 15, exact in float64.
+func pow10(k int) float64 {
+	p := 1.0
+	for ; k > 0; k-- {
+		p *= 10
+	}
+	return p
+}
+
+// internTable gives each distinct short string one allocation per reader.
+// Each column keeps its last few distinct values (rows repeat a handful of
+// clients, classes and statuses, so a short linear scan answers most
+// lookups); behind that a map, filled up to a per-column budget so a column
+// of unique values (UUIDs, session ids) cannot grow it without bound, and
+// skipped for a column once it stops paying off.
 type internTable struct {
-	last   [numCols]string
+	ring   [numCols][internRing]string
+	next   [numCols]uint8
 	budget [numCols]int
+	hits   [numCols]int
+	misses [numCols]int
 	m      map[string]string
 }
 
 const (
-	internBudget = 512 // distinct strings remembered per column
+	internRing   = 8   // recent values kept per column
+	internBudget = 512 // distinct strings the map takes per column
 	internMaxLen = 96  // longer strings are not interned
 )
 
@@ -120,28 +156,44 @@ func newInternTable() *internTable {
 	for i := range t.budget {
 		t.budget[i] = internBudget
 	}
-	// UUIDs never repeat: do not spend map entries on them.
+	// UUIDs never repeat: do not spend map entries or lookups on them.
 	t.budget[colXRequestID] = 0
+	t.misses[colXRequestID] = 1 << 30
 	return t
 }
 
 // lookup returns an existing string equal to b, or "" and false. It never
 // allocates.
 func (t *internTable) lookup(c colID, b []byte) (string, bool) {
-	if s := t.last[c]; len(s) == len(b) && s == string(b) {
-		return s, true
+	ring := &t.ring[c]
+	for i := range ring {
+		if s := ring[i]; len(s) == len(b) && s == string(b) {
+			return s, true
+		}
 	}
 	if len(b) > internMaxLen {
 		return "", false
 	}
+	// The map pays off while it still takes entries or answers at least
+	// one lookup in eight.
+	if t.budget[c] <= 0 && t.hits[c]*8 < t.misses[c] {
+		return "", false
+	}
 	if s, ok := t.m[string(b)]; ok {
-		t.last[c] = s
+		t.hits[c]++
+		t.remember(c, s)
 		return s, true
 	}
+	t.misses[c]++
 	return "", false
 }
 
-// add remembers s if the column's budget allows and reports whether it did.
+func (t *internTable) remember(c colID, s string) {
+	t.ring[c][t.next[c]] = s
+	t.next[c] = (t.next[c] + 1) % internRing
+}
+
+// add remembers b if the column's budget allows and reports whether it did.
 func (t *internTable) add(c colID, b []byte) (string, bool) {
 	if t.budget[c] <= 0 || len(b) > internMaxLen {
 		return "", false
@@ -149,6 +201,6 @@ func (t *internTable) add(c colID, b []byte) (string, bool) {
 	t.budget[c]--
 	s := string(b)
 	t.m[s] = s
-	t.last[c] = s
+	t.remember(c, s)
 	return s, true
 }

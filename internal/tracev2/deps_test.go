@@ -1,0 +1,32 @@
+package tracev2
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImports enforces DESIGN.md: tracev2 is a leaf that imports no other
+// internal package and none of the CLI-only libraries.
+func TestImports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list unavailable: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps gave only %d packages: %q", len(deps), deps)
+	}
+	for _, d := range deps {
+		switch {
+		case d == "servesim/internal/tracev2":
+		case strings.HasPrefix(d, "servesim/"):
+			t.Errorf("tracev2 depends on %s; it must import no other package of the module", d)
+		case strings.Contains(d, "urfave/cli"), strings.Contains(d, "progressbar"):
+			t.Errorf("tracev2 depends on %s; only cmd/* and internal/cli may", d)
+		}
+	}
+}

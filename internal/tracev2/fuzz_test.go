@@ -1,0 +1,168 @@
+package tracev2
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// maxFuzzRows bounds the rows a fuzz input may yield.
+const maxFuzzRows = 10000
+
+// decodeAll reads every record, or returns the first error.
+func decodeAll(r *Reader) ([]Record, error) {
+	var out []Record
+	for len(out) < maxFuzzRows {
+		var rec Record
+		err := r.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return nil, errors.New("too many rows")
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(cols27 + "\n" + goodRow + "\n"))
+	f.Add([]byte(cols27 + "\r\n" + withField(25, "\"a,\"\"b\"\"\nc\"") + "\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data), "f.csv", Options{})
+		if err != nil {
+			return
+		}
+		recs, err := decodeAll(r)
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, r.Columns())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range recs {
+			if err := w.Write(&recs[i]); err != nil {
+				t.Fatalf("re-encoding a record that was read: %v", err)
+			}
+		}
+		r2, err := NewReader(&buf, "f2.csv", Options{})
+		if err != nil {
+			t.Fatalf("re-reading: %v\n%s", err, buf.String())
+		}
+		recs2, err := decodeAll(r2)
+		if err != nil {
+			t.Fatalf("re-reading: %v\n%q", err, buf.String())
+		}
+		if !reflect.DeepEqual(recs, recs2) {
+			t.Fatalf("decode -> encode -> decode changed the records:\n%+v\n%+v", recs, recs2)
+		}
+	})
+}
+
+func FuzzHeader(f *testing.F) {
+	f.Add([]byte("trace_version: 3\ntime_unit: us\nmode: real\nwarm_up_requests: 0\n"))
+	f.Add([]byte("trace_version: 2\ntime_unit: microseconds\nnetwork: {}\nserver: {model: m}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := ReadHeader(bytes.NewReader(data), "f.yaml", Options{})
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := EncodeHeader(&buf, h); err != nil {
+			t.Fatalf("re-encoding a header that was read: %v", err)
+		}
+		h2, err := ReadHeader(bytes.NewReader(buf.Bytes()), "f2.yaml", Options{})
+		if err != nil {
+			t.Fatalf("re-reading: %v\n%s", err, buf.String())
+		}
+		if !reflect.DeepEqual(h, h2) {
+			t.Fatalf("decode -> encode -> decode changed the header:\n%+v\n%+v\n%s", h, h2, buf.String())
+		}
+	})
+}
+
+func FuzzDetect(f *testing.F) {
+	f.Add([]byte("# trace_version: 3\n# mode: generated\n" + cols27 + "\n" + goodRow + "\n#+ x_ext:\n#+     interrupted: true\n"))
+	f.Add([]byte(cols27 + "\n" + goodRow + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, h, err := Open(Input{Path: "-", Stdin: bytes.NewReader(data)}, Options{})
+		if err != nil {
+			return
+		}
+		recs, err := decodeAll(r)
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		tw, err := NewStreamWriter(&buf, h, r.Columns())
+		if err != nil {
+			t.Fatalf("re-encoding a header that was read: %v", err)
+		}
+		for i := range recs {
+			if err := tw.Write(&recs[i]); err != nil {
+				t.Fatalf("re-encoding a record that was read: %v", err)
+			}
+		}
+		if err := tw.Close(nil); err != nil {
+			t.Fatal(err)
+		}
+		r2, h2, err := Open(Input{Path: "-", Stdin: &buf}, Options{})
+		if err != nil {
+			t.Fatalf("re-reading: %v\n%s", err, buf.String())
+		}
+		recs2, err := decodeAll(r2)
+		if err != nil {
+			t.Fatalf("re-reading: %v\n%q", err, buf.String())
+		}
+		if !reflect.DeepEqual(recs, recs2) || !reflect.DeepEqual(h, h2) {
+			t.Fatalf("decode -> encode -> decode changed the trace:\n%+v\n%+v\n%+v\n%+v", h, h2, recs, recs2)
+		}
+	})
+}
+
+// TestWriteFuzzCorpus rewrites the seed corpora under testdata/fuzz/ from
+// the golden traces and the spec's examples (with -update).
+func TestWriteFuzzCorpus(t *testing.T) {
+	if !*update {
+		t.Skip("run with -update to rewrite testdata/fuzz/")
+	}
+	put := func(target, name string, data []byte) {
+		dir := filepath.Join("testdata", "fuzz", target)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, mode := range modes {
+		put("FuzzReader", mode, read(filepath.Join("testdata", "golden", mode+".csv")))
+		put("FuzzHeader", mode, read(filepath.Join("testdata", "golden", mode+"-ext.yaml")))
+		put("FuzzDetect", mode+"-stream", read(filepath.Join("testdata", "golden", mode+".trace")))
+		put("FuzzDetect", mode+"-yaml", read(filepath.Join("testdata", "golden", mode+".yaml")))
+	}
+	put("FuzzReader", "blis-real", read("testdata/blis/real.csv"))
+	put("FuzzHeader", "blis-real", read("testdata/blis/real.yaml"))
+	put("FuzzDetect", "blis-real", read("testdata/blis/real.csv"))
+	put("FuzzReader", "layout22", []byte("request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,streaming,input_tokens,output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message\n7,c,t,standard,s,1,g,true,10,5,10,0,0,0,0.25,100,110,150,300,6,ok,\n"))
+	put("FuzzReader", "quoted", []byte(cols27+"\r\n"+strings.Replace(goodRow, ",stop", ",\"st\"\"o\np\"", 1)+"\r\n"))
+	put("FuzzDetect", "garbage", []byte("\x00\x01\x02\xff\xfe"))
+	put("FuzzDetect", "gzip-magic", []byte("\x1f\x8b\x08\x00"))
+}
