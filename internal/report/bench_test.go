@@ -10,7 +10,7 @@ import (
 // benchInput makes n matched pairs with varied latencies, classes and ITL means.
 func benchInput(n int) Input {
 	in := Input{Header: TraceHeader{Mode: "real", GoodputSLOTargets: map[string]SLOTarget{"critical": {TTFTMs: 200, E2EMs: 5000}}},
-		Trace: make([]tracev2.Record, n), Sim: make([]SimResult, n)}
+		Trace: make([]tracev2.Record, n), Sim: make([]tracev2.SimResult, n)}
 	x := uint64(12345)
 	next := func() float64 { // xorshift: deterministic noise in [0, 1)
 		x ^= x << 13

@@ -13,6 +13,6 @@
 // ExitCode methods (InputError: 2, GateError: 3) for main to map.
 //
 // It must never know the simulator (internal/des) or the load generator
-// (internal/httpload): it sees only tracev2 records and SimResult values, so the
+// (internal/httpload): it sees only tracev2 records and tracev2.SimResult values, so the
 // same report judges any simulator whose output has the SimResult shape.
 package report

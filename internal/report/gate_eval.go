@@ -2,6 +2,7 @@ package report
 
 import (
 	"strconv"
+	"strings"
 )
 
 // GateResult is the outcome of the gates (report key "gate").
@@ -210,6 +211,9 @@ func (g *Gate) eval(r *Report) GateCheck {
 	}
 	if !c.Passed {
 		c.Message = g.name() + " " + c.Actual + " " + failWords(g.op) + " " + g.word
+		if g.scope == "valid" && !a.b {
+			c.Message += " (flagged: " + strings.Join(r.Validity.Flagged(), ", ") + ")"
+		}
 	}
 	return c
 }

@@ -17,13 +17,13 @@ import (
 // (made by golden_input.py) with every bucket, two SLO classes, a model tag, ITL
 // chunks (one request with clock skew), a hit rate and a config mismatch.
 type goldenInput struct {
-	Header     TraceHeader      `json:"header"`
-	Trace      []tracev2.Record `json:"trace"`
-	TraceLocs  []string         `json:"trace_locs"`
-	Sim        []SimResult      `json:"sim"`
-	ITL        []ITLChunk       `json:"itl"`
-	ITLGiven   bool             `json:"itl_given"`
-	SimMetrics *SimMetrics      `json:"sim_metrics"`
+	Header     TraceHeader         `json:"header"`
+	Trace      []tracev2.Record    `json:"trace"`
+	TraceLocs  []string            `json:"trace_locs"`
+	Sim        []tracev2.SimResult `json:"sim"`
+	ITL        []tracev2.ITLRow    `json:"itl"`
+	ITLGiven   bool                `json:"itl_given"`
+	SimMetrics *SimMetrics         `json:"sim_metrics"`
 }
 
 func loadGolden(t *testing.T) Input {

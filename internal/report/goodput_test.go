@@ -22,7 +22,7 @@ func TestGoodput(t *testing.T) {
 	in := Input{
 		Header: TraceHeader{GoodputSLOTargets: map[string]SLOTarget{"critical": {TTFTMs: 100, E2EMs: 1000}}},
 		Trace:  []tracev2.Record{r1, r2, r3, other, inc},
-		Sim: []SimResult{
+		Sim: []tracev2.SimResult{
 			simOf(1, 120000, 400000, 10, 11), // sim ttft 120ms: not good
 			simOf(2, 50000, 400000, 10, 11),  // good
 			simOf(3, 50000, 400000, 10, 11),  // good
@@ -61,7 +61,7 @@ func TestGoodputITLFallbackAndSkip(t *testing.T) {
 	b := okRec(2, 1, 1001, 2001, 10, 1)   // output 1: ITL cannot be evaluated
 	s1 := simOf(1, 1000, 11000, 10, 11)
 	s1.ITLMeanUs = 3000 // sim misses a 2 ms ITL target
-	in := Input{Trace: []tracev2.Record{a, b}, Sim: []SimResult{s1, simOf(2, 1000, 2000, 10, 1)}}
+	in := Input{Trace: []tracev2.Record{a, b}, Sim: []tracev2.SimResult{s1, simOf(2, 1000, 2000, 10, 1)}}
 	r := build(t, in, func(c *Config) { c.SLOOverrides = map[string]SLOTarget{"default": {ITLMs: 2}} })
 	g := r.Goodput.PerClass["default"]
 	if g == nil || !g.SkippedITL || g.RealAttainmentByDim["itl"] != 1 || g.SimAttainmentByDim["itl"] != 0 {
@@ -107,7 +107,7 @@ func TestParseSLOTargets(t *testing.T) {
 }
 
 func TestHitRateAndConfigMatch(t *testing.T) {
-	base := Input{Trace: []tracev2.Record{okRec(1, 1, 100, 1000, 1, 1)}, Sim: []SimResult{simOf(1, 90, 900, 1, 1)}}
+	base := Input{Trace: []tracev2.Record{okRec(1, 1, 100, 1000, 1, 1)}, Sim: []tracev2.SimResult{simOf(1, 90, 900, 1, 1)}}
 	hr := 0.387
 	tp, tp2, bs, bs2 := 1, 1, 16, 32
 	in := base
@@ -151,4 +151,22 @@ func join(s []string) string {
 		out += x
 	}
 	return out
+}
+
+func TestHeaderFrom(t *testing.T) {
+	seed := int64(7)
+	h := &tracev2.Header{Mode: "real", WarmUpRequests: 3, WorkloadSeed: &seed,
+		Server:            &tracev2.Server{Model: "m", BlockSize: 16, MaxModelLen: 4096},
+		Network:           &tracev2.Network{MeasuredRTTMs: 0.8},
+		GoodputSLOTargets: map[string]tracev2.SLOTargets{"critical": {TTFTMs: 250}},
+		ObservedKVMetrics: &tracev2.ObservedKVMetrics{Source: "tiered", HitRate: 0.4}}
+	got := HeaderFrom(h)
+	if got.Mode != "real" || got.WarmUpRequests != 3 || *got.WorkloadSeed != 7 || got.Server.Model != "m" ||
+		*got.Server.BlockSize != 16 || *got.Server.MaxModelLen != 4096 || got.Server.TensorParallel != nil ||
+		got.MeasuredRTTMs != 0.8 || got.GoodputSLOTargets["critical"].TTFTMs != 250 || got.ObservedKV.HitRate != 0.4 {
+		t.Errorf("HeaderFrom = %+v", got)
+	}
+	if z := HeaderFrom(nil); z.Mode != "" || z.ObservedKV != nil {
+		t.Errorf("HeaderFrom(nil) = %+v", z)
+	}
 }

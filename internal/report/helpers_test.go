@@ -20,9 +20,9 @@ func okRec(id, send, first, last int64, in, out int) tracev2.Record {
 	}
 }
 
-// simOf builds a SimResult with the given server-side latencies.
-func simOf(id int64, ttft, e2e float64, in, out int) SimResult {
-	return SimResult{RequestID: id, TTFTUs: ttft, E2EUs: e2e, InputTokens: in, OutputTokens: out}
+// simOf builds a tracev2.SimResult with the given server-side latencies.
+func simOf(id int64, ttft, e2e float64, in, out int) tracev2.SimResult {
+	return tracev2.SimResult{RequestID: id, TTFTUs: ttft, E2EUs: e2e, InputTokens: in, OutputTokens: out}
 }
 
 // golden compares got with testdata/name, rewriting it under -update.

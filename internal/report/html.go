@@ -12,11 +12,11 @@ const pageCSS = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helv
 h1{font-size:1.5em;margin:0 0 8px}h2{font-size:1.2em;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
 table{border-collapse:collapse;margin:6px 0 12px;font-size:.92em}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f3f3}
-.badge{display:inline-block;padding:1px 8px;border-radius:9px;font-weight:600;font-size:.9em}
+.badge{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:9px;font-weight:600;font-size:.9em}
 .excellent{background:#cfe8d6}.good{background:#dcebc4}.fair{background:#f6e3b4}.poor{background:#f3c4bd}
 .flagged{background:#f3c4bd}.ok{background:#dcebc4}.not_assessed{background:#e6e6e6}
 .banner{padding:8px 12px;border-radius:6px;margin:8px 0 16px;font-weight:600}.pass{background:#dcebc4}.fail{background:#f3c4bd}
-.plots{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start}
+.plots{display:flex;flex-wrap:wrap;gap:8px 24px;align-items:flex-start}h3{font-size:1em;margin:8px 0 2px}
 svg{font-family:inherit;background:#fff}svg .plotbg{fill:#fafafa}svg .grid{stroke:#e2e2e2;stroke-width:1}
 svg .frame{fill:none;stroke:#888;stroke-width:1}svg .tick{font-size:10px;fill:#444}svg .axis{font-size:11px;fill:#222}
 svg .legend{font-size:11px;fill:#222}svg .mark{stroke:#777;stroke-width:1;stroke-dasharray:2 3}
@@ -89,8 +89,11 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		rows = append(rows, row)
 	}
 	htmlTable(&b, metricHeader(), rows, metricRight(), true)
+	b.WriteString("<div class=\"plots\">\n<div>\n<h3>Requests</h3>\n")
 	r.htmlBuckets(&b)
+	b.WriteString("</div>\n<div>\n<h3>Trace</h3>\n")
 	r.htmlRun(&b)
+	b.WriteString("</div>\n</div>\n")
 	r.htmlValidity(&b)
 
 	for _, name := range r.MetricNames() {
@@ -144,7 +147,6 @@ func (r *Report) htmlRun(b *strings.Builder) {
 	if run.BandwidthMbps > 0 {
 		bw = fmtNum(run.BandwidthMbps) + " Mb/s"
 	}
-	b.WriteString("<h2>Trace</h2>\n")
 	htmlTable(b, []string{"field", "value"}, [][]string{
 		{"mode", orDash(run.Mode)}, {"model", orDash(run.Model)}, {"workload seed", seed},
 		{"workload spec", orDash(run.WorkloadSpec)}, {"network RTT added to sim", fmtDur(float64(run.NetworkRTTUs))},

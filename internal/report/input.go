@@ -7,32 +7,6 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// SimResult is one simulated request (tracev2.md §9). Times are µs, server side.
-// Defined here until tracev2 carries the type; field tags match the file format so
-// a decoded tracev2 value converts field by field.
-type SimResult struct {
-	RequestID         int64   `json:"request_id"`
-	TTFTUs            float64 `json:"ttft_us"`
-	E2EUs             float64 `json:"e2e_us"`
-	InputTokens       int     `json:"input_tokens"`
-	OutputTokens      int     `json:"output_tokens"`
-	SLOClass          string  `json:"slo_class,omitempty"`
-	Model             string  `json:"model,omitempty"`
-	ITLMeanUs         float64 `json:"itl_mean_us,omitempty"`
-	ArrivalUs         int64   `json:"arrival_us"`
-	SchedulingDelayUs float64 `json:"scheduling_delay_us"`
-	NumPreemptions    int     `json:"num_preemptions"`
-	CachedInputTokens int     `json:"cached_input_tokens"`
-	Instance          string  `json:"instance"`
-}
-
-// ITLChunk is one row of the ITL CSV (tracev2.md §8): one streamed chunk.
-type ITLChunk struct {
-	RequestID   int64
-	ChunkIndex  int
-	TimestampUs int64
-}
-
 // SLOTarget holds one class's goodput targets in ms; 0 means the dimension is not
 // gated. The JSON names are the spec's snake-case ones (calibrate.md §10).
 type SLOTarget struct {
@@ -88,12 +62,12 @@ type Input struct {
 	// TraceLocs[i] names where Trace[i] came from, e.g. "trace.csv:12"; used in
 	// duplicate-id errors. Optional: nil gives "trace row <i+1>".
 	TraceLocs []string
-	Sim       []SimResult
+	Sim       []tracev2.SimResult
 	// SimLocs[i] names where Sim[i] came from; optional like TraceLocs.
 	SimLocs []string
 	// ITL holds the ITL CSV rows, in any order. ITLGiven says an ITL file was read
 	// (it may still be empty); without it the itl metric is absent.
-	ITL      []ITLChunk
+	ITL      []tracev2.ITLRow
 	ITLGiven bool
 	// SimMetrics is nil without --sim-metrics.
 	SimMetrics *SimMetrics
@@ -252,4 +226,47 @@ func className(c string) string {
 		return "default"
 	}
 	return c
+}
+
+// HeaderFrom extracts what calibration reads from a decoded trace header. In
+// tracev2.Server a zero field is an absent key, so zeros become nil here; a nil
+// header gives the zero TraceHeader.
+func HeaderFrom(h *tracev2.Header) TraceHeader {
+	if h == nil {
+		return TraceHeader{}
+	}
+	t := TraceHeader{
+		Mode:           h.Mode,
+		WarmUpRequests: int64(h.WarmUpRequests),
+		WorkloadSeed:   h.WorkloadSeed,
+		WorkloadSpec:   h.WorkloadSpec,
+	}
+	if s := h.Server; s != nil {
+		t.Server.Model = s.Model
+		t.Server.TensorParallel = positive(s.TensorParallel)
+		t.Server.MaxNumSeqs = positive(s.MaxNumSeqs)
+		t.Server.BlockSize = positive(s.BlockSize)
+		t.Server.GPUMemoryUtilization = positive(s.GPUMemoryUtilization)
+		t.Server.MaxModelLen = positive(s.MaxModelLen)
+	}
+	if h.Network != nil {
+		t.MeasuredRTTMs = h.Network.MeasuredRTTMs
+	}
+	if len(h.GoodputSLOTargets) > 0 {
+		t.GoodputSLOTargets = make(map[string]SLOTarget, len(h.GoodputSLOTargets))
+		for class, v := range h.GoodputSLOTargets {
+			t.GoodputSLOTargets[class] = SLOTarget{TTFTMs: v.TTFTMs, ITLMs: v.ITLMs, E2EMs: v.E2EMs}
+		}
+	}
+	if kv := h.ObservedKVMetrics; kv != nil {
+		t.ObservedKV = &ObservedKV{Source: kv.Source, HitRate: kv.HitRate}
+	}
+	return t
+}
+
+func positive[T int | int64 | float64](v T) *T {
+	if v <= 0 {
+		return nil
+	}
+	return &v
 }

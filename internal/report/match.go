@@ -62,7 +62,7 @@ func (p *pairs) len() int { return len(p.ids) }
 // row is one trace row after classification.
 type row struct {
 	rec    *tracev2.Record
-	sim    *SimResult // nil when unmatched
+	sim    *tracev2.SimResult // nil when unmatched
 	bucket int
 	class  string // SLO class, "" when none (trace first, else sim)
 	model  string // model tag, trace first, else sim
@@ -164,7 +164,7 @@ func (s *settings) isWarmUp(r *tracev2.Record) bool {
 }
 
 // delays are the network corrections of §5 in µs: RTT, upload, download.
-func (s *settings) delays(sim *SimResult) (rtt, up, down float64) {
+func (s *settings) delays(sim *tracev2.SimResult) (rtt, up, down float64) {
 	rtt = float64(s.rttUs)
 	if s.bandwidthMbps > 0 {
 		// 4 bytes per token = 32 bits; bits / (Mb/s) = µs.
@@ -175,19 +175,19 @@ func (s *settings) delays(sim *SimResult) (rtt, up, down float64) {
 }
 
 // simTTFT and simE2E are the normalised (client-side) sim latencies.
-func (s *settings) simTTFT(sim *SimResult) float64 {
+func (s *settings) simTTFT(sim *tracev2.SimResult) float64 {
 	rtt, up, _ := s.delays(sim)
 	return sim.TTFTUs + rtt + up
 }
 
-func (s *settings) simE2E(sim *SimResult) float64 {
+func (s *settings) simE2E(sim *tracev2.SimResult) float64 {
 	rtt, up, down := s.delays(sim)
 	return sim.E2EUs + rtt + up + down
 }
 
 // simITL is the sim's per-token latency (§4): itl_mean_us, else
 // (e2e − ttft)/(output − 1); ok is false when neither exists.
-func simITL(sim *SimResult) (float64, bool) {
+func simITL(sim *tracev2.SimResult) (float64, bool) {
 	if sim.ITLMeanUs > 0 {
 		return sim.ITLMeanUs, true
 	}
@@ -209,9 +209,9 @@ func realPrompt(r *tracev2.Record) int {
 // the non-negative differences between consecutive chunks in index order. ok
 // lists requests with at least two chunks; dropped, those whose every difference
 // is negative.
-func itlMeans(chunks []ITLChunk) (means map[int64]float64, dropped map[int64]bool) {
+func itlMeans(chunks []tracev2.ITLRow) (means map[int64]float64, dropped map[int64]bool) {
 	sorted := slices.Clone(chunks)
-	slices.SortFunc(sorted, func(a, b ITLChunk) int {
+	slices.SortFunc(sorted, func(a, b tracev2.ITLRow) int {
 		if a.RequestID != b.RequestID {
 			if a.RequestID < b.RequestID {
 				return -1
@@ -328,7 +328,7 @@ func match(in *Input, s *settings) (*matching, error) {
 }
 
 // addPairs adds one matched row's values to every metric it qualifies for.
-func (m *matching) addPairs(rec *tracev2.Record, sim *SimResult, rw *row, s *settings, itlDropped map[int64]bool) {
+func (m *matching) addPairs(rec *tracev2.Record, sim *tracev2.SimResult, rw *row, s *settings, itlDropped map[int64]bool) {
 	id := rec.RequestID
 	if realPrompt(rec) != sim.InputTokens || rec.OutputTokens != sim.OutputTokens {
 		m.tokenMismatches++

@@ -21,7 +21,7 @@ func TestBuckets(t *testing.T) {
 	in := Input{
 		Header: TraceHeader{WarmUpRequests: 1},
 		Trace:  []tracev2.Record{warm, nonOK, unmatched, invalid, backwards, matched, matched2},
-		Sim: []SimResult{simOf(0, 1, 2, 10, 5), simOf(1, 1, 2, 10, 5), simOf(3, 1, 2, 10, 5), simOf(4, 1, 2, 10, 5),
+		Sim: []tracev2.SimResult{simOf(0, 1, 2, 10, 5), simOf(1, 1, 2, 10, 5), simOf(3, 1, 2, 10, 5), simOf(4, 1, 2, 10, 5),
 			simOf(5, 100, 900, 10, 5), simOf(6, 200, 1000, 10, 5), simOf(99, 1, 2, 10, 5)},
 	}
 	r := build(t, in, nil)
@@ -35,7 +35,7 @@ func TestBuckets(t *testing.T) {
 	if sum != got.NumRequests {
 		t.Errorf("buckets sum to %d, want num_requests %d", sum, got.NumRequests)
 	}
-	// runtime: non-warm-up rows with a SimResult: ids 1,3,4,5,6 -> 1000 .. 7000.
+	// runtime: non-warm-up rows with a tracev2.SimResult: ids 1,3,4,5,6 -> 1000 .. 7000.
 	if got.Duration != "6ms" {
 		t.Errorf("duration = %q, want 6ms", got.Duration)
 	}
@@ -43,7 +43,7 @@ func TestBuckets(t *testing.T) {
 
 func TestWarmupByDurationAndOverride(t *testing.T) {
 	var recs []tracev2.Record
-	var sims []SimResult
+	var sims []tracev2.SimResult
 	for i := int64(0); i < 6; i++ {
 		send := 1 + i*1_000_000 // one request per second
 		recs = append(recs, okRec(10+i, send, send+1000, send+5000, 10, 5))
@@ -75,19 +75,19 @@ func TestWarmupByDurationAndOverride(t *testing.T) {
 func TestDuplicateIDs(t *testing.T) {
 	a, b := okRec(7, 1, 2, 3, 1, 1), okRec(7, 4, 5, 6, 1, 1)
 	_, err := Build(Input{Trace: []tracev2.Record{a, okRec(8, 1, 2, 3, 1, 1), b}, TraceLocs: []string{"t.csv:2", "t.csv:3", "t.csv:4"},
-		Sim: []SimResult{simOf(7, 1, 2, 1, 1)}}, DefaultConfig())
+		Sim: []tracev2.SimResult{simOf(7, 1, 2, 1, 1)}}, DefaultConfig())
 	var ie *InputError
 	if !errors.As(err, &ie) || ie.ExitCode() != 2 || !strings.Contains(err.Error(), "t.csv:2 and t.csv:4") {
 		t.Errorf("trace duplicate: err = %v, want an InputError naming t.csv:2 and t.csv:4", err)
 	}
-	_, err = Build(Input{Trace: []tracev2.Record{a}, Sim: []SimResult{simOf(7, 1, 2, 1, 1), simOf(7, 1, 2, 1, 1)}}, DefaultConfig())
+	_, err = Build(Input{Trace: []tracev2.Record{a}, Sim: []tracev2.SimResult{simOf(7, 1, 2, 1, 1), simOf(7, 1, 2, 1, 1)}}, DefaultConfig())
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "sim result 1 and sim result 2") {
 		t.Errorf("sim duplicate: err = %v, want default locations named", err)
 	}
 }
 
 func TestNoMatchedPairsIsInputError(t *testing.T) {
-	_, err := Build(Input{Trace: []tracev2.Record{okRec(1, 1, 2, 3, 1, 1)}, Sim: []SimResult{simOf(2, 1, 2, 1, 1)}}, DefaultConfig())
+	_, err := Build(Input{Trace: []tracev2.Record{okRec(1, 1, 2, 3, 1, 1)}, Sim: []tracev2.SimResult{simOf(2, 1, 2, 1, 1)}}, DefaultConfig())
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "request_id") {
 		t.Errorf("err = %v, want InputError with a request_id hint", err)
@@ -95,7 +95,7 @@ func TestNoMatchedPairsIsInputError(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	in := Input{Trace: []tracev2.Record{okRec(1, 1, 2, 3, 1, 1)}, Sim: []SimResult{simOf(1, 1, 2, 1, 1)}}
+	in := Input{Trace: []tracev2.Record{okRec(1, 1, 2, 3, 1, 1)}, Sim: []tracev2.SimResult{simOf(1, 1, 2, 1, 1)}}
 	for name, mod := range map[string]func(*Config){
 		"rtt -2":         func(c *Config) { c.NetworkRTTUs = -2 },
 		"warmup -3":      func(c *Config) { c.WarmupRequests = -3 },
@@ -122,7 +122,7 @@ func TestTokenMismatches(t *testing.T) {
 	prefix := okRec(3, 1, 10, 100, 50, 20)
 	prefix.PrefixLength = 30 // prompt 80
 	outDiff := okRec(4, 1, 10, 100, 50, 20)
-	in := Input{Trace: []tracev2.Record{plain, server, prefix, outDiff}, Sim: []SimResult{
+	in := Input{Trace: []tracev2.Record{plain, server, prefix, outDiff}, Sim: []tracev2.SimResult{
 		simOf(1, 9, 99, 50, 20), // match
 		simOf(2, 9, 99, 50, 20), // 70 != 50: mismatch
 		simOf(3, 9, 99, 80, 20), // prefix-aware: match
@@ -153,7 +153,7 @@ func TestNetworkNormalisation(t *testing.T) {
 		{"rtt and bandwidth", 0, 1000, 8, 11400, 51600, 900},
 	}
 	for _, tt := range tests {
-		r := build(t, Input{Header: TraceHeader{MeasuredRTTMs: tt.header}, Trace: []tracev2.Record{rec}, Sim: []SimResult{sim}},
+		r := build(t, Input{Header: TraceHeader{MeasuredRTTMs: tt.header}, Trace: []tracev2.Record{rec}, Sim: []tracev2.SimResult{sim}},
 			func(c *Config) { c.NetworkRTTUs, c.NetworkBandwidthMbps = tt.rtt, tt.bw })
 		if got := r.Metrics[MetricTTFT].WorkloadLevel.SimMean; got != tt.ttft {
 			t.Errorf("%s: sim ttft = %v, want %v", tt.name, got, tt.ttft)
@@ -178,17 +178,17 @@ func TestITLAndTPOTPairs(t *testing.T) {
 	d := okRec(4, 1, 500, 4500, 10, 5)  // one chunk only: no itl pair
 	in := Input{
 		Trace: []tracev2.Record{a, b, c, d},
-		Sim: []SimResult{
+		Sim: []tracev2.SimResult{
 			simOf(1, 900, 10900, 10, 11), // sim per-token (10900-900)/10 = 1000
 			simOf(2, 900, 1900, 10, 1),
 			simOf(3, 400, 4400, 10, 5),
 			simOf(4, 400, 4400, 10, 5),
 		},
 		ITLGiven: true,
-		ITL: []ITLChunk{ // out of order on purpose
-			{1, 2, 140}, {1, 0, 100}, {1, 3, 260}, {1, 1, 150}, // diffs 50, -10, 120 -> mean 85
-			{3, 0, 900}, {3, 1, 800}, {3, 2, 700},
-			{4, 0, 100},
+		ITL: []tracev2.ITLRow{ // out of order on purpose
+			{RequestID: 1, ChunkIndex: 2, TimestampUs: 140}, {RequestID: 1, ChunkIndex: 0, TimestampUs: 100}, {RequestID: 1, ChunkIndex: 3, TimestampUs: 260}, {RequestID: 1, ChunkIndex: 1, TimestampUs: 150}, // diffs 50, -10, 120 -> mean 85
+			{RequestID: 3, ChunkIndex: 0, TimestampUs: 900}, {RequestID: 3, ChunkIndex: 1, TimestampUs: 800}, {RequestID: 3, ChunkIndex: 2, TimestampUs: 700},
+			{RequestID: 4, ChunkIndex: 0, TimestampUs: 100},
 		},
 	}
 	r := build(t, in, nil)
@@ -214,7 +214,7 @@ func TestITLAndTPOTPairs(t *testing.T) {
 func TestTTFTFromFirstToken(t *testing.T) {
 	rec := okRec(1, 100, 200, 1100, 10, 11)
 	rec.FirstTokenTimeUs = 300
-	in := Input{Trace: []tracev2.Record{rec}, Sim: []SimResult{simOf(1, 150, 1000, 10, 11)}}
+	in := Input{Trace: []tracev2.Record{rec}, Sim: []tracev2.SimResult{simOf(1, 150, 1000, 10, 11)}}
 	for _, tt := range []struct {
 		from       string
 		ttft, tpot float64
@@ -235,7 +235,7 @@ func TestBreakdownsAndSmallSampleWarning(t *testing.T) {
 	b := okRec(2, 1, 100, 1000, 1, 1)
 	sb := simOf(2, 90, 900, 1, 1)
 	sb.SLOClass = "batch" // trace class empty: sim's is used
-	r := build(t, Input{Trace: []tracev2.Record{a, b}, Sim: []SimResult{simOf(1, 110, 1100, 1, 1), sb}}, nil)
+	r := build(t, Input{Trace: []tracev2.Record{a, b}, Sim: []tracev2.SimResult{simOf(1, 110, 1100, 1, 1), sb}}, nil)
 	if len(r.BySLOClass) != 2 || r.BySLOClass["critical"][MetricTTFT].Count != 1 || r.BySLOClass["batch"][MetricE2E].Count != 1 {
 		t.Errorf("by_slo_class = %v", r.BySLOClass)
 	}
@@ -274,7 +274,7 @@ func TestIDIndexSparseAndDense(t *testing.T) {
 	}
 	// Sparse ids go through the map path and still catch duplicates.
 	_, err := Build(Input{Trace: []tracev2.Record{okRec(1e12, 1, 2, 3, 1, 1), okRec(-4, 1, 2, 3, 1, 1), okRec(1e12, 1, 2, 3, 1, 1)},
-		Sim: []SimResult{simOf(1e12, 1, 2, 1, 1)}}, DefaultConfig())
+		Sim: []tracev2.SimResult{simOf(1e12, 1, 2, 1, 1)}}, DefaultConfig())
 	if err == nil || !strings.Contains(err.Error(), "trace row 1 and trace row 3") {
 		t.Errorf("sparse duplicate: err = %v", err)
 	}

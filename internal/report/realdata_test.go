@@ -136,7 +136,7 @@ func TestValidityOnRealVLLMRuns(t *testing.T) {
 		recs := realRecords(t, path)
 		// The simulator's per-request output is not in the data: stand in a
 		// prediction 3 % slow on TTFT and 2 % fast on E2E.
-		var sims []SimResult
+		var sims []tracev2.SimResult
 		for _, r := range recs {
 			ttft := float64(r.FirstChunkTimeUs-r.SendTimeUs) * 1.03
 			e2e := float64(r.LastChunkTimeUs-r.SendTimeUs) * 0.98
