@@ -81,6 +81,7 @@ type matching struct {
 	tokenMismatches int
 	outputMismatch  int // pairs whose output counts differ (truncation evidence)
 	itlDropped      int
+	nonFiniteSim    int               // matched pairs left out for a NaN or infinite sim value
 	itlMean         map[int64]float64 // real mean ITL per request (non-negative diffs)
 	metrics         map[string]*pairs
 	byClass         map[string]map[string]*pairs // class -> metric (ttft, e2e)
@@ -340,6 +341,10 @@ func (m *matching) addPairs(rec *tracev2.Record, sim *tracev2.SimResult, rw *row
 	ttftR := float64(first - rec.SendTimeUs)
 	e2eR := float64(rec.LastChunkTimeUs - rec.SendTimeUs)
 	ttftS, e2eS := s.simTTFT(sim), s.simE2E(sim)
+	if !isFinite(ttftS) || !isFinite(e2eS) || !isFinite(sim.ITLMeanUs) {
+		m.nonFiniteSim++ // decoded JSON cannot hold these; a caller-built value can
+		return
+	}
 	m.metrics[MetricTTFT].add(id, ttftR, ttftS)
 	m.metrics[MetricE2E].add(id, e2eR, e2eS)
 	addBreakdown(m.byClass, rw.class, id, ttftR, ttftS, e2eR, e2eS)

@@ -97,6 +97,9 @@ func Build(in Input, cfg Config) (*Report, error) {
 	if s.firstToken {
 		r.Run.TTFTFrom = TTFTFromFirstToken
 	}
+	if m.nonFiniteSim > 0 {
+		r.warnf("sim: %d matched results have a NaN or infinite latency and are left out of every metric", m.nonFiniteSim)
+	}
 	for _, st := range m.unknownStatus {
 		r.warnf("trace: unknown status %q treated as not ok", st)
 	}

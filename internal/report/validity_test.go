@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -169,4 +170,31 @@ func TestValidityWarmUpWindow(t *testing.T) {
 		t.Errorf("windows = %+v", w)
 	}
 	_ = tracev2.Record{}
+}
+
+// A run shorter than its latencies has requests in flight growing all along, but
+// TTFT stays flat: not saturation.
+func TestValidityShortRunNotSaturated(t *testing.T) {
+	in := cleanRun(100)
+	for i := range in.Trace {
+		r := &in.Trace[i]
+		r.LastChunkTimeUs = r.FirstChunkTimeUs + 20_000_000 // 20 s decodes, sends over 10 s
+		r.OutputTokens = 2000
+		in.Sim[i].E2EUs = in.Sim[i].TTFTUs + 20_000_000
+		in.Sim[i].OutputTokens = 2000
+	}
+	r := build(t, in, nil)
+	if c := checkOf(r, CheckSaturated); c.Status != StatusOK {
+		t.Errorf("saturated = %s (%s), want ok", c.Status, c.Detail)
+	}
+}
+
+func TestNonFiniteSimLeftOut(t *testing.T) {
+	in := cleanRun(10)
+	in.Sim[3].TTFTUs = math.NaN()
+	r := build(t, in, nil)
+	var b strings.Builder
+	if err := r.WriteJSON(&b); err != nil || r.Metrics[MetricTTFT].Count != 9 {
+		t.Errorf("NaN sim: json err %v, ttft count %d, want nil and 9", err, r.Metrics[MetricTTFT].Count)
+	}
 }
