@@ -50,6 +50,9 @@ const (
 //
 // The caller closes the Reader.
 func Open(in Input, opts Options) (*Reader, *Header, error) {
+	if in.Path == "-" && (in.HeaderPath == "-" || in.DataPath == "-") {
+		return nil, nil, &Error{File: StdinName, Msg: "stdin can be read only once: give one of the trace, header and data as -"}
+	}
 	switch {
 	case in.HeaderPath != "" && in.DataPath != "":
 		if in.Path != "" {

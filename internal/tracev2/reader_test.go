@@ -269,3 +269,35 @@ func TestTrailerCannotChangeAKey(t *testing.T) {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+func TestRowTooLong(t *testing.T) {
+	long := withField(25, strings.Repeat("x", maxRowBytes+10))
+	data := cols27 + "\n" + goodRow + "\n" + long + "\n" + goodRow + "\n"
+	r, err := NewReader(strings.NewReader(data), "t.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = readErr(r)
+	if want := "t.csv:3:1: row: row is longer than 1 MiB"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+	var warns []string
+	r, _ = NewReader(strings.NewReader(data), "t.csv", Options{Lenient: true, Warn: collect(&warns)})
+	recs := readAllRecords(t, r)
+	if len(recs) != 2 || r.Line() != 4 || r.Skipped() != 1 {
+		t.Errorf("lenient: %d rows, last on line %d, %d skipped; want 2, 4, 1", len(recs), r.Line(), r.Skipped())
+	}
+	// A quoted row growing past the limit over many lines.
+	quoted := withField(25, "\""+strings.Repeat("y\n", maxRowBytes/2+10)+"\"")
+	r, _ = NewReader(strings.NewReader(cols27+"\n"+quoted+"\n"), "t.csv", Options{})
+	if err := readErr(r); err == nil || err.Error() != "t.csv:2:1: row: row is longer than 1 MiB" {
+		t.Errorf("quoted: got %v", err)
+	}
+}
+
+func TestStdinOnlyOnce(t *testing.T) {
+	_, _, err := Open(Input{Path: "-", HeaderPath: "-", Stdin: strings.NewReader("")}, Options{})
+	if want := "<stdin>: stdin can be read only once: give one of the trace, header and data as -"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}

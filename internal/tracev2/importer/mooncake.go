@@ -28,7 +28,8 @@ const maxJSONLine = 16 << 20
 // prompt; prefix_length 0, since sharing is given block by block);
 // output_tokens = output_length; ext_hash_ids = hash_ids; request_id =
 // 0-based record index; status ok; chunk times 0. Unknown keys are ignored;
-// blank lines are skipped. A hash_ids length other than
+// blank lines are skipped; a known key given twice is an error. A hash_ids
+// length other than
 // ceil(input_length/512) is a warning.
 type Mooncake struct {
 	file    string
@@ -160,12 +161,20 @@ func (m *Mooncake) parse(line []byte) (tracev2.Record, error) {
 	}
 	rec := tracev2.Record{ClientID: m.client, Status: "ok"}
 	var haveTS, haveIn, haveOut bool
+	seen := map[string]bool{}
 	for p.dec.More() {
-		ktok, _, err := p.token()
+		ktok, kstart, err := p.token()
 		if err != nil {
 			return tracev2.Record{}, err
 		}
 		key, _ := ktok.(string) // object keys are always strings
+		if seen[key] {
+			return tracev2.Record{}, p.errAt(p.start(kstart), key, "appears twice in the object")
+		}
+		switch key {
+		case "timestamp", "input_length", "output_length", "hash_ids":
+			seen[key] = true
+		}
 		vtok, vstart, err := p.token()
 		if err != nil {
 			return tracev2.Record{}, err
