@@ -95,6 +95,9 @@ func oldestRef(r *Request) int64 {
 	if r.spanOpen {
 		return r.spanStart
 	}
+	if r.lazy {
+		return r.dIdx
+	}
 	return -1
 }
 

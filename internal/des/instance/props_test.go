@@ -134,13 +134,13 @@ func simulate(cfg Config, ws []wreq, ff bool) runOut {
 			out.violations = append(out.violations, fmt.Sprintf("INV-8/work-conserving at %d: %d waiting, %d running, no step", at, in.wait.Len(), len(in.running)))
 		}
 	})
-	out.end = eng.Run(des.NoHorizon)
+	out.end = max(eng.Run(des.NoHorizon), in.LastLeftUs())
 	if err := in.CheckKV(); err != nil {
 		out.violations = append(out.violations, "INV-4 at end: "+err.Error())
 	}
 	in.Unfinished(func(res *Result, r *Request) { out.results[res.ID] = *res })
 	out.counters = in.Counters()
-	out.counters.FastSteps = 0
+	out.counters.FastSteps, out.counters.LazySteps = 0, 0
 	out.kv = in.KV().Stats()
 	out.itl = in.ITLHistogram()
 	// INV-1 and INV-5.
@@ -188,10 +188,10 @@ func TestInvariantsAndFastForwardEquivalence(t *testing.T) {
 			}
 		}
 		if slow.counters != quick.counters || slow.kv != quick.kv || !reflect.DeepEqual(slow.itl, quick.itl) || slow.end != quick.end {
-			t.Fatalf("seed %d: totals differ\n%+v %+v\n%+v %+v", seed, slow.counters, slow.kv, quick.counters, quick.kv)
+			t.Fatalf("seed %d: totals differ\n%+v %+v\n%+v %+v\nitl %v\n    %v\nend %d %d", seed, slow.counters, slow.kv, quick.counters, quick.kv, slow.itl, quick.itl, slow.end, quick.end)
 		}
 		c := simulateCounters(cfg, ws)
-		fast += c.FastSteps
+		fast += c.LazySteps
 		steps += c.Steps
 		preempts += slow.counters.Preemptions
 	}

@@ -20,6 +20,8 @@ const (
 	StatusDropped                 // failed an enqueue guard (dropped_unservable)
 	StatusTimedOut                // deadline passed first
 	StatusRejected                // refused by admission or routing (cluster)
+
+	statusLeaving = 255 // internal marker while a step removes completed requests
 )
 
 var statusNames = [...]string{"new", "pending", "queued", "running", "completed", "dropped", "timed_out", "rejected"}
@@ -71,6 +73,17 @@ type Request struct {
 
 	queuedH, timeoutH des.Handle
 
+	// Lazy decoding (lazy.go): while lazy, progress and g are the values at
+	// round dBase and grow by one per round.
+	aseq  int64 // admission sequence: running-list order
+	lazy  bool
+	lgen  uint32 // invalidates stale completion-heap entries
+	bidx  int    // index in its bucket
+	res   int    // bucket: the round residue at which it needs a fresh block
+	dBase int64  // round at which progress and g were last brought up to date
+	dIdx  int64  // step index of the first round not yet in its ITL record
+	fin   uint8  // set by the lazy path's execute: 1 finished, 2 length-capped
+
 	// ITL bookkeeping (itl.go)
 	itlSum    int64 // Σ samples, A_tok included
 	itlCount  int
@@ -87,10 +100,17 @@ type span struct{ s, e int64 }
 func (r *Request) Status() Status { return r.status }
 
 // Generated is the number of output tokens produced so far.
-func (r *Request) Generated() int { return r.g }
+func (r *Request) Generated() int { return r.g + r.pendingRounds() }
 
 // Progress is the number of tokens whose KV is computed.
-func (r *Request) Progress() int { return r.progress }
+func (r *Request) Progress() int { return r.progress + r.pendingRounds() }
+
+func (r *Request) pendingRounds() int {
+	if r.lazy && r.inst != nil {
+		return int(r.inst.lz.d - r.dBase)
+	}
+	return 0
+}
 
 // Preemptions is how often the request was preempted.
 func (r *Request) Preemptions() int { return r.preemptions }

@@ -6,14 +6,38 @@ import (
 	"servesim/internal/des/latency"
 )
 
-// onStep is the Step event (spec §4).
+// onStep is the Step event (spec §4). With fast-forward on, steady decoders
+// are advanced implicitly (lazy.go) and following steps run inline while no
+// other event can come first.
 func (in *Instance) onStep(now int64, _ any) {
 	in.stepPending = false
-	if in.cfg.FastForward && in.cfg.Tracer == nil && !in.kv.CPUEnabled() && in.fastForward(now) {
-		return
+	t := now
+	for {
+		var end int64
+		var more bool
+		if in.lazyOn {
+			end, more = in.lazyStep(t)
+		} else {
+			end, more = in.runStep(t)
+		}
+		if !more {
+			break
+		}
+		if !in.lazyOn || end >= in.bound() {
+			in.scheduleStep(end)
+			break
+		}
+		in.cnt.FastSteps++
+		t = end
 	}
-	in.runStep(now)
 	in.maybeFold()
+}
+
+func (in *Instance) bound() int64 {
+	if in.cfg.FastForwardBound != nil {
+		return in.cfg.FastForwardBound()
+	}
+	return in.eng.PeekTime()
 }
 
 // tokensFor is the tokens r may get from position progress: need, capped by
@@ -28,8 +52,10 @@ func (in *Instance) tokensFor(need, progress, budget int) int {
 	return max(0, min(n, in.cfg.MaxModelLen-1-progress))
 }
 
-// runStep runs one step at time t: schedule, execute, complete, next step.
-func (in *Instance) runStep(t int64) {
+// runStep runs one step at time t on the explicit representation (the
+// reference path): schedule, execute, complete. It returns the step's end
+// and whether another step must follow.
+func (in *Instance) runStep(t int64) (end int64, more bool) {
 	budget := in.cfg.MaxNumBatchedTokens
 	for _, r := range in.running {
 		r.grant = 0
@@ -100,11 +126,11 @@ func (in *Instance) runStep(t int64) {
 			st.DecodeCount++
 			st.DecodeContextSum += int64(r.progress)
 		} else {
-			st.Prefill = append(st.Prefill, latency.PrefillWork{NewTokens: r.grant, Context: r.progress, Target: r.target()})
+			st.Prefill = append(st.Prefill, prefillWork(r))
 		}
 	}
 	delta := max(1, in.lat.StepTime(st)+reload)
-	end := t + delta
+	end = t + delta
 	in.busyUntil = end
 	idx := in.log.add(delta)
 	m := in.cfg.MaxModelLen
@@ -156,10 +182,7 @@ func (in *Instance) runStep(t int64) {
 		in.complete(r, end)
 	}
 
-	// Next step.
-	if len(in.running) > 0 || in.wait.Len() > 0 {
-		in.scheduleStep(end)
-	}
+	return end, len(in.running) > 0 || in.wait.Len() > 0
 }
 
 // admit tries to move the head of the wait queue into the running batch
@@ -178,10 +201,13 @@ func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int,
 		return 0, 0, false
 	}
 	in.wait.remove(w)
+	w.aseq = in.nextAseq
+	in.nextAseq++
 	in.running = append(in.running, w)
 	setStatus(w, StatusRunning)
 	w.progress = c
 	w.grant = n
+	w.fin = 0
 	if !w.hasFirstSched {
 		w.hasFirstSched = true
 		w.firstSchedUs = t
@@ -287,4 +313,8 @@ func (in *Instance) checkPhase1(budget int, selfStop bool) {
 			in.verify(fmt.Sprintf("INV-12: request %d got %d tokens with budget %d left", r.ID, r.grant, budget))
 		}
 	}
+}
+
+func prefillWork(r *Request) latency.PrefillWork {
+	return latency.PrefillWork{NewTokens: r.grant, Context: r.progress, Target: r.target()}
 }

@@ -41,7 +41,7 @@ type Cache struct {
 	blocks     []block
 	head, tail int32 // free list: head is evicted first
 	free       int
-	index      map[Hash]int32
+	index      hashIndex
 	stats      Stats
 	cpu        *cpuTier
 	reloadCost int64 // µs per reloaded block
@@ -59,7 +59,7 @@ func New(cfg Config) (*Cache, error) {
 		return nil, errors.New("kvcache: CPU tier blocks, bandwidth and base latency must not be negative")
 	}
 	c := &Cache{b: cfg.BlockSize, t: cfg.Blocks, blocks: make([]block, cfg.Blocks),
-		head: -1, tail: -1, index: make(map[Hash]int32)}
+		head: -1, tail: -1, index: newHashIndex(cfg.Blocks)}
 	for i := range c.blocks {
 		c.blocks[i].prev, c.blocks[i].next = -1, -1
 		c.pushTail(int32(i))
@@ -106,7 +106,7 @@ func (c *Cache) HitRate() float64 {
 func (c *Cache) CPUEnabled() bool { return c.cpu != nil }
 
 // Contains reports whether a block with hash h is in the GPU prefix index.
-func (c *Cache) Contains(h Hash) bool { _, ok := c.index[h]; return ok }
+func (c *Cache) Contains(h Hash) bool { _, ok := c.index.get(h); return ok }
 
 func (c *Cache) pushTail(i int32) {
 	bl := &c.blocks[i]
@@ -146,9 +146,7 @@ func (c *Cache) popFree() int32 {
 	c.unlink(i)
 	bl := &c.blocks[i]
 	if bl.hashed {
-		if j, ok := c.index[bl.hash]; ok && j == i {
-			delete(c.index, bl.hash)
-		}
+		c.index.delIf(bl.hash, i)
 		bl.hashed = false
 		c.stats.Evictions++
 	}
@@ -162,9 +160,7 @@ func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
 	h := s.BlockHash(k, c.b)
 	bl := &c.blocks[i]
 	bl.hash, bl.hashed = h, true
-	if _, ok := c.index[h]; !ok {
-		c.index[h] = i
-	}
+	c.index.putIfAbsent(h, i)
 	if computed {
 		c.stats.Misses++
 	}
@@ -177,7 +173,7 @@ func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
 	full := target / c.b
 	k := 0
 	for k < full {
-		if _, ok := c.index[s.BlockHash(k, c.b)]; !ok {
+		if _, ok := c.index.get(s.BlockHash(k, c.b)); !ok {
 			break
 		}
 		k++
@@ -207,7 +203,7 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 	m := cached / c.b
 	onFree, gpuUsed := 0, 0
 	for gpuUsed < m {
-		i, hit := c.index[s.BlockHash(gpuUsed, c.b)]
+		i, hit := c.index.get(s.BlockHash(gpuUsed, c.b))
 		if !hit {
 			break
 		}
@@ -225,8 +221,11 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 		c.stats.AllocFailures++
 		return 0, false
 	}
+	if cap(s.blocks) == 0 && s.ExpectedTokens > 0 {
+		s.blocks = make([]int32, 0, (s.ExpectedTokens+c.b-1)/c.b)
+	}
 	for k := 0; k < gpuUsed; k++ {
-		i := c.index[s.BlockHash(k, c.b)]
+		i, _ := c.index.get(s.BlockHash(k, c.b))
 		bl := &c.blocks[i]
 		if bl.ref == 0 {
 			c.unlink(i)
@@ -253,7 +252,7 @@ func (c *Cache) AdmitFits(s *Seq, cached, n int) bool {
 	m := cached / c.b
 	onFree := 0
 	for k := 0; k < m; k++ {
-		i, hit := c.index[s.BlockHash(k, c.b)]
+		i, hit := c.index.get(s.BlockHash(k, c.b))
 		if !hit {
 			return false
 		}
@@ -267,6 +266,9 @@ func (c *Cache) AdmitFits(s *Seq, cached, n int) bool {
 // CountAllocFailures adds n refused allocations to the counters (the
 // fast-forward path accounts the refusals its skipped steps would have made).
 func (c *Cache) CountAllocFailures(n int64) { c.stats.AllocFailures += n }
+
+// NewBlocksFor is the number of fresh blocks Grow(s, n) would take.
+func (c *Cache) NewBlocksFor(s *Seq, n int) int { return c.newBlocksFor(s, n) }
 
 // newBlocksFor is the number of fresh blocks s needs for n more tokens.
 func (c *Cache) newBlocksFor(s *Seq, n int) int {
@@ -392,10 +394,21 @@ func (c *Cache) Check() error {
 	if zero != c.free {
 		return fmt.Errorf("kvcache: %d blocks with ref 0, %d free", zero, c.free)
 	}
-	for h, i := range c.index {
-		if !c.blocks[i].hashed || c.blocks[i].hash != h {
-			return fmt.Errorf("kvcache: index entry for block %d does not match its hash", i)
+	n = 0
+	for _, sl := range c.index.slots {
+		if sl.v < 0 {
+			continue
 		}
+		n++
+		if !c.blocks[sl.v].hashed || c.blocks[sl.v].hash != sl.h {
+			return fmt.Errorf("kvcache: index entry for block %d does not match its hash", sl.v)
+		}
+		if j, ok := c.index.get(sl.h); !ok || j != sl.v {
+			return fmt.Errorf("kvcache: index entry for block %d is not reachable", sl.v)
+		}
+	}
+	if n != c.index.len() {
+		return fmt.Errorf("kvcache: index holds %d entries, counter %d", n, c.index.len())
 	}
 	return nil
 }

@@ -65,8 +65,8 @@ func TestGrowAndRelease(t *testing.T) {
 		t.Errorf("failed grow changed state: free %d tokens %d", c.FreeBlocks(), s.Tokens())
 	}
 	c.Release(s)
-	if c.FreeBlocks() != 4 || len(c.index) != 2 {
-		t.Errorf("release: free %d indexed %d, want 4 2", c.FreeBlocks(), len(c.index))
+	if c.FreeBlocks() != 4 || c.index.len() != 2 {
+		t.Errorf("release: free %d indexed %d, want 4 2", c.FreeBlocks(), c.index.len())
 	}
 	if err := c.Check(); err != nil {
 		t.Fatal(err)

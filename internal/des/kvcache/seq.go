@@ -8,6 +8,10 @@ type Seq struct {
 	Output []int32 // ids of generated tokens when known; may be shorter than the output
 	Seed   uint64  // seeds SyntheticToken for generated tokens beyond Output
 
+	// ExpectedTokens, if set, sizes the block table and hash list once (a
+	// capacity hint, e.g. prompt + declared output budget).
+	ExpectedTokens int
+
 	blocks []int32 // block table: block i holds tokens [i·b, (i+1)·b)
 	nTok   int     // tokens with a slot in blocks
 	hashes []Hash  // chained hashes of full blocks, computed lazily; kept across preemption
@@ -37,6 +41,9 @@ func (s *Seq) Blocks() int { return len(s.blocks) }
 func (s *Seq) BlockHash(i, blockSize int) Hash {
 	if i < len(s.hashes) {
 		return s.hashes[i]
+	}
+	if cap(s.hashes) == 0 && s.ExpectedTokens > 0 {
+		s.hashes = make([]Hash, 0, max(i+1, s.ExpectedTokens/blockSize))
 	}
 	var buf [64]int32
 	for k := len(s.hashes); k <= i; k++ {

@@ -1,0 +1,383 @@
+package instance
+
+import (
+	"container/heap"
+	"slices"
+)
+
+// Fast-forward (issue 3 item 5) by lazy decoding.
+//
+// A steady decoder is a running request that produced a token at the end of
+// the previous step and needs exactly one token per step. While every running
+// request gets its whole need (the budget suffices) and no allocation can fail
+// (enough free blocks for this step's needs), a step changes a steady decoder
+// only by +1 progress, +1 token, one ITL sample of the step's Δ, and, every b
+// tokens, a fresh KV block and a newly hashed full block. Steady decoders are
+// therefore kept implicitly: a global round counter d advances them all at
+// once, the decode context sum grows by their count, block events come from
+// b buckets keyed by the round residue at which each needs a block, and
+// completions (output length reached or the max_model_len cap) from a heap
+// keyed by round. The remaining requests ("active": prefills, chunks,
+// recomputes) and admissions are handled explicitly, with all KV operations
+// in running-list order exactly as the reference step does them.
+//
+// A step costs O(active + block events + admissions + completions·log n)
+// instead of O(running). Steps whose preconditions fail (budget too small,
+// possible preemption) materialise every decoder and run the reference step.
+// Consecutive steps run inline, without an engine event, while no other event
+// can come first. Results are identical to the reference path
+// (TestInvariantsAndFastForwardEquivalence).
+
+type lazyState struct {
+	d       int64        // rounds applied to the lazy decoders
+	n       int          // lazy decoders
+	ctx     int64        // Σ progress of the lazy decoders, current
+	buckets [][]*Request // by residue: need a fresh block in rounds ≡ residue (mod b)
+	done    doneHeap
+	active  []*Request // non-lazy running requests, admission order
+	ev      []*Request
+	fin     []*Request
+	tmp     []*Request
+}
+
+// merge appends the merge of two aseq-sorted lists to dst.
+func merge(dst, a, b []*Request) []*Request {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i].aseq < b[j].aseq {
+			dst = append(dst, a[i])
+			i++
+		} else {
+			dst = append(dst, b[j])
+			j++
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
+}
+
+type doneEntry struct {
+	d    int64 // round after which the request is finished
+	aseq int64
+	r    *Request
+	gen  uint32
+}
+
+type doneHeap []doneEntry
+
+func (h doneHeap) Len() int { return len(h) }
+func (h doneHeap) Less(i, j int) bool {
+	if h[i].d != h[j].d {
+		return h[i].d < h[j].d
+	}
+	return h[i].aseq < h[j].aseq
+}
+func (h doneHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *doneHeap) Push(x any)   { *h = append(*h, x.(doneEntry)) }
+func (h *doneHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func byAseq(a, b *Request) int {
+	switch {
+	case a.aseq < b.aseq:
+		return -1
+	case a.aseq > b.aseq:
+		return 1
+	}
+	return 0
+}
+
+// rebase brings a lazy request's explicit fields up to round d.
+func (in *Instance) rebase(r *Request) {
+	k := in.lz.d - r.dBase
+	if k > 0 {
+		r.progress += int(k)
+		r.g += int(k)
+		in.log.extend(r, r.dIdx, r.dIdx+k-1)
+		r.lastEnd = in.busyUntil
+		r.dBase = in.lz.d
+		r.dIdx += k
+	}
+	in.kv.SetTokens(&r.seq, r.progress)
+}
+
+// lazify makes a steady decoder lazy.
+func (in *Instance) lazify(r *Request) {
+	lz := &in.lz
+	b := int64(in.b)
+	r.lazy = true
+	r.lgen++
+	r.dBase = lz.d
+	r.dIdx = in.log.next
+	r.res = int(((lz.d-int64(r.progress))%b + b) % b)
+	bk := append(lz.buckets[r.res], nil)
+	i := len(bk) - 1
+	for i > 0 && bk[i-1].aseq > r.aseq {
+		bk[i] = bk[i-1]
+		bk[i].bidx = i
+		i--
+	}
+	bk[i] = r
+	r.bidx = i
+	lz.buckets[r.res] = bk
+	lz.n++
+	lz.ctx += int64(r.progress)
+	k := min(r.OutputLen-r.g, in.cfg.MaxModelLen-1-r.progress)
+	heap.Push(&lz.done, doneEntry{d: lz.d + int64(k), aseq: r.aseq, r: r, gen: r.lgen})
+}
+
+// unlazy materialises r and takes it out of the lazy set.
+func (in *Instance) unlazy(r *Request) {
+	lz := &in.lz
+	in.rebase(r)
+	bk := lz.buckets[r.res]
+	for i := r.bidx; i+1 < len(bk); i++ {
+		bk[i] = bk[i+1]
+		bk[i].bidx = i
+	}
+	bk[len(bk)-1] = nil
+	lz.buckets[r.res] = bk[:len(bk)-1]
+	lz.n--
+	lz.ctx -= int64(r.progress)
+	r.lazy = false
+	r.lgen++
+}
+
+// detach takes a running request out of the lazy bookkeeping (timeout).
+func (in *Instance) detach(r *Request) {
+	if !in.lazyOn {
+		return
+	}
+	if r.lazy {
+		in.unlazy(r)
+		return
+	}
+	if i := slices.Index(in.lz.active, r); i >= 0 {
+		in.lz.active = slices.Delete(in.lz.active, i, i+1)
+	}
+}
+
+// materializeAll makes every running request explicit.
+func (in *Instance) materializeAll() {
+	lz := &in.lz
+	for _, r := range in.running {
+		if r.lazy {
+			in.unlazy(r)
+		}
+	}
+	lz.done = lz.done[:0]
+	lz.active = append(lz.active[:0], in.running...)
+}
+
+// steady reports whether r, just executed in a step ending at end, can
+// become lazy.
+func (in *Instance) steady(r *Request, end int64) bool {
+	return r.fin == 0 && r.g >= 1 && r.progress == r.target()-1 && r.lastEnd == end &&
+		r.g < r.OutputLen && r.progress < in.cfg.MaxModelLen-1
+}
+
+// lazyStep runs the step at t with lazy decoders, or falls back to the
+// reference step when its preconditions fail.
+func (in *Instance) lazyStep(t int64) (end int64, more bool) {
+	lz := &in.lz
+	b := int64(in.b)
+	budget := in.cfg.MaxNumBatchedTokens
+	total := lz.n
+	blocks := len(lz.buckets[lz.d%b])
+	for _, r := range lz.active {
+		n := in.tokensFor(r.target()-r.progress, r.progress, budget)
+		r.grant = n
+		total += n
+		blocks += in.kv.NewBlocksFor(&r.seq, n)
+	}
+	if total > budget || blocks > in.kv.FreeBlocks() {
+		return in.slowStep(t)
+	}
+
+	// Phase 1: block events and active grants in running-list order (every
+	// list is kept sorted by admission sequence, so a merge suffices).
+	var ev []*Request
+	if b > 1 {
+		ev = merge(lz.ev[:0], lz.buckets[lz.d%b], lz.buckets[(lz.d+1)%b])
+	} else {
+		ev = append(lz.ev[:0], lz.buckets[0]...)
+	}
+	if len(lz.active) > 0 {
+		ne := len(ev)
+		for _, r := range lz.active {
+			if r.grant > 0 {
+				ev = append(ev, r)
+			}
+		}
+		if ne > 0 && len(ev) > ne {
+			lz.tmp = merge(lz.tmp[:0], ev[:ne], ev[ne:])
+			ev = append(ev[:0], lz.tmp...)
+		}
+	}
+	for _, r := range ev {
+		n := r.grant
+		if r.lazy {
+			in.kv.SetTokens(&r.seq, r.progress+int(lz.d-r.dBase))
+			n = 1
+		}
+		if !in.kv.Grow(&r.seq, n) {
+			panic("instance: allocation failed after the step's capacity check")
+		}
+	}
+	lz.ev = ev[:0]
+	budget -= total
+
+	// Phase 2.
+	var reload int64
+	first := len(in.running)
+	for len(in.running) < in.cfg.MaxNumSeqs && in.wait.Len() > 0 && budget > 0 {
+		rl, n, ok := in.admit(in.wait.Head(), budget, t)
+		if !ok {
+			break
+		}
+		reload += rl
+		budget -= n
+	}
+	lz.active = append(lz.active, in.running[first:]...)
+
+	// Execute.
+	st := &in.step
+	st.Prefill = st.Prefill[:0]
+	st.DecodeCount, st.DecodeContextSum = lz.n, lz.ctx
+	for _, r := range lz.active {
+		if r.grant <= 0 {
+			continue
+		}
+		if r.g >= 1 && r.target()-r.progress == 1 {
+			st.DecodeCount++
+			st.DecodeContextSum += int64(r.progress)
+		} else {
+			st.Prefill = append(st.Prefill, prefillWork(r))
+		}
+	}
+	delta := max(1, in.lat.StepTime(st)+reload)
+	end = t + delta
+	in.busyUntil = end
+	idx := in.log.add(delta)
+	lz.d++
+	lz.ctx += int64(lz.n)
+	in.cnt.OutputTokens += int64(lz.n)
+	in.cnt.LazySteps++
+	m := in.cfg.MaxModelLen
+	for _, r := range lz.active {
+		if r.grant <= 0 {
+			continue
+		}
+		r.progress += r.grant
+		if r.progress == r.target() {
+			if r.g < r.OutputLen {
+				in.produce(r, t, end, idx)
+			}
+			if r.g == r.OutputLen {
+				if r.OutputLen == 0 {
+					r.firstTokEnd = end
+				}
+				r.fin = 1
+				continue
+			}
+		}
+		if r.progress >= m-1 {
+			r.fin = 2
+		}
+	}
+	in.account(delta, 1)
+
+	// Complete, in running-list order.
+	deferred := func(r *Request) bool { return r.DeadlineUs > t && r.DeadlineUs < end }
+	fin := lz.fin[:0]
+	for len(lz.done) > 0 && lz.done[0].d <= lz.d {
+		e := heap.Pop(&lz.done).(doneEntry)
+		r := e.r
+		if !r.lazy || r.lgen != e.gen {
+			continue
+		}
+		in.unlazy(r)
+		r.fin = 1
+		if r.g != r.OutputLen {
+			r.fin = 2
+		}
+		if deferred(r) {
+			i, _ := slices.BinarySearchFunc(lz.active, r, byAseq)
+			lz.active = slices.Insert(lz.active, i, r)
+			continue
+		}
+		fin = append(fin, r)
+	}
+	nl := len(fin)
+	keep := lz.active[:0]
+	for _, r := range lz.active {
+		if r.fin != 0 && !deferred(r) {
+			fin = append(fin, r)
+			continue
+		}
+		if in.steady(r, end) {
+			in.lazify(r)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	for i := len(keep); i < len(lz.active); i++ {
+		lz.active[i] = nil
+	}
+	lz.active = keep
+	if len(fin) > 0 {
+		if nl > 0 && len(fin) > nl {
+			lz.tmp = merge(lz.tmp[:0], fin[:nl], fin[nl:])
+			fin = append(fin[:0], lz.tmp...)
+		}
+		for _, r := range fin {
+			r.status = statusLeaving
+		}
+		run := in.running[:0]
+		for _, r := range in.running {
+			if r.status != statusLeaving {
+				run = append(run, r)
+			}
+		}
+		for i := len(run); i < len(in.running); i++ {
+			in.running[i] = nil
+		}
+		in.running = run
+		for _, r := range fin {
+			r.status = StatusRunning
+			r.capped = r.fin == 2
+			r.fin = 0
+			in.complete(r, end)
+		}
+	}
+	lz.fin = fin[:0]
+	return end, len(in.running) > 0 || in.wait.Len() > 0
+}
+
+// slowStep materialises everything, runs the reference step, and makes the
+// steady decoders lazy again.
+func (in *Instance) slowStep(t int64) (end int64, more bool) {
+	in.materializeAll()
+	end, more = in.runStep(t)
+	lz := &in.lz
+	lz.active = lz.active[:0]
+	for _, r := range in.running {
+		r.fin = 0
+		if r.grant == -1 {
+			r.fin = 1
+			if r.capped {
+				r.fin = 2
+			}
+		}
+		if in.steady(r, end) {
+			in.lazify(r)
+			continue
+		}
+		lz.active = append(lz.active, r)
+	}
+	return end, more
+}

@@ -1,0 +1,137 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"servesim/internal/des/instance"
+	"servesim/internal/des/kvcache"
+	"servesim/internal/des/latency"
+	"servesim/internal/des/metrics"
+)
+
+// chatbotConfig is Qwen3-14B on one H100 (TP 1) with the trained-physics
+// latency model and spec defaults: 15909 KV blocks of 16 tokens, 256 seqs,
+// 2048 batched tokens.
+func chatbotConfig(tb testing.TB, ff bool) Config {
+	m, err := latency.LookupModel("qwen3-14b")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := latency.LookupGPU("H100")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lat, err := latency.NewTrainedPhysics(latency.TrainedPhysicsConfig{Model: m, GPU: g, TP: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	blocks, err := latency.KVBlocks(m, g, 1, 0.9, 16)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Config{Instance: instance.Config{KV: kvcache.Config{Blocks: int(blocks), BlockSize: 16},
+		MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, MaxModelLen: int(latency.MaxModelLen(m, blocks, 16)),
+		Latency: lat, FastForward: ff}}
+}
+
+// chatbotSource: Poisson arrivals at 28 req/s, input 512±128 and output
+// 256±64 tokens (normal, clipped to ≥ 1), generated lazily.
+func chatbotSource(n int, seed uint64) *genSource {
+	return &genSource{rng: rand.New(rand.NewPCG(seed, 28)), n: n, meanGap: 1e6 / 28,
+		lengths: func(r *rand.Rand) (int, int) {
+			return max(1, int(512+128*r.NormFloat64())), max(1, int(256+64*r.NormFloat64()))
+		}}
+}
+
+func runChatbot(tb testing.TB, n int, ff bool) (metrics.Summary, Outcome, uint64) {
+	agg, _ := metrics.NewAggregator(nil)
+	var peak uint64
+	var ms runtime.MemStats
+	k := 0
+	sink := SinkFunc(func(res *instance.Result, r *instance.Request) {
+		agg.Add(res)
+		if k++; k%50000 == 0 {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+		}
+	})
+	s, err := New(chatbotConfig(tb, ff), chatbotSource(n, 42), sink)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := s.Run()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sum := agg.Summary(out.Info)
+	runtime.ReadMemStats(&ms)
+	peak = max(peak, ms.HeapAlloc)
+	return sum, out, peak
+}
+
+// BenchmarkChatbot is the issue-3 workload near saturation, with the number
+// of requests as a parameter (10k, 100k, 1M: run the large ones with
+// -benchtime=1x). It reports simulated requests per wall-second, the peak
+// live heap (MB) and the share of fast-forwarded steps.
+//
+//	go test ./internal/des/sim -run '^$' -bench Chatbot -benchtime 1x -benchmem
+func BenchmarkChatbot(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		for _, ff := range []bool{true, false} {
+			b.Run(fmt.Sprintf("n=%d/ff=%v", n, ff), func(b *testing.B) {
+				if n > 10_000 && testing.Short() {
+					b.Skip("large sizes skipped in -short mode")
+				}
+				b.ReportAllocs()
+				var out Outcome
+				var peak uint64
+				var sum metrics.Summary
+				start := time.Now()
+				cpu0 := cpuSeconds()
+				for i := 0; i < b.N; i++ {
+					sum, out, peak = runChatbot(b, n, ff)
+				}
+				wall := time.Since(start).Seconds()
+				cpu := cpuSeconds() - cpu0
+				b.ReportMetric(float64(n)*float64(b.N)/wall, "sim-req/s")
+				// On a shared machine wall time counts other processes' load;
+				// process CPU time (all threads, GC included) does not.
+				b.ReportMetric(float64(n)*float64(b.N)/cpu, "sim-req/cpu-s")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+				b.ReportMetric(100*float64(out.Counters.FastSteps)/float64(max(1, out.Counters.Steps)), "ff-%")
+				b.ReportMetric(float64(out.Counters.Steps)/float64(n), "steps/req")
+				if sum.CompletedRequests != int64(n) {
+					b.Fatalf("completed %d of %d", sum.CompletedRequests, n)
+				}
+			})
+		}
+	}
+}
+
+// TestChatbotSanity: the benchmark workload is near saturation and
+// fast-forward does not change its summary.
+func TestChatbotSanity(t *testing.T) {
+	a, oa, _ := runChatbot(t, 2000, true)
+	b, ob, _ := runChatbot(t, 2000, false)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("summaries differ with fast-forward:\n%+v\n%+v", a, b)
+	}
+	t.Logf("2000 chatbot requests: TTFT mean %.1f ms, ITL mean %.2f ms, E2E mean %.0f ms, KV util %.2f (peak %.2f), %.1f%% of %d steps lazy, %d preemptions",
+		a.TTFTMeanMs, a.ITLMeanMs, a.E2EMeanMs, a.KVUtilizationMean, a.KVUtilizationPeak,
+		100*float64(oa.Counters.LazySteps)/float64(oa.Counters.Steps), oa.Counters.Steps, ob.Counters.Preemptions)
+}
+
+// cpuSeconds is the process's user + system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
