@@ -2,34 +2,168 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
+	"servesim/internal/des/metrics"
+	"servesim/internal/replay"
+	"servesim/internal/tracev2"
+	"servesim/internal/workload"
 )
 
 func command() cli.Command {
+	flags := []ucli.Flag{
+		cli.SeedFlag(),
+		cli.FormatFlag("json", "stdout format: json (the summary, keys documented in the README) or text"),
+		&ucli.StringFlag{Name: "requests-out", Usage: "write one JSON line per request to this file"},
+		&ucli.StringFlag{Name: "trace-output", Usage: "write the simulated trace: PREFIX.yaml + PREFIX.csv, or - for one stream on stdout (the summary then goes to stderr)"},
+		&ucli.BoolFlag{Name: "trace-ext", Usage: "write our x_ext header block in two-file traces (BLIS rejects it)"},
+	}
+	flags = append(flags, cli.WorkloadFlags()...)
+	flags = append(flags, cli.DeploymentFlags()...)
 	return cli.Command{
 		Name:      "run",
 		Usage:     "simulate a synthetic workload on a vLLM deployment and print its metrics",
 		ArgsUsage: " ",
 		Description: `run generates a seeded workload (a preset, a spec YAML, or flags), simulates it
-on the described deployment and prints aggregate metrics as JSON (or a text table).
+on the described deployment (default: Qwen3-14B on one H100, trained-physics latency
+model) and prints aggregate metrics as JSON, or a table with --format text.
 
-Example: what latency would a chatbot at 20 requests/s see on one H100 with Qwen3-14B,
-and how does the same traffic fare on two replicas?
+Examples:
 
-   run --workload chatbot --rate 20 --model qwen3-14b --gpu H100 --format text
-   run --workload chatbot --rate 20 --model qwen3-14b --trace-output chat
-   replay chat.csv --model qwen3-14b --num-instances 2 | jq .`,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "model", Value: "qwen3-14b", Usage: "model to simulate"},
-			cli.SeedFlag(),
-			cli.FormatFlag("json", "stdout format: json or text"),
-		},
-		Action: func(ctx context.Context, c *ucli.Context, io cli.IO, log *slog.Logger) error {
-			return cli.NotYet("run")
-		},
+   # What would a chatbot at 20 requests/s see on one H100?
+   run --workload chatbot --rate 20 --num-requests 2000 --format text
+
+   # The same traffic as a trace, replayed on another deployment:
+   run --workload chatbot --rate 20 --trace-output chat
+   replay chat.csv --max-num-seqs 64 --format text
+
+   # Through a pipe:
+   run --workload summarization --rate 2 --trace-output - | replay - --gpu A100-80`,
+		Flags:  flags,
+		Action: action,
 	}
+}
+
+func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+	if _, err := cli.Positional(c, 0); err != nil {
+		return err
+	}
+	format := c.String("format")
+	if format != "json" && format != "text" {
+		return cli.Usagef("--format %q: want json or text", format)
+	}
+	opts, err := cli.WorkloadOptions(c, stdio)
+	if err != nil {
+		return err
+	}
+	wl, err := workload.Resolve(opts)
+	if err != nil {
+		return err
+	}
+	dcfg, err := cli.Deployment(c)
+	if err != nil {
+		return err
+	}
+	dep, err := deploy.Resolve(dcfg)
+	if err != nil {
+		return err
+	}
+	log.Debug("deployment", "model", dep.Model, "gpu", dep.GPU, "kv_blocks", dep.TotalKVBlocks, "max_model_len", dep.MaxModelLen)
+
+	out := &outputs{stdio: stdio}
+	defer out.abort()
+	if err := out.open(c, header(wl, opts), columns(wl)); err != nil {
+		return err
+	}
+	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), -1, "simulating")
+	src := wl.NewSource()
+	res, err := replay.Simulate(ctx, replay.Config{
+		Deploy:        dep,
+		Seed:          wl.Spec.Seed,
+		ContextGrowth: wl.ContextGrowth(),
+		HorizonUs:     wl.Spec.HorizonUs,
+		SLOTargets:    sloTargets(wl.Spec.GoodputSLOTargets),
+		Progress: func(now, done int64) {
+			progress.Set(done, fmt.Sprintf("simulating t=%.1fs", float64(now)/1e6))
+		},
+	}, replay.FromWorkload(src), replay.FromWorkload(src), out.sink())
+	progress.Finish()
+	if err != nil {
+		return err
+	}
+	src.Finish()
+	for _, w := range res.Warnings {
+		log.Warn(w)
+	}
+	if err := out.commit(); err != nil {
+		return err
+	}
+	summaryTo := stdio.Out
+	if c.String("trace-output") == "-" {
+		summaryTo = stdio.Err
+	}
+	return writeSummary(summaryTo, format, &res.Summary)
+}
+
+func header(wl *workload.Workload, o workload.Options) *tracev2.Header {
+	h := tracev2.DefaultHeader()
+	h.Mode = "generated"
+	seed := wl.Spec.Seed
+	h.WorkloadSeed = &seed
+	switch {
+	case o.SpecPath != "":
+		h.WorkloadSpec = o.SpecPath
+	case o.Preset != "":
+		h.WorkloadSpec = "preset:" + o.Preset
+	}
+	h.SessionContextGrowth = wl.ContextGrowth()
+	for class, t := range wl.Spec.GoodputSLOTargets {
+		if h.GoodputSLOTargets == nil {
+			h.GoodputSLOTargets = map[string]tracev2.SLOTargets{}
+		}
+		h.GoodputSLOTargets[class] = tracev2.SLOTargets{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
+	}
+	return h
+}
+
+// columns decides the optional columns up front (tracev2.md §4.3-4.4).
+func columns(wl *workload.Workload) tracev2.Columns {
+	cols := tracev2.Columns{Instance: true, Preemptions: true}
+	for _, cl := range wl.Spec.Clients {
+		if cl.SLOTargetUs > 0 {
+			cols.SLOTarget = true
+		}
+	}
+	cols.ThinkTime = wl.HasSessions()
+	return cols
+}
+
+func sloTargets(in map[string]workload.SLOTarget) map[string]metrics.SLOTarget {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]metrics.SLOTarget, len(in))
+	for k, t := range in {
+		out[k] = metrics.SLOTarget{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
+	}
+	return out
+}
+
+func writeSummary(w interface{ Write([]byte) (int, error) }, format string, s *metrics.Summary) error {
+	if format == "text" {
+		_, err := w.Write([]byte(textSummary(s)))
+		return err
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/deploy"
+)
+
+// DeploymentFlags are the deployment flags of run and replay. Defaults are
+// deploy.Default(); a YAML file (--deployment) sets any field, and a flag
+// given explicitly overrides the file.
+func DeploymentFlags() []ucli.Flag {
+	d := deploy.Default()
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "deployment", Usage: "deployment YAML (keys: the flag names below with underscores)"},
+		&ucli.StringFlag{Name: "model", Usage: "model: an embedded name (see --list-models), a HuggingFace id, or a config.json path", Value: d.Model},
+		&ucli.StringFlag{Name: "gpu", Usage: "GPU: H100, A100-SXM (A100-80), L40S, or a name in --hardware-file", Value: d.GPU},
+		&ucli.StringFlag{Name: "hardware-file", Usage: "GPU specs JSON (hardware_config.json format)"},
+		&ucli.IntFlag{Name: "tensor-parallel", Aliases: []string{"tp"}, Usage: "tensor-parallel degree", Value: d.TP},
+		&ucli.IntFlag{Name: "num-instances", Usage: "instances (replicas)", Value: d.Instances},
+		&ucli.IntFlag{Name: "total-kv-blocks", Usage: "KV cache blocks per instance; 0 = from GPU memory"},
+		&ucli.Float64Flag{Name: "gpu-memory-utilization", Usage: "share of GPU memory vLLM may use", Value: d.GPUMemoryUtilization},
+		&ucli.IntFlag{Name: "block-size", Usage: "tokens per KV block", Value: d.BlockSize},
+		&ucli.IntFlag{Name: "max-model-len", Usage: "max prompt + output tokens; 0 = from the model config, capped at the KV capacity"},
+		&ucli.IntFlag{Name: "max-num-seqs", Usage: "max requests in a batch", Value: d.MaxNumSeqs},
+		&ucli.IntFlag{Name: "max-num-batched-tokens", Usage: "token budget of a step", Value: d.MaxNumBatchedTokens},
+		&ucli.IntFlag{Name: "long-prefill-token-threshold", Usage: "max prefill tokens per request per step; 0 = off"},
+		&ucli.StringFlag{Name: "latency-model", Usage: "trained-physics, roofline or blackbox", Value: d.LatencyModel},
+		&ucli.StringFlag{Name: "alpha-coeffs", Usage: "comma-separated α coefficients (with --beta-coeffs)"},
+		&ucli.StringFlag{Name: "beta-coeffs", Usage: "comma-separated β coefficients (with --alpha-coeffs)"},
+		&ucli.StringFlag{Name: "scheduler", Usage: "wait-queue order: fcfs, priority-fcfs, sjf", Value: d.Scheduler},
+		&ucli.StringFlag{Name: "preemption-policy", Usage: "victim: fcfs (tail of the batch) or priority", Value: d.PreemptionPolicy},
+		&ucli.StringFlag{Name: "preempt-mode", Usage: "recompute (vLLM) or reset (BLIS)", Value: d.PreemptMode},
+		&ucli.StringFlag{Name: "priority-policy", Usage: "slo-class, constant or slo-aging", Value: d.PriorityPolicy},
+		&ucli.Float64Flag{Name: "priority-age-weight", Usage: "slo-aging weight per second of age", Value: d.PriorityAgeWeight},
+		&ucli.IntFlag{Name: "kv-cpu-blocks", Usage: "CPU KV tier capacity in blocks; 0 = off"},
+		&ucli.Float64Flag{Name: "kv-cpu-bandwidth", Usage: "CPU tier reload bandwidth, tokens/µs (default 100)"},
+		&ucli.Int64Flag{Name: "kv-cpu-base-latency-us", Usage: "CPU tier reload latency per block, µs"},
+	}
+}
+
+// Deployment reads --deployment, then applies the explicitly given flags.
+func Deployment(c *ucli.Context) (deploy.Config, error) {
+	cfg := deploy.Default()
+	if p := c.String("deployment"); p != "" {
+		var err error
+		if cfg, err = deploy.Load(p, cfg); err != nil {
+			return cfg, err
+		}
+	}
+	str := func(name string, dst *string) {
+		if c.IsSet(name) {
+			*dst = c.String(name)
+		}
+	}
+	num := func(name string, dst *int) {
+		if c.IsSet(name) {
+			*dst = c.Int(name)
+		}
+	}
+	flt := func(name string, dst *float64) {
+		if c.IsSet(name) {
+			*dst = c.Float64(name)
+		}
+	}
+	str("model", &cfg.Model)
+	str("gpu", &cfg.GPU)
+	str("hardware-file", &cfg.HardwareFile)
+	num("tensor-parallel", &cfg.TP)
+	num("num-instances", &cfg.Instances)
+	num("total-kv-blocks", &cfg.TotalKVBlocks)
+	flt("gpu-memory-utilization", &cfg.GPUMemoryUtilization)
+	num("block-size", &cfg.BlockSize)
+	num("max-model-len", &cfg.MaxModelLen)
+	num("max-num-seqs", &cfg.MaxNumSeqs)
+	num("max-num-batched-tokens", &cfg.MaxNumBatchedTokens)
+	num("long-prefill-token-threshold", &cfg.LongPrefillTokenThreshold)
+	str("latency-model", &cfg.LatencyModel)
+	str("scheduler", &cfg.Scheduler)
+	str("preemption-policy", &cfg.PreemptionPolicy)
+	str("preempt-mode", &cfg.PreemptMode)
+	str("priority-policy", &cfg.PriorityPolicy)
+	flt("priority-age-weight", &cfg.PriorityAgeWeight)
+	num("kv-cpu-blocks", &cfg.KVCPUBlocks)
+	flt("kv-cpu-bandwidth", &cfg.KVCPUBandwidth)
+	if c.IsSet("kv-cpu-base-latency-us") {
+		cfg.KVCPUBaseLatencyUs = c.Int64("kv-cpu-base-latency-us")
+	}
+	for _, f := range []struct {
+		name string
+		dst  *[]float64
+	}{{"alpha-coeffs", &cfg.AlphaCoeffs}, {"beta-coeffs", &cfg.BetaCoeffs}} {
+		if !c.IsSet(f.name) {
+			continue
+		}
+		v, err := parseFloats(c.String(f.name))
+		if err != nil {
+			return cfg, Usagef("--%s: %v", f.name, err)
+		}
+		*f.dst = v
+	}
+	return cfg, nil
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for i, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil {
+			return nil, fmt.Errorf("value %d %q is not a number", i+1, part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,270 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"servesim/internal/deploy"
+	"servesim/internal/des/instance"
+	"servesim/internal/des/metrics"
+	"servesim/internal/des/sim"
+	"servesim/internal/tracev2"
+)
+
+// Source yields trace records in non-decreasing ArrivalTimeUs order, where
+// ArrivalTimeUs is the injection time on the simulation's origin (t = 0) and
+// DeadlineUs, if any, is on the same origin. It returns io.EOF at the end.
+type Source interface {
+	Next() (*tracev2.Record, error)
+}
+
+// FollowUps creates requests whose arrival depends on a completion
+// (closed-loop sessions). Either method returns the next record, if any; its
+// ArrivalTimeUs must not lie before the given time.
+type FollowUps interface {
+	// OnComplete: rec completed and its last chunk reached the client at
+	// doneUs after generating `generated` tokens.
+	OnComplete(rec *tracev2.Record, doneUs int64, generated int) (*tracev2.Record, bool)
+	// OnFailed: rec ended without completing at atUs (timed out, or
+	// dropped as unservable).
+	OnFailed(rec *tracev2.Record, atUs int64, timedOut bool) (*tracev2.Record, bool)
+}
+
+// Config says how to simulate.
+type Config struct {
+	Deploy *deploy.Resolved
+	Seed   int64 // token synthesis
+	// ContextGrowth is the trace header's session_context_growth: with
+	// "accumulate", a session round's prompt begins with the previous
+	// round's prompt and output.
+	ContextGrowth string
+	HorizonUs     int64 // 0 = none
+	SLOTargets    map[string]metrics.SLOTarget
+	// Progress, if set, is called now and then with the simulated time and
+	// the number of requests finished.
+	Progress func(nowUs, done int64)
+}
+
+// Sink receives every request exactly once, when it becomes terminal (live
+// requests at the end of the run): its simulated trace row and, if it
+// completed, its SimResult (else nil). Both are valid only during the call.
+// A returned error stops the simulation and is returned by Simulate.
+type Sink func(rec *tracev2.Record, res *tracev2.SimResult) error
+
+// Outcome is what a simulation returns.
+type Outcome struct {
+	Summary  metrics.Summary
+	Warnings []string
+}
+
+// live is what the driver keeps per request between injection and the end.
+type live struct {
+	rec    *tracev2.Record
+	prompt []int32
+	output []int32
+}
+
+type driver struct {
+	ctx        context.Context
+	cfg        Config
+	src        Source
+	fu         FollowUps
+	sink       Sink
+	tok        *tokens
+	accumulate bool
+	agg        *metrics.Aggregator
+	sim        *sim.Simulator
+	done       int64
+	err        error
+}
+
+// Simulate runs every record of src (and every follow-up fu creates) through
+// the simulator of cfg.Deploy. fu may be nil. The context is checked between
+// arrivals; cancelling it stops the run with ctx.Err().
+func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Sink) (Outcome, error) {
+	if cfg.Deploy == nil {
+		return Outcome{}, errors.New("replay: no deployment")
+	}
+	agg, err := metrics.NewAggregator(cfg.SLOTargets)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("replay: %w", err)
+	}
+	d := &driver{ctx: ctx, cfg: cfg, src: src, fu: fu, sink: sink, tok: newTokens(cfg.Seed),
+		accumulate: cfg.ContextGrowth == "accumulate", agg: agg}
+	s, err := sim.New(sim.Config{Instance: cfg.Deploy.Instance, HorizonUs: cfg.HorizonUs, OnDone: d.onDone},
+		(*simSource)(d), sim.SinkFunc(d.record))
+	if err != nil {
+		return Outcome{}, err
+	}
+	d.sim = s
+	out, err := s.Run()
+	if d.err != nil {
+		return Outcome{}, d.err
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Summary: agg.Summary(out.Info), Warnings: d.tok.warnings}, nil
+}
+
+// request turns a record into a simulator request.
+func (d *driver) request(rec *tracev2.Record) *instance.Request {
+	l := &live{rec: rec, prompt: d.tok.prompt(rec, d.accumulate), output: d.tok.output(rec, d.accumulate)}
+	return &instance.Request{
+		ID:           rec.RequestID,
+		ArrivalUs:    rec.ArrivalTimeUs,
+		Prompt:       l.prompt,
+		Output:       l.output,
+		OutputLen:    rec.OutputTokens,
+		MaxOutputLen: rec.OutputTokens,
+		SLOClass:     rec.SLOClass,
+		Tenant:       rec.TenantID,
+		DeadlineUs:   rec.DeadlineUs,
+		SessionID:    rec.SessionID,
+		Round:        rec.RoundIndex,
+		Tag:          l,
+	}
+}
+
+// simSource adapts the record source to the simulator's request source.
+type simSource driver
+
+func (s *simSource) Next() (*instance.Request, error) {
+	d := (*driver)(s)
+	if err := d.ctx.Err(); err != nil {
+		return nil, err
+	}
+	rec, err := d.src.Next()
+	if err != nil {
+		return nil, err // io.EOF included
+	}
+	return d.request(rec), nil
+}
+
+// record is the simulator's sink: every request exactly once.
+func (d *driver) record(res *instance.Result, r *instance.Request) {
+	d.agg.Add(res)
+	d.done++
+	if d.cfg.Progress != nil && d.done%1024 == 0 {
+		d.cfg.Progress(d.sim.Now(), d.done)
+	}
+	if d.err != nil {
+		return
+	}
+	if d.sink == nil {
+		return
+	}
+	l := r.Tag.(*live)
+	rec := simulatedRecord(l.rec, res)
+	var sr *tracev2.SimResult
+	if res.Status == instance.StatusCompleted {
+		v := simResult(l.rec, res)
+		sr = &v
+	}
+	if err := d.sink(&rec, sr); err != nil {
+		d.err = err
+	}
+}
+
+// onDone runs after the sink for requests that end during the run: it keeps
+// accumulating sessions' context and injects closed-loop follow-ups.
+func (d *driver) onDone(res *instance.Result, r *instance.Request) {
+	l := r.Tag.(*live)
+	if res.Status == instance.StatusCompleted && d.accumulate && l.rec.SessionID != "" {
+		d.tok.remember(l.rec.SessionID, l.prompt, l.output, res.OutputTokens)
+	}
+	if d.fu == nil || d.err != nil {
+		return
+	}
+	var next *tracev2.Record
+	var ok bool
+	if res.Status == instance.StatusCompleted {
+		next, ok = d.fu.OnComplete(l.rec, res.ArrivalUs+res.E2EUs, res.OutputTokens)
+	} else {
+		next, ok = d.fu.OnFailed(l.rec, res.DoneUs, res.Status == instance.StatusTimedOut)
+	}
+	if !ok {
+		return
+	}
+	if err := d.sim.Inject(d.request(next)); err != nil && !errors.Is(err, sim.ErrPastHorizon) {
+		d.err = err
+	}
+}
+
+// simulatedRecord is the trace row of a simulated request (tracev2.md §4.2):
+// send = arrival, chunk times = arrival + TTFT and arrival + E2E.
+func simulatedRecord(in *tracev2.Record, res *instance.Result) tracev2.Record {
+	rec := *in
+	rec.SendTimeUs = rec.ArrivalTimeUs
+	rec.FirstChunkTimeUs, rec.LastChunkTimeUs = 0, 0
+	if res.TTFTUs >= 0 {
+		rec.FirstChunkTimeUs = res.ArrivalUs + res.TTFTUs
+	}
+	if res.Status == instance.StatusCompleted {
+		rec.LastChunkTimeUs = res.ArrivalUs + res.E2EUs
+	}
+	rec.NumChunks = 0
+	rec.FinishReason = ""
+	rec.FirstTokenTimeUs = 0
+	rec.CachedTokens = 0
+	rec.Instance = instanceName(res.Instance)
+	rec.Preemptions = res.Preemptions
+	rec.Status, rec.ErrorMessage = statusOf(res.Status)
+	return rec
+}
+
+func statusOf(s instance.Status) (status, reason string) {
+	switch s {
+	case instance.StatusCompleted:
+		return "ok", ""
+	case instance.StatusTimedOut:
+		return "timeout", ""
+	case instance.StatusDropped:
+		return "incomplete", "dropped: unservable"
+	case instance.StatusRejected:
+		return "incomplete", "rejected: admission"
+	default:
+		return "incomplete", "horizon"
+	}
+}
+
+func instanceName(i int) string { return fmt.Sprintf("instance_%d", i) }
+
+// simResult is the SimResult of a completed request (tracev2.md §9).
+func simResult(rec *tracev2.Record, res *instance.Result) tracev2.SimResult {
+	sr := tracev2.SimResult{
+		RequestID:         rec.RequestID,
+		TTFTUs:            float64(res.TTFTUs),
+		E2EUs:             float64(res.E2EUs),
+		InputTokens:       res.PromptTokens,
+		OutputTokens:      res.OutputTokens,
+		SLOClass:          rec.SLOClass,
+		Model:             rec.Model,
+		ArrivalUs:         res.ArrivalUs,
+		SchedulingDelayUs: float64(res.SchedulingDelayUs),
+		NumPreemptions:    res.Preemptions,
+		CachedInputTokens: res.CachedPromptTokens,
+		Instance:          instanceName(res.Instance),
+	}
+	if res.OutputTokens >= 2 {
+		sr.ITLMeanUs = res.TPOTUs()
+	}
+	return sr
+}
+
+// SliceSource serves records from a slice, for tests and small inputs.
+type SliceSource struct {
+	Records []tracev2.Record
+	i       int
+}
+
+// Next implements Source.
+func (s *SliceSource) Next() (*tracev2.Record, error) {
+	if s.i >= len(s.Records) {
+		return nil, io.EOF
+	}
+	s.i++
+	return &s.Records[s.i-1], nil
+}

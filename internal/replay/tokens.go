@@ -1,0 +1,120 @@
+package replay
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+
+	"servesim/internal/tracev2"
+)
+
+// vocab is the size of the synthetic vocabulary (workload.md §9).
+const vocab = 128000
+
+// streamSeed derives a stream's seed from the run seed and a name
+// (simulator.md §1: seed XOR FNV-1a-64(name)).
+func streamSeed(seed int64, name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return uint64(seed) ^ h.Sum64()
+}
+
+// tokens synthesises prompt and output token ids. Ids depend only on (seed,
+// prefix group) or (seed, request id), never on the order in which rows are
+// met, so a trace replays identically however it was produced. Only the
+// sharing structure matters to the KV cache: rows of one prefix group share
+// their prefix, an accumulating session round begins with its predecessor's
+// prompt and output, and everything else is fresh (a 16-token block of
+// uniform ids over 128000 values never collides by chance).
+type tokens struct {
+	seed     int64
+	prefixes map[string][]int32
+	// sessions holds, per accumulating session, the ids of the last round's
+	// prompt followed by its output: the next round's prompt starts with them.
+	sessions map[string][]int32
+	warnings []string
+}
+
+func newTokens(seed int64) *tokens {
+	return &tokens{seed: seed, prefixes: map[string][]int32{}, sessions: map[string][]int32{}}
+}
+
+func fill(dst []int32, r *rand.Rand) {
+	for i := range dst {
+		dst[i] = int32(r.IntN(vocab))
+	}
+}
+
+// perRequest returns a generator for request id's fresh ids (kind "prompt"
+// or "output").
+func (t *tokens) perRequest(kind string, id int64) *rand.Rand {
+	s := streamSeed(t.seed, "token-ids/"+kind)
+	return rand.New(rand.NewPCG(s, uint64(id)))
+}
+
+// prefix returns the first n ids of group g's prefix.
+func (t *tokens) prefix(g string, n int) []int32 {
+	p := t.prefixes[g]
+	if len(p) < n {
+		// The group's ids are one deterministic sequence; a longer request
+		// extends it, so every member shares the common part.
+		r := rand.New(rand.NewPCG(streamSeed(t.seed, "prefix/"+g), 0))
+		p = make([]int32, n)
+		fill(p, r)
+		t.prefixes[g] = p
+	}
+	return p[:n]
+}
+
+// promptLen is the number of prompt tokens a row stands for
+// (simulator.md §13).
+func promptLen(rec *tracev2.Record) int {
+	if rec.ServerInputTokens > 0 && rec.PrefixGroup == "" {
+		return rec.ServerInputTokens
+	}
+	return rec.PrefixLength + rec.InputTokens
+}
+
+// prompt builds the prompt ids of a row. accumulate says whether session
+// rounds grow from their predecessors.
+func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) []int32 {
+	n := promptLen(rec)
+	ids := make([]int32, n)
+	start := 0
+	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {
+		prev := t.sessions[rec.SessionID]
+		if len(prev) <= n {
+			start = copy(ids, prev)
+		} else {
+			t.warnings = append(t.warnings, fmt.Sprintf("request %d: session %s round %d: prompt of %d tokens is shorter "+
+				"than the previous round's prompt and output (%d); using fresh tokens", rec.RequestID, rec.SessionID, rec.RoundIndex, n, len(prev)))
+		}
+	}
+	if start == 0 && rec.PrefixGroup != "" && rec.PrefixLength > 0 {
+		start = copy(ids, t.prefix(rec.PrefixGroup, min(rec.PrefixLength, n)))
+	}
+	fill(ids[start:], t.perRequest("prompt", rec.RequestID))
+	return ids
+}
+
+// output returns the ids a request generates, or nil when nobody will ever
+// look at them (the simulator then synthesises its own).
+func (t *tokens) output(rec *tracev2.Record, accumulate bool) []int32 {
+	if !accumulate || rec.SessionID == "" {
+		return nil
+	}
+	ids := make([]int32, rec.OutputTokens)
+	fill(ids, t.perRequest("output", rec.RequestID))
+	return ids
+}
+
+// remember records a completed session round so the next round can extend it.
+func (t *tokens) remember(session string, prompt, output []int32, generated int) {
+	if session == "" {
+		return
+	}
+	ctx := make([]int32, 0, len(prompt)+generated)
+	ctx = append(ctx, prompt...)
+	ctx = append(ctx, output[:min(generated, len(output))]...)
+	t.sessions[session] = ctx
+}

@@ -1,0 +1,77 @@
+package replay
+
+import (
+	"io"
+
+	"servesim/internal/tracev2"
+	"servesim/internal/workload"
+)
+
+// WorkloadSource presents a workload generator as the rows `run` writes to
+// its trace: it is both the Source of pre-generated requests and the
+// FollowUps of closed-loop sessions.
+type WorkloadSource struct {
+	src *workload.Source
+}
+
+// FromWorkload adapts a workload source.
+func FromWorkload(src *workload.Source) *WorkloadSource { return &WorkloadSource{src: src} }
+
+// Next implements Source.
+func (w *WorkloadSource) Next() (*tracev2.Record, error) {
+	r, ok := w.src.Next()
+	if !ok {
+		return nil, io.EOF
+	}
+	rec := Record(r)
+	return &rec, nil
+}
+
+// OnComplete implements FollowUps.
+func (w *WorkloadSource) OnComplete(rec *tracev2.Record, doneUs int64, generated int) (*tracev2.Record, bool) {
+	return w.follow(w.src.OnComplete(rec.RequestID, doneUs, generated))
+}
+
+// OnFailed implements FollowUps.
+func (w *WorkloadSource) OnFailed(rec *tracev2.Record, atUs int64, timedOut bool) (*tracev2.Record, bool) {
+	reason := workload.FailDropped
+	if timedOut {
+		reason = workload.FailTimeout
+	}
+	return w.follow(w.src.OnFailed(rec.RequestID, atUs, reason))
+}
+
+func (w *WorkloadSource) follow(r *workload.Request, ok bool) (*tracev2.Record, bool) {
+	if !ok {
+		return nil, false
+	}
+	rec := Record(r)
+	return &rec, true
+}
+
+// Record is the generated-mode trace row of a workload request before
+// simulation (tracev2.md §4.2): send = arrival, no chunk times yet.
+func Record(r *workload.Request) tracev2.Record {
+	return tracev2.Record{
+		RequestID:     r.ID,
+		ClientID:      r.ClientID,
+		TenantID:      r.TenantID,
+		SLOClass:      r.SLOClass,
+		VLLMPriority:  tracev2.VLLMPriority(r.SLOClass),
+		SessionID:     r.SessionID,
+		RoundIndex:    r.RoundIndex,
+		PrefixGroup:   r.PrefixGroup,
+		PrefixLength:  r.PrefixLength,
+		Streaming:     r.Streaming,
+		InputTokens:   r.InputTokens,
+		OutputTokens:  r.OutputTokens,
+		TextTokens:    r.PrefixLength + r.InputTokens,
+		ReasonRatio:   r.ReasonRatio,
+		Model:         r.Model,
+		DeadlineUs:    r.DeadlineUs,
+		SLOTargetUs:   r.SLOTargetUs,
+		ArrivalTimeUs: r.ArrivalUs,
+		SendTimeUs:    r.ArrivalUs,
+		ThinkTimeUs:   r.ThinkTimeUs,
+	}
+}
