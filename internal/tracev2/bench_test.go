@@ -2,6 +2,7 @@ package tracev2
 
 import (
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -135,6 +136,38 @@ func BenchmarkWrite(b *testing.B) {
 			if err := w.Write(&recs[i]); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+	b.StopTimer()
+	report(b, start, cpu0, &ms0)
+}
+
+// BenchmarkReadEncodingCSV is a reference on the same machine and load:
+// encoding/csv only splitting the same 100k rows (ReuseRecord, no parsing,
+// no validation).
+func BenchmarkReadEncodingCSV(b *testing.B) {
+	data := benchData(b)
+	b.ReportAllocs()
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	start, cpu0 := time.Now(), cpuTime()
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		cr := csv.NewReader(bytes.NewReader(data))
+		cr.ReuseRecord = true
+		rows := -1
+		for {
+			_, err := cr.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows++
+		}
+		if rows != benchRows {
+			b.Fatalf("read %d rows, want %d", rows, benchRows)
 		}
 	}
 	b.StopTimer()

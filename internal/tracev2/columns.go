@@ -151,17 +151,6 @@ func (c colID) required() bool {
 	return false
 }
 
-// isTime reports whether a column holds an instant on the file's time origin
-// (spec §5); those take part in epoch detection and normalisation.
-func (c colID) isTime() bool {
-	switch c {
-	case colArrivalTimeUs, colSendTimeUs, colFirstChunkTimeUs, colLastChunkTimeUs,
-		colDeadlineUs, colExtFirstTokenTimeUs:
-		return true
-	}
-	return false
-}
-
 // Columns says which optional columns a data CSV has. The 27 core columns are
 // always written; each flag adds one column for the whole file. Writers decide
 // it before the first row (they cannot look ahead when streaming); a column

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 )
 
 // EpochThresholdUs separates absolute Unix-epoch times from offsets: a time
@@ -62,11 +63,13 @@ func (o Origin) Normalize(rec *Record) {
 // originTracker classifies every time column while rows stream by: the first
 // non-zero value fixes whether the column is epoch or offset, and a later
 // value of the other kind is an error on its line. It keeps the two E0
-// candidates, so the origin is known at the end of one pass.
+// candidates, so the origin is known at the end of one pass. Per row it
+// works on bit masks over the six time columns (bit k = timeCols()[k]).
 type originTracker struct {
-	cls       [numCols]int8 // 0 unseen, 1 offset, 2 epoch
-	firstLine [numCols]int
-	firstCol  [numCols]int
+	seen      uint8 // columns whose kind is fixed
+	epoch     uint8 // of those, the epoch ones
+	firstLine [6]int
+	firstCol  [6]int
 	minDiff   int64 // min(send − arrival) over rows with epoch send and offset arrival
 	haveDiff  bool
 	minArr    int64 // min epoch arrival
@@ -74,58 +77,62 @@ type originTracker struct {
 	result    Origin
 }
 
-func timeValues(rec *Record) [6]struct {
-	id colID
-	v  int64
-} {
-	return [6]struct {
-		id colID
-		v  int64
-	}{
-		{colArrivalTimeUs, rec.ArrivalTimeUs}, {colSendTimeUs, rec.SendTimeUs},
-		{colFirstChunkTimeUs, rec.FirstChunkTimeUs}, {colLastChunkTimeUs, rec.LastChunkTimeUs},
-		{colDeadlineUs, rec.DeadlineUs}, {colExtFirstTokenTimeUs, rec.FirstTokenTimeUs},
+// timeCols lists the time columns in mask bit order.
+func timeCols() [6]colID {
+	return [6]colID{colArrivalTimeUs, colSendTimeUs, colFirstChunkTimeUs, colLastChunkTimeUs,
+		colDeadlineUs, colExtFirstTokenTimeUs}
+}
+
+func timeValues(rec *Record) [6]int64 {
+	return [6]int64{rec.ArrivalTimeUs, rec.SendTimeUs, rec.FirstChunkTimeUs, rec.LastChunkTimeUs,
+		rec.DeadlineUs, rec.FirstTokenTimeUs}
+}
+
+// masks gives the non-zero and the epoch time values of rec.
+func masks(rec *Record) (nz, ep uint8) {
+	for k, v := range timeValues(rec) {
+		if v != 0 {
+			nz |= 1 << k
+			if v >= EpochThresholdUs {
+				ep |= 1 << k
+			}
+		}
 	}
+	return nz, ep
 }
 
 // check reports a value whose kind differs from its column's.
 func (t *originTracker) check(rec *Record, line int, idx *[numCols]int, name string) error {
-	for _, tv := range timeValues(rec) {
-		if tv.v == 0 {
-			continue
-		}
-		k := int8(1)
-		if tv.v >= EpochThresholdUs {
-			k = 2
-		}
-		if c := t.cls[tv.id]; c != 0 && c != k {
-			msg := fmt.Sprintf("%d is an offset, but earlier rows (from line %d) hold Unix-epoch times", tv.v, t.firstLine[tv.id])
-			if k == 2 {
-				msg = fmt.Sprintf("%d is a Unix-epoch time, but earlier rows (from line %d) hold offsets", tv.v, t.firstLine[tv.id])
-			}
-			return &Error{File: name, Line: line, Column: idx[tv.id] + 1, What: "column " + tv.id.name(), Msg: msg}
-		}
+	nz, ep := masks(rec)
+	bad := nz & t.seen & (ep ^ t.epoch)
+	if bad == 0 {
+		return nil
 	}
-	return nil
+	k := bits.TrailingZeros8(bad)
+	id, v := timeCols()[k], timeValues(rec)[k]
+	msg := fmt.Sprintf("%d is an offset, but earlier rows (from line %d) hold Unix-epoch times", v, t.firstLine[k])
+	if ep&(1<<k) != 0 {
+		msg = fmt.Sprintf("%d is a Unix-epoch time, but earlier rows (from line %d) hold offsets", v, t.firstLine[k])
+	}
+	return &Error{File: name, Line: line, Column: idx[id] + 1, What: "column " + id.name(), Msg: msg}
 }
 
 func (t *originTracker) commit(rec *Record, line int, idx *[numCols]int) {
-	for _, tv := range timeValues(rec) {
-		if tv.v == 0 || t.cls[tv.id] != 0 {
-			continue
+	nz, ep := masks(rec)
+	if fresh := nz &^ t.seen; fresh != 0 {
+		for k, id := range timeCols() {
+			if fresh&(1<<k) != 0 {
+				t.firstLine[k], t.firstCol[k] = line, idx[id]+1
+			}
 		}
-		t.cls[tv.id] = 1
-		if tv.v >= EpochThresholdUs {
-			t.cls[tv.id] = 2
-		}
-		t.firstLine[tv.id] = line
-		t.firstCol[tv.id] = idx[tv.id] + 1
+		t.seen |= fresh
+		t.epoch |= ep & fresh
 	}
-	if IsEpoch(rec.ArrivalTimeUs) {
+	if ep&1 != 0 { // epoch arrival
 		if !t.haveArr || rec.ArrivalTimeUs < t.minArr {
 			t.minArr, t.haveArr = rec.ArrivalTimeUs, true
 		}
-	} else if IsEpoch(rec.SendTimeUs) {
+	} else if ep&2 != 0 { // epoch send, offset arrival
 		if d := rec.SendTimeUs - rec.ArrivalTimeUs; !t.haveDiff || d < t.minDiff {
 			t.minDiff, t.haveDiff = d, true
 		}
@@ -135,17 +142,15 @@ func (t *originTracker) commit(rec *Record, line int, idx *[numCols]int) {
 // settle picks the rule at the end of the file.
 func (t *originTracker) settle(name string) error {
 	switch {
-	case t.cls[colArrivalTimeUs] == 2:
+	case t.epoch&1 != 0:
 		t.result = Origin{Rule: RuleEpochArrival, E0: t.minArr}
-	case t.cls[colSendTimeUs] == 2:
+	case t.epoch&2 != 0:
 		t.result = Origin{Rule: RuleEpochSend, E0: t.minDiff}
+	case t.epoch != 0:
+		k := bits.TrailingZeros8(t.epoch)
+		return &Error{File: name, Line: t.firstLine[k], Column: t.firstCol[k], What: "column " + timeCols()[k].name(),
+			Msg: "holds Unix-epoch times while arrival_time_us and send_time_us hold offsets; the time origin cannot be estimated"}
 	default:
-		for c := colRequestID; c < numCols; c++ {
-			if c.isTime() && t.cls[c] == 2 {
-				return &Error{File: name, Line: t.firstLine[c], Column: t.firstCol[c], What: "column " + c.name(),
-					Msg: "holds Unix-epoch times while arrival_time_us and send_time_us hold offsets; the time origin cannot be estimated"}
-			}
-		}
 		t.result = Origin{Rule: RuleOffsets}
 	}
 	return nil
