@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"servesim/internal/cli"
+	"servesim/internal/tracev2"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// runCmd runs the command in-process and returns stdout, stderr and the exit code.
+func runCmd(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"run"}, args...), strings.NewReader(stdin), &out, &errb)
+	code := cli.Report("run", err, &errb)
+	return out.String(), errb.String(), code
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/run -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestPresetGoldens(t *testing.T) {
+	for _, preset := range []string{"distribution", "chatbot", "summarization", "contentgen", "multidoc"} {
+		for _, format := range []string{"json", "text"} {
+			t.Run(preset+"/"+format, func(t *testing.T) {
+				args := []string{"--workload", preset, "--rate", "8", "--num-requests", "150", "--format", format}
+				out, errs, code := runCmd(t, "", args...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errs)
+				}
+				golden(t, preset+"."+format, out)
+				// Determinism: a second run prints the same bytes.
+				again, _, _ := runCmd(t, "", args...)
+				if again != out {
+					t.Error("two runs with the same seed printed different output")
+				}
+			})
+		}
+	}
+}
+
+func TestSummaryValues(t *testing.T) {
+	out, errs, code := runCmd(t, "", "--workload", "chatbot", "--rate", "5", "--num-requests", "300")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s map[string]any
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("stdout is not JSON: %v", err)
+	}
+	num := func(k string) float64 {
+		v, ok := s[k].(float64)
+		if !ok {
+			t.Fatalf("key %s missing or not a number in %s", k, out)
+		}
+		return v
+	}
+	// Conservation (INV-1) and a light load: everything completes.
+	if num("injected_requests") != 300 || num("completed_requests") != 300 {
+		t.Errorf("injected %v completed %v, want 300 and 300", num("injected_requests"), num("completed_requests"))
+	}
+	// At 5 req/s on an H100 nothing queues: TTFT is a few tens of ms and
+	// below E2E; the run lasts about 300/5 = 60 s plus the last request.
+	if ttft, e2e := num("ttft_mean_ms"), num("e2e_mean_ms"); !(ttft > 15 && ttft < 200 && e2e > ttft) {
+		t.Errorf("ttft_mean_ms %v e2e_mean_ms %v out of the plausible range", ttft, e2e)
+	}
+	if d := num("vllm_estimated_duration_s"); d < 59 || d > 80 {
+		t.Errorf("duration %v s, want about 60 s", d)
+	}
+}
+
+func TestTraceAndRequestsOut(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "gen")
+	reqs := filepath.Join(dir, "reqs.jsonl")
+	_, errs, code := runCmd(t, "", "--workload", "chatbot", "--rate", "10", "-n", "50", "--trace-output", prefix, "--requests-out", reqs)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	tr, err := tracev2.Load(tracev2.Input{Path: prefix + ".csv"}, tracev2.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Header.Mode != "generated" || tr.Header.WorkloadSpec != "preset:chatbot" || len(tr.Records) != 50 {
+		t.Fatalf("header %+v, %d records", tr.Header, len(tr.Records))
+	}
+	for _, r := range tr.Records {
+		if r.Status != "ok" || r.FirstChunkTimeUs <= r.ArrivalTimeUs || r.LastChunkTimeUs < r.FirstChunkTimeUs || r.Instance != "instance_0" {
+			t.Fatalf("record %+v is not a completed simulated request", r)
+		}
+	}
+	data, err := os.ReadFile(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 50 {
+		t.Fatalf("%d request lines, want 50", len(lines))
+	}
+	var first struct {
+		Status string  `json:"status"`
+		TTFT   float64 `json:"ttft_us"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Status != "ok" || first.TTFT <= 0 {
+		t.Errorf("first line %s: %+v %v", lines[0], first, err)
+	}
+}
+
+func TestTraceToStdoutIsSingleStream(t *testing.T) {
+	out, errs, code := runCmd(t, "", "--workload", "chatbot", "--rate", "10", "-n", "5", "--trace-output", "-", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.HasPrefix(out, "# trace_version: 3\n") || strings.Count(out, "\n") < 6 {
+		t.Errorf("stdout is not a single-stream trace:\n%s", out)
+	}
+	if !strings.Contains(errs, `"completed_requests": 5`) {
+		t.Errorf("the summary should move to stderr, got:\n%s", errs)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "spec.yaml")
+	os.WriteFile(spec, []byte("version: \"2\"\nnum_requests: 5\nclientz: []\n"), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workload", "chatbott", "--rate", "1"}, "chatbott"},
+		{[]string{"--rate", "-2"}, "--rate"},
+		{[]string{"--workload", "chatbot"}, "--rate"},
+		{[]string{"--workload-spec", spec}, "clientz"},
+		{[]string{"--workload-spec", spec, "--rate", "3"}, "--rate"},
+		{[]string{"--model", "gpt-9"}, "gpt-9"},
+		{[]string{"--max-num-seqs", "0"}, "max-num-seqs"},
+		{[]string{"--format", "yaml"}, "--format"},
+		{[]string{"--frobnicate"}, "frobnicate"},
+		{[]string{"extra"}, "too many arguments"},
+	}
+	for _, tt := range tests {
+		out, errs, code := runCmd(t, "", tt.args...)
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2 (stderr %q)", tt.args, code, errs)
+			continue
+		}
+		if out != "" {
+			t.Errorf("%q: wrote to stdout on error: %q", tt.args, out)
+		}
+		lines := strings.Split(strings.TrimSpace(errs), "\n")
+		if last := lines[len(lines)-1]; !strings.Contains(last, tt.want) {
+			t.Errorf("%q: error %q does not mention %q", tt.args, last, tt.want)
+		}
+	}
+}
+
+func TestHelpShowsExample(t *testing.T) {
+	out, _, code := runCmd(t, "", "--help")
+	if code != 0 || !strings.Contains(out, "replay chat.csv") || !strings.Contains(out, "--workload") {
+		t.Errorf("help (exit %d) lacks the pipeline example or flags:\n%s", code, out)
+	}
+}
