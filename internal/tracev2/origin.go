@@ -158,6 +158,7 @@ func (t *originTracker) settle(name string) error {
 
 // Trace is a whole trace in memory, for consumers that index it (calibrate).
 type Trace struct {
+	Name    string // file name used in messages
 	Header  *Header
 	Columns Columns
 	Records []Record
@@ -192,8 +193,24 @@ func ReadAll(r *Reader) (*Trace, error) {
 			o.Normalize(&t.Records[i])
 		}
 	}
-	t.Header, t.Columns, t.Origin, t.Skipped = r.Header(), r.Columns(), o, r.Skipped()
+	t.Name, t.Header, t.Columns, t.Origin, t.Skipped = r.Name(), r.Header(), r.Columns(), o, r.Skipped()
 	return t, nil
+}
+
+// IndexByID maps each request_id to its record's index. A duplicated
+// request_id is an *Error naming both lines (spec §7: uniqueness is checked
+// by consumers that index the trace).
+func (t *Trace) IndexByID() (map[int64]int, error) {
+	idx := make(map[int64]int, len(t.Records))
+	for i := range t.Records {
+		id := t.Records[i].RequestID
+		if j, dup := idx[id]; dup {
+			return nil, &Error{File: t.Name, Line: t.Lines[i], Column: 1, What: "column request_id",
+				Msg: fmt.Sprintf("%d is duplicated (first on line %d)", id, t.Lines[j])}
+		}
+		idx[id] = i
+	}
+	return idx, nil
 }
 
 // Load opens a trace (see Open), reads it whole and normalises it.

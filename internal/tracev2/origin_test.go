@@ -160,3 +160,24 @@ func TestOpenITLFile(t *testing.T) {
 		t.Errorf("want io.EOF, got %v", err)
 	}
 }
+
+func TestIndexByID(t *testing.T) {
+	data := cols27 + "\n" + goodRow + "\n" + withField(0, "2") + "\n" + goodRow + "\n"
+	r, err := NewReader(strings.NewReader(data), "t.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tr.IndexByID()
+	if want := "t.csv:4:1: column request_id: 1 is duplicated (first on line 2)"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+	tr.Records = tr.Records[:2]
+	idx, err := tr.IndexByID()
+	if err != nil || !reflect.DeepEqual(idx, map[int64]int{1: 0, 2: 1}) {
+		t.Errorf("got %v, %v", idx, err)
+	}
+}
