@@ -27,11 +27,12 @@ type draft struct {
 type session struct {
 	id    string
 	cc    *compiledClient
-	rng   *rand.Rand
-	seq   int64 // creation order within its client
-	round int   // index of the last drafted or created round
-	at    int64 // open sessions: arrival of the last drafted round, then of the next one
-	cap   int   // closed sessions: rounds allowed by num_requests (its reservation)
+	pcg   rand.PCG
+	rng   *rand.Rand // over pcg
+	seq   int64      // creation order within its client
+	round int        // index of the last drafted or created round
+	at    int64      // open sessions: arrival of the last drafted round, then of the next one
+	cap   int        // closed sessions: rounds allowed by num_requests (its reservation)
 
 	// The last drafted round: prompt length (prefix included) and output.
 	draftLen int
@@ -58,6 +59,7 @@ type session struct {
 // a time, from the client's stream.
 type clientGen struct {
 	cc      *compiledClient
+	dry     bool // counting only: closed sessions and users create no session
 	rng     *rand.Rand
 	horizon int64
 	pending draft
@@ -71,8 +73,8 @@ type clientGen struct {
 	nextUser  int
 }
 
-func newClientGen(cc *compiledClient, seed uint64, horizon int64) *clientGen {
-	g := &clientGen{cc: cc, rng: newRand(seed), horizon: horizon}
+func newClientGen(cc *compiledClient, seed uint64, horizon int64, dry bool) *clientGen {
+	g := &clientGen{cc: cc, rng: newRand(seed), horizon: horizon, dry: dry}
 	if cc.kind == genOpenSessions {
 		g.nextStart = g.cc.arr.next(g.rng)
 		g.startOK = !g.beyond(g.nextStart)
@@ -89,7 +91,10 @@ func (g *clientGen) beyond(t int64) bool {
 // newSession starts a session with its own stream, seeded by one draw of
 // the client's stream.
 func (g *clientGen) newSession() *session {
-	s := &session{cc: g.cc, rng: newRand(g.rng.Uint64()), seq: g.seq, cap: g.cc.maxRounds}
+	s := &session{cc: g.cc, seq: g.seq, cap: g.cc.maxRounds}
+	seed := g.rng.Uint64()
+	s.pcg.Seed(seed, seed^pcgIncrement)
+	s.rng = rand.New(&s.pcg)
 	g.seq++
 	return s
 }
@@ -128,8 +133,16 @@ func (g *clientGen) advance() {
 		if g.beyond(g.t) {
 			return
 		}
+		d.at, d.cost = g.t, int64(cc.maxRounds)
+		if g.dry {
+			// A count needs only the arrival and the cost; keep the client
+			// stream aligned by drawing the session seed all the same.
+			g.rng.Uint64()
+			g.seq++
+			break
+		}
 		s := g.newSession()
-		d.at, d.sess, d.cost = g.t, s, int64(cc.maxRounds)
+		d.sess = s
 		drawRound(cc, s.rng, d)
 	case genUsers:
 		n := cc.c.Concurrency
@@ -142,9 +155,14 @@ func (g *clientGen) advance() {
 			return
 		}
 		g.nextUser++
+		d.at = at
+		if g.dry {
+			g.rng.Uint64()
+			break
+		}
 		s := g.newSession()
 		s.id = "concurrency_" + cc.c.ID + "_user_" + strconv.Itoa(u)
-		d.at, d.sess = at, s
+		d.sess = s
 		drawRound(cc, s.rng, d)
 	case genOpenSessions:
 		if !g.advanceOpen(d) {

@@ -40,7 +40,7 @@ func (w *Workload) newSource(dry bool) *Source {
 	// client appended to a spec changes no other client's requests.
 	wg := NewStream(w.Spec.Seed, "workload-gen")
 	for i := range w.clients {
-		g := newClientGen(&w.clients[i], wg.Uint64(), w.Spec.HorizonUs)
+		g := newClientGen(&w.clients[i], wg.Uint64(), w.Spec.HorizonUs, dry)
 		s.gens = append(s.gens, g)
 		if g.ok {
 			s.heap = append(s.heap, i)
