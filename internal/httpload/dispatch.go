@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"servesim/internal/httpload/alarm"
 )
 
 // Sender prepares and sends jobs; *Client is the real one.
@@ -28,10 +29,6 @@ type DispatchConfig struct {
 	// Drain is how long in-flight requests may still finish after the run's
 	// context is cancelled; then they are cancelled. 0 cancels them at once.
 	Drain time.Duration
-	// SpinWindow is the last stretch before a send time spent yielding the
-	// processor instead of sleeping on a timer (which wakes up to ~1 ms late
-	// on Linux). Default 1.5 ms; negative = never spin.
-	SpinWindow time.Duration
 	// LateAfter is the lag beyond which a send counts as late. Default 1 ms.
 	LateAfter time.Duration
 }
@@ -46,6 +43,10 @@ type Plan struct {
 	// It is never called after the run's context is cancelled.
 	FollowUp func(done Result) (Job, bool)
 }
+
+// Plan.Jobs and Plan.FollowUp run on different goroutines of the
+// dispatcher, but never at the same time (run.planMu), so they may share
+// unguarded state such as a workload source. The sink runs apart from both.
 
 // Stats counts what a run did; every figure is also derivable from the
 // Results. Lag percentiles are for the caller (Result.LagUS).
@@ -81,9 +82,6 @@ func NewDispatcher(s Sender, cfg DispatchConfig) (*Dispatcher, error) {
 	if cfg.MaxConcurrency < 0 || cfg.Drain < 0 || cfg.LateAfter < 0 {
 		return nil, fmt.Errorf("httpload: dispatcher: max concurrency %d, drain %v and late-after %v must not be negative",
 			cfg.MaxConcurrency, cfg.Drain, cfg.LateAfter)
-	}
-	if cfg.SpinWindow == 0 {
-		cfg.SpinWindow = 1500 * time.Microsecond
 	}
 	if cfg.LateAfter == 0 {
 		cfg.LateAfter = time.Millisecond
@@ -162,6 +160,7 @@ type run struct {
 	stopped atomic.Bool  // the run's context was cancelled: no more follow-ups
 	wg      sync.WaitGroup
 	sem     chan struct{}
+	planMu  sync.Mutex // serialises Plan.Jobs and Plan.FollowUp
 	seq     int64
 	waiting itemHeap
 	stats   Stats
@@ -175,7 +174,7 @@ type run struct {
 // waiting for its send time a "cancelled: ... (not sent)" Result, lets the
 // requests in flight finish for up to Drain (or until Abort), then cancels
 // them, which ends them with "cancelled: ..." Results. It then returns the
-// stats with an error wrapping context.Cause(ctx).
+// stats with an error wrapping ctx.Err() and context.Cause(ctx).
 func (d *Dispatcher) Run(ctx context.Context, clock Clock, plan Plan, sink func(Result)) (Stats, error) {
 	if plan.Jobs == nil || sink == nil {
 		return Stats{}, errors.New("httpload: dispatcher: plan has no jobs or no sink")
@@ -198,7 +197,9 @@ func (d *Dispatcher) Run(ctx context.Context, clock Clock, plan Plan, sink func(
 
 	next, stop := iter.Pull(plan.Jobs)
 	interrupted := r.dispatch(ctx, reqCtx, next)
+	r.planMu.Lock()
 	stop()
+	r.planMu.Unlock()
 	if interrupted {
 		r.drain(ctx, cancelReqs)
 	}
@@ -207,7 +208,10 @@ func (d *Dispatcher) Run(ctx context.Context, clock Clock, plan Plan, sink func(
 	<-collected
 	r.stats.Interrupted = interrupted
 	if interrupted {
-		return r.stats, fmt.Errorf("httpload: dispatch interrupted: %w", context.Cause(ctx))
+		if cause := context.Cause(ctx); cause != ctx.Err() {
+			return r.stats, fmt.Errorf("httpload: dispatch interrupted: %w: %w", ctx.Err(), cause)
+		}
+		return r.stats, fmt.Errorf("httpload: dispatch interrupted: %w", ctx.Err())
 	}
 	return r.stats, nil
 }
@@ -238,13 +242,21 @@ func (r *run) collect(sink func(Result), done chan<- struct{}) {
 			s.Errors++
 		}
 		sink(res)
+		pushed := false
 		if r.plan.FollowUp != nil && !r.stopped.Load() {
-			if j, ok := r.plan.FollowUp(res); ok {
+			r.planMu.Lock()
+			j, ok := r.plan.FollowUp(res)
+			r.planMu.Unlock()
+			if ok {
 				r.fq.push(j)
+				pushed = true
 			}
 		}
-		r.owed.Add(-1)
-		r.fq.signal()
+		// Wake the dispatcher only when it has news: a follow-up to
+		// schedule, or nothing owed any more (the end of the run or drain).
+		if left := r.owed.Add(-1); pushed || left == 0 {
+			r.fq.signal()
+		}
 	}
 }
 
@@ -253,9 +265,9 @@ func (r *run) dispatch(ctx, reqCtx context.Context, next func() (Job, bool)) boo
 	var (
 		head    *item // next job from the plan, not yet due
 		srcDone bool
-		timer   = time.NewTimer(time.Hour)
+		timer   = alarm.New()
 	)
-	timer.Stop()
+	defer timer.Close()
 	defer func() {
 		if head != nil {
 			r.waiting = append(r.waiting, head) // drain gives it its Result
@@ -266,7 +278,10 @@ func (r *run) dispatch(ctx, reqCtx context.Context, next func() (Job, bool)) boo
 			return true
 		}
 		if head == nil && !srcDone {
-			if j, ok := next(); ok {
+			r.planMu.Lock()
+			j, ok := next()
+			r.planMu.Unlock()
+			if ok {
 				head = r.newItem(j)
 			} else {
 				srcDone = true
@@ -345,36 +360,24 @@ const (
 	waitCancelled
 )
 
-// waitUntil waits for the send time target (µs on the clock): on a timer
-// until the spin window, then yielding. A change of the follow-up queue
-// wakes it early so that an earlier follow-up is not sent late.
-func (r *run) waitUntil(ctx context.Context, target int64, timer *time.Timer) waitOutcome {
-	spinUS := r.d.cfg.SpinWindow.Microseconds()
+// waitUntil waits for the send time target (µs on the clock) on a precise
+// timer (package alarm: no spinning, which would starve the network poller
+// that the requests in flight read through). A new follow-up wakes it early,
+// so that an earlier follow-up is not sent late.
+func (r *run) waitUntil(ctx context.Context, target int64, timer *alarm.Timer) waitOutcome {
 	for {
-		sleep, spin, due := sleepPlan(target-r.clock.elapsed(), spinUS)
-		switch {
-		case due:
+		rem := target - r.clock.elapsed()
+		if rem <= 0 {
 			return waitDue
-		case spin:
-			select {
-			case <-r.fq.notify:
-				return waitWoken
-			case <-ctx.Done():
-				return waitCancelled
-			default:
-				runtime.Gosched()
-			}
-		default:
-			timer.Reset(sleep)
-			select {
-			case <-timer.C:
-			case <-r.fq.notify:
-				timer.Stop()
-				return waitWoken
-			case <-ctx.Done():
-				timer.Stop()
-				return waitCancelled
-			}
+		}
+		select {
+		case <-timer.Reset(time.Duration(rem) * time.Microsecond):
+		case <-r.fq.notify:
+			timer.Stop()
+			return waitWoken
+		case <-ctx.Done():
+			timer.Stop()
+			return waitCancelled
 		}
 	}
 }

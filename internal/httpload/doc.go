@@ -9,9 +9,11 @@
 //   - Client: an HTTP/1.1 keep-alive client for /v1/completions and
 //     /v1/chat/completions, streaming (SSE with usage) or not, with an
 //     allocation-free SSE line splitter (SSEParser) and chunk decoder.
-//   - Pacer, Schedule and Constant: pure functions from (elapsed, sent) to
-//     the wait before the next send; the random inter-arrival samplers live
-//     in the workload package, which feeds a Schedule of intended offsets.
+//   - Pacer and Schedule: pure functions from (elapsed, sent) to the wait
+//     before the next send. The arrival processes (poisson, gamma, weibull,
+//     constant) live in the workload package, which stamps each request with
+//     its intended time; a Schedule replays any list of intended offsets
+//     (a trace's arrival times, optionally sped up).
 //   - Dispatcher: sends every job at its intended time (open loop, no hidden
 //     cap), optionally behind a concurrency cap whose wait is recorded, with
 //     follow-up jobs created on completion (closed loops, sessions), and a

@@ -88,30 +88,6 @@ func (s Schedule) Scaled(speed float64) (Schedule, error) {
 	return out, nil
 }
 
-// Constant paces requests at a fixed interval: request n at
-// (n+1)·IntervalUS, the first one interval after the origin.
-type Constant struct {
-	IntervalUS int64
-	Count      int64 // number of requests; 0 = unbounded
-}
-
-// NewConstant returns a Constant pacer of ratePerSec requests per second
-// (interval ⌊10⁶/rate⌋ µs, at least 1) for count requests (0 = unbounded).
-func NewConstant(ratePerSec float64, count int64) (Constant, error) {
-	if !(ratePerSec > 0) || math.IsInf(ratePerSec, 0) || count < 0 {
-		return Constant{}, fmt.Errorf("httpload: constant pacer: rate %v must be finite and > 0, count %d ≥ 0", ratePerSec, count)
-	}
-	return Constant{IntervalUS: max(1, int64(math.Floor(1e6/ratePerSec))), Count: count}, nil
-}
-
-// At implements Pacer.
-func (c Constant) At(n int64) (int64, bool) {
-	if n < 0 || (c.Count > 0 && n >= c.Count) || c.IntervalUS < 1 || n >= math.MaxInt64/c.IntervalUS-1 {
-		return 0, false
-	}
-	return (n + 1) * c.IntervalUS, true
-}
-
 // Pace sets the IntendedUS of the n-th job of jobs to p.At(n), stopping when
 // either runs out: jobs give the content, the pacer the times.
 func Pace(jobs iter.Seq[Job], p Pacer) iter.Seq[Job] {
@@ -128,20 +104,5 @@ func Pace(jobs iter.Seq[Job], p Pacer) iter.Seq[Job] {
 			}
 			n++
 		}
-	}
-}
-
-// sleepPlan decides how to wait remainingUS µs for a send time: sleep on a
-// timer until spinUS before it (Go timers on Linux wake up to ~1 ms late),
-// then yield the processor in a loop until it is due. due is true when the
-// time has come.
-func sleepPlan(remainingUS, spinUS int64) (sleep time.Duration, spin, due bool) {
-	switch {
-	case remainingUS <= 0:
-		return 0, false, true
-	case remainingUS <= spinUS:
-		return 0, true, false
-	default:
-		return time.Duration(remainingUS-max(spinUS, 0)) * time.Microsecond, false, false
 	}
 }

@@ -80,3 +80,10 @@ func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintf(w, "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.\n")
 	fmt.Fprintf(w, "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total%s %d.0\n", labels, hits)
 }
+
+// handleModels imitates GET /v1/models.
+func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"object":"list","data":[{"id":%s,"object":"model","created":0,"owned_by":"vllm","root":%s,"parent":null,"max_model_len":%d}]}`,
+		jsonString(s.cfg.Model), jsonString(s.cfg.Model), s.cfg.MaxModelLen)
+}

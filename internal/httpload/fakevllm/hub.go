@@ -2,19 +2,16 @@ package fakevllm
 
 import (
 	"container/heap"
-	"runtime"
 	"sync"
 	"time"
+
+	"servesim/internal/httpload/alarm"
 )
 
-// hub wakes sleepers at their due instants more precisely than one timer per
-// stream would: Go timers on Linux wake up to ~1 ms late when the process is
-// idle, so the hub sleeps on one timer until spin before the earliest due
-// instant, then yields the processor until it comes. One goroutine spins, not
-// one per stream.
+// hub wakes sleepers at their due instants, all from one precise timer
+// (package alarm), rather than one Go timer per stream, which would wake up
+// to ~1 ms late when the process is idle.
 type hub struct {
-	spin time.Duration
-
 	mu      sync.Mutex
 	waiters waiterHeap
 	kick    chan struct{} // capacity 1: an earlier waiter arrived
@@ -40,8 +37,8 @@ func (h *waiterHeap) Pop() any {
 	return w
 }
 
-func newHub(spin time.Duration) *hub {
-	h := &hub{spin: max(spin, 0), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func newHub() *hub {
+	h := &hub{kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go h.loop()
 	return h
 }
@@ -79,8 +76,8 @@ func (h *hub) sleepUntil(due time.Time, wake chan struct{}, cancel <-chan struct
 
 func (h *hub) loop() {
 	defer close(h.done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	timer := alarm.New()
+	defer timer.Close()
 	for {
 		now := time.Now()
 		h.mu.Lock()
@@ -100,22 +97,14 @@ func (h *hub) loop() {
 			case <-h.stop:
 				return
 			}
-		case next.Sub(now) > h.spin:
-			timer.Reset(next.Sub(now) - h.spin)
+		default:
 			select {
-			case <-timer.C:
+			case <-timer.Reset(next.Sub(now)):
 			case <-h.kick:
 				timer.Stop()
 			case <-h.stop:
 				timer.Stop()
 				return
-			}
-		default:
-			select {
-			case <-h.stop:
-				return
-			default:
-				runtime.Gosched()
 			}
 		}
 	}

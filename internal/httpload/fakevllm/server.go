@@ -64,9 +64,6 @@ type Config struct {
 	RecordTimings bool
 	// KeepRequests bounds the requests kept for Server.Requests. Default 10000.
 	KeepRequests int
-	// SpinWindow is the hub's spin before each due instant. Default 1.5 ms;
-	// negative = timers only.
-	SpinWindow time.Duration
 }
 
 // FaultKind names an injected failure.
@@ -125,6 +122,10 @@ type Timing struct {
 	Arrived  time.Time   // the handler started
 	Admitted time.Time   // body read and slot taken; TTFT counts from here
 	Chunks   []time.Time // after each SSE data event was flushed ([DONE] excluded)
+	// Due holds the instant each of Chunks was scheduled for: Chunks[k] −
+	// Due[k] is the server's own lateness, a gauge of how loaded the
+	// machine was (the role and usage chunks share their neighbour's due).
+	Due []time.Time
 }
 
 // Server is a running fake vLLM.
@@ -182,16 +183,13 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.KeepRequests == 0 {
 		cfg.KeepRequests = 10000
 	}
-	if cfg.SpinWindow == 0 {
-		cfg.SpinWindow = 1500 * time.Microsecond
-	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("fakevllm: listen: %w", err)
 	}
 	s := &Server{
 		cfg:     cfg,
-		hub:     newHub(cfg.SpinWindow),
+		hub:     newHub(),
 		release: make(chan struct{}),
 		changed: make(chan struct{}),
 		timings: map[string]*Timing{},
@@ -206,6 +204,7 @@ func Start(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.ts = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	s.ts.Start()
 	return s, nil
@@ -251,6 +250,7 @@ func (s *Server) Timing(requestID string) (Timing, bool) {
 	}
 	c := *t
 	c.Chunks = append([]time.Time(nil), t.Chunks...)
+	c.Due = append([]time.Time(nil), t.Due...)
 	return c, true
 }
 

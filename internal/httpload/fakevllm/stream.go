@@ -22,6 +22,7 @@ type answer struct {
 	id       string
 	created  int64
 	base     time.Time // admission, shifted by stalls
+	due      time.Time // the instant the current chunk was scheduled for
 	timing   *Timing
 	wake     chan struct{}
 	sent     int // SSE data events sent
@@ -124,7 +125,8 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) {
 
 // sleepUntil waits for an instant offset from the (stall-shifted) base.
 func (a *answer) sleepUntil(offset time.Duration) bool {
-	return a.s.hub.sleepUntil(a.base.Add(offset), a.wake, a.r.Context().Done())
+	a.due = a.base.Add(offset)
+	return a.s.hub.sleepUntil(a.due, a.wake, a.r.Context().Done())
 }
 
 // stall blocks until Release or the client leaves (false); the remaining
@@ -194,10 +196,16 @@ func (a *answer) write(data []byte) {
 	_, _ = a.w.Write(a.buf)
 	a.flush()
 	a.sent++
+	a.record()
+}
+
+// record notes the instant a chunk left, and when it was due.
+func (a *answer) record() {
 	if a.timing != nil {
 		now := time.Now()
 		a.s.mu.Lock()
 		a.timing.Chunks = append(a.timing.Chunks, now)
+		a.timing.Due = append(a.timing.Due, a.due)
 		a.s.mu.Unlock()
 	}
 }
@@ -307,12 +315,7 @@ func (a *answer) whole() bool {
 	}
 	a.w.Header().Set("Content-Type", "application/json")
 	_, _ = a.w.Write([]byte(body))
-	if a.timing != nil {
-		now := time.Now()
-		a.s.mu.Lock()
-		a.timing.Chunks = append(a.timing.Chunks, now)
-		a.s.mu.Unlock()
-	}
+	a.record()
 	return true
 }
 
