@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -276,8 +278,48 @@ func (h *Header) Validate() error {
 			}
 		}
 	}
+	if path := nonFinite(reflect.ValueOf(h).Elem(), ""); path != "" {
+		errs = append(errs, fmt.Errorf("%s is not a finite number", path))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("trace header: %w", err)
 	}
 	return nil
+}
+
+// nonFinite returns the key path of the first NaN or infinite float in v
+// (readers reject them), "" if there is none.
+func nonFinite(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return path
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return nonFinite(v.Elem(), path)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+			if p := nonFinite(v.Field(i), joinPath(path, tag)); p != "" {
+				return p
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			if p := nonFinite(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(a, b int) bool { return keys[a].String() < keys[b].String() })
+		for _, k := range keys {
+			if p := nonFinite(v.MapIndex(k), joinPath(path, k.String())); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }

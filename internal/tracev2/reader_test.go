@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -252,6 +253,11 @@ goodput_slo_targets:
 	}
 	if err := EncodeHeader(&b, &Header{TraceVersion: 3, TimeUnit: "s"}); err == nil {
 		t.Error("EncodeHeader accepted time_unit s")
+	}
+	bad := &Header{TraceVersion: 3, TimeUnit: "us", KVOffload: &KVOffload{SecondaryTiers: []OffloadTier{{BaseLatency: f64(math.Inf(1))}}}}
+	want = "trace header: kv_offload.secondary_tiers[0].base_latency is not a finite number"
+	if err := EncodeHeader(&b, bad); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }
 

@@ -98,6 +98,10 @@ func (a *Azure) read() (tracev2.Record, error) {
 			" (arrivals are offsets from the first row; sort the file by TIMESTAMP)")
 	}
 	arrival := int64(d.Round(time.Microsecond) / time.Microsecond)
+	if tracev2.IsEpoch(arrival) {
+		return tracev2.Record{}, a.src.errField("TIMESTAMP", quote(row.Timestamp)+
+			" is too far after the first row's "+quote(a.t0Text)+": the offset "+probEpoch)
+	}
 	return tracev2.Record{
 		RequestID:     int64(a.src.records - 1),
 		ClientID:      a.client,

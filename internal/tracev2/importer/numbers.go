@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"servesim/internal/tracev2"
 )
 
 // maxCount bounds token counts: larger values are nonsense for a request and
@@ -22,6 +24,9 @@ const (
 	probRange     = "is out of range"
 	probNotNumber = "is not a number"
 	probNotFinite = "is not a finite number"
+	// probEpoch: TraceV2 readers take a time of 10^15 µs or more (about 31.7
+	// years) for a Unix-epoch instant, so an offset must stay below it.
+	probEpoch = "reaches 10^15 µs (31.7 years), which TraceV2 reads as a Unix-epoch time"
 )
 
 // parseCount parses a non-negative token count. With allowDecimal, a decimal
@@ -89,7 +94,8 @@ func parseInt64(text string) (int64, string) {
 }
 
 // parseDuration parses a non-negative finite number of a unit and returns it
-// in µs, rounded to the nearest µs. usPerUnit is 1e6 for seconds, 1e3 for ms.
+// in µs, rounded to the nearest µs; the result stays below 10^15 µs (see
+// probEpoch). usPerUnit is 1e6 for seconds, 1e3 for ms.
 func parseDuration(text string, usPerUnit float64) (int64, string) {
 	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
 		// Exact integer path: no float rounding for whole units.
@@ -99,7 +105,10 @@ func parseDuration(text string, usPerUnit float64) (int64, string) {
 		if float64(n) > maxSeconds*1e6/usPerUnit {
 			return 0, probRange
 		}
-		return n * int64(usPerUnit), ""
+		if us := n * int64(usPerUnit); !tracev2.IsEpoch(us) {
+			return us, ""
+		}
+		return 0, probEpoch
 	}
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil && !isRangeErr(err) {
@@ -119,7 +128,11 @@ func durationUs(f, usPerUnit float64) (int64, string) {
 	case f*usPerUnit > maxSeconds*1e6:
 		return 0, probRange
 	}
-	return int64(math.Round(f * usPerUnit)), ""
+	us := int64(math.Round(f * usPerUnit))
+	if tracev2.IsEpoch(us) {
+		return 0, probEpoch
+	}
+	return us, ""
 }
 
 func isRangeErr(err error) bool {

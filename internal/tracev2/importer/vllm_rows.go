@@ -260,6 +260,9 @@ func (v *VLLM) read() (tracev2.Record, error) {
 		rec.LastChunkTimeUs = rec.FirstChunkTimeUs + gap
 		rec.NumChunks = 1 + itlN
 	}
+	if tracev2.IsEpoch(rec.LastChunkTimeUs) || tracev2.IsEpoch(rec.FirstChunkTimeUs) {
+		return tracev2.Record{}, v.errAt(v.ttft.pos(), v.ttft.fieldName(), "the last chunk time "+probEpoch)
+	}
 	return rec, nil
 }
 
