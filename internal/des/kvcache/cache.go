@@ -21,6 +21,7 @@ type block struct {
 	prev, next int32 // free-list links (-1 = none)
 	inFree     bool
 	hashed     bool
+	indexed    bool // its hash's index entry points at it
 	hash       Hash
 }
 
@@ -106,7 +107,7 @@ func (c *Cache) HitRate() float64 {
 func (c *Cache) CPUEnabled() bool { return c.cpu != nil }
 
 // Contains reports whether a block with hash h is in the GPU prefix index.
-func (c *Cache) Contains(h Hash) bool { _, ok := c.index.get(h); return ok }
+func (c *Cache) Contains(h Hash) bool { _, ok := c.lookup(h); return ok }
 
 func (c *Cache) pushTail(i int32) {
 	bl := &c.blocks[i]
@@ -146,8 +147,8 @@ func (c *Cache) popFree() int32 {
 	c.unlink(i)
 	bl := &c.blocks[i]
 	if bl.hashed {
-		c.index.delIf(bl.hash, i)
-		bl.hashed = false
+		// Lazy eviction: the index entry goes stale with the hash.
+		bl.hashed, bl.indexed = false, false
 		c.stats.Evictions++
 	}
 	bl.ref = 1
@@ -159,8 +160,8 @@ func (c *Cache) popFree() int32 {
 func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
 	h := s.BlockHash(k, c.b)
 	bl := &c.blocks[i]
-	bl.hash, bl.hashed = h, true
-	c.index.putIfAbsent(h, i)
+	bl.hash, bl.hashed, bl.indexed = h, true, false
+	c.register(h, i)
 	if computed {
 		c.stats.Misses++
 	}
@@ -173,7 +174,7 @@ func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
 	full := target / c.b
 	k := 0
 	for k < full {
-		if _, ok := c.index.get(s.BlockHash(k, c.b)); !ok {
+		if _, ok := c.lookup(s.BlockHash(k, c.b)); !ok {
 			break
 		}
 		k++
@@ -203,7 +204,7 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 	m := cached / c.b
 	onFree, gpuUsed := 0, 0
 	for gpuUsed < m {
-		i, hit := c.index.get(s.BlockHash(gpuUsed, c.b))
+		i, hit := c.lookup(s.BlockHash(gpuUsed, c.b))
 		if !hit {
 			break
 		}
@@ -225,7 +226,7 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 		s.blocks = make([]int32, 0, (s.ExpectedTokens+c.b-1)/c.b)
 	}
 	for k := 0; k < gpuUsed; k++ {
-		i, _ := c.index.get(s.BlockHash(k, c.b))
+		i, _ := c.lookup(s.BlockHash(k, c.b))
 		bl := &c.blocks[i]
 		if bl.ref == 0 {
 			c.unlink(i)
@@ -252,7 +253,7 @@ func (c *Cache) AdmitFits(s *Seq, cached, n int) bool {
 	m := cached / c.b
 	onFree := 0
 	for k := 0; k < m; k++ {
-		i, hit := c.index.get(s.BlockHash(k, c.b))
+		i, hit := c.lookup(s.BlockHash(k, c.b))
 		if !hit {
 			return false
 		}
@@ -396,19 +397,23 @@ func (c *Cache) Check() error {
 	}
 	n = 0
 	for _, sl := range c.index.slots {
-		if sl.v < 0 {
-			continue
-		}
-		n++
-		if !c.blocks[sl.v].hashed || c.blocks[sl.v].hash != sl.h {
-			return fmt.Errorf("kvcache: index entry for block %d does not match its hash", sl.v)
-		}
-		if j, ok := c.index.get(sl.h); !ok || j != sl.v {
-			return fmt.Errorf("kvcache: index entry for block %d is not reachable", sl.v)
+		if sl.v >= 0 {
+			n++
 		}
 	}
-	if n != c.index.len() {
-		return fmt.Errorf("kvcache: index holds %d entries, counter %d", n, c.index.len())
+	if n != c.index.n {
+		return fmt.Errorf("kvcache: index holds %d entries, counter %d", n, c.index.n)
+	}
+	for i := range c.blocks {
+		bl := &c.blocks[i]
+		if bl.indexed && !bl.hashed {
+			return fmt.Errorf("kvcache: block %d indexed without a hash", i)
+		}
+		if bl.indexed {
+			if j, ok := c.lookup(bl.hash); !ok || j != int32(i) {
+				return fmt.Errorf("kvcache: indexed block %d is not found by its hash", i)
+			}
+		}
 	}
 	return nil
 }

@@ -1,40 +1,31 @@
 package kvcache
 
-import (
-	"math/rand/v2"
-	"testing"
-)
+import "testing"
 
-// TestHashIndexMatchesMap drives random puts and deletes, with keys crowded
-// into few home slots so probe runs wrap and shift.
-func TestHashIndexMatchesMap(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 9))
-	x := newHashIndex(8) // 16 slots
-	ref := map[Hash]int32{}
-	var keys []Hash
-	for op := 0; op < 20000; op++ {
-		if len(ref) < 8 && rng.IntN(2) == 0 {
-			h := Hash{Lo: uint64(rng.IntN(5)) + uint64(rng.IntN(4))*16, Hi: rng.Uint64()}
-			if _, ok := ref[h]; ok {
-				continue
-			}
-			v := int32(rng.IntN(100))
-			x.put(h, v)
-			ref[h] = v
-			keys = append(keys, h)
-		} else if len(keys) > 0 {
-			i := rng.IntN(len(keys))
-			x.del(keys[i])
-			delete(ref, keys[i])
-			keys = append(keys[:i], keys[i+1:]...)
+// TestIndexChurn: thousands of distinct prefixes pass through a 4-block
+// cache; stale entries force rebuilds, yet the latest prefix is always found
+// and no evicted one is.
+func TestIndexChurn(t *testing.T) {
+	c := mustNew(t, Config{Blocks: 4, BlockSize: 2})
+	for i := 0; i < 3000; i++ {
+		s := seqOf(8, int32(i*100))
+		if _, ok := c.Admit(s, 0, 8); !ok {
+			t.Fatalf("round %d: admit refused", i)
 		}
-		for _, k := range keys {
-			if v, ok := x.get(k); !ok || v != ref[k] {
-				t.Fatalf("op %d: get(%v) = %d %v, want %d", op, k, v, ok, ref[k])
+		c.Release(s)
+		if g, _ := c.Match(seqOf(8, int32(i*100)), 8); g != 4 {
+			t.Fatalf("round %d: latest prefix matched %d blocks, want 4", i, g)
+		}
+		if i > 0 {
+			if g, _ := c.Match(seqOf(8, int32((i-1)*100)), 8); g != 0 {
+				t.Fatalf("round %d: evicted prefix matched %d blocks", i, g)
 			}
 		}
-		if x.len() != len(ref) {
-			t.Fatalf("len %d, want %d", x.len(), len(ref))
+		if c.index.n > c.index.limit {
+			t.Fatalf("round %d: index holds %d slots over its limit %d", i, c.index.n, c.index.limit)
+		}
+		if err := c.Check(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
