@@ -250,18 +250,19 @@ func (v *VLLM) read() (tracev2.Record, error) {
 			return tracev2.Record{}, v.errAt(v.ttft.pos(), v.ttft.fieldName(), describe(json.Number(fmt.Sprint(ttft)))+" "+prob)
 		}
 		rec.FirstChunkTimeUs = max(rec.SendTimeUs+first, 1) // 0 means never
-		var span float64
+		span, spanOf := itlSum, v.itl
 		if haveLat {
-			span = lat - ttft
-		} else {
-			span = itlSum
+			span, spanOf = lat-ttft, v.lat
 		}
-		gap, _ := durationUs(math.Max(span, 0), 1e6)
+		gap, prob := durationUs(math.Max(span, 0), 1e6)
 		rec.LastChunkTimeUs = rec.FirstChunkTimeUs + gap
 		rec.NumChunks = 1 + itlN
-	}
-	if tracev2.IsEpoch(rec.LastChunkTimeUs) || tracev2.IsEpoch(rec.FirstChunkTimeUs) {
-		return tracev2.Record{}, v.errAt(v.ttft.pos(), v.ttft.fieldName(), "the last chunk time "+probEpoch)
+		if prob == "" && (tracev2.IsEpoch(rec.FirstChunkTimeUs) || tracev2.IsEpoch(rec.LastChunkTimeUs)) {
+			prob = probEpoch
+		}
+		if prob != "" {
+			return tracev2.Record{}, v.errAt(spanOf.pos(), spanOf.fieldName(), "the last chunk time "+prob)
+		}
 	}
 	return rec, nil
 }
