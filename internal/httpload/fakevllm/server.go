@@ -47,6 +47,9 @@ type Config struct {
 	// MaxModelLen is reported by /tokenize. Default 8192.
 	MaxModelLen int
 	Model       string // default "fake-model"
+	// Created is the "created" field of every response; 0 = the current
+	// Unix time (set it for byte-stable output).
+	Created int64
 
 	// MaxRunning admits at most this many requests at once (vLLM's
 	// max_num_seqs); the others wait, visible in num_requests_waiting, and

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -76,7 +77,10 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a := &answer{s: s, w: w, r: r, req: req, out: out, fault: fault, base: time.Now(),
-		created: time.Now().Unix(), wake: make(chan struct{}, 1), buf: make([]byte, 0, 512)}
+		created: s.cfg.Created, wake: make(chan struct{}, 1), buf: make([]byte, 0, 512)}
+	if a.created == 0 {
+		a.created = time.Now().Unix()
+	}
 	a.flusher, _ = w.(http.Flusher)
 	a.id = "cmpl-" + strconv.FormatInt(n, 10)
 	if req.Chat {
@@ -360,10 +364,14 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-// writeError answers with vLLM's error body.
+// writeError answers with vLLM's error body; the type is named like
+// vLLM's ("BadRequestError").
 func writeError(w http.ResponseWriter, status int, msg string) {
+	typ := strings.ReplaceAll(http.StatusText(status), " ", "")
+	if !strings.HasSuffix(typ, "Error") {
+		typ += "Error"
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"error":{"message":%s,"type":%s,"param":null,"code":%d}}`,
-		jsonString(msg), jsonString(http.StatusText(status)), status)
+	fmt.Fprintf(w, `{"error":{"message":%s,"type":%s,"param":null,"code":%d}}`, jsonString(msg), jsonString(typ), status)
 }
