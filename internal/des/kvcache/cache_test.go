@@ -1,6 +1,7 @@
 package kvcache
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -231,4 +232,35 @@ func indexedBlocks(c *Cache) int {
 		}
 	}
 	return n
+}
+
+// TestHashSpreads: flipping any bit of any token flips about half of the 128
+// output bits, and equal inputs agree.
+func TestHashSpreads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	var total, n int
+	for round := 0; round < 200; round++ {
+		toks := make([]int32, 1+rng.IntN(16))
+		for i := range toks {
+			toks[i] = int32(rng.IntN(150000))
+		}
+		prev := Hash{Lo: rng.Uint64(), Hi: rng.Uint64()}
+		h := HashBlock(prev, toks)
+		for i := range toks {
+			for bit := 0; bit < 31; bit += 5 {
+				c := append([]int32(nil), toks...)
+				c[i] ^= 1 << bit
+				g := HashBlock(prev, c)
+				d := bits.OnesCount64(g.Lo^h.Lo) + bits.OnesCount64(g.Hi^h.Hi)
+				if d < 20 {
+					t.Fatalf("flip token %d bit %d changed only %d bits", i, bit, d)
+				}
+				total += d
+				n++
+			}
+		}
+	}
+	if avg := float64(total) / float64(n); avg < 60 || avg > 68 {
+		t.Errorf("average output bits flipped %.1f, want about 64", avg)
+	}
 }

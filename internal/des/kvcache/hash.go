@@ -20,26 +20,32 @@ func mum(a, b uint64) uint64 {
 }
 
 // HashBlock returns h_i = H(h_{i−1}, tokens of block i); pass the zero Hash
-// as prev for the first block. Tokens are consumed two per 64-bit word; each
-// word feeds both lanes, and each lane also absorbs the other, so every input
-// bit reaches all 128 output bits.
+// as prev for the first block. Tokens are consumed four per round as two
+// 64-bit words, multiplied against each other after mixing with the two
+// 64-bit lanes (one 64×64→128-bit product per 16 bytes); the lanes swap and
+// rotate every round, and a final pair of products spreads every input bit
+// over all 128 output bits.
 func HashBlock(prev Hash, tokens []int32) Hash {
 	a := prev.Lo ^ c0
 	b := prev.Hi ^ c1
 	i := 0
-	for ; i+1 < len(tokens); i += 2 {
-		w := uint64(uint32(tokens[i])) | uint64(uint32(tokens[i+1]))<<32
-		a = mum(a^w, c2) + bits.RotateLeft64(b, 23)
-		b = mum(b^w^c4, c3) + bits.RotateLeft64(a, 41)
+	for ; i+3 < len(tokens); i += 4 {
+		w0 := uint64(uint32(tokens[i])) | uint64(uint32(tokens[i+1]))<<32
+		w1 := uint64(uint32(tokens[i+2])) | uint64(uint32(tokens[i+3]))<<32
+		x := mum(w0^a^c2, w1^b^c3)
+		a, b = b+x, bits.RotateLeft64(a, 29)^x
 	}
 	if i < len(tokens) {
-		w := uint64(uint32(tokens[i])) | 1<<63
-		a = mum(a^w, c2) + bits.RotateLeft64(b, 23)
-		b = mum(b^w^c4, c3) + bits.RotateLeft64(a, 41)
+		var w [2]uint64
+		for k := 0; i+k < len(tokens); k++ {
+			w[k/2] |= uint64(uint32(tokens[i+k])) << (32 * (k % 2))
+		}
+		x := mum(w[0]^a^c2, w[1]^b^c3^1)
+		a, b = b+x, bits.RotateLeft64(a, 29)^x
 	}
 	n := uint64(len(tokens))
-	lo := mum(a^n^c1, c4) ^ b
-	hi := mum(b^c0, a^c3) ^ lo
+	lo := mum(a^n^c1, b^c4)
+	hi := mum(b^c0, lo^c3) ^ a
 	return Hash{Lo: lo, Hi: hi}
 }
 
