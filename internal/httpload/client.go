@@ -52,6 +52,8 @@ type Client struct {
 	hc        *http.Client
 	transport *http.Transport // nil when Config.Transport was given
 	bufs      sync.Pool       // *[]byte read buffers of readBufBytes
+	// drainAfterDone bounds reading the body after [DONE] (drainAfterDone).
+	drainAfterDone time.Duration
 }
 
 // maxBodyBytes bounds a non-streamed response body.
@@ -93,7 +95,7 @@ func NewClient(cfg Config) (*Client, error) {
 		cfg.MaxEventBytes = DefaultMaxEventBytes
 	}
 	path := strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
-	c := &Client{cfg: cfg, base: u.Scheme + "://" + u.Host + path}
+	c := &Client{cfg: cfg, base: u.Scheme + "://" + u.Host + path, drainAfterDone: drainAfterDone}
 	rt := cfg.Transport
 	if rt == nil {
 		c.transport = &http.Transport{
@@ -112,8 +114,8 @@ func NewClient(cfg Config) (*Client, error) {
 			// A non-nil empty map turns HTTP/2 off on TLS connections.
 			TLSNextProto:    map[string]func(string, *tls.Conn) http.RoundTripper{},
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: cfg.InsecureSkipVerify}, //nolint:gosec // only when the user asks
-			ReadBufferSize:  32 << 10,
-			WriteBufferSize: 32 << 10,
+			ReadBufferSize:  16 << 10,
+			WriteBufferSize: 16 << 10,
 		}
 		rt = c.transport
 	}
@@ -181,7 +183,7 @@ func (c *Client) newRequest(ctx context.Context, p *Prepared) (*http.Request, er
 	}
 	h := req.Header
 	for k, vs := range c.cfg.Headers {
-		h[k] = vs
+		h[http.CanonicalHeaderKey(k)] = vs
 	}
 	for k, vs := range p.Job.Headers {
 		h[http.CanonicalHeaderKey(k)] = vs

@@ -15,16 +15,20 @@
 //     its intended time; a Schedule replays any list of intended offsets
 //     (a trace's arrival times, optionally sped up).
 //   - Dispatcher: sends every job at its intended time (open loop, no hidden
-//     cap), optionally behind a concurrency cap whose wait is recorded, with
-//     follow-up jobs created on completion (closed loops, sessions), and a
-//     bounded drain on cancellation. Every job gets exactly one Result.
+//     cap, one goroutine per request in flight), optionally behind a
+//     concurrency cap whose wait is recorded, with follow-up jobs created on
+//     completion (closed loops via ClosedLoop, session rounds), and a bounded
+//     drain on cancellation. Every job gets exactly one Result. It waits on
+//     precise timers (subpackage alarm) rather than spinning, because a
+//     spinning goroutine starves the network poller the streams read from.
 //   - Prompter and Calibration: synthetic prompt text of a requested token
 //     length, with shared prefixes deterministic in (seed, group).
 //   - ParseMetrics and Client.ScrapeMetrics: the vLLM gauges and counters of
 //     a Prometheus /metrics page.
 //
 // The subpackage fakevllm is an in-process streaming server that imitates
-// vLLM, with configurable TTFT and ITL and injectable faults, for tests.
+// vLLM, with configurable TTFT and ITL and injectable faults, for tests and
+// for measuring the client's own error.
 //
 // httpload must never know the simulator (internal/des), reports
 // (internal/report), the trace format (internal/tracev2) or the workload

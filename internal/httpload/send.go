@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -41,6 +42,10 @@ func (c *Client) Send(ctx context.Context, clock Clock, p Prepared) Result {
 		rctx, cancel = context.WithTimeoutCause(ctx, p.Job.Timeout, errJobTimeout)
 		defer cancel()
 	}
+	// cancelDrain ends the read after [DONE] if the server holds the
+	// connection open without finishing the body (see readStream).
+	rctx, cancelDrain := context.WithCancelCause(rctx)
+	defer cancelDrain(nil)
 	req, err := c.newRequest(rctx, &p)
 	if err != nil {
 		r.fail(StatusError, "request error: "+err.Error(), clock)
@@ -66,7 +71,7 @@ func (c *Client) Send(ctx context.Context, clock Clock, p Prepared) Result {
 	bufp := c.getBuf()
 	defer c.bufs.Put(bufp)
 	if p.Job.Stream {
-		c.readStream(rctx, clock, resp, *bufp, &r)
+		c.readStream(rctx, cancelDrain, clock, resp, *bufp, &r)
 	} else {
 		c.readBody(rctx, clock, resp, *bufp, &r)
 	}
@@ -155,10 +160,24 @@ func (d *streamDecoder) event(data []byte) error {
 	return nil
 }
 
+// drainAfterDone bounds the wait for the end of the body after [DONE]:
+// reading to the end lets the connection be reused; a server that keeps the
+// body open is cut off instead (the answer is complete either way).
+const drainAfterDone = time.Second
+
+// errDrained is the cause of the cut-off after [DONE].
+var errDrained = errors.New("body not finished after [DONE]")
+
 // readStream consumes an SSE response.
-func (c *Client) readStream(ctx context.Context, clock Clock, resp *http.Response, buf []byte, r *Result) {
+func (c *Client) readStream(ctx context.Context, cancel context.CancelCauseFunc, clock Clock, resp *http.Response, buf []byte, r *Result) {
 	d := newStreamDecoder(r, c.cfg.MaxEventBytes)
 	afterDone := 0 // bytes read after [DONE], drained for connection reuse
+	var cutoff *time.Timer
+	defer func() {
+		if cutoff != nil {
+			cutoff.Stop()
+		}
+	}()
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
@@ -167,6 +186,9 @@ func (c *Client) readStream(ctx context.Context, clock Clock, resp *http.Respons
 			} else if perr := d.feed(buf[:n], clock.Now()); perr != nil {
 				r.fail(StatusError, "streaming error: "+perr.Error(), clock)
 				return
+			}
+			if d.done && cutoff == nil && err == nil {
+				cutoff = time.AfterFunc(c.drainAfterDone, func() { cancel(errDrained) })
 			}
 		}
 		if err == io.EOF {

@@ -1,0 +1,60 @@
+package httpload
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// TestHeldOpenAfterDone: a server that sends [DONE] but never ends the body
+// does not hold the client: the answer is complete, and the read is cut off.
+func TestHeldOpenAfterDone(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	c, err := NewClient(Config{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.drainAfterDone = 20 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := c.Do(ctx, NewClock(time.Now()), Job{Prompt: "x", Stream: true})
+	if r.Status != StatusOK || r.NumChunks != 1 || r.TextChunks != 1 || r.FinishReason != "length" || r.DoneUS == 0 {
+		t.Errorf("got %s %q, %d chunks, finish %q, done %d", r.Status, r.Error, r.NumChunks, r.FinishReason, r.DoneUS)
+	}
+	if ctx.Err() != nil {
+		t.Error("the read was not cut off before the test's bound")
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"  a\n\tb  ", "a b"},
+		{"bad \xff utf8", "bad \uFFFD utf8"},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		if got := oneLine([]byte(tc.in)); got != tc.want {
+			t.Errorf("oneLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	long := make([]byte, 3000)
+	for i := range long {
+		long[i] = 'x'
+	}
+	long[maxErrorBodyBytes-1] = 0xc3 // a 2-byte rune cut at the bound
+	long[maxErrorBodyBytes] = 0xa9
+	if got := oneLine(long); len(got) > maxErrorBodyBytes {
+		t.Errorf("long body kept %d bytes, want ≤ %d", len(got), maxErrorBodyBytes)
+	}
+	if got := jsonText([]byte(`a \"q\" \u00e9`)); got != `a "q" é` {
+		t.Errorf("jsonText: %q", got)
+	}
+}
