@@ -167,6 +167,7 @@ func checkStream(t *testing.T, how string, r Result, err error, w streamWant) {
 func TestRecordedStreamsEveryBoundary(t *testing.T) {
 	for name, want := range recordedStreams() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			b, err := os.ReadFile(filepath.Join("testdata", "sse", name))
 			if err != nil {
 				t.Fatal(err)
