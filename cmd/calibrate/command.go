@@ -2,33 +2,205 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/report"
 )
 
 func command() cli.Command {
 	return cli.Command{
 		Name:      "calibrate",
 		Usage:     "compare real and simulated per-request latencies and grade the simulator",
-		ArgsUsage: "REAL [SIM]",
-		Description: `calibrate pairs each request of a real trace with its simulated result and
-reports, per metric (TTFT, ITL, TPOT, E2E), MAPE, Pearson r, bias, percentiles and a
-grade; as a text table, JSON, Markdown for CI, or an HTML report with plots.
-Exit code 3 when an assertion fails.
+		ArgsUsage: "REAL [SIM] | real=PATH sim=PATH",
+		Description: `calibrate pairs each request of a real trace (TraceV2 in any form: one stream,
+header YAML + data CSV, gzip) with its simulated result (replay's SimResult JSON,
+array or JSON Lines) and reports, per metric (TTFT, E2E, ITL, TPOT), MAPE, Pearson r,
+bias, percentiles and a grade, goodput against SLO targets, the hit-rate and config
+verdicts, and whether the real run itself was fit to judge by (saturated, client
+lag, truncation, warm cache, cold start). stdout carries one of text (default), JSON
+or Markdown; --report, --markdown and --html write files atomically. '-' reads stdin,
+for at most one input. An ITL file NAME.itl.csv beside the trace is used when found.
 
-Example (a CI gate):
+Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input (located as
+file:line:column), 3 a gate failed (every requested output is written first).
 
+Example: capture a live server, replay the capture, grade the simulator in CI.
+
+   observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \
+           --num-requests 200 --record-itl --trace-output cap
    replay cap.csv --model qwen3-14b --results-path sim.json
-   calibrate cap.csv sim.json --format markdown --html report.html \
-             --assert 'ttft.mape<0.15,e2e.pearson>0.9'`,
-		Flags: []ucli.Flag{
-			cli.FormatFlag("text", "stdout format: text, json or markdown"),
-		},
-		Action: func(ctx context.Context, c *ucli.Context, io cli.IO, log *slog.Logger) error {
-			return cli.NotYet("calibrate")
-		},
+   calibrate cap.csv sim.json --html report.html --markdown "$GITHUB_STEP_SUMMARY" \
+             --assert 'ttft.mape<15%,e2e.pearson>0.9,grade>=good,valid==true'
+
+The same through a pipe (calibrate reads stdin first, so cap.trace is complete):
+
+   observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 -o - \
+     | tee cap.trace | replay - --model qwen3-14b --results-path - \
+     | calibrate real=cap.trace sim=- --format markdown
+
+Gates (--assert; --fail-under, --max-mape and --min-pearson are shorthands):
+
+` + indent(report.GateGrammar, "   "),
+		Flags:  flags(),
+		Action: action,
 	}
+}
+
+func flags() []ucli.Flag {
+	return []ucli.Flag{
+		// Inputs.
+		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML of a two-file trace (with --trace-data, or for a data CSV given as REAL)"},
+		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV of a two-file trace (with --trace-header, or for a header YAML given as REAL)"},
+		&ucli.StringFlag{Name: "sim-results", Usage: "SimResult JSON (array or JSON Lines), instead of SIM"},
+		&ucli.StringFlag{Name: "itl-data", Usage: "ITL CSV (request_id,chunk_index,timestamp_us); default: NAME.itl.csv beside the trace, if it exists"},
+		&ucli.StringFlag{Name: "sim-metrics", Usage: "replay's summary JSON: cache_hit_rate for the hit-rate verdict, the resolved \"deployment\" for config_match"},
+		// Settings.
+		&ucli.Int64Flag{Name: "warmup-requests", Value: -1, Usage: "exclude rows with request_id below N; -1 = the header's warm_up_requests"},
+		&ucli.DurationFlag{Name: "warmup-duration", Usage: "also exclude rows that arrived before this time from the start, e.g. 30s"},
+		&ucli.Int64Flag{Name: "network-rtt-us", Value: -1, Usage: "round trip added to the simulated side, µs; -1 = the header's network.measured_rtt_ms"},
+		&ucli.Float64Flag{Name: "network-bandwidth-mbps", Usage: "link bandwidth for the payload delay (4 bytes per token), Mb/s; 0 = none"},
+		&ucli.StringFlag{Name: "ttft-from", Value: report.TTFTFromFirstChunk, Usage: "real TTFT ends at the first chunk (first-chunk) or at ext_first_token_time_us where present (first-token)"},
+		&ucli.StringFlag{Name: "slo-ttft", Usage: "goodput TTFT targets per SLO class, e.g. critical=250ms,standard=1s (override the header)"},
+		&ucli.StringFlag{Name: "slo-itl", Usage: "goodput mean-ITL targets per SLO class, e.g. critical=30ms"},
+		&ucli.StringFlag{Name: "slo-e2e", Usage: "goodput E2E targets per SLO class, e.g. critical=2s,standard=10s"},
+		&ucli.Float64Flag{Name: "ttft-mape-threshold", Value: 0.15, Usage: "TTFT tolerance verdict: within when TTFT MAPE <= this fraction (never changes the exit code)"},
+		&ucli.Float64Flag{Name: "hit-rate-tolerance-pp", Value: 5.0, Usage: "hit-rate verdict tolerance, percentage points (never changes the exit code)"},
+		// Outputs.
+		cli.FormatFlag("text", "what stdout carries: text, json or markdown"),
+		&ucli.StringFlag{Name: "report", Usage: "write the report JSON to this file (- = stdout instead of --format)"},
+		&ucli.StringFlag{Name: "markdown", Usage: "write the Markdown report (for a CI job summary) to this file (- = stdout)"},
+		&ucli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to this file (- = stdout)"},
+		// Gates.
+		&ucli.StringFlag{Name: "assert", Usage: "gate expression, e.g. 'ttft.mape<0.15,e2e.pearson>0.9,grade>=good' (grammar below); exit 3 when one fails"},
+		&ucli.StringFlag{Name: "fail-under", Usage: "gate: every gated metric's grade must be at least this (poor, fair, good, excellent)"},
+		&ucli.StringFlag{Name: "max-mape", Usage: "gate: MAPE of every gated metric at most X, or per metric: ttft=0.1,e2e=0.2"},
+		&ucli.StringFlag{Name: "min-pearson", Usage: "gate: Pearson r of every gated metric at least R"},
+		&ucli.StringFlag{Name: "gate-metrics", Value: strings.Join(report.DefaultGateMetrics(), ","), Usage: "metrics that bare stats and the shorthand gates apply to"},
+	}
+}
+
+// action is calibrate: validate every flag, open the outputs, read the
+// inputs, build the report, evaluate the gates, write every output, and only
+// then choose the exit code.
+func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+	cfg, err := config(c)
+	if err != nil {
+		return err
+	}
+	gates, err := parseGates(c)
+	if err != nil {
+		return err
+	}
+	srcs, err := resolveInputs(c)
+	if err != nil {
+		return err
+	}
+	plan, err := planOutputs(c)
+	if err != nil {
+		return err
+	}
+	if err := plan.open(stdio.Out); err != nil {
+		return err
+	}
+	defer plan.abort()
+
+	in, err := readInputs(ctx, srcs, stdio.In, log)
+	if err != nil {
+		return err
+	}
+	rep, err := report.Build(in, cfg)
+	if err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		log.Warn(w)
+	}
+	var gateErr *report.GateError
+	if err := rep.ApplyGates(gates); err != nil && !errors.As(err, &gateErr) {
+		return err
+	}
+	if err := plan.write(rep); err != nil {
+		return err
+	}
+	if gateErr != nil {
+		// GateError's own text starts with "calibrate:", which cli.Report adds.
+		return cli.WithCode(cli.ExitAssertion, fmt.Errorf("gate failed: %s", strings.Join(gateErr.Failures, "; ")))
+	}
+	return nil
+}
+
+// config maps the setting flags onto report.Config, rejecting bad values
+// before any input is read.
+func config(c *ucli.Context) (report.Config, error) {
+	cfg := report.DefaultConfig()
+	cfg.WarmupRequests = c.Int64("warmup-requests")
+	if cfg.WarmupRequests < -1 {
+		return cfg, cli.Usagef("--warmup-requests %d: want -1 (the header's value) or a count >= 0", cfg.WarmupRequests)
+	}
+	cfg.WarmupDuration = c.Duration("warmup-duration")
+	if cfg.WarmupDuration < 0 {
+		return cfg, cli.Usagef("--warmup-duration %s is negative", cfg.WarmupDuration)
+	}
+	cfg.NetworkRTTUs = c.Int64("network-rtt-us")
+	if cfg.NetworkRTTUs < -1 {
+		return cfg, cli.Usagef("--network-rtt-us %d: want -1 (the header's RTT) or a value >= 0", cfg.NetworkRTTUs)
+	}
+	cfg.NetworkBandwidthMbps = c.Float64("network-bandwidth-mbps")
+	if !finiteNonNeg(cfg.NetworkBandwidthMbps) {
+		return cfg, cli.Usagef("--network-bandwidth-mbps %v: want a finite value >= 0", cfg.NetworkBandwidthMbps)
+	}
+	cfg.TTFTFrom = c.String("ttft-from")
+	if cfg.TTFTFrom != report.TTFTFromFirstChunk && cfg.TTFTFrom != report.TTFTFromFirstToken {
+		return cfg, cli.Usagef("--ttft-from %q: want %s or %s", cfg.TTFTFrom, report.TTFTFromFirstChunk, report.TTFTFromFirstToken)
+	}
+	cfg.TTFTMAPEThreshold = c.Float64("ttft-mape-threshold")
+	if !finiteNonNeg(cfg.TTFTMAPEThreshold) {
+		return cfg, cli.Usagef("--ttft-mape-threshold %v: want a finite fraction >= 0", cfg.TTFTMAPEThreshold)
+	}
+	cfg.HitRateTolerancePP = c.Float64("hit-rate-tolerance-pp")
+	if !finiteNonNeg(cfg.HitRateTolerancePP) {
+		return cfg, cli.Usagef("--hit-rate-tolerance-pp %v: want a finite value >= 0", cfg.HitRateTolerancePP)
+	}
+	slo, err := report.ParseSLOTargets(c.String("slo-ttft"), c.String("slo-itl"), c.String("slo-e2e"))
+	if err != nil {
+		return cfg, cli.Usagef("%v", err)
+	}
+	cfg.SLOOverrides = slo
+	return cfg, nil
+}
+
+// parseGates parses every gate flag; a malformed --assert is shown with a
+// caret under the offending column.
+func parseGates(c *ucli.Context) (report.Gates, error) {
+	g, err := report.ParseGateFlags(report.GateFlags{
+		Assert:      c.String("assert"),
+		FailUnder:   c.String("fail-under"),
+		MaxMAPE:     c.String("max-mape"),
+		MinPearson:  c.String("min-pearson"),
+		GateMetrics: c.String("gate-metrics"),
+	})
+	if err == nil {
+		return g, nil
+	}
+	var syn *report.GateSyntaxError
+	if errors.As(err, &syn) && c.IsSet("assert") && syn.Expr == c.String("assert") {
+		return g, cli.Usagef("--assert: %v\n%s", err, indent(syn.Caret(), "    "))
+	}
+	return g, cli.Usagef("%v", err)
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }

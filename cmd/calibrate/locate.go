@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"servesim/internal/cli"
+	"servesim/internal/report"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// positions turns byte offsets of one input into 1-based line and column.
+// Offsets must be asked for in non-decreasing order.
+type positions struct {
+	data      []byte
+	off       int // offsets before this one are counted
+	line      int
+	lineStart int
+}
+
+func newPositions(data []byte) *positions { return &positions{data: data, line: 1} }
+
+func (p *positions) at(off int) (line, col int) {
+	off = min(max(off, 0), len(p.data))
+	if off < p.off { // out of order: start again
+		p.off, p.line, p.lineStart = 0, 1, 0
+	}
+	for ; p.off < off; p.off++ {
+		if p.data[p.off] == '\n' {
+			p.line++
+			p.lineStart = p.off + 1
+		}
+	}
+	return p.line, off - p.lineStart + 1
+}
+
+// plain undoes the transparent encodings the tracev2 readers accept (gzip, a
+// byte-order mark), so offsets match what the reader reported.
+func plain(data []byte) []byte {
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		if zr, err := gzip.NewReader(bytes.NewReader(data)); err == nil {
+			if out, err := io.ReadAll(zr); err == nil {
+				data = out
+			}
+		}
+	}
+	return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+}
+
+// simLocations names where each SimResult of a JSON array or JSON Lines input
+// starts, as "file:line:column". It is used only to name duplicate ids, so a
+// malformed input (already rejected by the reader) just stops it.
+func simLocations(data []byte, name string) []string {
+	data = plain(data)
+	pos := newPositions(data)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	start := skip(data, 0, " \t\r\n")
+	if start < len(data) && data[start] == '[' {
+		if _, err := dec.Token(); err != nil {
+			return nil
+		}
+	}
+	var locs []string
+	for dec.More() {
+		off := skip(data, int(dec.InputOffset()), " \t\r\n,")
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			break
+		}
+		line, col := pos.at(off)
+		locs = append(locs, fmt.Sprintf("%s:%d:%d", name, line, col))
+	}
+	return locs
+}
+
+func skip(data []byte, i int, set string) int {
+	for i < len(data) && bytes.IndexByte([]byte(set), data[i]) >= 0 {
+		i++
+	}
+	return i
+}
+
+// simMetricsFile is what calibrate reads from replay's summary JSON: the
+// simulated prefix-cache hit rate and, when replay writes it, the deployment
+// it resolved (under "deployment", or "config"), with the trace header's
+// server key names. Every other key is ignored.
+type simMetricsFile struct {
+	CacheHitRate *float64        `json:"cache_hit_rate"`
+	Deployment   *deploymentJSON `json:"deployment"`
+	Config       *deploymentJSON `json:"config"`
+}
+
+type deploymentJSON struct {
+	Model                string   `json:"model"`
+	TensorParallel       *int     `json:"tensor_parallel"`
+	MaxNumSeqs           *int     `json:"max_num_seqs"`
+	BlockSize            *int     `json:"block_size"`
+	GPUMemoryUtilization *float64 `json:"gpu_memory_utilization"`
+	MaxModelLen          *int64   `json:"max_model_len"`
+}
+
+// readSimMetrics reads --sim-metrics; a malformed file is an input error
+// located as file:line:column.
+func readSimMetrics(path string, stdin io.Reader) (*report.SimMetrics, error) {
+	rc, name, err := cli.OpenInput(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	data = plain(data)
+	var f simMetricsFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, jsonError(name, data, err)
+	}
+	m := &report.SimMetrics{CacheHitRate: f.CacheHitRate}
+	d := f.Deployment
+	if d == nil {
+		d = f.Config
+	}
+	if d != nil {
+		m.Config = &report.ServerConfig{Model: d.Model, TensorParallel: d.TensorParallel, MaxNumSeqs: d.MaxNumSeqs,
+			BlockSize: d.BlockSize, GPUMemoryUtilization: d.GPUMemoryUtilization, MaxModelLen: d.MaxModelLen}
+	}
+	return m, nil
+}
+
+// jsonError locates a JSON decoding error as a usage error "file:line:col: ...".
+func jsonError(name string, data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	off, msg := -1, err.Error()
+	switch {
+	case errors.As(err, &se):
+		off = int(se.Offset) - 1
+	case errors.As(err, &te):
+		off = int(te.Offset) - 1
+		msg = fmt.Sprintf("field %s: cannot read a JSON %s as %s", te.Field, te.Value, te.Type)
+	}
+	if off < 0 {
+		return cli.Usagef("%s: json: %s", name, msg)
+	}
+	line, col := newPositions(data).at(off)
+	return cli.Usagef("%s:%d:%d: json: %s", name, line, col, msg)
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/cli"
+	"servesim/internal/report"
+)
+
+// output is one rendering of the report and where it goes.
+type output struct {
+	flag   string // what the user asked with, for messages
+	path   string // "-" = stdout
+	render func(*report.Report, io.Writer) error
+	file   *cli.Output // nil for stdout
+}
+
+// plan is every output of one run. Files are written to hidden temporary
+// siblings and renamed into place only when every rendering has succeeded,
+// so a failed run never leaves a report that looks complete; stdout gets its
+// bytes last, in one write.
+type plan struct {
+	outs   []*output
+	stdout io.Writer
+}
+
+func renderer(format string) func(*report.Report, io.Writer) error {
+	switch format {
+	case "text":
+		return (*report.Report).WriteText
+	case "json":
+		return (*report.Report).WriteJSON
+	case "markdown":
+		return (*report.Report).WriteMarkdown
+	case "html":
+		return (*report.Report).WriteHTML
+	}
+	return nil
+}
+
+// planOutputs checks the output flags: at most one output on stdout, no file
+// named twice.
+func planOutputs(c *ucli.Context) (*plan, error) {
+	format := c.String("format")
+	if format != "text" && format != "json" && format != "markdown" {
+		return nil, cli.Usagef("--format %q: want text, json or markdown", format)
+	}
+	p := &plan{}
+	var onStdout []string
+	for _, f := range []struct{ flag, kind string }{{"report", "json"}, {"markdown", "markdown"}, {"html", "html"}} {
+		path := c.String(f.flag)
+		if path == "" {
+			continue
+		}
+		if path == "-" {
+			onStdout = append(onStdout, "--"+f.flag+" -")
+		}
+		p.outs = append(p.outs, &output{flag: "--" + f.flag, path: path, render: renderer(f.kind)})
+	}
+	switch {
+	case len(onStdout) == 0:
+		p.outs = append([]*output{{flag: "--format", path: "-", render: renderer(format)}}, p.outs...)
+	case c.IsSet("format"):
+		onStdout = append([]string{"--format " + format}, onStdout...)
+	}
+	if len(onStdout) > 1 {
+		return nil, cli.Usagef("only one output can go to stdout, but %s all ask for it", joinAnd(onStdout))
+	}
+	seen := map[string]string{}
+	for _, o := range p.outs {
+		if o.path == "-" {
+			continue
+		}
+		abs, err := filepath.Abs(o.path)
+		if err != nil {
+			abs = o.path
+		}
+		if other, ok := seen[abs]; ok {
+			return nil, cli.Usagef("%s and %s both write %s", other, o.flag, o.path)
+		}
+		seen[abs] = o.flag
+	}
+	return p, nil
+}
+
+// open creates the temporary files before any input is read, so an
+// unwritable destination fails fast.
+func (p *plan) open(stdout io.Writer) error {
+	p.stdout = stdout
+	for _, o := range p.outs {
+		if o.path == "-" {
+			continue
+		}
+		f, err := cli.CreateOutput(o.path, nil)
+		if err != nil {
+			return cli.WithCode(cli.ExitFailure, fmt.Errorf("%s: %w", o.flag, err))
+		}
+		o.file = f
+	}
+	return nil
+}
+
+// write renders every output; files are committed only if all succeed.
+func (p *plan) write(r *report.Report) error {
+	var std bytes.Buffer
+	for _, o := range p.outs {
+		if o.file == nil {
+			if err := o.render(r, &std); err != nil {
+				return fmt.Errorf("render %s: %w", o.flag, err)
+			}
+			continue
+		}
+		bw := bufio.NewWriterSize(o.file, 256<<10)
+		err := o.render(r, bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", o.path, err)
+		}
+	}
+	for _, o := range p.outs {
+		if o.file == nil {
+			continue
+		}
+		err := o.file.Commit()
+		o.file = nil
+		if err != nil {
+			return err
+		}
+	}
+	if std.Len() > 0 {
+		if _, err := p.stdout.Write(std.Bytes()); err != nil {
+			return fmt.Errorf("write stdout: %w", err)
+		}
+	}
+	return nil
+}
+
+// abort removes every uncommitted file; it is safe after write.
+func (p *plan) abort() {
+	for _, o := range p.outs {
+		if o.file != nil {
+			o.file.Abort()
+			o.file = nil
+		}
+	}
+}
+
+func joinAnd(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	s := xs[0]
+	for _, x := range xs[1 : len(xs)-1] {
+		s += ", " + x
+	}
+	return s + " and " + xs[len(xs)-1]
+}
