@@ -2,205 +2,235 @@ package tracev2
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 )
 
-// decode turns the split fields of the current row into rec and validates it
-// (spec §4.5, §4.7). Nothing here allocates except strings seen for the first
-// time (one allocation per row for all of them) and ext_hash_ids.
-func (r *Reader) decode(rec *Record) error {
-	f := r.sp.fields
-	if len(f) < r.ncols {
-		return &Error{File: r.name, Line: r.rowLine, Column: len(f) + 1, What: "column " + r.colName(len(f)),
-			Msg: fmt.Sprintf("missing: the row has %d fields, the column row %d", len(f), r.ncols)}
-	}
-	if len(f) > r.ncols {
-		for _, x := range f[r.ncols:] {
-			if len(x) != 0 {
-				return &Error{File: r.name, Line: r.rowLine, Column: r.ncols + 1, What: "row",
-					Msg: fmt.Sprintf("%d fields, but the column row has %d", len(f), r.ncols)}
-			}
+// errSlow makes decodeRow retry a row on the precise path. The fast path
+// never builds an error message: anything unusual (a short or long row, a
+// bad value) is re-done on the split row, which gives the located error or
+// warning.
+var errSlow = errors.New("tracev2: retry the row on the split path")
+
+// decodeRow decodes one physical row (line, without its line end) into rec.
+// A row without double quotes is decoded in one pass over the line, numbers
+// parsed while their field end is found; other rows, and every row that
+// fails on that path, are split into fields first (csvsplit.go).
+func (r *Reader) decodeRow(line []byte, rec *Record) error {
+	if !r.slowOnly && bytes.IndexByte(line, '"') < 0 {
+		r.fast, r.line, r.pos, r.short = true, line, 0, false
+		err := r.decode(rec)
+		r.fast = false
+		if err != errSlow {
+			return err
 		}
-		r.warns.add((&Error{File: r.name, Line: r.rowLine, Column: r.ncols + 1, What: "row",
-			Msg: fmt.Sprintf("%d trailing empty fields ignored", len(f)-r.ncols)}).Error())
+	}
+	if err := r.sp.split(line); err != nil {
+		return err
+	}
+	return r.decode(rec)
+}
+
+// decode turns the current row into rec and validates it (spec §4.5, §4.7).
+// Nothing here allocates except strings seen for the first time (one
+// allocation per row for all of them) and ext_hash_ids.
+func (r *Reader) decode(rec *Record) error {
+	if !r.fast {
+		if err := r.checkFieldCount(); err != nil {
+			return err
+		}
 	}
 	*rec = Record{}
 	r.pend = r.pend[:0]
 	r.pbuf = r.pbuf[:0]
-	var err error
 	for i, id := range r.bind {
-		b := f[i]
 		switch id {
-		case colUnknown:
 		case colRequestID:
-			v, fail := parseInt(b)
+			v, fail := r.intAt(i)
 			if fail != parseOK || v < 0 {
-				return r.intError(i, b, fail)
+				return r.intError(i, r.cur, fail)
 			}
 			rec.RequestID = v
-		case colClientID:
-			r.str(id, b, &rec.ClientID)
-		case colTenantID:
-			r.str(id, b, &rec.TenantID)
-		case colSLOClass:
-			r.str(id, b, &rec.SLOClass)
-		case colVLLMPriority:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.VLLMPriority = int(v)
-		case colSessionID:
-			r.str(id, b, &rec.SessionID)
-		case colRoundIndex:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.RoundIndex = int(v)
-		case colPrefixGroup:
-			r.str(id, b, &rec.PrefixGroup)
-		case colPrefixLength:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.PrefixLength = int(v)
-		case colStreaming:
-			rec.Streaming, err = r.boolField(i, b)
-		case colInputTokens:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.InputTokens = int(v)
-		case colOutputTokens:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.OutputTokens = int(v)
-		case colTextTokens:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.TextTokens = int(v)
-		case colImageTokens:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.ImageTokens = int(v)
-		case colAudioTokens:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.AudioTokens = int(v)
-		case colVideoTokens:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.VideoTokens = int(v)
-		case colReasonRatio:
-			rec.ReasonRatio, err = r.ratioField(i, b)
-		case colModel:
-			r.str(id, b, &rec.Model)
 		case colDeadlineUs:
-			v, fail := parseInt(b)
+			v, fail := r.intAt(i)
 			if fail != parseOK || v < 0 {
-				return r.intError(i, b, fail)
+				return r.intError(i, r.cur, fail)
 			}
 			rec.DeadlineUs = v
 		case colSLOTargetUs:
-			v, fail := parseInt(b)
+			v, fail := r.intAt(i)
 			if fail != parseOK || v < 0 {
-				return r.intError(i, b, fail)
+				return r.intError(i, r.cur, fail)
 			}
 			rec.SLOTargetUs = v
-		case colServerInputTokens:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.ServerInputTokens = int(v)
 		case colArrivalTimeUs:
-			v, fail := parseInt(b)
+			v, fail := r.intAt(i)
 			if fail != parseOK {
-				return r.intError(i, b, fail)
+				return r.intError(i, r.cur, fail)
 			}
 			rec.ArrivalTimeUs = v
 		case colSendTimeUs:
-			v, fail := parseInt(b)
+			v, fail := r.intAt(i)
 			if fail != parseOK {
-				return r.intError(i, b, fail)
+				return r.intError(i, r.cur, fail)
 			}
 			rec.SendTimeUs = v
 		case colFirstChunkTimeUs:
-			v, fail := parseInt(b)
+			v, fail := r.intAt(i)
 			if fail != parseOK {
-				return r.intError(i, b, fail)
+				return r.intError(i, r.cur, fail)
 			}
 			rec.FirstChunkTimeUs = v
 		case colLastChunkTimeUs:
-			v, fail := parseInt(b)
+			v, fail := r.intAt(i)
 			if fail != parseOK {
-				return r.intError(i, b, fail)
+				return r.intError(i, r.cur, fail)
 			}
 			rec.LastChunkTimeUs = v
-		case colNumChunks:
-			v, fail := parseInt(b)
+		case colExtFirstTokenTimeUs:
+			v, fail := r.intAt(i)
+			if fail != parseOK {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.FirstTokenTimeUs = v
+		case colRoundIndex:
+			v, fail := r.intAt(i)
 			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
+				return r.intError(i, r.cur, fail)
+			}
+			rec.RoundIndex = int(v)
+		case colPrefixLength:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.PrefixLength = int(v)
+		case colInputTokens:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.InputTokens = int(v)
+		case colOutputTokens:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.OutputTokens = int(v)
+		case colTextTokens:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.TextTokens = int(v)
+		case colImageTokens:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.ImageTokens = int(v)
+		case colAudioTokens:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.AudioTokens = int(v)
+		case colVideoTokens:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.VideoTokens = int(v)
+		case colServerInputTokens:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.ServerInputTokens = int(v)
+		case colNumChunks:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
 			}
 			rec.NumChunks = int(v)
+		case colVLLMPriority:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.VLLMPriority = int(v)
+		case colExtCachedTokens:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.CachedTokens = int(v)
+		case colExtPreemptions:
+			v, fail := r.intAt(i)
+			if fail != parseOK || v < 0 || v > math.MaxInt {
+				return r.intError(i, r.cur, fail)
+			}
+			rec.Preemptions = int(v)
+		case colClientID:
+			r.str(id, r.fieldAt(i), &rec.ClientID)
+		case colTenantID:
+			r.str(id, r.fieldAt(i), &rec.TenantID)
+		case colSLOClass:
+			r.str(id, r.fieldAt(i), &rec.SLOClass)
+		case colSessionID:
+			r.str(id, r.fieldAt(i), &rec.SessionID)
+		case colPrefixGroup:
+			r.str(id, r.fieldAt(i), &rec.PrefixGroup)
+		case colModel:
+			r.str(id, r.fieldAt(i), &rec.Model)
 		case colStatus:
-			r.str(id, b, &rec.Status)
+			r.str(id, r.fieldAt(i), &rec.Status)
+		case colExtInstance:
+			r.str(id, r.fieldAt(i), &rec.Instance)
 		case colErrorMessage:
-			r.str(id, bytes.TrimSpace(b), &rec.ErrorMessage)
+			r.str(id, bytes.TrimSpace(r.fieldAt(i)), &rec.ErrorMessage)
 		case colFinishReason:
-			r.str(id, bytes.TrimSpace(b), &rec.FinishReason)
+			r.str(id, bytes.TrimSpace(r.fieldAt(i)), &rec.FinishReason)
 		case colXRequestID:
-			r.str(id, bytes.TrimSpace(b), &rec.XRequestID)
+			r.str(id, bytes.TrimSpace(r.fieldAt(i)), &rec.XRequestID)
 		case colAdapter:
-			r.str(id, bytes.TrimSpace(b), &rec.Adapter)
+			r.str(id, bytes.TrimSpace(r.fieldAt(i)), &rec.Adapter)
+		case colStreaming:
+			b := r.fieldAt(i)
+			v, fail := parseBool(b)
+			if fail != parseOK {
+				return r.boolError(i, b, fail)
+			}
+			rec.Streaming = v
+		case colReasonRatio:
+			b := r.fieldAt(i)
+			v, fail := parseFloat(b)
+			if fail != parseOK || math.IsNaN(v) || v < 0 || v > 1 {
+				return r.ratioError(i, b, fail)
+			}
+			rec.ReasonRatio = v
 		case colThinkTimeUs:
-			if b = bytes.TrimSpace(b); len(b) > 0 {
+			// Trimmed, and empty means 0 (spec §4.5).
+			if b := bytes.TrimSpace(r.fieldAt(i)); len(b) > 0 {
 				v, fail := parseInt(b)
 				if fail != parseOK || v < 0 {
 					return r.intError(i, b, fail)
 				}
 				rec.ThinkTimeUs = v
 			}
-		case colExtFirstTokenTimeUs:
-			v, fail := parseInt(b)
-			if fail != parseOK {
-				return r.intError(i, b, fail)
-			}
-			rec.FirstTokenTimeUs = v
-		case colExtCachedTokens:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.CachedTokens = int(v)
-		case colExtInstance:
-			r.str(id, b, &rec.Instance)
-		case colExtPreemptions:
-			v, fail := parseInt(b)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, b, fail)
-			}
-			rec.Preemptions = int(v)
 		case colExtHashIDs:
-			rec.HashIDs, err = r.hashIDs(i, b)
+			ids, err := r.hashIDs(i, r.fieldAt(i))
+			if err != nil {
+				return err
+			}
+			rec.HashIDs = ids
+		default: // colUnknown: skip the field
+			r.fieldAt(i)
 		}
-		if err != nil {
-			return err
-		}
+	}
+	if r.fast && (r.short || r.pos <= len(r.line)) {
+		return errSlow // fewer or more fields than the column row
 	}
 	if len(r.pend) > 0 {
 		s := string(r.pbuf)
@@ -216,6 +246,86 @@ func (r *Reader) decode(rec *Record) error {
 	}
 	r.origin.commit(rec, r.rowLine, &r.idx)
 	return nil
+}
+
+// checkFieldCount compares a split row with the column row (spec §4.5).
+func (r *Reader) checkFieldCount() error {
+	f := r.sp.fields
+	if len(f) < r.ncols {
+		return &Error{File: r.name, Line: r.rowLine, Column: len(f) + 1, What: "column " + r.colName(len(f)),
+			Msg: fmt.Sprintf("missing: the row has %d fields, the column row %d", len(f), r.ncols)}
+	}
+	if len(f) > r.ncols {
+		for _, x := range f[r.ncols:] {
+			if len(x) != 0 {
+				return &Error{File: r.name, Line: r.rowLine, Column: r.ncols + 1, What: "row",
+					Msg: fmt.Sprintf("%d fields, but the column row has %d", len(f), r.ncols)}
+			}
+		}
+		r.warns.add((&Error{File: r.name, Line: r.rowLine, Column: r.ncols + 1, What: "row",
+			Msg: fmt.Sprintf("%d trailing empty fields ignored", len(f)-r.ncols)}).Error())
+	}
+	return nil
+}
+
+// fieldAt returns field i: from the split row, or on the fast path the bytes
+// up to the next comma of the line.
+func (r *Reader) fieldAt(i int) []byte {
+	if !r.fast {
+		return r.sp.fields[i]
+	}
+	if r.pos > len(r.line) {
+		r.short = true
+		return nil
+	}
+	rest := r.line[r.pos:]
+	for j, c := range rest {
+		if c == ',' {
+			r.pos += j + 1
+			return rest[:j]
+		}
+	}
+	r.pos = len(r.line) + 1
+	return rest
+}
+
+// intAt parses field i as a base-10 int64 and leaves the field in r.cur.
+// On the fast path it reads the digits in place, so the field end costs
+// nothing; a field that is not a plain number of at most 18 digits goes to
+// the slow path, whose parseInt classifies it exactly.
+func (r *Reader) intAt(i int) (int64, parseFail) {
+	if !r.fast {
+		r.cur = r.sp.fields[i]
+		return parseInt(r.cur)
+	}
+	line, p := r.line, r.pos
+	if p > len(line) {
+		r.short = true
+		return 0, parseEmpty
+	}
+	neg := p < len(line) && line[p] == '-'
+	if neg || (p < len(line) && line[p] == '+') {
+		p++
+	}
+	start := p
+	var u uint64
+	for p < len(line) {
+		d := line[p] - '0'
+		if d > 9 {
+			break
+		}
+		u = u*10 + uint64(d)
+		p++
+	}
+	if n := p - start; n == 0 || n > 18 || (p < len(line) && line[p] != ',') {
+		return 0, parseSyntax
+	}
+	r.cur = line[r.pos:p]
+	r.pos = p + 1
+	if neg {
+		return -int64(u), parseOK
+	}
+	return int64(u), parseOK
 }
 
 // colName names field i of the column row, for messages.
@@ -246,6 +356,9 @@ func (r *Reader) str(c colID, b []byte, dst *string) {
 
 // intError explains why an integer field failed to parse.
 func (r *Reader) intError(i int, b []byte, fail parseFail) error {
+	if r.fast {
+		return errSlow
+	}
 	switch fail {
 	case parseOK:
 		if len(b) > 0 && b[0] == '-' {
@@ -260,31 +373,27 @@ func (r *Reader) intError(i int, b []byte, fail parseFail) error {
 	return r.fieldError(i, quote(b)+" is not an integer")
 }
 
-func (r *Reader) boolField(i int, b []byte) (bool, error) {
-	v, fail := parseBool(b)
-	switch fail {
-	case parseOK:
-		return v, nil
-	case parseEmpty:
-		return false, r.fieldError(i, "empty, want true or false")
+func (r *Reader) boolError(i int, b []byte, fail parseFail) error {
+	if r.fast {
+		return errSlow
 	}
-	return false, r.fieldError(i, quote(b)+" is not a boolean")
+	if fail == parseEmpty {
+		return r.fieldError(i, "empty, want true or false")
+	}
+	return r.fieldError(i, quote(b)+" is not a boolean")
 }
 
-func (r *Reader) ratioField(i int, b []byte) (float64, error) {
-	v, fail := parseFloat(b)
-	switch fail {
-	case parseOK:
-		if math.IsNaN(v) || v < 0 || v > 1 {
-			return 0, r.fieldError(i, quote(b)+" is outside [0, 1]")
-		}
-		return v, nil
-	case parseEmpty:
-		return 0, r.fieldError(i, "empty, want a number")
-	case parseRange:
-		return 0, r.fieldError(i, quote(b)+" is outside [0, 1]")
+func (r *Reader) ratioError(i int, b []byte, fail parseFail) error {
+	if r.fast {
+		return errSlow
 	}
-	return 0, r.fieldError(i, quote(b)+" is not a number")
+	switch fail {
+	case parseEmpty:
+		return r.fieldError(i, "empty, want a number")
+	case parseSyntax:
+		return r.fieldError(i, quote(b)+" is not a number")
+	}
+	return r.fieldError(i, quote(b)+" is outside [0, 1]")
 }
 
 // hashIDs parses space-separated int64s; empty means none.
@@ -316,6 +425,9 @@ func (r *Reader) hashIDs(i int, b []byte) ([]int64, error) {
 		if k > j {
 			v, fail := parseInt(b[j:k])
 			if fail != parseOK {
+				if r.fast {
+					return nil, errSlow
+				}
 				return nil, r.fieldError(i, quote(b[j:k])+" is not an integer (want space-separated integers)")
 			}
 			out = append(out, v)

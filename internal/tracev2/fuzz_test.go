@@ -41,6 +41,13 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		recs, err := decodeAll(r)
+		// The one-pass path and the split path must agree on every input.
+		slow, _ := NewReader(bytes.NewReader(data), "f.csv", Options{})
+		slow.slowOnly = true
+		srecs, serr := decodeAll(slow)
+		if fmt.Sprint(err) != fmt.Sprint(serr) || !reflect.DeepEqual(recs, srecs) {
+			t.Fatalf("fast and split paths differ:\n%v\n%v\n%+v\n%+v", err, serr, recs, srecs)
+		}
 		if err != nil {
 			return
 		}

@@ -81,6 +81,13 @@ func TestMalformedData(t *testing.T) {
 			if !errors.As(err, &e) || e.ExitCode() != 2 {
 				t.Errorf("error %T is not an *Error with exit code 2", err)
 			}
+			// The split-only path gives the same message.
+			if r, err := NewReader(strings.NewReader(tc.data), "trace.csv", Options{}); err == nil {
+				r.slowOnly = true
+				if err := readErr(r); err == nil || err.Error() != tc.want {
+					t.Errorf("split path: got %v, want %s", err, tc.want)
+				}
+			}
 		})
 	}
 }

@@ -38,6 +38,15 @@ type Reader struct {
 	pend   []pendingStr
 	pbuf   []byte
 
+	// Fast-path cursor over the current line (decode.go); slowOnly lets
+	// tests check that both paths agree.
+	slowOnly bool
+	fast     bool
+	line     []byte
+	pos      int
+	short    bool
+	cur      []byte
+
 	rowLine   int
 	warns     warnLimiter
 	skips     warnLimiter
@@ -190,12 +199,9 @@ func (r *Reader) Read(rec *Record) error {
 			}
 			continue
 		}
-		err = r.sp.split(line)
+		err = r.decodeRow(line, rec)
 		if err == errRowTooLong {
 			err = &Error{File: r.name, Line: r.rowLine, Column: 1, What: "row", Msg: errRowTooLong.Error()}
-		}
-		if err == nil {
-			err = r.decode(rec)
 		}
 		if err != nil {
 			if err := r.rowError(err); err != nil {
