@@ -184,3 +184,13 @@ func setStatus(r *Request, st Status) {
 	}
 	r.status = st
 }
+
+// Reject marks a request that admission or routing refused (it never reached
+// an instance) and returns its result.
+func Reject(r *Request, at int64) Result {
+	setStatus(r, StatusRejected)
+	return Result{ID: r.ID, Status: StatusRejected, Instance: -1, ArrivalUs: r.ArrivalUs,
+		FirstScheduledUs: -1, FirstTokenUs: -1, DoneUs: at, TTFTUs: -1, E2EUs: -1, SchedulingDelayUs: -1,
+		PromptTokens: len(r.Prompt), SLOClass: r.SLOClass, Tenant: r.Tenant, SessionID: r.SessionID,
+		Round: r.Round, Tag: r.Tag}
+}

@@ -20,6 +20,11 @@ func (in *Instance) onStep(now int64, _ any) {
 		} else {
 			end, more = in.runStep(t)
 		}
+		if in.verify != nil {
+			if err := in.CheckKV(); err != nil {
+				in.verify("INV-4 after the step at " + fmt.Sprint(t) + ": " + err.Error())
+			}
+		}
 		if !more {
 			break
 		}
