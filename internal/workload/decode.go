@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,16 +74,19 @@ func Decode(name string, data []byte, baseDir string) (spec *Spec, warnings []st
 	return spec, warnings, nil
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: (?:unmarshal errors:\n\s*)?line (\d+): (.*)$`)
-
-// yamlError turns a yaml.v3 error into an *Error with its line.
+// yamlError turns a yaml.v3 error ("yaml: line N: msg", possibly inside
+// "yaml: unmarshal errors:") into an *Error with its line.
 func yamlError(name string, e error) *Error {
-	msg := e.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{File: name, Line: line, Msg: strings.TrimSpace(m[2])}
+	msg := strings.TrimPrefix(e.Error(), "yaml: ")
+	msg = strings.TrimSpace(strings.TrimPrefix(msg, "unmarshal errors:"))
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, text, ok := strings.Cut(rest, ": "); ok {
+			if line, err := strconv.Atoi(num); err == nil {
+				return &Error{File: name, Line: line, Msg: strings.TrimSpace(text)}
+			}
+		}
 	}
-	return &Error{File: name, Msg: strings.TrimPrefix(msg, "yaml: ")}
+	return &Error{File: name, Msg: msg}
 }
 
 // positions maps field paths ("clients[1].arrival.cv") to the line and

@@ -194,17 +194,19 @@ func (s *lengthSampler) initEmpirical(path string, d *Distribution, baseDir stri
 
 // setWeights keeps positive weights and builds the normalised CDF.
 func (s *lengthSampler) setWeights(path string, weights map[int]float64) *Error {
-	total := 0.0
 	for v, w := range weights {
 		if w > 0 {
 			s.values = append(s.values, v)
-			total += w
 		}
+	}
+	sort.Ints(s.values) // before summing: a float sum must not depend on map order
+	total := 0.0
+	for _, v := range s.values {
+		total += weights[v]
 	}
 	if len(s.values) == 0 || math.IsInf(total, 0) {
 		return &Error{Path: path, Msg: "empirical distribution has no positive finite weight"}
 	}
-	sort.Ints(s.values)
 	s.cdf = make([]float64, len(s.values))
 	cum := 0.0
 	for i, v := range s.values {

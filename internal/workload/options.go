@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -327,15 +326,4 @@ func gaussianFlags(flag string, mean, stdev, lo, hi int, pMean, pStdev, pMin, pM
 	return Distribution{Type: DistGaussian, Params: map[string]float64{
 		"mean": float64(mean), "std_dev": float64(stdev), "min": float64(lo), "max": float64(hi),
 	}}, nil
-}
-
-// String describes the options' source for logs: the spec, preset or "flags".
-func (o *Options) String() string {
-	switch {
-	case o.SpecPath != "":
-		return fmt.Sprintf("spec %s", o.SpecPath)
-	case o.Preset != "":
-		return "preset " + o.Preset
-	}
-	return "flags"
 }

@@ -1,0 +1,26 @@
+package workload
+
+import (
+	"go/build"
+	"strings"
+	"testing"
+)
+
+// The package is a shared language: it may import only the standard
+// library and yaml.v3 (DESIGN.md: no simulator, HTTP client, CLI or
+// progress code below the engines).
+func TestImportsStayLow(t *testing.T) {
+	pkg, err := build.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range pkg.Imports {
+		first, _, _ := strings.Cut(imp, "/")
+		if strings.Contains(first, ".") && imp != "gopkg.in/yaml.v3" {
+			t.Errorf("imports %s: only the standard library and gopkg.in/yaml.v3 are allowed", imp)
+		}
+		if strings.HasPrefix(imp, "servesim/") || imp == "net/http" || imp == "os/exec" {
+			t.Errorf("imports %s: workload must not depend on the project's engines or on HTTP", imp)
+		}
+	}
+}
