@@ -41,7 +41,7 @@ func TestTimingAccuracyAt100Streams(t *testing.T) {
 	if n, err := c.Prewarm(ctx, streams); err != nil || n != streams {
 		t.Fatalf("prewarm: %d connections, %v", n, err)
 	}
-	assertTiming(t, func(attempt int) (string, bool, int64) {
+	assertTiming(t, func(attempt int) (string, bool, bool) {
 		var jobs []httpload.Job
 		for i := range streams {
 			jobs = append(jobs, httpload.Job{ID: int64(i), IntendedUS: 1000 + int64(i)*200, Chat: true, Stream: true, Prompt: "a b c",
@@ -84,10 +84,13 @@ func TestTimingAccuracyAt100Streams(t *testing.T) {
 			report += fmt.Sprintf("%s p50 %d µs p99 %d µs (n=%d); ", m.name, p50, p99, len(m.xs))
 			ok = ok && abs(p50) <= 1000
 		}
-		late := quantile(serverLate, 0.5)
+		late, deliver := quantile(serverLate, 0.5), quantile(delivery, 0.5)
 		report += fmt.Sprintf("request delivery p50 %d µs p99 %d µs; server's own lateness p50 %d µs p99 %d µs",
-			quantile(delivery, 0.5), quantile(delivery, 0.99), late, quantile(serverLate, 0.99))
-		return report, ok, late
+			deliver, quantile(delivery, 0.99), late, quantile(serverLate, 0.99))
+		// The server in this process missing its own schedule, or taking
+		// over 1 ms to pick up a request (about 0.1 ms on an idle machine),
+		// means the machine, not the client, is the bottleneck.
+		return report, ok, late > 500 || deliver > 1000
 	})
 }
 
@@ -97,7 +100,7 @@ func TestTimingAccuracyAt100Streams(t *testing.T) {
 // dispatch lag p50 ≤ 1 ms and p99 ≤ 20 ms.
 func TestOpenLoopKeepsScheduleWhileServerStalls(t *testing.T) {
 	const n = 100
-	assertTiming(t, func(int) (string, bool, int64) {
+	assertTiming(t, func(int) (string, bool, bool) {
 		srv, c := start(t, fakevllm.Config{Fault: func(int64, *fakevllm.Request) fakevllm.Fault {
 			return fakevllm.Fault{Kind: fakevllm.Stall, BeforeHead: true}
 		}}, httpload.Config{})
@@ -133,7 +136,7 @@ func TestOpenLoopKeepsScheduleWhileServerStalls(t *testing.T) {
 		}
 		p50, p99 := quantile(lags, 0.5), quantile(lags, 0.99)
 		return fmt.Sprintf("dispatch lag while the server stalls: p50 %d µs, p99 %d µs, max %d µs, late %d of %d",
-			p50, p99, o.stats.MaxLagUS, o.stats.Late, n), p50 <= 1000 && p99 <= 20000, -1
+			p50, p99, o.stats.MaxLagUS, o.stats.Late, n), p50 <= 1000 && p99 <= 20000, false
 	})
 }
 
