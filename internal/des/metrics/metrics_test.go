@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -134,6 +135,34 @@ func TestAggregatorSummary(t *testing.T) {
 	for _, c := range checks {
 		if math.Abs(c.got-c.want) > 1e-9 {
 			t.Errorf("%s: got %g, want %g", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestSummaryKeys: the summary JSON carries every key of spec §14.
+func TestSummaryKeys(t *testing.T) {
+	agg, _ := NewAggregator(nil)
+	b, err := json.Marshal(agg.Summary(RunInfo{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"completed_requests", "still_queued", "still_running", "injected_requests", "total_input_tokens",
+		"total_output_tokens", "vllm_estimated_duration_s", "responses_per_sec", "tokens_per_sec",
+		"scheduling_delay_p99_ms", "preemption_count", "dropped_unservable", "length_capped_requests",
+		"timed_out_requests", "goodput_rps", "slo_attainment", "per_class", "rejected_requests",
+		"kv_utilization_mean", "kv_utilization_peak", "cache_hit_rate", "per_tenant", "jain_fairness_index"}
+	for _, m1 := range []string{"ttft", "e2e", "itl", "tpot"} {
+		for _, s := range []string{"mean", "p50", "p90", "p95", "p99"} {
+			keys = append(keys, m1+"_"+s+"_ms")
+		}
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			t.Errorf("summary lacks key %q", k)
 		}
 	}
 }
