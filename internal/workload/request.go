@@ -23,6 +23,26 @@ type Request struct {
 	SessionID    string  // "" for single-turn requests
 	RoundIndex   int     // 0 for single-turn requests and round 0
 	ThinkTimeUs  int64   // the session's think time between rounds (trace think_time_us); 0 otherwise
+
+	tokSeed uint64 // seed of this request's token stream
+	newIn   int    // ids this request drew from it (its new input)
+}
+
+// OutputIDs returns the ids of the first n tokens this request generates:
+// the continuation of its token stream after its new input ids (doc.go).
+// An accumulating session appends exactly these to the next round's
+// prompt, so a simulator that gives its KV cache these output ids sees the
+// next round's prompt hit the cached context.
+func (r *Request) OutputIDs(n int) []int32 {
+	if n <= 0 {
+		return nil
+	}
+	var t tokenStream
+	t.reset(r.tokSeed)
+	t.skip(r.newIn)
+	ids := make([]int32, min(n, MaxSampleTokens))
+	t.fill(ids)
+	return ids
 }
 
 // PromptTokens is the whole prompt length.

@@ -162,7 +162,8 @@ func checkSessions(t *testing.T, w *Workload, src *Source, res runResult) {
 		if w.clients[r.Client].accumulate {
 			// prompt(k+1) = prompt(k) + generated ids + at least one new id.
 			newIn := len(r.PromptIDs) - len(p.PromptIDs) - res.gen[p.ID]
-			if !equalSlices(r.PromptIDs[:len(p.PromptIDs)], p.PromptIDs) || newIn < 1 {
+			n, g := len(p.PromptIDs), res.gen[p.ID]
+			if newIn < 1 || !equalSlices(r.PromptIDs[:n], p.PromptIDs) || !equalSlices(r.PromptIDs[n:n+g], p.OutputIDs(g)) {
 				t.Errorf("%s round %d: prompt of %d does not extend round %d's %d + %d generated",
 					r.SessionID, r.RoundIndex, len(r.PromptIDs), p.RoundIndex, len(p.PromptIDs), res.gen[p.ID])
 			}
@@ -284,6 +285,9 @@ func TestAccumulatedPromptUsesGeneratedOutput(t *testing.T) {
 	n0 := len(r0.PromptIDs)
 	if !equalSlices(r1.PromptIDs[:n0], r0.PromptIDs) || len(r1.PromptIDs) < n0+3+10 || len(r1.PromptIDs) > n0+3+50 {
 		t.Fatalf("round 1 prompt %d tokens: want round 0's %d + 3 generated + 10..50 new", len(r1.PromptIDs), n0)
+	}
+	if got := r1.PromptIDs[n0 : n0+3]; !equalSlices(got, r0.OutputIDs(3)) {
+		t.Errorf("accumulated output ids %v, want round 0's OutputIDs(3) %v", got, r0.OutputIDs(3))
 	}
 	src2 := w.NewSource()
 	q0, _ := src2.Next()

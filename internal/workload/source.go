@@ -152,7 +152,7 @@ func (s *Source) build(cc *compiledClient, d *draft, id int64, followOn bool, pr
 		Model: c.Model, ArrivalUs: d.at, PromptIDs: prompt, PrefixGroup: c.PrefixGroup,
 		PrefixLength: len(cc.prefix), InputTokens: len(prompt) - len(cc.prefix),
 		OutputTokens: d.out, MaxOutputLen: d.out, Streaming: c.Streaming, ReasonRatio: d.rr,
-		SLOTargetUs: c.SLOTargetUs, RoundIndex: d.round,
+		SLOTargetUs: c.SLOTargetUs, RoundIndex: d.round, tokSeed: d.seed, newIn: d.in,
 	}
 	if c.TimeoutUs > 0 {
 		r.DeadlineUs = satAdd(d.at, c.TimeoutUs)

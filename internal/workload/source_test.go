@@ -183,7 +183,9 @@ func TestOpenSessionsAccumulateContext(t *testing.T) {
 			}
 			// prompt(k) = prompt(k−1) + O(k−1) output ids + new input (5..9).
 			grow := len(r.PromptIDs) - len(p.PromptIDs) - p.OutputTokens
-			if !equalSlices(r.PromptIDs[:len(p.PromptIDs)], p.PromptIDs) || grow < 5 || grow > 9 {
+			n := len(p.PromptIDs)
+			if !equalSlices(r.PromptIDs[:n], p.PromptIDs) || grow < 5 || grow > 9 ||
+				!equalSlices(r.PromptIDs[n:n+p.OutputTokens], p.OutputIDs(p.OutputTokens)) {
 				t.Errorf("%s round %d: prompt %d tokens after %d + %d output, want the previous prompt as prefix and 5..9 new",
 					id, k, len(r.PromptIDs), len(p.PromptIDs), p.OutputTokens)
 			}
