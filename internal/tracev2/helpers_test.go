@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -187,3 +188,5 @@ func golden(t *testing.T, name string, got []byte) {
 
 // stdinInput is an Input reading s from "-".
 func stdinInput(s string) Input { return Input{Path: "-", Stdin: strings.NewReader(s)} }
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"gopkg.in/yaml.v3"
 )
@@ -353,5 +352,3 @@ func (r *Reader) fieldError(i int, msg string) error {
 func (r *Reader) warnField(i int, msg string) {
 	r.warns.add(r.fieldError(i, msg).Error())
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
