@@ -39,8 +39,10 @@
 // its output ids, needed only when the next round accumulates context, are
 // the ids that follow: output id j of round k is id in_k + j of round k's
 // stream. So the output ids of any round can be rebuilt from (token seed,
-// input length) for whatever count the server generated, and a replay that
-// only preserves structure (tracev2 token-ids stream) needs none of them.
+// input length) for whatever count the server generated — Request.OutputIDs
+// does it, so a simulator can hand its KV cache the very ids the next round
+// will resend — and a replay that only preserves structure (the token-ids
+// stream of simulator.md §13) needs none of them.
 // The prompt is the group prefix followed by the input ids; for round k + 1
 // of an accumulating session it is round k's whole prompt, then round k's
 // generated output ids, then round k + 1's new input ids (InputTokens counts
@@ -66,8 +68,8 @@
 // the pre-generated count. A lazy stream does not know P while it runs, so
 // the first follow-up triggers a counting pass: a second, private Source
 // over the same workload that runs the merge without materialising token
-// ids or tracking sessions (constant memory, a fraction of the generation
-// cost). This is exact because token ids come from per-request seeds and
+// ids or sessions (constant memory; about 150 ns a request, so it matters
+// only for horizon-bound runs of many millions of requests). This is exact because token ids come from per-request seeds and
 // never shift other draws. Ids therefore depend only on the workload and on
 // the order of OnComplete/OnFailed calls, which the simulator makes
 // deterministic. Pregenerated exposes P (e.g. for a progress bar).
