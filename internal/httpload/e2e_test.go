@@ -192,3 +192,17 @@ func TestClientConfigErrors(t *testing.T) {
 		t.Errorf("no prompter: %q", r.Error)
 	}
 }
+
+func TestDeadlineOnTheRunClock(t *testing.T) {
+	_, c := start(t, fakevllm.Config{Fault: fakevllm.HeaderFault}, httpload.Config{})
+	clock := httpload.NewClock(time.Now().Add(-time.Second)) // the run began a second ago
+	stall := http.Header{fakevllm.FaultHeader: {"stall before-head"}}
+	r := c.Do(testCtx(t), clock, httpload.Job{Prompt: "x", DeadlineUS: 500_000, Headers: stall})
+	if r.Status != httpload.StatusTimeout || r.Sent() || !regexp.MustCompile(`^HTTP timeout: deadline passed 50\d\.\d+ms before the request could be sent$`).MatchString(r.Error) {
+		t.Errorf("past deadline: %s %q sent=%v", r.Status, r.Error, r.Sent())
+	}
+	r = c.Do(testCtx(t), clock, httpload.Job{Prompt: "x", DeadlineUS: clock.Now() + 100_000, Timeout: time.Hour, Headers: stall})
+	if r.Status != httpload.StatusTimeout || !r.Sent() || !regexp.MustCompile(`^HTTP timeout: no response within (9\d|100)ms$`).MatchString(r.Error) {
+		t.Errorf("deadline before the timeout: %s %q", r.Status, r.Error)
+	}
+}

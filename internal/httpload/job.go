@@ -39,8 +39,13 @@ type Job struct {
 	Headers    http.Header // further per-job headers; may be nil
 
 	// Timeout bounds the request from its send to the end of its response;
-	// 0 = none. When it expires the Result has StatusTimeout.
-	Timeout time.Duration
+	// 0 = none. DeadlineUS is an absolute bound on the run's clock (e.g.
+	// intended time + the workload's timeout, so that a wait for a
+	// concurrency slot counts); 0 = none. The earlier of the two applies;
+	// when it passes the Result has StatusTimeout, and a job whose deadline
+	// passed before it could be sent is not sent.
+	Timeout    time.Duration
+	DeadlineUS int64
 }
 
 // Status is the outcome of one request, spelled as the trace's status column.
@@ -50,7 +55,7 @@ type Status string
 const (
 	StatusOK      Status = "ok"      // HTTP 2xx and a complete response ([DONE] when streaming)
 	StatusError   Status = "error"   // HTTP, transport, parse or stream failure, or cancelled
-	StatusTimeout Status = "timeout" // Job.Timeout expired
+	StatusTimeout Status = "timeout" // Job.Timeout or Job.DeadlineUS passed
 )
 
 // Result is everything measured about one Job. Times are µs on the run's
@@ -83,6 +88,8 @@ type Result struct {
 	// "streaming error: ...", "response error: ...", "request error: ...",
 	// or "cancelled: ..." for requests stopped by an interrupt.
 	Error string
+
+	limit time.Duration // the time limit from the send, for timeout messages
 }
 
 // Sent reports whether the request was handed to the transport.

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 )
 
-// errJobTimeout is the context cause of an expired Job.Timeout.
+// errJobTimeout is the context cause of an expired Job.Timeout or DeadlineUS.
 var errJobTimeout = errors.New("job timeout")
 
 // readBufBytes is the read size of a response body: large enough that a
@@ -37,10 +37,26 @@ func (c *Client) Send(ctx context.Context, clock Clock, p Prepared) Result {
 		return r
 	}
 	rctx := ctx
+	now := time.Now()
+	var deadline time.Time
 	if p.Job.Timeout > 0 {
+		deadline = now.Add(p.Job.Timeout)
+	}
+	if p.Job.DeadlineUS > 0 {
+		if at := clock.At(p.Job.DeadlineUS); deadline.IsZero() || at.Before(deadline) {
+			deadline = at
+		}
+	}
+	if !deadline.IsZero() {
+		if !deadline.After(now) {
+			r.fail(StatusTimeout, fmt.Sprintf("HTTP timeout: deadline passed %v before the request could be sent",
+				now.Sub(deadline).Round(time.Microsecond)), clock)
+			return r
+		}
 		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeoutCause(ctx, p.Job.Timeout, errJobTimeout)
+		rctx, cancel = context.WithDeadlineCause(ctx, deadline, errJobTimeout)
 		defer cancel()
+		r.limit = deadline.Sub(now)
 	}
 	// cancelDrain ends the read after [DONE] if the server holds the
 	// connection open without finishing the body (see readStream).
@@ -307,14 +323,17 @@ func (c *Client) failIO(r *Result, ctx context.Context, clock Clock, prefix stri
 	r.fail(StatusError, prefix+msg+progressDetail(r), clock)
 }
 
+// timeoutDetail says what was missing when the time limit (from the send)
+// ran out.
 func timeoutDetail(r *Result) string {
+	limit := r.limit.Round(time.Millisecond)
 	switch {
 	case r.HTTPStatus == 0:
-		return fmt.Sprintf("no response within %v", r.Job.Timeout)
+		return fmt.Sprintf("no response within %v", limit)
 	case r.NumChunks == 0 && r.FirstChunkUS == 0:
-		return fmt.Sprintf("no data within %v", r.Job.Timeout)
+		return fmt.Sprintf("no data within %v", limit)
 	default:
-		return fmt.Sprintf("response not complete within %v (after %d chunks)", r.Job.Timeout, r.NumChunks)
+		return fmt.Sprintf("response not complete within %v (after %d chunks)", limit, r.NumChunks)
 	}
 }
 
