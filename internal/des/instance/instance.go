@@ -44,6 +44,7 @@ type Instance struct {
 
 	stepPending bool
 	busyUntil   int64 // end of the last executed step
+	lastStep    int64 // start of the last executed step
 	stepH       des.Handle
 	fcfsNext    int64 // next enqueue position
 	fcfsFront   int64 // next front position (negative)
@@ -121,6 +122,10 @@ func (in *Instance) InFlight() int { return len(in.pending) + in.wait.Len() + le
 
 // Counters returns the running totals.
 func (in *Instance) Counters() Counters { return in.cnt }
+
+// LastStepUs is the start time of the last executed step (steps run inline
+// by fast-forward do not move the engine clock).
+func (in *Instance) LastStepUs() int64 { return in.lastStep }
 
 // LastLeftUs is the latest completion time (the spec's RequestLeft event),
 // which may lie after the engine clock; 0 if nothing completed.

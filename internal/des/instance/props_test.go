@@ -134,7 +134,7 @@ func simulate(cfg Config, ws []wreq, ff bool) runOut {
 			out.violations = append(out.violations, fmt.Sprintf("INV-8/work-conserving at %d: %d waiting, %d running, no step", at, in.wait.Len(), len(in.running)))
 		}
 	})
-	out.end = max(eng.Run(des.NoHorizon), in.LastLeftUs())
+	out.end = max(eng.Run(des.NoHorizon), in.LastLeftUs(), in.LastStepUs())
 	if err := in.CheckKV(); err != nil {
 		out.violations = append(out.violations, "INV-4 at end: "+err.Error())
 	}

@@ -13,6 +13,7 @@ func (in *Instance) onStep(now int64, _ any) {
 	in.stepPending = false
 	t := now
 	for {
+		in.lastStep = t
 		var end int64
 		var more bool
 		if in.lazyOn {

@@ -72,6 +72,18 @@ func New(cfg Config, src Source, sink Sink) (*Simulator, error) {
 	}
 	ic := cfg.Instance
 	ic.OnDone = s.done
+	if cfg.HorizonUs > 0 {
+		// Steps run inline by fast-forward must respect the horizon like
+		// engine events do (an event at t runs iff t ≤ horizon).
+		user, eng, h := ic.FastForwardBound, s.eng, cfg.HorizonUs+1
+		ic.FastForwardBound = func() int64 {
+			b := eng.PeekTime()
+			if user != nil {
+				b = user()
+			}
+			return min(b, h)
+		}
+	}
 	in, err := instance.New(s.eng, ic)
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
@@ -160,7 +172,7 @@ func (s *Simulator) next() {
 
 // Outcome is what a run returns besides the streamed results.
 type Outcome struct {
-	EndUs    int64 // run end: min(horizon, max(last event, last completion))
+	EndUs    int64 // run end: min(horizon, max(last event or step, last completion))
 	Injected int64 // requests that arrived
 	Counters instance.Counters
 	Info     metrics.RunInfo
@@ -179,7 +191,7 @@ func (s *Simulator) Run() (Outcome, error) {
 	if s.err != nil {
 		return Outcome{}, s.err
 	}
-	end := max(s.eng.Now(), s.inst.LastLeftUs())
+	end := max(s.eng.Now(), s.inst.LastStepUs(), s.inst.LastLeftUs())
 	end = min(end, s.horizon)
 	s.inst.Unfinished(func(res *instance.Result, r *instance.Request) { s.sink.Record(res, r) })
 	c := s.inst.Counters()

@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -197,5 +200,44 @@ func TestMD1(t *testing.T) {
 	t.Logf("M/D/1 over %d requests: mean wait %.1f µs, theory %.1f µs (%.2f%%)", count, got, want, 100*(got-want)/want)
 	if count != n || math.Abs(got-want)/want > 0.03 {
 		t.Errorf("mean wait %.1f µs over %d requests, want %.1f ± 3%%", got, count, want)
+	}
+}
+
+// TestHorizonFastForwardEquivalence: with a horizon cutting through busy
+// periods, fast-forward on and off give identical results and summaries.
+func TestHorizonFastForwardEquivalence(t *testing.T) {
+	for _, horizon := range []int64{0, 30000, 200000, 1000000} {
+		var outs [2]string
+		for k, ff := range []bool{false, true} {
+			cfg := smallConfig()
+			cfg.HorizonUs = horizon
+			cfg.Instance.FastForward = ff
+			agg, _ := metrics.NewAggregator(nil)
+			var lines []string
+			src := &genSource{rng: rand.New(rand.NewPCG(7, 1)), n: 300, meanGap: 3000,
+				lengths: func(r *rand.Rand) (int, int) { return 1 + r.IntN(300), r.IntN(80) }}
+			s, err := New(cfg, src, SinkFunc(func(res *instance.Result, r *instance.Request) {
+				agg.Add(res)
+				lines = append(lines, fmt.Sprintf("%+v", *res))
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := s.Run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, _ := json.Marshal(agg.Summary(out.Info))
+			outs[k] = strings.Join(lines, "\n") + string(js) + fmt.Sprint(out.EndUs, out.Injected)
+		}
+		if outs[0] != outs[1] {
+			a, b := strings.Split(outs[0], "\n"), strings.Split(outs[1], "\n")
+			for i := range a {
+				if i < len(b) && a[i] != b[i] {
+					t.Errorf("horizon %d: fast-forward changes the output at line %d:\n%s\n%s", horizon, i, a[i], b[i])
+					break
+				}
+			}
+		}
 	}
 }
