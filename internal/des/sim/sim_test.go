@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"io"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"servesim/internal/des/fake"
