@@ -194,16 +194,7 @@ func (s *Simulator) Run() (Outcome, error) {
 	end := max(s.eng.Now(), s.inst.LastStepUs(), s.inst.LastLeftUs())
 	end = min(end, s.horizon)
 	s.inst.Unfinished(func(res *instance.Result, r *instance.Request) { s.sink.Record(res, r) })
-	c := s.inst.Counters()
-	kv := s.inst.KV()
-	st := kv.Stats()
-	out := Outcome{EndUs: end, Injected: s.injected, Counters: c, Info: metrics.RunInfo{
-		DurationUs: end, Preemptions: c.Preemptions, KVUsedBlockUs: c.KVUsedBlockUs,
-		KVCapacityBlockUs: int64(kv.TotalBlocks()) * c.BusyUs,
-		KVPeak:            float64(c.KVPeakBlocks) / float64(kv.TotalBlocks()),
-		CacheHits:         st.Hits, CacheMisses: st.Misses, AllocFailures: st.AllocFailures,
-		ITL: s.inst.ITLHistogram(),
-	}}
+	out := Outcome{EndUs: end, Injected: s.injected, Counters: s.inst.Counters(), Info: Collect(end, s.inst)}
 	return out, nil
 }
 
@@ -220,4 +211,27 @@ func (s *SliceSource) Next() (*instance.Request, error) {
 	}
 	s.i++
 	return s.Reqs[s.i-1], nil
+}
+
+// Collect sums the run-level totals of instances (a cluster passes all of
+// its instances) for metrics.Aggregator.Summary. Call it after the run, once
+// the live requests have been handed out.
+func Collect(endUs int64, insts ...*instance.Instance) metrics.RunInfo {
+	info := metrics.RunInfo{DurationUs: endUs}
+	var hists [][]instance.ValueCount
+	for _, in := range insts {
+		c := in.Counters()
+		kv := in.KV()
+		st := kv.Stats()
+		info.Preemptions += c.Preemptions
+		info.KVUsedBlockUs += c.KVUsedBlockUs
+		info.KVCapacityBlockUs += int64(kv.TotalBlocks()) * c.BusyUs
+		info.KVPeak = max(info.KVPeak, float64(c.KVPeakBlocks)/float64(kv.TotalBlocks()))
+		info.CacheHits += st.Hits
+		info.CacheMisses += st.Misses
+		info.AllocFailures += st.AllocFailures
+		hists = append(hists, in.ITLHistogram())
+	}
+	info.ITL = metrics.MergeHistograms(hists...)
+	return info
 }
