@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -217,4 +218,57 @@ func TestDistributionErrors(t *testing.T) {
 			t.Errorf("%+v: error = %v, want %q", tt.d, err, tt.want)
 		}
 	}
+}
+
+func TestEmpiricalFromRealTrace(t *testing.T) {
+	// Observed prompt lengths of a real Azure trace (testdata, CC-BY-4.0):
+	// sampling them must reproduce their distribution.
+	d := Distribution{Type: DistEmpirical, File: "azure_conv_context_tokens.txt"}
+	s, err := newLengthSampler("d", &d, "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, lerr := loadEmpiricalFile("azure_conv_context_tokens.txt", "testdata")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	var data []float64
+	for _, v := range sortedIntKeys(obs) {
+		for range int(obs[v]) {
+			data = append(data, float64(max(v, 1)))
+		}
+	}
+	if len(data) != 1000 {
+		t.Fatalf("observations = %d, want 1000", len(data))
+	}
+	const n = 20000
+	r := NewStream(9, "azure")
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = float64(s.sample(r))
+	}
+	wantMean, _ := moments(data)
+	gotMean, _ := moments(xs)
+	assertClose(t, "mean", gotMean, wantMean, 0.03)
+	cdf := func(k float64) float64 {
+		c := 0
+		for _, x := range data {
+			if x <= k {
+				c++
+			}
+		}
+		return float64(c) / float64(len(data))
+	}
+	if d := ksDistance(xs, cdf); d > ksBound(n) {
+		t.Errorf("KS distance to the trace = %.4f, want <= %.4f", d, ksBound(n))
+	}
+}
+
+func sortedIntKeys(m map[int]float64) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
 }

@@ -58,8 +58,11 @@ type session struct {
 // clientGen produces one client's drafts in arrival order, one pending at
 // a time, from the client's stream.
 type clientGen struct {
-	cc      *compiledClient
-	dry     bool // counting only: closed sessions and users create no session
+	cc  *compiledClient
+	dry bool // counting only: closed sessions and users create no session
+	// onCut is told about an open session cut short while its last emitted
+	// round may already have finished (nil when not tracking).
+	onCut   func(*session)
 	rng     *rand.Rand
 	horizon int64
 	pending draft
@@ -193,6 +196,9 @@ func (g *clientGen) advanceOpen(d *draft) bool {
 			drawRound(cc, s.rng, d)
 			if cc.accumulate && s.draftLen+s.draftOut+d.in > MaxPromptTokens {
 				s.closed, s.cut = true, SessionCancelled
+				if g.onCut != nil {
+					g.onCut(s)
+				}
 				continue
 			}
 		} else if g.startOK {

@@ -41,6 +41,9 @@ func (w *Workload) newSource(dry bool) *Source {
 	wg := NewStream(w.Spec.Seed, "workload-gen")
 	for i := range w.clients {
 		g := newClientGen(&w.clients[i], wg.Uint64(), w.Spec.HorizonUs, dry)
+		if !dry {
+			g.onCut = s.maybeEndOpen
+		}
 		s.gens = append(s.gens, g)
 		if g.ok {
 			s.heap = append(s.heap, i)
