@@ -205,6 +205,16 @@ func needsQuotes(s string) bool {
 // checkRecord rejects what a reader would reject (spec §4.7), so a writer
 // never emits a row it cannot read back.
 func checkRecord(r *Record) error {
+	// The OR of the values is negative exactly when one of them is, so the
+	// common case is one test; the loop below names the culprit.
+	if r.RequestID|int64(r.VLLMPriority)|int64(r.RoundIndex)|int64(r.PrefixLength)|int64(r.InputTokens)|
+		int64(r.OutputTokens)|int64(r.TextTokens)|int64(r.ImageTokens)|int64(r.AudioTokens)|int64(r.VideoTokens)|
+		r.DeadlineUs|r.SLOTargetUs|int64(r.ServerInputTokens)|int64(r.NumChunks)|r.ThinkTimeUs|
+		int64(r.CachedTokens)|int64(r.Preemptions) >= 0 &&
+		r.ReasonRatio >= 0 && r.ReasonRatio <= 1 &&
+		(r.DeadlineUs == 0 || r.ArrivalTimeUs <= 0 || r.DeadlineUs >= r.ArrivalTimeUs) {
+		return nil
+	}
 	bad := func(col string, v any, what string) error {
 		return fmt.Errorf("trace row (request_id %d): column %s: %v %s", r.RequestID, col, v, what)
 	}
