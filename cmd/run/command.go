@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 
@@ -20,10 +19,9 @@ func command() cli.Command {
 	flags := []ucli.Flag{
 		cli.SeedFlag(),
 		cli.FormatFlag("json", "stdout format: json (the summary, keys documented in the README) or text"),
-		&ucli.StringFlag{Name: "requests-out", Usage: "write one JSON line per request to this file"},
-		&ucli.StringFlag{Name: "trace-output", Usage: "write the simulated trace: PREFIX.yaml + PREFIX.csv, or - for one stream on stdout (the summary then goes to stderr)"},
-		&ucli.BoolFlag{Name: "trace-ext", Usage: "write our x_ext header block in two-file traces (BLIS rejects it)"},
 	}
+	// With --trace-output - the trace takes stdout and the summary goes to stderr.
+	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.WorkloadFlags()...)
 	flags = append(flags, cli.DeploymentFlags()...)
 	return cli.Command{
@@ -76,11 +74,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	}
 	log.Debug("deployment", "model", dep.Model, "gpu", dep.GPU, "kv_blocks", dep.TotalKVBlocks, "max_model_len", dep.MaxModelLen)
 
-	out := &outputs{stdio: stdio}
-	defer out.abort()
-	if err := out.open(c, header(wl, opts), columns(wl)); err != nil {
+	out, err := cli.OpenSimOutputs(c, stdio, header(wl), columns(wl))
+	if err != nil {
 		return err
 	}
+	defer out.Abort()
 	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), -1, "simulating")
 	src := wl.NewSource()
 	res, err := replay.Simulate(ctx, replay.Config{
@@ -92,7 +90,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		Progress: func(now, done int64) {
 			progress.Set(done, fmt.Sprintf("simulating t=%.1fs", float64(now)/1e6))
 		},
-	}, replay.FromWorkload(src), replay.FromWorkload(src), out.sink())
+	}, replay.FromWorkload(src), replay.FromWorkload(src), out.Write)
 	progress.Finish()
 	if err != nil {
 		return err
@@ -101,27 +99,22 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	for _, w := range res.Warnings {
 		log.Warn(w)
 	}
-	if err := out.commit(); err != nil {
+	if err := out.Commit(nil); err != nil {
 		return err
 	}
 	summaryTo := stdio.Out
 	if c.String("trace-output") == "-" {
 		summaryTo = stdio.Err
 	}
-	return writeSummary(summaryTo, format, &res.Summary)
+	return replay.WriteSummary(summaryTo, format, &res.Summary)
 }
 
-func header(wl *workload.Workload, o workload.Options) *tracev2.Header {
+func header(wl *workload.Workload) *tracev2.Header {
 	h := tracev2.DefaultHeader()
 	h.Mode = "generated"
 	seed := wl.Spec.Seed
 	h.WorkloadSeed = &seed
-	switch {
-	case o.SpecPath != "":
-		h.WorkloadSpec = o.SpecPath
-	case o.Preset != "":
-		h.WorkloadSpec = "preset:" + o.Preset
-	}
+	h.WorkloadSpec = wl.Name
 	h.SessionContextGrowth = wl.ContextGrowth()
 	for class, t := range wl.Spec.GoodputSLOTargets {
 		if h.GoodputSLOTargets == nil {
@@ -153,17 +146,4 @@ func sloTargets(in map[string]workload.SLOTarget) map[string]metrics.SLOTarget {
 		out[k] = metrics.SLOTarget{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
 	}
 	return out
-}
-
-func writeSummary(w interface{ Write([]byte) (int, error) }, format string, s *metrics.Summary) error {
-	if format == "text" {
-		_, err := w.Write([]byte(textSummary(s)))
-		return err
-	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }
