@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -395,7 +396,7 @@ func TestBadInputs(t *testing.T) {
 		{"malformed sim metrics", "", []string{realCSV, simJSON, "--sim-metrics", badMetrics}, regexp.MustCompile(`badmetrics\.json:2:\d+: json: field cache_hit_rate`)},
 		{"missing trace", "", []string{filepath.Join(dir, "nope.csv"), simJSON}, regexp.MustCompile(`nope\.csv`)},
 		{"no matched pairs", "", []string{realCSV, simJSON, "--warmup-requests", "1000"}, regexp.MustCompile(`no trace row matched`)},
-		{"both on stdin", "x", []string{"-", "-"}, regexp.MustCompile(`stdin \(-\) can feed only one input, but the real trace and the simulated results`)},
+		{"both on stdin", "x", []string{"-", "-"}, regexp.MustCompile(`stdin \(-\) can feed only one input, but the real trace and the simulated results read it`)},
 		{"stdin twice keyed", "x", []string{"real=-", "--sim-results", "-"}, regexp.MustCompile(`only one input`)},
 		{"itl and sim on stdin", "x", []string{realCSV, "-", "--itl-data", "-"}, regexp.MustCompile(`only one input`)},
 		{"no sim", "", []string{realCSV}, regexp.MustCompile(`no simulated results`)},
@@ -433,6 +434,74 @@ func TestBadInputs(t *testing.T) {
 				if e.Name() == "r.json" || strings.HasPrefix(e.Name(), ".") {
 					t.Errorf("%s left behind after an input error", e.Name())
 				}
+			}
+		})
+	}
+}
+
+// jsonPath walks a decoded JSON value along dot-separated keys.
+func jsonPath(t *testing.T, v any, path string) any {
+	t.Helper()
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: %q is not inside an object", path, k)
+		}
+		if v, ok = m[k]; !ok {
+			t.Fatalf("%s: key %q missing", path, k)
+		}
+	}
+	return v
+}
+
+// The setting flags reach the report.
+func TestSettings(t *testing.T) {
+	base, errs, code := runCmd(t, "", realCSV, simJSON, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var b any
+	json.Unmarshal([]byte(base), &b)
+	baseSimMean := jsonPath(t, b, "metrics.ttft.workload_level.sim_mean").(float64)
+	tests := []struct {
+		args []string
+		path string
+		want any
+	}{
+		// ids 10..39 without the failed 17 and the unmatched 31.
+		{[]string{"--warmup-requests", "10"}, "trace_info.warm_up_excluded", 10.0},
+		{[]string{"--warmup-requests", "10"}, "trace_info.matched_pairs", 28.0},
+		// arrivals 1 ms + i·180 ms fall below 1 s for i = 0..5.
+		{[]string{"--warmup-duration", "1s"}, "trace_info.warm_up_excluded", 6.0},
+		// Without the header's 0.5 ms RTT every sim TTFT is 500 µs shorter.
+		{[]string{"--network-rtt-us", "0"}, "metrics.ttft.workload_level.sim_mean", baseSimMean - fixtureRTTUs},
+		{[]string{"--network-rtt-us", "1500"}, "metrics.ttft.workload_level.sim_mean", baseSimMean + 1000},
+		{[]string{"--slo-ttft", "critical=1ms"}, "goodput.targets.critical.ttft_ms", 1.0},
+		{[]string{"--slo-ttft", "critical=1ms"}, "goodput.per_class.critical.real_slo_attainment", 0.0},
+		{[]string{"--slo-e2e", "standard=10s"}, "goodput.targets.standard.e2e_ms", 10000.0},
+		{[]string{"--ttft-mape-threshold", "0.01"}, "ttft_tolerance.within", false},
+		{[]string{"--ttft-mape-threshold", "0.01"}, "ttft_tolerance.threshold", 0.01},
+		{[]string{"--hit-rate-tolerance-pp", "1", "--sim-metrics", simMetrics}, "hit_rate.within", false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " ")+" "+tt.path, func(t *testing.T) {
+			out, errs, code := runCmd(t, "", append([]string{realCSV, simJSON, "--format", "json", "-q"}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			var v any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatal(err)
+			}
+			got := jsonPath(t, v, tt.path)
+			if g, ok := got.(float64); ok {
+				if w := tt.want.(float64); math.Abs(g-w) > 1e-6*math.Max(1, math.Abs(w)) {
+					t.Errorf("%s = %v, want %v", tt.path, g, w)
+				}
+				return
+			}
+			if got != tt.want {
+				t.Errorf("%s = %v, want %v", tt.path, got, tt.want)
 			}
 		})
 	}

@@ -108,7 +108,7 @@ func resolveInputs(c *ucli.Context) (sources, error) {
 		}
 	}
 	if len(fromStdin) > 1 {
-		return s, cli.Usagef("stdin (-) can feed only one input, but %s all read it", strings.Join(fromStdin, " and "))
+		return s, cli.Usagef("stdin (-) can feed only one input, but %s read it", joinAnd(fromStdin))
 	}
 	return s, nil
 }
