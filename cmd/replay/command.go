@@ -1,34 +1,76 @@
 package main
 
 import (
-	"context"
-	"log/slog"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/replay"
+	"servesim/internal/tracev2/importer"
 )
 
 func command() cli.Command {
+	var formats []string
+	for _, f := range importer.Formats() {
+		formats = append(formats, string(f))
+	}
+	flags := []ucli.Flag{
+		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML (two-file form, with --trace-data)"},
+		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV (two-file form)"},
+		&ucli.StringFlag{Name: "from", Usage: "import a foreign trace: " + strings.Join(formats, ", ")},
+		&ucli.BoolFlag{Name: "lenient", Usage: "skip malformed trace rows with a warning instead of stopping"},
+		&ucli.BoolFlag{Name: "strict", Usage: "unknown trace header keys are errors, not warnings"},
+		&ucli.StringFlag{Name: "inject-at", Value: "send", Usage: "inject each request at its send time (send) or its intended arrival (arrival)"},
+		&ucli.BoolFlag{Name: "skip-failed", Usage: "leave out rows whose status is not ok"},
+		&ucli.StringFlag{Name: "session-mode", Value: "fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
+		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
+		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m (default: run to the end)"},
+		&ucli.IntFlag{Name: "hash-block-tokens", Value: replay.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
+		&ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids (default: the trace's workload_seed, else 42)"},
+		&ucli.StringFlag{Name: "results-path", Usage: "write the SimResult JSON here (default: stdout, unless --format text)"},
+		cli.FormatFlag("json", "json: SimResult array; jsonl: one SimResult per line; text: the summary table (SimResults only with --results-path)"),
+		&ucli.StringFlag{Name: "metrics-out", Usage: "write the summary JSON (the keys of run's output) to this file"},
+		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev); slows the run"},
+	}
+	flags = append(flags, cli.SimOutputFlags()...)
+	flags = append(flags, cli.DeploymentFlags()...)
 	return cli.Command{
 		Name:      "replay",
-		Usage:     "feed a trace (TraceV2, BLIS, Azure, Mooncake, ...) through the vLLM simulator",
+		Usage:     "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",
 		ArgsUsage: "[TRACE|-]",
 		Description: `replay injects every request of a trace at its send time into a discrete-event
 simulator of vLLM (continuous batching, chunked prefill, paged KV cache with prefix
 caching, preemption) and writes one SimResult per completed request.
 
-Example: what would this production traffic look like on two H100 replicas?
+TRACE is a single stream, a data CSV (its header is the sibling .yaml) or a header
+YAML (its data is the sibling .csv); - reads stdin; gzip is read transparently. Real
+traces are normalised so that the workload starts at t = 0, and rows are injected in
+send order (the trace is read whole first: about 400 bytes per row). Prefix groups,
+Mooncake hash_ids and accumulating sessions become shared KV blocks.
 
-   replay --from azure AzureLLMInferenceTrace_conv.csv --model qwen3-14b --num-instances 2 \
-          --results-path sim.json
-   observe ... -o - | replay - --model qwen3-14b | calibrate cap.csv -`,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "model", Usage: "model to simulate (see run --help for known names)"},
-			cli.SeedFlag(),
-		},
-		Action: func(ctx context.Context, c *ucli.Context, io cli.IO, log *slog.Logger) error {
-			return cli.NotYet("replay")
-		},
+Examples:
+
+   # The same traffic as run generated, replayed on a smaller batch:
+   run --workload chatbot --rate 20 --trace-output chat
+   replay chat.csv --max-num-seqs 64 --format text
+
+   # Through a pipe, keeping the SimResults for calibrate:
+   run --workload summarization --rate 2 --trace-output - | replay - --results-path sim.json
+
+   # A production trace on an A100, with a timeline for ui.perfetto.dev:
+   replay --from azure AzureLLMInferenceTrace_conv.csv --gpu A100-80 --format text \
+          --metrics-out metrics.json --timeline timeline.json
+
+   # Grade the simulator against a capture of a live server:
+   observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \
+           --num-requests 200 --trace-output cap
+   replay cap.csv --model qwen3-14b --results-path sim.json
+   calibrate cap.csv sim.json
+
+Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input (located as
+file:line:column; nothing is written), 130 interrupted.`,
+		Flags:  flags,
+		Action: action,
 	}
 }

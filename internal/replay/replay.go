@@ -42,9 +42,32 @@ type Config struct {
 	ContextGrowth string
 	HorizonUs     int64 // 0 = none
 	SLOTargets    map[string]metrics.SLOTarget
+	// HashBlockTokens is the number of prompt tokens one ext_hash_ids entry
+	// stands for (0 = DefaultHashBlockTokens, Mooncake's 512).
+	HashBlockTokens int
 	// Progress, if set, is called now and then with the simulated time and
 	// the number of requests finished.
 	Progress func(nowUs, done int64)
+	// Observer, if set, watches the run from inside (the timeline export).
+	// It turns the instance's fast-forward off; results are unchanged.
+	Observer Observer
+}
+
+// Observer watches a simulation without changing it: the instance's
+// observational events (instance.Tracer), every engine event before it
+// runs, and every request's result.
+type Observer interface {
+	instance.Tracer
+	// Start is called once before the run with the instance to watch.
+	Start(in *instance.Instance)
+	// Event is called before each engine event runs, with its time and
+	// priority (des.Prio*).
+	Event(atUs int64, prio int)
+	// Result is called once per request, when it becomes terminal or, for
+	// requests live at the end, after the run.
+	Result(res *instance.Result, r *instance.Request)
+	// Finish is called once after the run with its end time.
+	Finish(endUs int64) error
 }
 
 // Sink receives every request exactly once, when it becomes terminal (live
@@ -76,6 +99,7 @@ type driver struct {
 	accumulate bool
 	agg        *metrics.Aggregator
 	sim        *sim.Simulator
+	obs        Observer
 	done       int64
 	err        error
 }
@@ -87,18 +111,31 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	if cfg.Deploy == nil {
 		return Outcome{}, errors.New("replay: no deployment")
 	}
+	if n := cfg.Deploy.Instances; n > 1 {
+		// The cluster layer (routing between instances) is not wired in
+		// yet; simulating one instance instead would be silently wrong.
+		return Outcome{}, usageError(fmt.Sprintf("replay: %d instances: only one instance can be simulated so far", n))
+	}
 	agg, err := metrics.NewAggregator(cfg.SLOTargets)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("replay: %w", err)
 	}
-	d := &driver{ctx: ctx, cfg: cfg, src: src, fu: fu, sink: sink, tok: newTokens(cfg.Seed),
-		accumulate: cfg.ContextGrowth == "accumulate", agg: agg}
-	s, err := sim.New(sim.Config{Instance: cfg.Deploy.Instance, HorizonUs: cfg.HorizonUs, OnDone: d.onDone},
+	d := &driver{ctx: ctx, cfg: cfg, src: src, fu: fu, sink: sink, tok: newTokens(cfg.Seed, cfg.HashBlockTokens),
+		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer}
+	icfg := cfg.Deploy.Instance
+	if d.obs != nil {
+		icfg.Tracer = d.obs
+	}
+	s, err := sim.New(sim.Config{Instance: icfg, HorizonUs: cfg.HorizonUs, OnDone: d.onDone},
 		(*simSource)(d), sim.SinkFunc(d.record))
 	if err != nil {
 		return Outcome{}, err
 	}
 	d.sim = s
+	if d.obs != nil {
+		d.obs.Start(s.Instance())
+		s.Engine().SetObserver(d.obs.Event)
+	}
 	out, err := s.Run()
 	if d.err != nil {
 		return Outcome{}, d.err
@@ -106,12 +143,24 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	if err != nil {
 		return Outcome{}, err
 	}
+	if d.obs != nil {
+		if err := d.obs.Finish(out.EndUs); err != nil {
+			return Outcome{}, err
+		}
+	}
 	return Outcome{Summary: agg.Summary(out.Info), Warnings: d.tok.warnings}, nil
 }
 
 // request turns a record into a simulator request.
 func (d *driver) request(rec *tracev2.Record) *instance.Request {
 	l := &live{rec: rec, prompt: d.tok.prompt(rec, d.accumulate), output: d.tok.output(rec, d.accumulate)}
+	if d.accumulate && rec.SessionID != "" {
+		// The context the next round will resend, as the trace says it
+		// will be (all OutputTokens ids). A replayed trace builds round
+		// k + 1 when its row is pulled, which may be before round k
+		// completes; onDone corrects it with what was actually generated.
+		d.tok.remember(rec.SessionID, rec.RoundIndex, l.prompt, l.output, rec.OutputTokens)
+	}
 	return &instance.Request{
 		ID:           rec.RequestID,
 		ArrivalUs:    rec.ArrivalTimeUs,
@@ -146,6 +195,9 @@ func (s *simSource) Next() (*instance.Request, error) {
 // record is the simulator's sink: every request exactly once.
 func (d *driver) record(res *instance.Result, r *instance.Request) {
 	d.agg.Add(res)
+	if d.obs != nil {
+		d.obs.Result(res, r)
+	}
 	d.done++
 	if d.cfg.Progress != nil && d.done%1024 == 0 {
 		d.cfg.Progress(d.sim.Now(), d.done)
@@ -173,7 +225,7 @@ func (d *driver) record(res *instance.Result, r *instance.Request) {
 func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	l := r.Tag.(*live)
 	if res.Status == instance.StatusCompleted && d.accumulate && l.rec.SessionID != "" {
-		d.tok.remember(l.rec.SessionID, l.prompt, l.output, res.OutputTokens)
+		d.tok.remember(l.rec.SessionID, l.rec.RoundIndex, l.prompt, l.output, res.OutputTokens)
 	}
 	if d.fu == nil || d.err != nil {
 		return

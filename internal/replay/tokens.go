@@ -11,6 +11,10 @@ import (
 // vocab is the size of the synthetic vocabulary (workload.md §9).
 const vocab = 128000
 
+// DefaultHashBlockTokens is the number of prompt tokens one ext_hash_ids
+// entry stands for: Mooncake's 512-token prefix blocks.
+const DefaultHashBlockTokens = 512
+
 // streamSeed derives a stream's seed from the run seed and a name
 // (simulator.md §1: seed XOR FNV-1a-64(name)).
 func streamSeed(seed int64, name string) uint64 {
@@ -20,23 +24,42 @@ func streamSeed(seed int64, name string) uint64 {
 }
 
 // tokens synthesises prompt and output token ids. Ids depend only on (seed,
-// prefix group) or (seed, request id), never on the order in which rows are
-// met, so a trace replays identically however it was produced. Only the
-// sharing structure matters to the KV cache: rows of one prefix group share
-// their prefix, an accumulating session round begins with its predecessor's
+// prefix group), (seed, hash id) or (seed, request id), never on the order
+// in which rows are met, so a trace replays identically however it was
+// produced. Only the sharing structure matters to the KV cache: rows of one
+// prefix group share their prefix, rows with equal leading hash ids share
+// those blocks, an accumulating session round begins with its predecessor's
 // prompt and output, and everything else is fresh (a 16-token block of
 // uniform ids over 128000 values never collides by chance).
 type tokens struct {
-	seed     int64
-	prefixes map[string][]int32
-	// sessions holds, per accumulating session, the ids of the last round's
-	// prompt followed by its output: the next round's prompt starts with them.
-	sessions map[string][]int32
+	seed       int64
+	hashTokens int // tokens per hash id
+	prefixes   map[string][]int32
+	// sessions holds, per accumulating session, the ids of the latest
+	// round's prompt followed by its output: the next round's prompt starts
+	// with them.
+	sessions map[string]sessionContext
+	// hashPCG regenerates one hash id's block; hashSeed is its stream.
+	hashPCG  *rand.PCG
+	hashRand *rand.Rand
+	hashSeed uint64
 	warnings []string
 }
 
-func newTokens(seed int64) *tokens {
-	return &tokens{seed: seed, prefixes: map[string][]int32{}, sessions: map[string][]int32{}}
+// sessionContext is an accumulating session's context after round `round`.
+type sessionContext struct {
+	round int
+	ids   []int32
+}
+
+func newTokens(seed int64, hashTokens int) *tokens {
+	if hashTokens <= 0 {
+		hashTokens = DefaultHashBlockTokens
+	}
+	pcg := rand.NewPCG(0, 0)
+	return &tokens{seed: seed, hashTokens: hashTokens, prefixes: map[string][]int32{},
+		sessions: map[string]sessionContext{}, hashPCG: pcg, hashRand: rand.New(pcg),
+		hashSeed: streamSeed(seed, "token-ids/hash-block")}
 }
 
 func fill(dst []int32, r *rand.Rand) {
@@ -66,6 +89,26 @@ func (t *tokens) prefix(g string, n int) []int32 {
 	return p[:n]
 }
 
+// hashBlocks fills the head of ids with the blocks named by hashes: block i
+// holds the first tokens of hash id hashes[i]'s deterministic sequence, so
+// rows whose leading hash ids agree share those tokens (and so their KV
+// blocks, whatever the simulator's block size). It returns how many ids it
+// filled; a row with more hash ids than its prompt covers uses the ones that
+// fit, one with fewer leaves the rest to the caller.
+func (t *tokens) hashBlocks(ids []int32, hashes []int64) int {
+	n := 0
+	for _, h := range hashes {
+		if n >= len(ids) {
+			break
+		}
+		end := min(n+t.hashTokens, len(ids))
+		t.hashPCG.Seed(t.hashSeed, uint64(h))
+		fill(ids[n:end], t.hashRand)
+		n = end
+	}
+	return n
+}
+
 // promptLen is the number of prompt tokens a row stands for
 // (simulator.md §13).
 func promptLen(rec *tracev2.Record) int {
@@ -82,13 +125,16 @@ func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) []int32 {
 	ids := make([]int32, n)
 	start := 0
 	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {
-		prev := t.sessions[rec.SessionID]
+		prev := t.sessions[rec.SessionID].ids
 		if len(prev) <= n {
 			start = copy(ids, prev)
 		} else {
 			t.warnings = append(t.warnings, fmt.Sprintf("request %d: session %s round %d: prompt of %d tokens is shorter "+
 				"than the previous round's prompt and output (%d); using fresh tokens", rec.RequestID, rec.SessionID, rec.RoundIndex, n, len(prev)))
 		}
+	}
+	if start == 0 && len(rec.HashIDs) > 0 {
+		start = t.hashBlocks(ids, rec.HashIDs)
 	}
 	if start == 0 && rec.PrefixGroup != "" && rec.PrefixLength > 0 {
 		start = copy(ids, t.prefix(rec.PrefixGroup, min(rec.PrefixLength, n)))
@@ -108,13 +154,20 @@ func (t *tokens) output(rec *tracev2.Record, accumulate bool) []int32 {
 	return ids
 }
 
-// remember records a completed session round so the next round can extend it.
-func (t *tokens) remember(session string, prompt, output []int32, generated int) {
+// remember records a session round's context — its prompt and the first
+// `generated` ids of its output — so the next round can extend it. A round
+// older than the one already remembered is ignored: with pre-scheduled
+// rounds (a replayed trace, open-loop sessions) round k may complete after
+// round k + 1 was built.
+func (t *tokens) remember(session string, round int, prompt, output []int32, generated int) {
 	if session == "" {
+		return
+	}
+	if old, ok := t.sessions[session]; ok && old.round > round {
 		return
 	}
 	ctx := make([]int32, 0, len(prompt)+generated)
 	ctx = append(ctx, prompt...)
 	ctx = append(ctx, output[:min(generated, len(output))]...)
-	t.sessions[session] = ctx
+	t.sessions[session] = sessionContext{round: round, ids: ctx}
 }

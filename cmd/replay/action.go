@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/cli"
+	"servesim/internal/deploy"
+	"servesim/internal/des/metrics"
+	"servesim/internal/replay"
+	"servesim/internal/tracev2"
+)
+
+// settings are the validated flags that are not the deployment's.
+type settings struct {
+	format      string // json, jsonl, text
+	resultsPath string // "" = no SimResult file (text format), "-" = stdout
+	metricsOut  string
+	timeline    string
+	traceOut    string
+	summaryTo   io.Writer // where the text summary goes
+	opts        replay.TraceOptions
+	horizonUs   int64
+	hashTokens  int
+}
+
+// parseSettings validates the flags before anything is read or written.
+func parseSettings(c *ucli.Context, stdio cli.IO) (*settings, error) {
+	s := &settings{format: c.String("format"), resultsPath: c.String("results-path"),
+		metricsOut: c.String("metrics-out"), timeline: c.String("timeline"), traceOut: c.String("trace-output"),
+		summaryTo: stdio.Out, hashTokens: c.Int("hash-block-tokens")}
+	switch s.format {
+	case "json", "jsonl":
+		if s.resultsPath == "" {
+			s.resultsPath = "-"
+		}
+	case "text":
+	default:
+		return nil, cli.Usagef("--format %q: want json, jsonl or text", s.format)
+	}
+	switch c.String("inject-at") {
+	case "send":
+	case "arrival":
+		s.opts.InjectAtArrival = true
+	default:
+		return nil, cli.Usagef("--inject-at %q: want send or arrival", c.String("inject-at"))
+	}
+	switch c.String("session-mode") {
+	case "fixed":
+	case "closed-loop":
+		s.opts.ClosedLoop = true
+	default:
+		return nil, cli.Usagef("--session-mode %q: want fixed or closed-loop", c.String("session-mode"))
+	}
+	if d := c.Duration("think-time"); d < 0 {
+		return nil, cli.Usagef("--think-time %v is negative", d)
+	} else {
+		s.opts.ThinkTimeUs = d.Microseconds()
+	}
+	if d := c.Duration("horizon"); d < 0 {
+		return nil, cli.Usagef("--horizon %v is negative", d)
+	} else {
+		s.horizonUs = d.Microseconds()
+	}
+	if s.hashTokens <= 0 {
+		return nil, cli.Usagef("--hash-block-tokens %d must be positive", s.hashTokens)
+	}
+	s.opts.SkipFailed = c.Bool("skip-failed")
+	// stdout carries one data stream; the text summary gives way to stderr.
+	var claims []string
+	for _, o := range []struct{ flag, path string }{
+		{"--results-path", s.resultsPath}, {"--metrics-out", s.metricsOut}, {"--timeline", s.timeline},
+		{"--trace-output", s.traceOut}, {"--requests-out", c.String("requests-out")},
+	} {
+		if o.path == "-" {
+			claims = append(claims, o.flag)
+		}
+	}
+	if len(claims) > 1 {
+		return nil, cli.Usagef("%s all ask for stdout; give all but one of them a file", claimList(claims))
+	}
+	if len(claims) == 1 && s.format == "text" {
+		s.summaryTo = stdio.Err
+	}
+	return s, nil
+}
+
+func claimList(c []string) string {
+	out := c[0]
+	for i := 1; i < len(c); i++ {
+		sep := ", "
+		if i == len(c)-1 {
+			sep = " and "
+		}
+		out += sep + c[i]
+	}
+	if len(c) > 1 && c[0] == "--results-path" {
+		out += " (--results-path defaults to stdout with --format json or jsonl)"
+	}
+	return out
+}
+
+// action is replay: validate the flags and the deployment, read and check
+// the whole trace, then open the outputs, simulate, and commit them.
+func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+	set, err := parseSettings(c, stdio)
+	if err != nil {
+		return err
+	}
+	dcfg, err := cli.Deployment(c)
+	if err != nil {
+		return err
+	}
+	dep, err := deploy.Resolve(dcfg)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	in, err := loadInput(c, stdio, log)
+	if err != nil {
+		return err
+	}
+	log.Debug("trace", "input", in.describe(), "read_s", time.Since(start).Seconds())
+	tr, err := replay.NewTrace(in.recs, set.opts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.name, err)
+	}
+	in.recs = nil // tr owns them now
+	seed := c.Int64("seed")
+	if !c.IsSet("seed") && in.header.WorkloadSeed != nil {
+		seed = *in.header.WorkloadSeed
+	}
+
+	out, err := openOutputs(c, stdio, set, in, tr)
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), int64(tr.Len()), "replaying")
+	cfg := replay.Config{
+		Deploy:          dep,
+		Seed:            seed,
+		ContextGrowth:   in.header.SessionContextGrowth,
+		HorizonUs:       set.horizonUs,
+		SLOTargets:      sloTargets(in.header.GoodputSLOTargets),
+		HashBlockTokens: set.hashTokens,
+		Progress: func(now, done int64) {
+			progress.Set(done, fmt.Sprintf("replaying t=%.1fs", float64(now)/1e6))
+		},
+	}
+	if out.timeline != nil {
+		cfg.Observer = out.timeline
+	}
+	simStart := time.Now()
+	res, err := replay.Simulate(ctx, cfg, tr, tr.FollowUps(), out.write)
+	progress.Finish()
+	if err != nil {
+		return err
+	}
+	wall := time.Since(simStart).Seconds()
+	for _, w := range append(tr.Warnings(), res.Warnings...) {
+		log.Warn(w)
+	}
+	if err := out.commit(&res.Summary); err != nil {
+		return err
+	}
+	log.Info("replayed", "rows", tr.Len(), "skipped", tr.Skipped(), "injected", res.Summary.InjectedRequests,
+		"completed", res.Summary.CompletedRequests, "sim_wall_s", fmt.Sprintf("%.2f", wall),
+		"requests_per_s", fmt.Sprintf("%.0f", float64(res.Summary.InjectedRequests)/max(wall, 1e-9)))
+	if set.format == "text" {
+		return replay.WriteSummary(set.summaryTo, "text", &res.Summary)
+	}
+	return nil
+}
+
+func sloTargets(in map[string]tracev2.SLOTargets) map[string]metrics.SLOTarget {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]metrics.SLOTarget, len(in))
+	for k, t := range in {
+		out[k] = metrics.SLOTarget{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
+	}
+	return out
+}
+
+// replayedHeader is the header of the replayed trace (tracev2.md §3): mode
+// replayed, with the input's SLO targets, KV offload, observed KV metrics
+// and session context growth.
+func replayedHeader(in *tracev2.Header) *tracev2.Header {
+	h := tracev2.DefaultHeader()
+	h.Mode = tracev2.ModeReplayed
+	h.WarmUpRequests = 0
+	h.SessionContextGrowth = in.SessionContextGrowth
+	h.GoodputSLOTargets = in.GoodputSLOTargets
+	h.KVOffload = in.KVOffload
+	h.ObservedKVMetrics = in.ObservedKVMetrics
+	return h.Clone()
+}
+
+// replayedColumns keeps the input's optional columns that a simulated
+// trace may carry, and adds the instance and preemption columns.
+func replayedColumns(in tracev2.Columns) tracev2.Columns {
+	return tracev2.Columns{
+		SLOTarget: in.SLOTarget, Adapter: in.Adapter, ThinkTime: in.ThinkTime, HashIDs: in.HashIDs,
+		Instance: true, Preemptions: true,
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/cli"
+	"servesim/internal/des/metrics"
+	"servesim/internal/replay"
+	"servesim/internal/replay/timeline"
+	"servesim/internal/tracev2"
+)
+
+// outputs are everything replay writes besides the text summary. Files
+// become visible under their names only at commit, after a successful
+// simulation; a failure leaves none that looks complete.
+type outputs struct {
+	set      *settings
+	stdio    cli.IO
+	sim      *cli.SimOutputs
+	results  []tracev2.SimResult
+	tlOut    *cli.Output
+	timeline *timeline.Recorder
+}
+
+func openOutputs(c *ucli.Context, stdio cli.IO, set *settings, in *input, tr *replay.Trace) (*outputs, error) {
+	o := &outputs{set: set, stdio: stdio}
+	sim, err := cli.OpenSimOutputs(c, stdio, replayedHeader(in.header), replayedColumns(in.cols))
+	if err != nil {
+		return nil, err
+	}
+	sim.TraceRequestID = func(id int64) int64 { return int64(tr.Ordinal(id)) }
+	o.sim = sim
+	if set.timeline != "" {
+		f, err := cli.CreateOutput(set.timeline, stdio.Out)
+		if err != nil {
+			o.abort()
+			return nil, err
+		}
+		o.tlOut, o.timeline = f, timeline.New(f)
+	}
+	return o, nil
+}
+
+// write is the simulation's sink.
+func (o *outputs) write(rec *tracev2.Record, res *tracev2.SimResult) error {
+	if res != nil && o.set.resultsPath != "" {
+		o.results = append(o.results, *res)
+	}
+	return o.sim.Write(rec, res)
+}
+
+// commit writes the SimResults and the summary file and makes every file
+// visible.
+func (o *outputs) commit(sum *metrics.Summary) error {
+	if o.set.resultsPath != "" {
+		f, err := cli.CreateOutput(o.set.resultsPath, o.stdio.Out)
+		if err != nil {
+			return err
+		}
+		format := tracev2.SimResultArray
+		if o.set.format == "jsonl" {
+			format = tracev2.SimResultJSONL
+		}
+		if err := tracev2.WriteSimResults(f, o.results, format); err != nil {
+			f.Abort()
+			return err
+		}
+		if err := f.Commit(); err != nil {
+			return err
+		}
+	}
+	if o.set.metricsOut != "" {
+		f, err := cli.CreateOutput(o.set.metricsOut, o.stdio.Out)
+		if err != nil {
+			return err
+		}
+		if err := replay.WriteSummary(f, "json", sum); err != nil {
+			f.Abort()
+			return err
+		}
+		if err := f.Commit(); err != nil {
+			return err
+		}
+	}
+	if o.tlOut != nil {
+		err := o.tlOut.Commit()
+		o.tlOut = nil
+		if err != nil {
+			return err
+		}
+	}
+	return o.sim.Commit(nil)
+}
+
+func (o *outputs) abort() {
+	if o.sim != nil {
+		o.sim.Abort()
+	}
+	if o.tlOut != nil {
+		o.tlOut.Abort()
+		o.tlOut = nil
+	}
+}

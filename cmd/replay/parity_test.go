@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"servesim/internal/tracev2"
+)
+
+const sessionsSpec = `version: "2"
+seed: 7
+aggregate_rate: 6
+num_requests: 150
+clients:
+  - id: chat
+    tenant_id: acme
+    rate_fraction: 1
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 300, std_dev: 120, min: 10, max: 1200}}
+    output_distribution: {type: gaussian, params: {mean: 120, std_dev: 50, min: 2, max: 400}}
+    reasoning:
+      multi_turn: {max_rounds: 4, think_time_us: 400000, context_growth: accumulate}
+`
+
+const openSessionsSpec = `version: "2"
+seed: 9
+aggregate_rate: 5
+num_requests: 120
+clients:
+  - id: agent
+    rate_fraction: 1
+    closed_loop: false
+    arrival: {process: gamma, cv: 2}
+    input_distribution: {type: exponential, params: {mean: 400, min: 20, max: 3000}}
+    output_distribution: {type: exponential, params: {mean: 150, min: 2, max: 800}}
+    reasoning:
+      multi_turn: {max_rounds: 3, think_time_us: 300000, context_growth: accumulate}
+`
+
+const prefixSpec = `version: "2"
+seed: 11
+aggregate_rate: 12
+num_requests: 300
+clients:
+  - id: chat
+    tenant_id: acme
+    slo_class: critical
+    rate_fraction: 0.7
+    streaming: true
+    prefix_group: system-prompt
+    prefix_length: 700
+    arrival: {process: gamma, cv: 1.8}
+    input_distribution: {type: lognormal, params: {mu: 5.2, sigma: 0.7, min: 8, max: 3000}}
+    output_distribution: {type: gaussian, params: {mean: 180, std_dev: 60, min: 8, max: 600}}
+    slo_target_us: 250000
+  - id: coder
+    tenant_id: beta
+    slo_class: batch
+    rate_fraction: 0.3
+    prefix_group: tools
+    prefix_length: 1500
+    arrival: {process: weibull, cv: 0.6}
+    input_distribution: {type: empirical, params: {"64": 0.5, "512": 0.3, "2048": 0.2}}
+    output_distribution: {type: exponential, params: {mean: 90, max: 1024}}
+goodput_slo_targets:
+  critical: {ttft_ms: 250, e2e_ms: 4000}
+  batch: {e2e_ms: 30000}
+`
+
+// parityCase is one workload and deployment that run simulates and replay
+// must reproduce exactly from run's trace.
+type parityCase struct {
+	name   string
+	spec   string   // workload spec YAML, if any
+	run    []string // run's workload flags
+	deploy []string // deployment flags, given to both
+	replay []string // replay-only flags
+	// positive lists summary keys that must be > 0, so that the case
+	// exercises what it is named for.
+	positive []string
+}
+
+func parityCases() []parityCase {
+	small := []string{"--total-kv-blocks", "160", "--max-model-len", "2048"}
+	medium := []string{"--total-kv-blocks", "800", "--max-model-len", "2048"}
+	hits, preempt := []string{"cache_hit_rate"}, []string{"preemption_count"}
+	return []parityCase{
+		{name: "distribution", run: []string{"--workload", "distribution", "--rate", "8", "--num-requests", "150"}},
+		{name: "chatbot", run: []string{"--workload", "chatbot", "--rate", "30", "--num-requests", "300"}},
+		{name: "summarization", run: []string{"--workload", "summarization", "--rate", "4", "--num-requests", "100"}, positive: preempt},
+		{name: "contentgen", run: []string{"--workload", "contentgen", "--rate", "6", "--num-requests", "100"}},
+		{name: "multidoc", run: []string{"--workload", "multidoc", "--rate", "1", "--num-requests", "40"}, positive: preempt},
+		{name: "sessions fixed", spec: sessionsSpec, positive: hits},
+		{name: "sessions closed-loop", spec: sessionsSpec, replay: []string{"--session-mode", "closed-loop"}, positive: hits},
+		{name: "open sessions", spec: openSessionsSpec, positive: hits},
+		{name: "prefix groups", spec: prefixSpec, positive: []string{"cache_hit_rate", "goodput_rps"}},
+		{name: "prefix groups priority-fcfs", spec: prefixSpec,
+			deploy: []string{"--scheduler", "priority-fcfs", "--preemption-policy", "priority", "--max-num-seqs", "16"}, positive: hits},
+		{name: "sjf", run: []string{"--workload", "chatbot", "--rate", "60", "--num-requests", "300"},
+			deploy: []string{"--scheduler", "sjf", "--max-num-seqs", "8"}, positive: []string{"scheduling_delay_p99_ms"}},
+		{name: "preemption", run: []string{"--workload", "chatbot", "--rate", "40", "--num-requests", "200"}, deploy: small, positive: preempt},
+		{name: "preemption reset", run: []string{"--workload", "chatbot", "--rate", "40", "--num-requests", "200"},
+			deploy: append([]string{"--preempt-mode", "reset"}, small...), positive: preempt},
+		{name: "timeouts", run: []string{"--workload", "chatbot", "--rate", "30", "--num-requests", "200", "--timeout", "5s"},
+			positive: []string{"timed_out_requests"}},
+		{name: "concurrency fixed", run: []string{"--concurrency", "8", "--think-time", "150ms", "--num-requests", "120"}},
+		{name: "concurrency closed-loop", run: []string{"--concurrency", "8", "--think-time", "150ms", "--num-requests", "120"},
+			replay: []string{"--session-mode", "closed-loop"}},
+		{name: "concurrency timeouts closed-loop", run: []string{"--concurrency", "24", "--num-requests", "150", "--timeout", "6s"},
+			deploy: medium, replay: []string{"--session-mode", "closed-loop"}, positive: []string{"timed_out_requests", "preemption_count"}},
+		{name: "chunked prefill", run: []string{"--workload", "summarization", "--rate", "6", "--num-requests", "80"},
+			deploy: []string{"--max-num-batched-tokens", "512", "--long-prefill-token-threshold", "256"}},
+	}
+}
+
+// TestRunReplayParity: run --trace-output T, then replay T on the same
+// deployment, gives identical per-request results and an identical summary
+// (simulator.md INV-13).
+func TestRunReplayParity(t *testing.T) {
+	for _, tc := range parityCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{}, tc.run...)
+			if tc.spec != "" {
+				args = append(args, "--workload-spec", writeFile(t, filepath.Join(dir, "spec.yaml"), tc.spec))
+			}
+			prefix := filepath.Join(dir, "gen")
+			args = append(args, "--trace-output", prefix, "--requests-out", filepath.Join(dir, "run.jsonl"))
+			runSummary := execRun(t, append(args, tc.deploy...)...)
+
+			rargs := append([]string{prefix + ".csv", "--results-path", filepath.Join(dir, "sim.json"),
+				"--metrics-out", filepath.Join(dir, "metrics.json")}, tc.deploy...)
+			mustReplay(t, nil, append(rargs, tc.replay...)...)
+
+			want, n := readCompleted(t, filepath.Join(dir, "run.jsonl"))
+			got := readSimResults(t, filepath.Join(dir, "sim.json"))
+			if len(want) == 0 {
+				t.Fatal("run completed no request")
+			}
+			compareResults(t, got, want)
+			replaySummary, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(replaySummary, runSummary) {
+				diffSummaries(t, summaryOf(t, replaySummary), summaryOf(t, runSummary))
+			}
+			sum := summaryOf(t, runSummary)
+			for _, k := range tc.positive {
+				if v, _ := sum[k].(float64); v <= 0 {
+					t.Errorf("summary %s = %v: the case does not exercise what it is named for", k, sum[k])
+				}
+			}
+			t.Logf("%d requests, %d completed, %v preemptions, %v timed out, %v dropped, hit rate %v", n, len(want),
+				sum["preemption_count"], sum["timed_out_requests"], sum["dropped_unservable"], sum["cache_hit_rate"])
+		})
+	}
+}
+
+func compareResults(t *testing.T, got, want map[int64]tracev2.SimResult) {
+	t.Helper()
+	bad := 0
+	for id, w := range want {
+		g, ok := got[id]
+		switch {
+		case !ok:
+			t.Errorf("request %d: no SimResult from replay, want %+v", id, w)
+		case !reflect.DeepEqual(g, w):
+			t.Errorf("request %d:\n got %+v\nwant %+v", id, g, w)
+		default:
+			continue
+		}
+		if bad++; bad >= 5 {
+			t.Fatal("too many differences")
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			t.Errorf("request %d completed in replay only", id)
+		}
+	}
+}
+
+func diffSummaries(t *testing.T, got, want map[string]any) {
+	t.Helper()
+	keys := map[string]bool{}
+	for k := range got {
+		keys[k] = true
+	}
+	for k := range want {
+		keys[k] = true
+	}
+	var names []string
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if !reflect.DeepEqual(got[k], want[k]) {
+			t.Errorf("summary %s: replay %v, run %v", k, fmt.Sprint(got[k]), fmt.Sprint(want[k]))
+		}
+	}
+}
+
+// TestPipe: run --trace-output - | replay - gives run's results.
+func TestPipe(t *testing.T) {
+	dir := t.TempDir()
+	stream := execRun(t, "--workload", "chatbot", "--rate", "20", "--num-requests", "200", "--trace-output", "-",
+		"--requests-out", filepath.Join(dir, "run.jsonl"))
+	r := mustReplay(t, bytes.NewReader(stream), "-", "--format", "jsonl")
+	rs, err := tracev2.ReadSimResults(bytes.NewReader([]byte(r.stdout)), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]tracev2.SimResult{}
+	for _, x := range rs {
+		got[x.RequestID] = x
+	}
+	want, _ := readCompleted(t, filepath.Join(dir, "run.jsonl"))
+	compareResults(t, got, want)
+	if len(got) != 200 {
+		t.Errorf("%d SimResults, want 200", len(got))
+	}
+}

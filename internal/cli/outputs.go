@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/tracev2"
+)
+
+// SimOutputFlags are the per-request output flags of run and replay.
+func SimOutputFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "requests-out", Usage: "write one JSON line per request (completed or not) to this file"},
+		&ucli.StringFlag{Name: "trace-output", Usage: "write the simulated trace: PREFIX.yaml + PREFIX.csv, or - for one stream on stdout"},
+		&ucli.BoolFlag{Name: "trace-ext", Usage: "write our x_ext header block in two-file traces (BLIS rejects it)"},
+	}
+}
+
+// SimOutputs are the optional per-request files of a simulation:
+// --requests-out (one JSON line per request) and --trace-output (the
+// simulated trace). Write is the simulation's sink.
+type SimOutputs struct {
+	// TraceRequestID, if set, maps a request_id to the one its trace row
+	// carries (replay numbers its rows by the replayed list).
+	TraceRequestID func(id int64) int64
+
+	stdio IO
+	trace *tracev2.TraceWriter
+	reqs  *Output
+	reqw  *bufio.Writer
+	enc   *json.Encoder
+}
+
+// requestLine is one line of --requests-out: the SimResult fields plus the
+// request's fate, for every request (not only completed ones).
+type requestLine struct {
+	Status       string `json:"status"`
+	ErrorMessage string `json:"error_message,omitempty"`
+	tracev2.SimResult
+}
+
+// OpenSimOutputs creates the outputs the flags of SimOutputFlags ask for.
+// h and cols describe the trace output. Nothing is visible under its final
+// name before Commit, except a two-file trace, whose rows are written as
+// they come (like an interrupted observe's).
+func OpenSimOutputs(c *ucli.Context, stdio IO, h *tracev2.Header, cols tracev2.Columns) (*SimOutputs, error) {
+	o := &SimOutputs{stdio: stdio}
+	if p := c.String("requests-out"); p != "" {
+		out, err := CreateOutput(p, stdio.Out)
+		if err != nil {
+			return nil, err
+		}
+		o.reqs, o.reqw = out, bufio.NewWriterSize(out, 64<<10)
+		o.enc = json.NewEncoder(o.reqw)
+	}
+	if p := c.String("trace-output"); p != "" {
+		tw, err := CreateTrace(p, stdio, h, cols, c.Bool("trace-ext"))
+		if err != nil {
+			o.Abort()
+			return nil, err
+		}
+		o.trace = tw
+	}
+	return o, nil
+}
+
+// Write takes one request: its simulated trace row and, if it completed,
+// its SimResult (else nil).
+func (o *SimOutputs) Write(rec *tracev2.Record, res *tracev2.SimResult) error {
+	if o.trace != nil {
+		row := rec
+		if o.TraceRequestID != nil {
+			cp := *rec
+			cp.RequestID = o.TraceRequestID(rec.RequestID)
+			row = &cp
+		}
+		if err := o.trace.Write(row); err != nil {
+			return err
+		}
+	}
+	if o.enc != nil {
+		line := requestLine{Status: rec.Status, ErrorMessage: rec.ErrorMessage}
+		if res != nil {
+			line.SimResult = *res
+		} else {
+			line.SimResult = tracev2.SimResult{RequestID: rec.RequestID, ArrivalUs: rec.ArrivalTimeUs,
+				InputTokens: rec.PrefixLength + rec.InputTokens, SLOClass: rec.SLOClass, Instance: rec.Instance}
+		}
+		return o.enc.Encode(&line)
+	}
+	return nil
+}
+
+// Commit finishes every output; final is the trace header as it stands at
+// the end (nil = unchanged).
+func (o *SimOutputs) Commit(final *tracev2.Header) error {
+	if o.trace != nil {
+		err := o.trace.Close(final)
+		o.trace = nil
+		if err != nil {
+			return err
+		}
+	}
+	if o.reqs != nil {
+		if err := o.reqw.Flush(); err != nil {
+			return err
+		}
+		err := o.reqs.Commit()
+		o.reqs = nil
+		return err
+	}
+	return nil
+}
+
+// Abort leaves no file that looks complete after a failure. A two-file
+// trace keeps the rows written so far, like an interrupted observe. It is
+// safe after Commit.
+func (o *SimOutputs) Abort() {
+	if o.trace != nil {
+		o.trace.Close(nil)
+		o.trace = nil
+	}
+	if o.reqs != nil {
+		o.reqs.Abort()
+		o.reqs = nil
+	}
+}

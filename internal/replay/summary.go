@@ -1,0 +1,66 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"servesim/internal/des/metrics"
+)
+
+// WriteSummary writes the run summary in format "json" (the spec §14 keys,
+// 2-space indent) or "text" (TextSummary). run and replay share it, so the
+// same simulation prints the same figures through either binary.
+func WriteSummary(w io.Writer, format string, s *metrics.Summary) error {
+	switch format {
+	case "text":
+		_, err := io.WriteString(w, TextSummary(s))
+		return err
+	case "json":
+		b, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	}
+	return fmt.Errorf("write summary: unknown format %q", format)
+}
+
+// TextSummary renders the summary as a table a person reads at a glance.
+func TextSummary(s *metrics.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "requests   injected %d  completed %d  queued %d  running %d  dropped %d  timed out %d  rejected %d\n",
+		s.InjectedRequests, s.CompletedRequests, s.StillQueued, s.StillRunning, s.DroppedUnservable, s.TimedOutRequests, s.RejectedRequests)
+	fmt.Fprintf(&b, "duration   %.2f s   throughput %.2f req/s  %.1f tok/s   preemptions %d\n",
+		s.VLLMEstimatedDurationS, s.ResponsesPerSec, s.TokensPerSec, s.PreemptionCount)
+	fmt.Fprintf(&b, "KV cache   mean %.1f%%  peak %.1f%%  prefix hit rate %.1f%%\n\n",
+		100*s.KVUtilizationMean, 100*s.KVUtilizationPeak, 100*s.CacheHitRate)
+	fmt.Fprintf(&b, "%-8s %10s %10s %10s %10s %10s\n", "ms", "mean", "p50", "p90", "p95", "p99")
+	row := func(name string, v ...float64) {
+		fmt.Fprintf(&b, "%-8s", name)
+		for _, x := range v {
+			fmt.Fprintf(&b, " %10.2f", x)
+		}
+		b.WriteByte('\n')
+	}
+	row("TTFT", s.TTFTMeanMs, s.TTFTP50Ms, s.TTFTP90Ms, s.TTFTP95Ms, s.TTFTP99Ms)
+	row("TPOT", s.TPOTMeanMs, s.TPOTP50Ms, s.TPOTP90Ms, s.TPOTP95Ms, s.TPOTP99Ms)
+	row("ITL", s.ITLMeanMs, s.ITLP50Ms, s.ITLP90Ms, s.ITLP95Ms, s.ITLP99Ms)
+	row("E2E", s.E2EMeanMs, s.E2EP50Ms, s.E2EP90Ms, s.E2EP95Ms, s.E2EP99Ms)
+	if len(s.PerClass) > 1 || s.GoodputRPS > 0 {
+		fmt.Fprintf(&b, "\n%-12s %8s %10s %10s %12s %12s\n", "class", "count", "attain", "goodput", "TTFT p99", "E2E p99")
+		classes := make([]string, 0, len(s.PerClass))
+		for k := range s.PerClass {
+			classes = append(classes, k)
+		}
+		sort.Strings(classes)
+		for _, k := range classes {
+			c := s.PerClass[k]
+			fmt.Fprintf(&b, "%-12s %8d %9.1f%% %10.2f %12.2f %12.2f\n", k, c.Count, 100*c.SLOAttainment, c.GoodputRPS, c.TTFTP99Ms, c.E2EP99Ms)
+		}
+	}
+	return b.String()
+}
