@@ -82,7 +82,11 @@ func parseSettings(c *ucli.Context, stdio cli.IO) (*settings, error) {
 		}
 	}
 	if len(claims) > 1 {
-		return nil, cli.Usagef("%s all ask for stdout; give all but one of them a file", claimList(claims))
+		note := ""
+		if claims[0] == "--results-path" && c.String("results-path") == "" {
+			note = " (--results-path defaults to stdout with --format json or jsonl)"
+		}
+		return nil, cli.Usagef("%s all ask for stdout; give all but one of them a file%s", claimList(claims), note)
 	}
 	if len(claims) == 1 && s.format == "text" {
 		s.summaryTo = stdio.Err
@@ -98,9 +102,6 @@ func claimList(c []string) string {
 			sep = " and "
 		}
 		out += sep + c[i]
-	}
-	if len(c) > 1 && c[0] == "--results-path" {
-		out += " (--results-path defaults to stdout with --format json or jsonl)"
 	}
 	return out
 }

@@ -3,9 +3,18 @@
 // workload generator would write, so run/replay parity holds by construction.
 //
 // It turns trace records into simulator requests (synthesising token ids
-// that preserve the trace's sharing structure: prefix groups and accumulating
-// sessions), drives the simulator, and hands back one simulated trace record
-// per request, one SimResult per completed request, and the summary.
+// that preserve the trace's sharing structure: prefix groups, Mooncake-style
+// prefix block hashes and accumulating sessions), drives the simulator, and
+// hands back one simulated trace record per request, one SimResult per
+// completed request, and the summary (WriteSummary renders it for both
+// commands).
+//
+// Trace prepares a trace's rows for replay (simulator.md §13, tracev2.md
+// §5): injection at the send time or the intended arrival, deadlines that
+// keep their budget, rows in injection order, --skip-failed, and the
+// closed-loop session manager that creates later rounds at completion plus
+// think time. An Observer (the timeline exporter) may watch a run from
+// inside without changing it.
 //
 // It never reads flags or files and never writes to stdout or stderr; its
 // callers own the I/O.

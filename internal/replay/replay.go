@@ -111,11 +111,6 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	if cfg.Deploy == nil {
 		return Outcome{}, errors.New("replay: no deployment")
 	}
-	if n := cfg.Deploy.Instances; n > 1 {
-		// The cluster layer (routing between instances) is not wired in
-		// yet; simulating one instance instead would be silently wrong.
-		return Outcome{}, usageError(fmt.Sprintf("replay: %d instances: only one instance can be simulated so far", n))
-	}
 	agg, err := metrics.NewAggregator(cfg.SLOTargets)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("replay: %w", err)

@@ -46,7 +46,6 @@ type stepState struct {
 	open    bool
 	start   int64
 	cnt     instance.Counters
-	waiting int
 	left    bool // a request left during the step: batch is the size it ran with
 	batch   int
 	prefill int64 // prompt (and recompute) tokens of requests that left
@@ -236,7 +235,7 @@ func (r *Recorder) account(t *track, end int64) (prefill, decode int64) {
 }
 
 func (r *Recorder) openStep(at int64) {
-	r.step = stepState{open: true, start: at, cnt: r.in.Counters(), waiting: r.in.QueueDepth()}
+	r.step = stepState{open: true, start: at, cnt: r.in.Counters()}
 	for _, t := range r.batch {
 		t.prog, t.gen = t.req.Progress(), t.req.Generated()
 	}
@@ -280,7 +279,9 @@ func (r *Recorder) closeStep() {
 	b = appendArg(b, "generated_tokens", c.OutputTokens-st.cnt.OutputTokens, false)
 	b = appendArg(b, "kv_blocks_used", kv, false)
 	r.write(append(b, "}}"...))
-	r.counters(st.start, kv, int64(batch), int64(st.waiting))
+	// The wait queue does not change during a step but for its own
+	// admissions and preemptions: its depth now is the depth while it ran.
+	r.counters(st.start, kv, int64(batch), int64(r.in.QueueDepth()))
 	if !r.in.StepPending() {
 		// The instance idles from the step's end: show what it holds then.
 		r.counters(end, int64(r.in.KV().UsedBlocks()), int64(r.in.BatchSize()), int64(r.in.QueueDepth()))

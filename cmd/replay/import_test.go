@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+const importerSamples = "../../internal/tracev2/importer/testdata/"
+
+// TestImporterSamples: the sample of every importer replays with every
+// request accounted for (simulator INV-1) and one SimResult per completion.
+func TestImporterSamples(t *testing.T) {
+	tests := []struct {
+		format, path string
+		rows         float64
+		hits         bool // prefix blocks shared: the cache must hit
+	}{
+		{"azure", "azure/AzureLLMInferenceTrace_conv_head20.csv", 20, false},
+		{"azure", "azure/AzureLLMInferenceTrace_code_head20.csv", 20, false},
+		{"mooncake", "mooncake/conversation_trace_head20.jsonl", 20, true},
+		{"vidur", "vidur/azure_code_head20_vidur.csv", 20, false},
+		{"vidur", "vidur/prefix_blocks.csv", 5, true},
+		{"vllm-bench", "vllm/bench_detailed.json", 4, false},
+		{"vllm-bench", "vllm/bench_detailed_old.json", 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			dir := t.TempDir()
+			mpath, spath := filepath.Join(dir, "m.json"), filepath.Join(dir, "s.json")
+			mustReplay(t, nil, "--from", tt.format, importerSamples+tt.path, "--metrics-out", mpath, "--results-path", spath)
+			b, err := os.ReadFile(mpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := summaryOf(t, b)
+			num := func(k string) float64 { v, _ := m[k].(float64); return v }
+			if got := num("injected_requests"); got != tt.rows {
+				t.Errorf("injected %v, want %v", got, tt.rows)
+			}
+			sum := num("completed_requests") + num("still_queued") + num("still_running") + num("dropped_unservable") +
+				num("timed_out_requests") + num("rejected_requests")
+			if sum != num("injected_requests") {
+				t.Errorf("completed+queued+running+dropped+timed out+rejected = %v, injected %v", sum, num("injected_requests"))
+			}
+			if got := len(readSimResults(t, spath)); float64(got) != num("completed_requests") {
+				t.Errorf("%d SimResults, %v completed", got, num("completed_requests"))
+			}
+			if hit := num("cache_hit_rate"); tt.hits != (hit > 0) {
+				t.Errorf("cache hit rate %v, want it positive: %v", hit, tt.hits)
+			}
+		})
+	}
+}
+
+// TestGzipImport: a gzipped foreign trace imports like the plain one.
+func TestGzipImport(t *testing.T) {
+	plain, err := os.ReadFile(importerSamples + "mooncake/conversation_trace_head20.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(plain)
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "trace.jsonl.gz")
+	writeFile(t, path, z.String())
+	a := mustReplay(t, nil, "--from", "mooncake", importerSamples+"mooncake/conversation_trace_head20.jsonl")
+	b := mustReplay(t, nil, "--from", "mooncake", path)
+	c := mustReplay(t, bytes.NewReader(z.Bytes()), "--from", "mooncake", "-")
+	if a.stdout != b.stdout || a.stdout != c.stdout || len(a.stdout) < 100 {
+		t.Errorf("gzip file or stdin replays differently from the plain file")
+	}
+}
+
+// dataDir finds ../shared/data beside the module root, or skips.
+func dataDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+	data := filepath.Join(dir, "..", "shared", "data")
+	if _, err := os.Stat(data); err != nil {
+		t.Skipf("real traces not available (%s): %v", data, err)
+	}
+	return data
+}
+
+// TestAzureCodeThroughput: the Azure 2023 code trace (8.8k requests in an
+// hour) does not saturate one H100, so the simulated throughput is the
+// trace's own request rate.
+func TestAzureCodeThroughput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays a real trace")
+	}
+	path := filepath.Join(dataDir(t), "azure-llm-2023", "data", "AzureLLMInferenceTrace_code.csv")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("%s not available: %v", path, err)
+	}
+	dir := t.TempDir()
+	mpath, spath := filepath.Join(dir, "m.json"), filepath.Join(dir, "s.json")
+	mustReplay(t, nil, "--from", "azure", path, "--metrics-out", mpath, "--results-path", spath)
+	b, err := os.ReadFile(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := summaryOf(t, b)
+	injected, completed := m["injected_requests"].(float64), m["completed_requests"].(float64)
+	if injected < 8000 || completed != injected {
+		t.Fatalf("injected %v completed %v, want every request of the trace completed", injected, completed)
+	}
+	// The trace starts at t = 0; the simulated duration adds only the last
+	// request's latency to the trace's span.
+	last := int64(0)
+	for _, r := range readSimResults(t, spath) {
+		last = max(last, r.ArrivalUs)
+	}
+	rate := m["responses_per_sec"].(float64)
+	traceRate := injected / (float64(last) / 1e6)
+	if rate < 0.99*traceRate || rate > traceRate {
+		t.Errorf("throughput %.4f req/s, want the trace's rate %.4f within 1%%", rate, traceRate)
+	}
+}
