@@ -17,10 +17,11 @@ import (
 // errJobTimeout is the context cause of an expired Job.Timeout or DeadlineUS.
 var errJobTimeout = errors.New("job timeout")
 
-// readBufBytes is the read size of a response body: large enough that a
-// burst of queued chunks is taken in one read, small enough for thousands
-// of concurrent streams.
-const readBufBytes = 16 << 10
+// readBufBytes is the read size of a response body: about 15 SSE chunks, so
+// a burst queued behind a stall is taken in a few reads, while thousands of
+// concurrent streams stay cheap (the buffers are pooled, and the pool is
+// emptied at every GC, so a small size also keeps the allocation rate low).
+const readBufBytes = 4 << 10
 
 // Send sends a prepared job and measures its response. It never returns
 // without a Status, and it stamps SendUS just before handing the request to

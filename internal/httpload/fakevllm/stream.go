@@ -2,6 +2,7 @@ package fakevllm
 
 import (
 	"encoding/json"
+	"io"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,7 +28,9 @@ type answer struct {
 	timing   *Timing
 	wake     chan struct{}
 	sent     int // SSE data events sent
-	buf      []byte
+	buf      []byte // one SSE event on the wire
+	scratch  []byte // its JSON, built without allocating
+	prefix   []byte // the JSON of every chunk up to the choice's payload
 	flusher  http.Flusher
 	hijacked bool
 }
@@ -215,7 +218,7 @@ func (a *answer) record() {
 }
 
 func (a *answer) writeRaw(s string) {
-	_, _ = a.w.Write([]byte(s))
+	_, _ = io.WriteString(a.w, s)
 	a.flush()
 }
 
@@ -237,6 +240,13 @@ func (a *answer) stream() bool {
 	if a.req.Model == "" {
 		model = jsonString(cfg.Model)
 	}
+	if a.req.Chat {
+		a.prefix = fmt.Appendf(nil, `{"id":"%s","object":"chat.completion.chunk","created":%d,"model":%s,"choices":[{"index":0,"delta":`,
+			a.id, a.created, model)
+	} else {
+		a.prefix = fmt.Appendf(nil, `{"id":"%s","object":"text_completion","created":%d,"model":%s,"choices":[{"index":0,"text":`,
+			a.id, a.created, model)
+	}
 	for k := range chunks {
 		if !a.sleepUntil(cfg.TTFT + time.Duration(k)*cfg.ITL) {
 			return false
@@ -245,26 +255,34 @@ func (a *answer) stream() bool {
 			if !a.strike() {
 				return false
 			}
-			a.write(a.chatChunk(model, `{"role":"assistant","content":""}`, "null"))
+			a.write(append(append(a.scratch[:0], a.prefix...), `{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`...))
 		}
 		if !a.strike() {
 			return false
 		}
 		first, n := k*cfg.TokensPerChunk, min(cfg.TokensPerChunk, a.out-k*cfg.TokensPerChunk)
-		text := tokenText(n)
 		finish := "null"
 		if k == chunks-1 {
 			finish = `"length"`
 		}
+		b := append(a.scratch[:0], a.prefix...)
 		if a.req.Chat {
 			key := "content"
 			if first < cfg.ReasoningTokens {
 				key = "reasoning_content"
 			}
-			a.write(a.chatChunk(model, `{"`+key+`":`+jsonString(text)+`}`, finish))
-		} else {
-			a.write(a.textChunk(model, text, finish))
+			b = append(append(append(b, `{"`...), key...), `":`...)
 		}
+		b = appendTokens(b, n)
+		if a.req.Chat {
+			b = append(b, '}')
+		}
+		b = append(append(b, `,"logprobs":null,"finish_reason":`...), finish...)
+		if !a.req.Chat {
+			b = append(b, `,"stop_reason":null`...)
+		}
+		a.scratch = append(b, "}]}"...)
+		a.write(a.scratch)
 	}
 	if a.req.IncludeUsage && !cfg.NoUsage {
 		if !a.strike() {
@@ -323,14 +341,14 @@ func (a *answer) whole() bool {
 	return true
 }
 
-func (a *answer) chatChunk(model, delta, finish string) []byte {
-	return fmt.Appendf(nil, `{"id":"%s","object":"chat.completion.chunk","created":%d,"model":%s,"choices":[{"index":0,"delta":%s,"logprobs":null,"finish_reason":%s}]}`,
-		a.id, a.created, model, delta, finish)
-}
-
-func (a *answer) textChunk(model, text, finish string) []byte {
-	return fmt.Appendf(nil, `{"id":"%s","object":"text_completion","created":%d,"model":%s,"choices":[{"index":0,"text":%s,"logprobs":null,"finish_reason":%s,"stop_reason":null}]}`,
-		a.id, a.created, model, jsonString(text), finish)
+// appendTokens appends the JSON string of n generated tokens (" tok" each;
+// nothing to escape).
+func appendTokens(b []byte, n int) []byte {
+	b = append(b, '"')
+	for range n {
+		b = append(b, " tok"...)
+	}
+	return append(b, '"')
 }
 
 func (a *answer) usageChunk(model string) []byte {
