@@ -77,7 +77,11 @@ func (l *stepLog) closeSpan(r *Request) {
 
 // flush adds a completed request's samples to the distribution.
 func (l *stepLog) flush(r *Request) {
-	l.closeSpan(r)
+	if r.spanOpen {
+		l.diff[r.spanStart-l.base]++
+		l.diff[r.spanEnd+1-l.base]--
+		r.spanOpen = false
+	}
 	for _, sp := range r.spans {
 		l.diff[sp.s-l.base]++
 		l.diff[sp.e+1-l.base]--
