@@ -2,8 +2,8 @@ package fakevllm
 
 import (
 	"encoding/json"
-	"io"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -27,7 +27,7 @@ type answer struct {
 	due      time.Time // the instant the current chunk was scheduled for
 	timing   *Timing
 	wake     chan struct{}
-	sent     int // SSE data events sent
+	sent     int    // SSE data events sent
 	buf      []byte // one SSE event on the wire
 	scratch  []byte // its JSON, built without allocating
 	prefix   []byte // the JSON of every chunk up to the choice's payload
