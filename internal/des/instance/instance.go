@@ -261,11 +261,13 @@ func (in *Instance) terminate(r *Request, st Status, at int64) {
 	}
 	if in.cfg.OnDone != nil {
 		in.fill(&in.res, r)
-		in.cfg.OnDone(&in.res, r)
 	}
 	r.inst = nil
 	r.seq = kvcache.Seq{}
 	r.spans, r.explicit = nil, nil
+	if in.cfg.OnDone != nil {
+		in.cfg.OnDone(&in.res, r) // the instance no longer references r
+	}
 }
 
 // fill writes r's result as of now.

@@ -61,8 +61,14 @@ func (s *Seq) BlockHash(i, blockSize int) Hash {
 			} else {
 				toks = make([]int32, blockSize)
 			}
-			for t := range toks {
-				toks[t] = s.Token(lo + t)
+			if j0 := lo - len(s.Prompt); j0 >= len(s.Output) {
+				for t := range toks {
+					toks[t] = SyntheticToken(s.Seed, j0+t)
+				}
+			} else {
+				for t := range toks {
+					toks[t] = s.Token(lo + t)
+				}
 			}
 		}
 		s.hashes = append(s.hashes, HashBlock(prev, toks))

@@ -54,14 +54,16 @@ func runChatbot(tb testing.TB, n int, ff bool) (metrics.Summary, Outcome, uint64
 	var peak uint64
 	var ms runtime.MemStats
 	k := 0
+	src := chatbotSource(n, 42)
 	sink := SinkFunc(func(res *instance.Result, r *instance.Request) {
 		agg.Add(res)
+		src.recycle(r)
 		if k++; k%50000 == 0 {
 			runtime.ReadMemStats(&ms)
 			peak = max(peak, ms.HeapAlloc)
 		}
 	})
-	s, err := New(chatbotConfig(tb, ff), chatbotSource(n, 42), sink)
+	s, err := New(chatbotConfig(tb, ff), src, sink)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -31,13 +31,15 @@ func prompt(n int, base int32) []int32 {
 }
 
 // genSource draws Poisson arrivals with lengths from a caller's function,
-// lazily (constant memory).
+// lazily (constant memory). Requests and prompt buffers handed back through
+// recycle are reused, as a streaming workload generator would.
 type genSource struct {
 	rng     *rand.Rand
 	n, i    int
 	meanGap float64 // µs
 	t       float64
 	lengths func(rng *rand.Rand) (in, out int)
+	free    []*instance.Request
 }
 
 func (g *genSource) Next() (*instance.Request, error) {
@@ -47,9 +49,28 @@ func (g *genSource) Next() (*instance.Request, error) {
 	g.i++
 	g.t += g.rng.ExpFloat64() * g.meanGap
 	in, out := g.lengths(g.rng)
-	return &instance.Request{ID: int64(g.i), ArrivalUs: int64(g.t), Prompt: prompt(in, int32(g.i)<<10),
-		OutputLen: out, MaxOutputLen: out}, nil
+	var buf []int32
+	r := &instance.Request{}
+	if k := len(g.free); k > 0 {
+		r = g.free[k-1]
+		g.free = g.free[:k-1]
+		buf = r.Prompt[:0]
+		*r = instance.Request{}
+	}
+	if cap(buf) < in {
+		buf = make([]int32, 0, max(in, 1024))
+	}
+	base := int32(g.i) << 10
+	for k := 0; k < in; k++ {
+		buf = append(buf, base+int32(k))
+	}
+	r.ID, r.ArrivalUs, r.Prompt, r.OutputLen, r.MaxOutputLen = int64(g.i), int64(g.t), buf, out, out
+	return r, nil
 }
+
+// recycle takes back a request the simulator no longer references (from
+// the sink).
+func (g *genSource) recycle(r *instance.Request) { g.free = append(g.free, r) }
 
 func TestRunStreamsEveryResultOnce(t *testing.T) {
 	var reqs []*instance.Request
