@@ -334,19 +334,7 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 			lz.tmp = merge(lz.tmp[:0], fin[:nl], fin[nl:])
 			fin = append(fin[:0], lz.tmp...)
 		}
-		for _, r := range fin {
-			r.status = statusLeaving
-		}
-		run := in.running[:0]
-		for _, r := range in.running {
-			if r.status != statusLeaving {
-				run = append(run, r)
-			}
-		}
-		for i := len(run); i < len(in.running); i++ {
-			in.running[i] = nil
-		}
-		in.running = run
+		in.removeSorted(fin)
 		for _, r := range fin {
 			r.status = StatusRunning
 			r.capped = r.fin == 2
@@ -380,4 +368,23 @@ func (in *Instance) slowStep(t int64) (end int64, more bool) {
 		lz.active = append(lz.active, r)
 	}
 	return end, more
+}
+
+// removeSorted removes requests (sorted by aseq) from the running list, which
+// is sorted by aseq too, without touching the requests that stay.
+func (in *Instance) removeSorted(gone []*Request) {
+	run := in.running
+	w, from := 0, 0
+	for _, r := range gone {
+		i, ok := slices.BinarySearchFunc(run[from:], r, byAseq)
+		if !ok {
+			panic("instance: finished request not in the running list")
+		}
+		i += from
+		w += copy(run[w:], run[from:i])
+		from = i + 1
+	}
+	w += copy(run[w:], run[from:])
+	clear(run[w:])
+	in.running = run[:w]
 }

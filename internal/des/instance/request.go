@@ -20,8 +20,6 @@ const (
 	StatusDropped                 // failed an enqueue guard (dropped_unservable)
 	StatusTimedOut                // deadline passed first
 	StatusRejected                // refused by admission or routing (cluster)
-
-	statusLeaving = 255 // internal marker while a step removes completed requests
 )
 
 var statusNames = [...]string{"new", "pending", "queued", "running", "completed", "dropped", "timed_out", "rejected"}
