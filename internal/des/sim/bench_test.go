@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime/debug"
 	"runtime"
 	"syscall"
 	"testing"
@@ -79,17 +80,25 @@ func runChatbot(tb testing.TB, n int, ff bool) (metrics.Summary, Outcome, uint64
 
 // BenchmarkChatbot is the issue-3 workload near saturation, with the number
 // of requests as a parameter (10k, 100k, 1M: run the large ones with
-// -benchtime=1x). It reports simulated requests per wall-second, the peak
-// live heap (MB) and the share of fast-forwarded steps.
+// -benchtime=1x). It reports simulated requests per wall-second and per
+// CPU-second, the peak live heap (MB), the share of steps run inline and the
+// steps per request. Modes: ff (fast-forward), ff-gclimit (fast-forward with
+// the GC set as a batch simulator's main should set it: no proportional GC,
+// a 150 MiB soft memory limit), noff (the reference step).
 //
 //	go test ./internal/des/sim -run '^$' -bench Chatbot -benchtime 1x -benchmem
 func BenchmarkChatbot(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		for _, ff := range []bool{true, false} {
-			b.Run(fmt.Sprintf("n=%d/ff=%v", n, ff), func(b *testing.B) {
+		for _, mode := range []string{"ff", "ff-gclimit", "noff"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
 				if n > 10_000 && testing.Short() {
 					b.Skip("large sizes skipped in -short mode")
 				}
+				if mode == "ff-gclimit" {
+					defer debug.SetGCPercent(debug.SetGCPercent(-1))
+					defer debug.SetMemoryLimit(debug.SetMemoryLimit(150 << 20))
+				}
+				ff := mode != "noff"
 				b.ReportAllocs()
 				var out Outcome
 				var peak uint64
@@ -106,7 +115,7 @@ func BenchmarkChatbot(b *testing.B) {
 				// process CPU time (all threads, GC included) does not.
 				b.ReportMetric(float64(n)*float64(b.N)/cpu, "sim-req/cpu-s")
 				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
-				b.ReportMetric(100*float64(out.Counters.FastSteps)/float64(max(1, out.Counters.Steps)), "ff-%")
+				b.ReportMetric(100*float64(out.Counters.FastSteps)/float64(max(1, out.Counters.Steps)), "inline-%")
 				b.ReportMetric(float64(out.Counters.Steps)/float64(n), "steps/req")
 				if sum.CompletedRequests != int64(n) {
 					b.Fatalf("completed %d of %d", sum.CompletedRequests, n)
