@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
-	"runtime/debug"
 	"syscall"
 	"testing"
 	"time"
@@ -82,21 +81,15 @@ func runChatbot(tb testing.TB, n int, ff bool) (metrics.Summary, Outcome, uint64
 // of requests as a parameter (10k, 100k, 1M: run the large ones with
 // -benchtime=1x). It reports simulated requests per wall-second and per
 // CPU-second, the peak live heap (MB), the share of steps run inline and the
-// steps per request. Modes: ff (fast-forward), ff-gclimit (fast-forward with
-// the GC set as a batch simulator's main should set it: no proportional GC,
-// a 150 MiB soft memory limit), noff (the reference step).
+// steps per request. Modes: ff (fast-forward), noff (the reference step).
 //
 //	go test ./internal/des/sim -run '^$' -bench Chatbot -benchtime 1x -benchmem
 func BenchmarkChatbot(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		for _, mode := range []string{"ff", "ff-gclimit", "noff"} {
+		for _, mode := range []string{"ff", "noff"} {
 			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
 				if n > 10_000 && testing.Short() {
 					b.Skip("large sizes skipped in -short mode")
-				}
-				if mode == "ff-gclimit" {
-					defer debug.SetGCPercent(debug.SetGCPercent(-1))
-					defer debug.SetMemoryLimit(debug.SetMemoryLimit(150 << 20))
 				}
 				ff := mode != "noff"
 				b.ReportAllocs()
