@@ -126,12 +126,14 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	log.Debug("trace", "input", in.describe(), "read_s", time.Since(start).Seconds())
-	tr, err := replay.NewTrace(in.recs, set.opts)
+	defer in.close()
+	set.opts.Ordinals = set.traceOut != ""
+	tr, err := replay.NewTrace(in.rows, set.opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
-	in.recs = nil // tr owns them now
+	defer tr.Close()
+	log.Debug("trace", "input", in.describe(), "read_s", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
 	seed := c.Int64("seed")
 	if !c.IsSet("seed") && in.header.WorkloadSeed != nil {
 		seed = *in.header.WorkloadSeed
@@ -161,6 +163,9 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	res, err := replay.Simulate(ctx, cfg, tr, tr.FollowUps(), out.write)
 	progress.Finish()
 	if err != nil {
+		return err
+	}
+	if err := tr.Close(); err != nil {
 		return err
 	}
 	wall := time.Since(simStart).Seconds()

@@ -46,8 +46,10 @@ caching, preemption) and writes one SimResult per completed request.
 TRACE is a single stream, a data CSV (its header is the sibling .yaml) or a header
 YAML (its data is the sibling .csv); - reads stdin; gzip is read transparently. Real
 traces are normalised so that the workload starts at t = 0, and rows are injected in
-send order (the trace is read whole first: about 400 bytes per row). Prefix groups,
-Mooncake hash_ids and accumulating sessions become shared KV blocks.
+send order. The whole trace is checked before anything is written, then read again as
+it is replayed, so memory stays flat (about 12 bytes per row); stdin and --from
+imports are spooled to a temporary file for that. Prefix groups, Mooncake hash_ids
+and accumulating sessions become shared KV blocks.
 
 Examples:
 

@@ -13,20 +13,32 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 )
 
-// input is a whole trace, read and validated before anything is written.
+// input is a trace that has been read and validated whole, and can be
+// read again (from its file, or from a spool of stdin or of an import)
+// as many times as the replay needs, in constant memory.
 type input struct {
 	name   string
 	header *tracev2.Header
 	cols   tracev2.Columns
-	recs   []tracev2.Record // on the file's time origin (tracev2.md §5)
+	rows   replay.Rows // on the simulation's time origin
+	n      int
+	spools []string // temporary files to remove
 }
 
-// loadInput reads the trace the command line names: a TraceV2 trace in any
-// form, or a foreign trace with --from.
+// close removes the temporary files.
+func (in *input) close() {
+	for _, p := range in.spools {
+		os.Remove(p)
+	}
+}
+
+// loadInput reads and validates the trace the command line names: a
+// TraceV2 trace in any form, or a foreign trace with --from.
 func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger) (*input, error) {
 	args, err := cli.Positional(c, 1)
 	if err != nil {
@@ -52,27 +64,194 @@ func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger) (*input, error) 
 	if path != "" && hp != "" && dp != "" {
 		return nil, cli.Usagef("give either TRACE or --trace-header with --trace-data, not both")
 	}
-	warn := func(m string) { log.Warn(m) }
-	tr, err := tracev2.Load(tracev2.Input{Path: path, HeaderPath: hp, DataPath: dp, Stdin: stdio.In},
-		tracev2.Options{Lenient: c.Bool("lenient"), Strict: c.Bool("strict"), Warn: warn})
+	opts := tracev2.Options{Lenient: c.Bool("lenient"), Strict: c.Bool("strict"), Warn: func(m string) { log.Warn(m) }}
+	in, err := readTrace(tracev2.Input{Path: path, HeaderPath: hp, DataPath: dp, Stdin: stdio.In}, opts, log)
 	if err != nil {
 		return nil, err
 	}
-	if tr.Skipped > 0 {
-		log.Warn("malformed rows skipped (--lenient)", "rows", tr.Skipped)
-	}
-	if len(tr.Records) == 0 {
-		return nil, cli.Usagef("%s: the trace has no requests", tr.Name)
-	}
-	// SimResults are keyed by request_id: a duplicate would be ambiguous.
-	if _, err := tr.IndexByID(); err != nil {
-		return nil, err
-	}
-	return &input{name: tr.Name, header: tr.Header, cols: tr.Columns, recs: tr.Records}, nil
+	return in, nil
 }
 
-// importTrace reads a foreign trace through its importer. Importers write
-// offsets from the trace's own start, so no normalisation is needed.
+// traceRows reads a TraceV2 trace again, on the origin found by the first
+// reading, without repeating its warnings.
+type traceRows struct {
+	in     tracev2.Input
+	opts   tracev2.Options
+	origin tracev2.Origin
+}
+
+func (t *traceRows) Open() (replay.RowReader, error) {
+	r, _, err := tracev2.Open(t.in, t.opts)
+	if err != nil {
+		return nil, err
+	}
+	r.Normalize(t.origin)
+	return r, nil
+}
+
+// readTrace is the validating first reading of a TraceV2 trace: every row
+// is checked, the time origin found, request ids checked for duplicates
+// (8 bytes per row); stdin is copied to a spool file on the way so it can
+// be read again.
+func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*input, error) {
+	in, done := &input{}, false
+	defer func() {
+		if !done {
+			in.close()
+		}
+	}()
+	first, again := src, src
+	var tee *teeReader
+	if src.Path == "-" || src.HeaderPath == "-" || src.DataPath == "-" {
+		f, err := os.CreateTemp("", "replay-stdin-*")
+		if err != nil {
+			return nil, fmt.Errorf("spool stdin: %w", err)
+		}
+		in.spools = append(in.spools, f.Name())
+		defer f.Close()
+		tee = &teeReader{r: src.Stdin, f: f, w: bufio.NewWriterSize(f, 256<<10)}
+		first.Stdin = tee
+		for _, p := range []*string{&again.Path, &again.HeaderPath, &again.DataPath} {
+			if *p == "-" {
+				*p = f.Name()
+			}
+		}
+		again.Stdin = nil
+	}
+	r, _, err := tracev2.Open(first, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var ids []int64
+	var rec tracev2.Record
+	for {
+		err := r.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, rec.RequestID)
+	}
+	origin, err := r.Origin()
+	if err != nil {
+		return nil, err
+	}
+	if tee != nil {
+		if err := tee.finish(); err != nil {
+			return nil, err
+		}
+	}
+	if r.Skipped() > 0 {
+		log.Warn("malformed rows skipped (--lenient)", "rows", r.Skipped())
+	}
+	in.name, in.header, in.cols, in.n = r.Name(), r.Header(), r.Columns(), len(ids)
+	if in.n == 0 {
+		return nil, cli.Usagef("%s: the trace has no requests", in.name)
+	}
+	quiet := tracev2.Options{Lenient: opts.Lenient, Strict: opts.Strict}
+	if err := checkUnique(ids, again, quiet, in.name); err != nil {
+		return nil, err
+	}
+	in.rows = &traceRows{in: again, opts: quiet, origin: origin}
+	done = true
+	return in, nil
+}
+
+// teeReader copies what is read from r to the file f (through w), and the
+// rest of r at finish.
+type teeReader struct {
+	r io.Reader
+	f *os.File
+	w *bufio.Writer
+}
+
+func (t *teeReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		if _, werr := t.w.Write(p[:n]); werr != nil {
+			return n, fmt.Errorf("spool stdin: %w", werr)
+		}
+	}
+	return n, err
+}
+
+func (t *teeReader) finish() error {
+	if _, err := io.Copy(t.w, t.r); err != nil {
+		return fmt.Errorf("spool stdin: %w", err)
+	}
+	if err := t.w.Flush(); err != nil {
+		return fmt.Errorf("spool stdin: %w", err)
+	}
+	if err := t.f.Close(); err != nil {
+		return fmt.Errorf("spool stdin: %w", err)
+	}
+	return nil
+}
+
+// checkUnique fails on a duplicated request_id (SimResults are keyed by
+// it), with the lines of both rows, as tracev2's IndexByID names them.
+func checkUnique(ids []int64, in tracev2.Input, opts tracev2.Options, name string) error {
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	dups := map[int64]bool{}
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			dups[sorted[i]] = true
+		}
+	}
+	if len(dups) == 0 {
+		return nil
+	}
+	r, _, err := tracev2.Open(in, opts)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	first := map[int64]int{}
+	var rec tracev2.Record
+	for r.Read(&rec) == nil {
+		if !dups[rec.RequestID] {
+			continue
+		}
+		if line, ok := first[rec.RequestID]; ok {
+			return &tracev2.Error{File: name, Line: r.Line(), Column: 1, What: "column request_id",
+				Msg: fmt.Sprintf("%d is duplicated (first on line %d)", rec.RequestID, line)}
+		}
+		first[rec.RequestID] = r.Line()
+	}
+	return fmt.Errorf("%s: duplicated request ids, not found again on a second reading", name)
+}
+
+// spoolRows reads the data CSV an import was spooled to.
+type spoolRows struct{ path, name string }
+
+func (s *spoolRows) Open() (replay.RowReader, error) {
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := tracev2.NewReader(f, s.name, tracev2.Options{})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileReader{Reader: r, f: f}, nil
+}
+
+type fileReader struct {
+	*tracev2.Reader
+	f *os.File
+}
+
+func (r *fileReader) Close() error { return r.f.Close() }
+
+// importTrace reads a foreign trace through its importer, spooling the
+// records to a temporary TraceV2 data CSV that the replay reads back
+// (faster than importing again). Importers write offsets from the trace's
+// own start, so no normalisation is needed.
 func importTrace(format importer.Format, path string, stdin io.Reader, log *slog.Logger) (*input, error) {
 	if !slices.Contains(importer.Formats(), format) {
 		return nil, cli.Usagef("--from %q: want one of %v", format, importer.Formats())
@@ -90,7 +269,23 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 	if err != nil {
 		return nil, err
 	}
-	in := &input{name: name, header: imp.Header()}
+	in, done := &input{name: name, header: imp.Header()}, false
+	defer func() {
+		if !done {
+			in.close()
+		}
+	}()
+	f, err := os.CreateTemp("", "replay-import-*.csv")
+	if err != nil {
+		return nil, fmt.Errorf("spool the import: %w", err)
+	}
+	in.spools = append(in.spools, f.Name())
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 256<<10)
+	w, err := tracev2.NewWriter(bw, tracev2.Columns{HashIDs: true})
+	if err != nil {
+		return nil, err
+	}
 	for {
 		rec, err := imp.Next()
 		if errors.Is(err, io.EOF) {
@@ -102,14 +297,22 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 		if len(rec.HashIDs) > 0 {
 			in.cols.HashIDs = true
 		}
-		in.recs = append(in.recs, rec)
+		if err := w.Write(&rec); err != nil {
+			return nil, fmt.Errorf("spool the import: %w", err)
+		}
+		in.n++
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("spool the import: %w", err)
 	}
 	for _, w := range imp.Warnings() {
 		log.Warn(w)
 	}
-	if len(in.recs) == 0 {
+	if in.n == 0 {
 		return nil, cli.Usagef("%s: the trace has no requests", name)
 	}
+	in.rows = &spoolRows{path: f.Name(), name: name}
+	done = true
 	return in, nil
 }
 
@@ -121,8 +324,8 @@ func maybeGunzip(r io.Reader, name string) (io.Reader, error) {
 	magic, err := br.Peek(2)
 	if err != nil || magic[0] != 0x1f || magic[1] != 0x8b {
 		if f, ok := r.(*os.File); ok {
-			// Nothing was consumed from the file itself beyond the buffer:
-			// rewind it so the importer gets the *os.File.
+			// Rewind past what the peek buffered, so the importer gets
+			// the *os.File itself.
 			if _, err := f.Seek(0, io.SeekStart); err == nil {
 				return f, nil
 			}
@@ -142,5 +345,5 @@ func (in *input) describe() string {
 	if mode == "" {
 		mode = "unknown mode"
 	}
-	return fmt.Sprintf("%s: %d rows (%s)", in.name, len(in.recs), mode)
+	return fmt.Sprintf("%s: %d rows (%s)", in.name, in.n, mode)
 }

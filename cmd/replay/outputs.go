@@ -17,7 +17,8 @@ type outputs struct {
 	set      *settings
 	stdio    cli.IO
 	sim      *cli.SimOutputs
-	results  []tracev2.SimResult
+	resOut   *cli.Output
+	results  *replay.ResultWriter // SimResults, written in request_id order as they settle
 	tlOut    *cli.Output
 	timeline *timeline.Recorder
 }
@@ -30,6 +31,20 @@ func openOutputs(c *ucli.Context, stdio cli.IO, set *settings, in *input, tr *re
 	}
 	sim.TraceRequestID = func(id int64) int64 { return int64(tr.Ordinal(id)) }
 	o.sim = sim
+	if set.resultsPath != "" {
+		f, err := cli.CreateOutput(set.resultsPath, stdio.Out)
+		if err != nil {
+			o.abort()
+			return nil, err
+		}
+		format := tracev2.SimResultArray
+		if set.format == "jsonl" {
+			format = tracev2.SimResultJSONL
+		}
+		o.resOut, o.results = f, replay.NewResultWriter(f, format, tr.RequestIDs())
+		// Later rounds of a cancelled session are never injected.
+		tr.OnDrop(func(id int64) { o.results.Settle(id, nil) })
+	}
 	if set.timeline != "" {
 		f, err := cli.CreateOutput(set.timeline, stdio.Out)
 		if err != nil {
@@ -43,29 +58,24 @@ func openOutputs(c *ucli.Context, stdio cli.IO, set *settings, in *input, tr *re
 
 // write is the simulation's sink.
 func (o *outputs) write(rec *tracev2.Record, res *tracev2.SimResult) error {
-	if res != nil && o.set.resultsPath != "" {
-		o.results = append(o.results, *res)
+	if o.results != nil {
+		if err := o.results.Settle(rec.RequestID, res); err != nil {
+			return err
+		}
 	}
 	return o.sim.Write(rec, res)
 }
 
-// commit writes the SimResults and the summary file and makes every file
-// visible.
+// commit finishes the SimResults, writes the summary file and makes every
+// file visible.
 func (o *outputs) commit(sum *metrics.Summary) error {
-	if o.set.resultsPath != "" {
-		f, err := cli.CreateOutput(o.set.resultsPath, o.stdio.Out)
+	if o.results != nil {
+		if err := o.results.Close(); err != nil {
+			return err
+		}
+		err := o.resOut.Commit()
+		o.resOut = nil
 		if err != nil {
-			return err
-		}
-		format := tracev2.SimResultArray
-		if o.set.format == "jsonl" {
-			format = tracev2.SimResultJSONL
-		}
-		if err := tracev2.WriteSimResults(f, o.results, format); err != nil {
-			f.Abort()
-			return err
-		}
-		if err := f.Commit(); err != nil {
 			return err
 		}
 	}
@@ -95,6 +105,10 @@ func (o *outputs) commit(sum *metrics.Summary) error {
 func (o *outputs) abort() {
 	if o.sim != nil {
 		o.sim.Abort()
+	}
+	if o.resOut != nil {
+		o.resOut.Abort()
+		o.resOut = nil
 	}
 	if o.tlOut != nil {
 		o.tlOut.Abort()

@@ -95,7 +95,7 @@ func TestMooncakePrefixSharing(t *testing.T) {
 		t.Fatal(err)
 	}
 	hitRate := func(recs []tracev2.Record) float64 {
-		tr, err := NewTrace(recs, TraceOptions{})
+		tr, err := NewTrace(RecordRows(recs), TraceOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

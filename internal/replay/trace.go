@@ -2,6 +2,7 @@ package replay
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -26,95 +27,170 @@ type TraceOptions struct {
 	// (think_time_us) nor the trace (arrival minus the previous round's
 	// last chunk) gives one.
 	ThinkTimeUs int64
+	// Ordinals keeps each injected row's position in the replayed list
+	// until Ordinal asks for it (the request_id of a replayed trace).
+	Ordinals bool
 }
 
-// Trace is a trace's rows made ready for Simulate: injection times and
-// deadlines on the simulation's origin, rows in injection order. It is the
-// Source of the rows injected at their own time and, in closed-loop mode,
-// the FollowUps that create later session rounds.
+// Trace is a trace made ready for Simulate: it is the Source of the rows
+// injected at their own time, in injection order, and in closed-loop mode
+// the FollowUps that create later session rounds from their rows.
 //
-// Memory: every row is held (about 400 bytes plus its ext_hash_ids; strings
-// are shared by the trace reader), because a real trace lists requests in
-// completion order while the simulator needs them in send order. Token ids
-// are not held: they are synthesised when a request is injected.
+// Memory stays flat in the trace's length. NewTrace reads the rows once to
+// sort their injection times, keeping 4 bytes per row (the row's place in
+// the replayed list) and the 8-byte request ids; the replay reads them
+// again, holding only the rows read ahead of their turn — a real trace
+// lists requests in completion order, so about as many as were in flight.
+// Closed-loop mode also indexes the session rows (about 20 bytes each) and
+// holds later rounds read before their predecessor completed.
 type Trace struct {
-	recs     []tracev2.Record
+	rows     Rows
 	opts     TraceOptions
-	inject   []int32 // closed-loop: rows the source yields, in order; nil = every row
-	next     int
-	sessions map[string][]int32 // closed-loop: each session's rows, by round
-	ordinals map[int64]int32    // request_id -> index in recs, built on first use
-	warnings []string
+	n        int     // rows in the file
+	ordinal  []int32 // file index -> place in the replayed list; -1 = skipped
+	count    int     // rows replayed
+	ids      []int64 // request ids of the replayed rows, ascending
+	shift    int64   // added to every injection time (a trace starting before t0)
 	skipped  int
+	warnings []string
+
+	// Closed loop.
+	sessions map[string]*session
+	follow   bitset // places of the rows that follow-ups inject
+
+	// The replay pass.
+	rd       RowReader
+	read     int // rows read so far
+	next     int32
+	buf      map[int32]*tracev2.Record // read before their turn, by place
+	held     map[int32]*tracev2.Record // closed loop: later rounds read, by file index
+	ordinals map[int64]int32           // injected rows' places by request id (Options.Ordinals)
+	onDrop   func(id int64)
+	err      error
 }
 
-// NewTrace prepares records for replay. The records must already be on the
-// file's time origin (tracev2.Load, or an importer, which writes offsets);
-// NewTrace takes them over and reorders them. Each row's injection time is
-// its send_time_us when positive, else its arrival_time_us (with
+// session is a closed-loop session's rows, by round.
+type session struct {
+	rows      []int32 // file indices
+	ids       []int64
+	pos       int  // the round in flight (rounds run one at a time)
+	cancelled bool // a round failed: the later ones are never injected
+}
+
+// NewTrace reads rows once and prepares their replay. Each row's injection
+// time is its send_time_us when positive, else its arrival_time_us (with
 // InjectAtArrival, always the arrival); a positive deadline keeps its
-// budget: deadline' = injection + (deadline − arrival). Rows are ordered by
-// injection time, ties by request_id. An empty result is an input error.
-func NewTrace(recs []tracev2.Record, opts TraceOptions) (*Trace, error) {
+// budget: deadline' = injection + (deadline − arrival). Rows are injected
+// by injection time, ties by request_id, then file order. A trace without
+// rows to replay is an input error. Request ids must be unique (the caller
+// checks: SimResults are keyed by them).
+func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 	if opts.ThinkTimeUs < 0 {
 		return nil, usageError(fmt.Sprintf("think time %d µs is negative", opts.ThinkTimeUs))
 	}
-	t := &Trace{opts: opts}
-	if len(recs) == 0 {
+	t := &Trace{rows: rows, opts: opts}
+	keys, ids, err := t.scan()
+	if err != nil {
+		return nil, err
+	}
+	if t.n == 0 {
 		return nil, usageError("the trace has no requests")
 	}
-	if opts.SkipFailed {
-		kept := recs[:0]
-		for i := range recs {
-			if recs[i].Status == "ok" {
-				kept = append(kept, recs[i])
-			}
-		}
-		t.skipped = len(recs) - len(kept)
-		clear(recs[len(kept):]) // let the skipped rows' strings go
-		recs = kept
-		if len(recs) == 0 {
-			return nil, usageError(fmt.Sprintf("no request is left: all %d rows have a status other than ok (--skip-failed)", t.skipped))
-		}
+	t.count = t.n - t.skipped
+	if t.count == 0 {
+		return nil, usageError(fmt.Sprintf("no request is left: all %d rows have a status other than ok (--skip-failed)", t.skipped))
 	}
-	keys := make([]int64, len(recs))
+	order := make([]int32, 0, t.count)
 	low := int64(0)
-	for i := range recs {
-		keys[i] = t.injection(&recs[i])
-		low = min(low, keys[i])
+	for i := range t.ordinal {
+		if t.ordinal[i] == 0 {
+			order = append(order, int32(i))
+			low = min(low, keys[i])
+		}
 	}
 	if low < 0 {
-		t.warnings = append(t.warnings, fmt.Sprintf("the trace starts %d µs before its time origin; every injection time is shifted by %d µs", -low, -low))
-		for i := range keys {
-			keys[i] -= low
-		}
-	}
-	order := make([]int32, len(recs))
-	for i := range order {
-		order[i] = int32(i)
+		t.shift = -low
+		t.warnings = append(t.warnings, fmt.Sprintf("the trace starts %d µs before its time origin; every injection time is shifted by %d µs", t.shift, t.shift))
 	}
 	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(recs[a].RequestID, recs[b].RequestID), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(ids[a], ids[b]), cmp.Compare(a, b))
 	})
-	permute(recs, keys, order)
-	t.recs = recs
-	if opts.ClosedLoop {
-		t.indexSessions()
+	t.ids = make([]int64, 0, t.count)
+	for place, i := range order {
+		t.ordinal[i] = int32(place)
+		t.ids = append(t.ids, ids[i])
 	}
-	for i := range recs {
-		if t.inject == nil || t.isFirstRound(int32(i)) {
-			setArrival(&recs[i], keys[i])
-		}
-	}
-	if t.inject != nil {
-		t.inject = t.inject[:0]
-		for i := range recs {
-			if t.isFirstRound(int32(i)) {
-				t.inject = append(t.inject, int32(i))
+	slices.Sort(t.ids)
+	if t.sessions != nil {
+		t.follow = newBitset(t.count)
+		for _, s := range t.sessions {
+			for _, i := range s.rows[1:] {
+				t.follow.set(t.ordinal[i])
 			}
 		}
 	}
+	t.buf = map[int32]*tracev2.Record{}
+	t.held = map[int32]*tracev2.Record{}
+	if opts.Ordinals {
+		t.ordinals = map[int64]int32{}
+	}
 	return t, nil
+}
+
+// scan is the first pass: every row's injection key and request id, which
+// rows are skipped (ordinal −1, the others 0 until sorted), and in closed
+// loop the session index.
+func (t *Trace) scan() (keys, ids []int64, err error) {
+	rd, err := t.rows.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rd.Close()
+	if t.opts.ClosedLoop {
+		t.sessions = map[string]*session{}
+	}
+	var rec tracev2.Record
+	for {
+		err := rd.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		i := int32(t.n)
+		t.n++
+		keys = append(keys, t.injection(&rec))
+		ids = append(ids, rec.RequestID)
+		if t.opts.SkipFailed && rec.Status != "ok" {
+			t.ordinal = append(t.ordinal, -1)
+			t.skipped++
+			continue
+		}
+		t.ordinal = append(t.ordinal, 0)
+		if t.sessions != nil && rec.SessionID != "" {
+			s := t.sessions[rec.SessionID]
+			if s == nil {
+				s = &session{}
+				t.sessions[rec.SessionID] = s
+			}
+			s.rows = append(s.rows, i)
+			s.ids = append(s.ids, int64(rec.RoundIndex)) // rounds for now; ids after sorting
+		}
+	}
+	for _, s := range t.sessions {
+		idx := make([]int, len(s.rows))
+		for j := range idx {
+			idx[j] = j
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.ids[a], s.ids[b]) })
+		rows, sids := make([]int32, len(idx)), make([]int64, len(idx))
+		for j, k := range idx {
+			rows[j], sids[j] = s.rows[k], ids[s.rows[k]]
+		}
+		s.rows, s.ids = rows, sids
+	}
+	return keys, ids, nil
 }
 
 // injection is a row's injection time on the file's origin.
@@ -133,92 +209,109 @@ func setArrival(rec *tracev2.Record, at int64) {
 	rec.ArrivalTimeUs = at
 }
 
-// permute reorders recs and keys so that position i holds what was at
-// order[i], moving each record once (cycle by cycle). order is destroyed.
-func permute(recs []tracev2.Record, keys []int64, order []int32) {
-	for i := range order {
-		if order[i] < 0 {
-			continue
-		}
-		j := i
-		rec, key := recs[i], keys[i]
-		for {
-			k := int(order[j])
-			order[j] = -1
-			if k == i {
-				recs[j], keys[j] = rec, key
-				break
-			}
-			recs[j], keys[j] = recs[k], keys[k]
-			j = k
-		}
-	}
-}
-
-// indexSessions groups the rows of each session by round (closed loop).
-func (t *Trace) indexSessions() {
-	t.sessions = map[string][]int32{}
-	for i := range t.recs {
-		if s := t.recs[i].SessionID; s != "" {
-			t.sessions[s] = append(t.sessions[s], int32(i))
-		}
-	}
-	for _, rows := range t.sessions {
-		slices.SortStableFunc(rows, func(a, b int32) int {
-			return cmp.Compare(t.recs[a].RoundIndex, t.recs[b].RoundIndex)
-		})
-	}
-	t.inject = []int32{}
-}
-
-// isFirstRound reports whether the source injects row i: in closed-loop
-// mode, a row without a session or the lowest round of its session.
-func (t *Trace) isFirstRound(i int32) bool {
-	s := t.recs[i].SessionID
-	return s == "" || t.sessions[s][0] == i
-}
-
 // Len is the number of rows to replay.
-func (t *Trace) Len() int { return len(t.recs) }
+func (t *Trace) Len() int { return t.count }
 
 // Skipped is the number of rows --skip-failed left out.
 func (t *Trace) Skipped() int { return t.skipped }
 
-// Warnings are the findings of preparing and replaying the trace.
+// Warnings are the findings of preparing the trace.
 func (t *Trace) Warnings() []string { return t.warnings }
 
-// Next implements Source.
+// RequestIDs are the request ids of the rows to replay, ascending: the
+// order of the SimResult file.
+func (t *Trace) RequestIDs() []int64 { return t.ids }
+
+// OnDrop sets a function told the request id of every row that will never
+// be injected: the later rounds of a closed-loop session whose round failed.
+func (t *Trace) OnDrop(fn func(id int64)) { t.onDrop = fn }
+
+// Next implements Source: the rows in injection order.
 func (t *Trace) Next() (*tracev2.Record, error) {
-	if t.inject == nil {
-		if t.next >= len(t.recs) {
-			return nil, io.EOF
+	for t.err == nil && int(t.next) < t.count {
+		p := t.next
+		if t.follow.has(p) {
+			t.next++
+			continue
 		}
-		t.next++
-		return &t.recs[t.next-1], nil
+		if rec, ok := t.buf[p]; ok {
+			delete(t.buf, p)
+			t.next++
+			setArrival(rec, t.injection(rec)+t.shift)
+			t.injected(rec, p)
+			return rec, nil
+		}
+		t.readOne()
 	}
-	if t.next >= len(t.inject) {
-		return nil, io.EOF
+	if t.err != nil {
+		return nil, t.err
 	}
-	t.next++
-	return &t.recs[t.inject[t.next-1]], nil
+	return nil, io.EOF
 }
 
-// Ordinal is the index of the row with the given request_id in the
-// replayed list (injection order): the request_id of a replayed trace
-// (tracev2.md §4.2). It is -1 for an unknown id.
-func (t *Trace) Ordinal(requestID int64) int {
-	if t.ordinals == nil {
-		t.ordinals = make(map[int64]int32, len(t.recs))
-		for i := range t.recs {
-			if _, dup := t.ordinals[t.recs[i].RequestID]; !dup {
-				t.ordinals[t.recs[i].RequestID] = int32(i)
-			}
+// injected notes the place of a row handed to the simulator.
+func (t *Trace) injected(rec *tracev2.Record, place int32) {
+	if t.ordinals != nil {
+		t.ordinals[rec.RequestID] = place
+	}
+}
+
+// readOne reads the next row of the replay pass into buf (or held).
+func (t *Trace) readOne() {
+	if t.rd == nil {
+		if t.rd, t.err = t.rows.Open(); t.err != nil {
+			return
 		}
 	}
-	if i, ok := t.ordinals[requestID]; ok {
-		return int(i)
+	rec := new(tracev2.Record)
+	if err := t.rd.Read(rec); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("replay: the trace ended after %d rows on its second reading, %d on its first (did it change?)", t.read, t.n)
+		}
+		t.err = err
+		return
 	}
-	return -1
+	i := int32(t.read)
+	t.read++
+	if t.read == t.n {
+		t.err = t.rd.Close()
+		t.rd = nil
+	}
+	p := t.ordinal[i]
+	switch {
+	case p < 0:
+	case t.follow.has(p):
+		if s := t.sessions[rec.SessionID]; s != nil && !s.cancelled {
+			t.held[i] = rec
+		}
+	default:
+		t.buf[p] = rec
+	}
+}
+
+// Ordinal is the place in the replayed list (injection order) of the
+// injected row with this request_id: the request_id of a replayed trace
+// (tracev2.md §4.2). It forgets the row (each is asked for once, when it
+// is written) and is −1 when unknown or without TraceOptions.Ordinals.
+func (t *Trace) Ordinal(requestID int64) int {
+	p, ok := t.ordinals[requestID]
+	if !ok {
+		return -1
+	}
+	delete(t.ordinals, requestID)
+	return int(p)
+}
+
+// Close ends the replay pass and reports a failure to read it.
+func (t *Trace) Close() error {
+	if t.rd != nil {
+		err := t.rd.Close()
+		t.rd = nil
+		if t.err == nil {
+			t.err = err
+		}
+	}
+	return t.err
 }
 
 // FollowUps returns the closed-loop session manager, or nil in fixed mode.
@@ -232,21 +325,26 @@ func (t *Trace) FollowUps() FollowUps {
 // traceFollowUps creates a session's next round from the trace's rows.
 type traceFollowUps Trace
 
-// successor returns the index of the row after rec in its session.
-func (f *traceFollowUps) successor(rec *tracev2.Record) (int32, bool) {
-	rows := f.sessions[rec.SessionID]
-	j, _ := slices.BinarySearchFunc(rows, rec.RoundIndex, func(i int32, round int) int {
-		return cmp.Compare(f.recs[i].RoundIndex, round)
-	})
-	for ; j < len(rows); j++ {
-		if &f.recs[rows[j]] == rec {
-			if j+1 < len(rows) {
-				return rows[j+1], true
-			}
-			return 0, false
-		}
+// successor returns the row of the round after the one in flight in rec's
+// session (rounds of a closed-loop session run one at a time), reading
+// ahead if it was not read yet.
+func (f *traceFollowUps) successor(rec *tracev2.Record) (*tracev2.Record, bool) {
+	s := f.sessions[rec.SessionID]
+	if s == nil || s.cancelled || s.pos+1 >= len(s.rows) {
+		return nil, false
 	}
-	return 0, false
+	i := s.rows[s.pos+1]
+	t := (*Trace)(f)
+	for t.err == nil {
+		if nxt, ok := f.held[i]; ok {
+			delete(f.held, i)
+			s.pos++
+			t.injected(nxt, t.ordinal[i])
+			return nxt, true
+		}
+		t.readOne()
+	}
+	return nil, false
 }
 
 // OnComplete implements FollowUps: round k + 1 arrives at round k's
@@ -255,14 +353,10 @@ func (f *traceFollowUps) successor(rec *tracev2.Record) (int32, bool) {
 // k's last chunk and round k + 1's arrival when round k's last chunk was
 // recorded, else the configured default.
 func (f *traceFollowUps) OnComplete(rec *tracev2.Record, doneUs int64, generated int) (*tracev2.Record, bool) {
-	if rec.SessionID == "" {
-		return nil, false
-	}
-	i, ok := f.successor(rec)
+	nxt, ok := f.successor(rec)
 	if !ok {
 		return nil, false
 	}
-	nxt := &f.recs[i]
 	think := f.opts.ThinkTimeUs
 	switch {
 	case nxt.ThinkTimeUs > 0:
@@ -279,17 +373,32 @@ func (f *traceFollowUps) OnComplete(rec *tracev2.Record, doneUs int64, generated
 // "concurrency_…", workload.md §8), which goes on after its think time.
 func (f *traceFollowUps) OnFailed(rec *tracev2.Record, atUs int64, timedOut bool) (*tracev2.Record, bool) {
 	if !strings.HasPrefix(rec.SessionID, "concurrency_") {
+		f.cancel(rec.SessionID)
 		return nil, false
 	}
-	i, ok := f.successor(rec)
+	nxt, ok := f.successor(rec)
 	if !ok {
 		return nil, false
 	}
-	nxt := &f.recs[i]
 	think := f.opts.ThinkTimeUs
 	if nxt.ThinkTimeUs > 0 {
 		think = nxt.ThinkTimeUs
 	}
 	setArrival(nxt, atUs+think)
 	return nxt, true
+}
+
+// cancel drops the rounds of a session after the one in flight.
+func (f *traceFollowUps) cancel(id string) {
+	s := f.sessions[id]
+	if s == nil || s.cancelled {
+		return
+	}
+	s.cancelled = true
+	for j := s.pos + 1; j < len(s.rows); j++ {
+		delete(f.held, s.rows[j])
+		if f.onDrop != nil {
+			f.onDrop(s.ids[j])
+		}
+	}
 }

@@ -3,7 +3,6 @@ package replay
 import (
 	"errors"
 	"io"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -80,7 +79,7 @@ func TestNewTraceOrder(t *testing.T) {
 		{"skip failed", TraceOptions{SkipFailed: true}, []injected{{0, 0, 500}, {1, 150, 0}, {2, 150, 0}, {3, 320, 1320}}, 1},
 	}
 	for _, tt := range tests {
-		tr, err := NewTrace(recs(in...), tt.opts)
+		tr, err := NewTrace(RecordRows(recs(in...)), tt.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,16 +89,14 @@ func TestNewTraceOrder(t *testing.T) {
 		if tr.Skipped() != tt.skip || tr.Len() != len(tt.want) || tr.FollowUps() != nil {
 			t.Errorf("%s: skipped %d len %d, want %d %d and no follow-ups", tt.name, tr.Skipped(), tr.Len(), tt.skip, len(tt.want))
 		}
-		for i, w := range tt.want {
-			if got := tr.Ordinal(w.id); got != i {
-				t.Errorf("%s: ordinal of %d = %d, want %d", tt.name, w.id, got, i)
-			}
+		if got, want := tr.RequestIDs(), ids(tt.want); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: request ids %v, want %v", tt.name, got, want)
 		}
 	}
 }
 
 func TestNewTraceNegativeStart(t *testing.T) {
-	tr, err := NewTrace(recs(row{id: 0, arrival: -50, send: -40}, row{id: 1, arrival: 10}), TraceOptions{})
+	tr, err := NewTrace(RecordRows(recs(row{id: 0, arrival: -50, send: -40}, row{id: 1, arrival: 10})), TraceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,38 +118,10 @@ func TestNewTraceErrors(t *testing.T) {
 		{recs(row{id: 1}), TraceOptions{ThinkTimeUs: -1}, "think time -1 µs is negative"},
 	}
 	for _, tt := range tests {
-		_, err := NewTrace(tt.recs, tt.opts)
+		_, err := NewTrace(RecordRows(tt.recs), tt.opts)
 		var ec interface{ ExitCode() int }
 		if err == nil || err.Error() != tt.want || !errors.As(err, &ec) || ec.ExitCode() != 2 {
 			t.Errorf("err %v, want %q with exit code 2", err, tt.want)
-		}
-	}
-}
-
-// TestPermute: moving records cycle by cycle equals building the permuted
-// slice, over random permutations.
-func TestPermute(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for n := 0; n < 60; n++ {
-		order := make([]int32, n)
-		for i := range order {
-			order[i] = int32(i)
-		}
-		r.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
-		recs := make([]tracev2.Record, n)
-		keys := make([]int64, n)
-		for i := range recs {
-			recs[i].RequestID, keys[i] = int64(i), int64(10*i)
-		}
-		var want []int64
-		for _, o := range order {
-			want = append(want, int64(o))
-		}
-		permute(recs, keys, slices.Clone(order))
-		for i := range recs {
-			if recs[i].RequestID != want[i] || keys[i] != 10*want[i] {
-				t.Fatalf("n=%d: position %d holds %d (key %d), want %d", n, i, recs[i].RequestID, keys[i], want[i])
-			}
 		}
 	}
 }
@@ -168,7 +137,7 @@ func TestClosedLoop(t *testing.T) {
 		row{id: 6, arrival: 30, session: "concurrency_c_user_0", round: 0},
 		row{id: 7, arrival: 90, session: "concurrency_c_user_0", round: 1, think: 40},
 	)
-	tr, err := NewTrace(in, TraceOptions{ClosedLoop: true, ThinkTimeUs: 250})
+	tr, err := NewTrace(RecordRows(in), TraceOptions{ClosedLoop: true, ThinkTimeUs: 250})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,5 +181,159 @@ func TestClosedLoop(t *testing.T) {
 	c1, ok := fu.OnFailed(first[2], 700, true)
 	if !ok || c1.RequestID != 7 || c1.ArrivalTimeUs != 740 {
 		t.Fatalf("concurrency user after a timeout: %+v %v, want id 7 at 700 + 40", c1, ok)
+	}
+}
+
+func ids(in []injected) []int64 {
+	var out []int64
+	for _, x := range in {
+		out = append(out, x.id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// countingRows counts the rows read and the passes opened.
+type countingRows struct {
+	recs        []tracev2.Record
+	opens, read int
+}
+
+func (c *countingRows) Open() (RowReader, error) {
+	c.opens++
+	return &countingReader{c: c}, nil
+}
+
+type countingReader struct {
+	c *countingRows
+	i int
+}
+
+func (r *countingReader) Read(rec *tracev2.Record) error {
+	if r.i >= len(r.c.recs) {
+		return io.EOF
+	}
+	*rec = r.c.recs[r.i]
+	r.i++
+	r.c.read++
+	return nil
+}
+
+func (r *countingReader) Close() error { return nil }
+
+// TestStreamingReadsAhead: the replay pass reads only as far as the next
+// row to inject needs, and gives each injected row its place for Ordinal.
+func TestStreamingReadsAhead(t *testing.T) {
+	// Completion order: each row is listed 3 rows after it was sent.
+	var in []row
+	for i := 0; i < 30; i++ {
+		id := int64(i + 3)
+		if i >= 27 {
+			id = int64(i - 27)
+		}
+		in = append(in, row{id: id, arrival: 1000 * id})
+	}
+	rows := &countingRows{recs: recs(in...)}
+	tr, err := NewTrace(rows, TraceOptions{Ordinals: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned := rows.read
+	for want := int64(0); want < 30; want++ {
+		rec, err := tr.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.RequestID != want {
+			t.Fatalf("row %d injected in place %d", rec.RequestID, want)
+		}
+		// Rows 0, 1, 2 are the file's last three: the first injection
+		// reads up to row 0, holding the 27 rows before it.
+		if got, wantRead := rows.read-scanned, min(28+int(want), 30); got != wantRead {
+			t.Errorf("injection %d: %d rows read, want %d", want, got, wantRead)
+		}
+	}
+	if _, err := tr.Next(); !errors.Is(err, io.EOF) {
+		t.Errorf("after the last row: %v, want EOF", err)
+	}
+	if rows.opens != 2 || rows.read != 60 {
+		t.Errorf("%d passes reading %d rows, want 2 and 60", rows.opens, rows.read)
+	}
+	if got := tr.Ordinal(7); got != 7 || tr.Ordinal(7) != -1 {
+		t.Errorf("ordinal of 7: %d then forgotten, want 7 then -1", got)
+	}
+	if err := tr.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestStreamingBuffer: rows listed in send order are read one at a time.
+func TestStreamingBuffer(t *testing.T) {
+	var in []row
+	for i := 0; i < 20; i++ {
+		in = append(in, row{id: int64(i), arrival: int64(i) * 10})
+	}
+	rows := &countingRows{recs: recs(in...)}
+	tr, err := NewTrace(rows, TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := tr.Next(); err != nil {
+			t.Fatal(err)
+		}
+		if got := rows.read - 20; got != i+1 {
+			t.Fatalf("after %d injections %d rows read, want %d", i+1, got, i+1)
+		}
+		if len(tr.buf) != 0 {
+			t.Fatalf("%d rows held", len(tr.buf))
+		}
+	}
+}
+
+// TestTraceChanged: a trace shorter on its second reading is an error.
+func TestTraceChanged(t *testing.T) {
+	rows := &countingRows{recs: recs(row{id: 0}, row{id: 1, arrival: 5})}
+	tr, err := NewTrace(rows, TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows.recs = rows.recs[:1]
+	if _, err := tr.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Next(); err == nil || err.Error() != "replay: the trace ended after 1 rows on its second reading, 2 on its first (did it change?)" {
+		t.Errorf("err %v", err)
+	}
+}
+
+// TestClosedLoopCancel: a failed round drops its session's later rounds,
+// held or not yet read, and says so.
+func TestClosedLoopCancel(t *testing.T) {
+	in := recs(
+		row{id: 0, arrival: 0, session: "a", round: 0},
+		row{id: 1, arrival: 100, session: "a", round: 1},
+		row{id: 9, arrival: 150},
+		row{id: 2, arrival: 200, session: "a", round: 2},
+	)
+	tr, err := NewTrace(RecordRows(in), TraceOptions{ClosedLoop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dropped []int64
+	tr.OnDrop(func(id int64) { dropped = append(dropped, id) })
+	a0, _ := tr.Next()
+	n9, _ := tr.Next() // reads row 1 into the held rows on the way
+	if a0.RequestID != 0 || n9.RequestID != 9 || len(tr.held) != 1 {
+		t.Fatalf("injected %d, %d with %d held, want 0, 9 with 1", a0.RequestID, n9.RequestID, len(tr.held))
+	}
+	if r, ok := tr.FollowUps().OnFailed(a0, 500, true); ok {
+		t.Fatalf("follow-up %+v after a failure", r)
+	}
+	if !reflect.DeepEqual(dropped, []int64{1, 2}) || len(tr.held) != 0 {
+		t.Errorf("dropped %v with %d held, want [1 2] and none", dropped, len(tr.held))
+	}
+	if _, err := tr.Next(); !errors.Is(err, io.EOF) || len(tr.held) != 0 {
+		t.Errorf("next: %v with %d held, want EOF and none (row 2 dropped as read)", err, len(tr.held))
 	}
 }
