@@ -22,7 +22,8 @@ func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name    string
 		files   map[string]string
-		args    []string // the first one is resolved in the temp dir
+		stdin   string
+		args    []string // the first one is resolved in the temp dir, unless "-"
 		wantErr string   // exact, with DIR for the temp dir
 	}{
 		{
@@ -75,6 +76,21 @@ func TestBadInput(t *testing.T) {
 			wantErr: `DIR/m.jsonl:2:34: field input_length: -4 is negative`,
 		},
 		{
+			name: "duplicate request id on stdin",
+			stdin: "# trace_version: 3\n# time_unit: us\n# mode: generated\n# warm_up_requests: 0\n" + coreColumns +
+				"7,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n" +
+				"8,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,85000,85000,0,0,0,ok,,\n" +
+				"7,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,ok,,\n",
+			args:    []string{"-"},
+			wantErr: "<stdin>:8:1: column request_id: 7 is duplicated (first on line 6)",
+		},
+		{
+			name:    "malformed stdin",
+			stdin:   "# trace_version: 3\n# time_unit: us\n" + coreColumns + "7,c,,,,0,,0,maybe,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n",
+			args:    []string{"-"},
+			wantErr: `<stdin>:4:9: column streaming: "maybe" is not a boolean`,
+		},
+		{
 			name:    "missing file",
 			args:    []string{"nope.csv"},
 			wantErr: "",
@@ -88,9 +104,12 @@ func TestBadInput(t *testing.T) {
 			}
 			before := dirEntries(t, dir)
 			args := append([]string{filepath.Join(dir, tt.args[0])}, tt.args[1:]...)
+			if tt.args[0] == "-" {
+				args[0] = "-"
+			}
 			args = append(args, "--results-path", filepath.Join(dir, "sim.json"), "--metrics-out", filepath.Join(dir, "m.json"),
 				"--trace-output", filepath.Join(dir, "out"), "--timeline", filepath.Join(dir, "tl.json"))
-			r := replayIn(nil, args...)
+			r := replayIn(strings.NewReader(tt.stdin), args...)
 			if code := cli.ExitCode(r.err); code != 2 {
 				t.Fatalf("exit %d (err %v), want 2", code, r.err)
 			}
