@@ -14,7 +14,20 @@ import (
 // loadShared imports a trace from ../shared/data, or skips.
 func loadShared(b *testing.B, format importer.Format, rel string) []tracev2.Record {
 	b.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "data", rel)
+	dir, err := os.Getwd()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			b.Skip("no go.mod above the package")
+		}
+		dir = filepath.Dir(dir)
+	}
+	path := filepath.Join(dir, "..", "shared", "data", rel)
 	f, err := os.Open(path)
 	if err != nil {
 		b.Skipf("real trace not available: %v", err)

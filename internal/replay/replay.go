@@ -32,6 +32,12 @@ type FollowUps interface {
 	OnFailed(rec *tracev2.Record, atUs int64, timedOut bool) (*tracev2.Record, bool)
 }
 
+// refuser is implemented by FollowUps that want to know of a follow-up the
+// simulator refused because it would arrive after the horizon.
+type refuser interface {
+	Refused(rec *tracev2.Record)
+}
+
 // Config says how to simulate.
 type Config struct {
 	Deploy *deploy.Resolved
@@ -235,7 +241,13 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	if !ok {
 		return
 	}
-	if err := d.sim.Inject(d.request(next)); err != nil && !errors.Is(err, sim.ErrPastHorizon) {
+	err := d.sim.Inject(d.request(next))
+	switch {
+	case errors.Is(err, sim.ErrPastHorizon):
+		if r, ok := d.fu.(refuser); ok {
+			r.Refused(next)
+		}
+	case err != nil:
 		d.err = err
 	}
 }

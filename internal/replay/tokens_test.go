@@ -116,3 +116,12 @@ func TestMooncakePrefixSharing(t *testing.T) {
 		t.Errorf("cache hit rate %v with hash ids, %v without: want > 0 and 0", with, without)
 	}
 }
+
+func testDeployment(t *testing.T) *deploy.Resolved {
+	t.Helper()
+	dep, err := deploy.Resolve(deploy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dep
+}

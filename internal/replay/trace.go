@@ -223,7 +223,8 @@ func (t *Trace) Warnings() []string { return t.warnings }
 func (t *Trace) RequestIDs() []int64 { return t.ids }
 
 // OnDrop sets a function told the request id of every row that will never
-// be injected: the later rounds of a closed-loop session whose round failed.
+// be injected: the later rounds of a closed-loop session whose round failed
+// or whose next round would arrive after the horizon.
 func (t *Trace) OnDrop(fn func(id int64)) { t.onDrop = fn }
 
 // Next implements Source: the rows in injection order.
@@ -386,6 +387,17 @@ func (f *traceFollowUps) OnFailed(rec *tracev2.Record, atUs int64, timedOut bool
 	}
 	setArrival(nxt, atUs+think)
 	return nxt, true
+}
+
+// Refused is told of a follow-up the simulator refused (it would arrive
+// after the horizon): the session ends there, and neither that round nor
+// the later ones will run.
+func (f *traceFollowUps) Refused(rec *tracev2.Record) {
+	delete(f.ordinals, rec.RequestID)
+	if f.onDrop != nil {
+		f.onDrop(rec.RequestID)
+	}
+	f.cancel(rec.SessionID)
 }
 
 // cancel drops the rounds of a session after the one in flight.

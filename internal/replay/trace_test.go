@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"io"
 	"reflect"
@@ -335,5 +336,37 @@ func TestClosedLoopCancel(t *testing.T) {
 	}
 	if _, err := tr.Next(); !errors.Is(err, io.EOF) || len(tr.held) != 0 {
 		t.Errorf("next: %v with %d held, want EOF and none (row 2 dropped as read)", err, len(tr.held))
+	}
+}
+
+// TestClosedLoopHorizon: a follow-up past the horizon is refused; the trace
+// drops it and the rounds after it, so every row is settled exactly once,
+// by the sink or as dropped.
+func TestClosedLoopHorizon(t *testing.T) {
+	in := recs(
+		row{id: 0, arrival: 0, session: "a", round: 0, think: 1_000_000},
+		row{id: 1, arrival: 100, session: "a", round: 1, think: 1_000_000},
+		row{id: 2, arrival: 200, session: "a", round: 2, think: 1_000_000},
+		row{id: 3, arrival: 300, session: "a", round: 3, think: 1_000_000},
+		row{id: 4, arrival: 10},
+	)
+	tr, err := NewTrace(RecordRows(in), TraceOptions{ClosedLoop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := map[int64]string{}
+	tr.OnDrop(func(id int64) { settled[id] += "dropped " })
+	dep := testDeployment(t)
+	_, err = Simulate(context.Background(), Config{Deploy: dep, HorizonUs: 1_500_000}, tr, tr.FollowUps(),
+		func(rec *tracev2.Record, res *tracev2.SimResult) error {
+			settled[rec.RequestID] += rec.Status + " "
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]string{0: "ok ", 1: "ok ", 2: "dropped ", 3: "dropped ", 4: "ok "}
+	if !reflect.DeepEqual(settled, want) {
+		t.Errorf("settled %v, want %v", settled, want)
 	}
 }
