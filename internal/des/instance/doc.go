@@ -34,4 +34,8 @@
 //     allocation chose itself as the victim (vLLM does the same).
 //   - Reset mode keeps earlier ITL samples and re-records TTFT (as BLIS).
 //   - KV utilisation is weighted by step time Δ (idle time excluded).
+//   - P/D decode parts (ReserveDecode, SubmitDecode) hold their blocks while
+//     they wait and are admitted before other waiting requests under every
+//     scheduler: they allocate nothing, and behind a head-of-line request
+//     that needs their blocks they would wait forever.
 package instance

@@ -190,7 +190,7 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 	blocks := len(lz.buckets[lz.d%b])
 	for _, r := range lz.active {
 		n := in.tokensFor(r.target()-r.progress, r.progress, budget)
-		r.grant = n
+		r.grant, r.fin = n, 0
 		total += n
 		blocks += in.kv.NewBlocksFor(&r.seq, n)
 	}
@@ -267,26 +267,9 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 	lz.ctx += int64(lz.n)
 	in.cnt.OutputTokens += int64(lz.n)
 	in.cnt.LazySteps++
-	m := in.cfg.MaxModelLen
 	for _, r := range lz.active {
-		if r.grant <= 0 {
-			continue
-		}
-		r.progress += r.grant
-		if r.progress == r.target() {
-			if r.g < r.OutputLen {
-				in.produce(r, t, end, idx)
-			}
-			if r.g == r.OutputLen {
-				if r.OutputLen == 0 {
-					r.firstTokEnd = end
-				}
-				r.fin = 1
-				continue
-			}
-		}
-		if r.progress >= m-1 {
-			r.fin = 2
+		if r.grant > 0 {
+			r.fin = in.settle(r, t, end, idx)
 		}
 	}
 	in.account(delta, 1)
@@ -301,9 +284,9 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 			continue
 		}
 		in.unlazy(r)
-		r.fin = 1
+		r.fin = finDone
 		if r.g != r.OutputLen {
-			r.fin = 2
+			r.fin = finCapped
 		}
 		if deferred(r) {
 			i, _ := slices.BinarySearchFunc(lz.active, r, byAseq)
@@ -336,10 +319,7 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 		}
 		in.removeSorted(fin)
 		for _, r := range fin {
-			r.status = StatusRunning
-			r.capped = r.fin == 2
-			r.fin = 0
-			in.complete(r, end)
+			in.finish(r, end)
 		}
 	}
 	lz.fin = fin[:0]
@@ -354,13 +334,6 @@ func (in *Instance) slowStep(t int64) (end int64, more bool) {
 	lz := &in.lz
 	lz.active = lz.active[:0]
 	for _, r := range in.running {
-		r.fin = 0
-		if r.grant == -1 {
-			r.fin = 1
-			if r.capped {
-				r.fin = 2
-			}
-		}
 		if in.steady(r, end) {
 			in.lazify(r)
 			continue

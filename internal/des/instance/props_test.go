@@ -50,6 +50,8 @@ type wreq struct {
 	out, maxOut   int
 	deadline      int64
 	class, tenant string
+	kind          int   // 0 normal, 1 P/D prefill part, 2 P/D decode part
+	delay         int64 // transfer time for kinds 1 and 2
 }
 
 // randomWorkload draws requests with shared prefixes, zero outputs,
@@ -79,6 +81,10 @@ func randomWorkload(rng *rand.Rand, m int) []wreq {
 		if rng.IntN(5) == 0 {
 			w.deadline = t + 1 + rng.Int64N(30000)
 		}
+		if k := rng.IntN(8); k < 2 {
+			w.kind = k + 1
+			w.delay = rng.Int64N(3000)
+		}
 		out = append(out, w)
 	}
 	return out
@@ -100,11 +106,20 @@ func simulate(cfg Config, ws []wreq, ff bool) runOut {
 	out.results = map[int64]Result{}
 	eng := des.New()
 	cfg.FastForward = ff
+	var in *Instance
 	cfg.OnDone = func(res *Result, r *Request) {
 		if _, dup := out.results[res.ID]; dup {
 			out.violations = append(out.violations, fmt.Sprintf("request %d finished twice", res.ID))
 		}
 		out.results[res.ID] = *res
+		if res.Status == StatusPrefilled {
+			// The transfer ends later; the prefill part holds its blocks.
+			eng.Schedule(res.DoneUs+ws[res.ID-1].delay, des.PrioTransferDone, func(int64, any) {
+				if err := in.ReleaseKV(r); err != nil {
+					out.violations = append(out.violations, err.Error())
+				}
+			}, nil)
+		}
 	}
 	in, err := New(eng, cfg)
 	if err != nil {
@@ -114,7 +129,29 @@ func simulate(cfg Config, ws []wreq, ff bool) runOut {
 	in.verify = func(v string) { out.violations = append(out.violations, v) }
 	for _, w := range ws {
 		r := &Request{ID: w.id, ArrivalUs: w.at, Prompt: w.prompt, OutputLen: w.out, MaxOutputLen: w.maxOut,
-			DeadlineUs: w.deadline, SLOClass: w.class, Tenant: w.tenant}
+			DeadlineUs: w.deadline, SLOClass: w.class, Tenant: w.tenant, PrefillOnly: w.kind == 1}
+		if w.kind == 2 && len(w.prompt) < cfg.MaxModelLen {
+			// A decode part: blocks reserved at arrival, enqueued when its
+			// transfer ends (unless its deadline passed meanwhile).
+			eng.Schedule(w.at, des.PrioRouting, func(now int64, _ any) {
+				ok, err := in.ReserveDecode(r)
+				if err != nil {
+					out.violations = append(out.violations, err.Error())
+				}
+				if !ok {
+					out.results[r.ID] = Result{ID: r.ID, Status: StatusDropped}
+					return
+				}
+				eng.Schedule(now+w.delay, des.PrioTransferDone, func(int64, any) {
+					if r.Status() == StatusPending {
+						if err := in.SubmitDecode(r); err != nil {
+							out.violations = append(out.violations, err.Error())
+						}
+					}
+				}, nil)
+			}, nil)
+			continue
+		}
 		eng.Schedule(w.at, des.PrioInstanceArrival, func(int64, any) {
 			if err := in.Submit(r); err != nil {
 				out.violations = append(out.violations, err.Error())
@@ -240,6 +277,7 @@ func TestOracleBoundary(t *testing.T) {
 		}
 		for i := range ws {
 			ws[i].deadline = 0
+			ws[i].kind, ws2[i].kind = 0, 0 // P/D reservations depend on KV state, not guards
 		}
 		a, b := simulate(cfg, ws, true), simulate(cfg, ws2, true)
 		for id, ra := range a.results {

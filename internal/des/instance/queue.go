@@ -71,9 +71,20 @@ func (q *waitQueue) down(i int) bool {
 	return i > start
 }
 
-func lessFCFS(a, b *Request) bool { return a.qkey < b.qkey }
+// P/D decode parts that hold reserved blocks go first under every
+// scheduler: they allocate nothing new, and behind a head-of-line request
+// that needs their blocks they would wait forever.
+func lessFCFS(a, b *Request) bool {
+	if a.held != b.held {
+		return a.held
+	}
+	return a.qkey < b.qkey
+}
 
 func lessPriority(a, b *Request) bool {
+	if a.held != b.held {
+		return a.held
+	}
 	if a.prioKey != b.prioKey {
 		return a.prioKey < b.prioKey
 	}
@@ -84,6 +95,9 @@ func lessPriority(a, b *Request) bool {
 }
 
 func lessSJF(a, b *Request) bool {
+	if a.held != b.held {
+		return a.held
+	}
 	if len(a.Prompt) != len(b.Prompt) {
 		return len(a.Prompt) < len(b.Prompt)
 	}

@@ -20,9 +20,10 @@ const (
 	StatusDropped                 // failed an enqueue guard (dropped_unservable)
 	StatusTimedOut                // deadline passed first
 	StatusRejected                // refused by admission or routing (cluster)
+	StatusPrefilled               // P/D prefill part done; its KV blocks stay held until ReleaseKV
 )
 
-var statusNames = [...]string{"new", "pending", "queued", "running", "completed", "dropped", "timed_out", "rejected"}
+var statusNames = [...]string{"new", "pending", "queued", "running", "completed", "dropped", "timed_out", "rejected", "prefilled"}
 
 func (s Status) String() string {
 	if int(s) < len(statusNames) {
@@ -50,6 +51,11 @@ type Request struct {
 	SessionID    string
 	Round        int
 	Tag          any // caller's data, carried to the Result untouched
+
+	// PrefillOnly marks the prefill part of a disaggregated request (spec
+	// §12): it finishes as StatusPrefilled when its prefill completes,
+	// produces no token, and keeps its KV blocks until ReleaseKV.
+	PrefillOnly bool
 
 	status      Status
 	inst        *Instance
@@ -80,7 +86,8 @@ type Request struct {
 	res   int    // bucket: the round residue at which it needs a fresh block
 	dBase int64  // round at which progress and g were last brought up to date
 	dIdx  int64  // step index of the first round not yet in its ITL record
-	fin   uint8  // set by the lazy path's execute: 1 finished, 2 length-capped
+	fin   uint8  // how the last step finished it: finDone, finCapped, finPrefilled (0 = not)
+	held  bool   // holds KV blocks reserved for a P/D decode part while not running
 
 	// ITL bookkeeping (itl.go)
 	itlSum    int64 // Σ samples, A_tok included
@@ -170,7 +177,7 @@ func legal(from, to Status) bool {
 	case StatusQueued:
 		return to == StatusRunning || to == StatusTimedOut
 	case StatusRunning:
-		return to == StatusQueued || to == StatusCompleted || to == StatusTimedOut
+		return to == StatusQueued || to == StatusCompleted || to == StatusTimedOut || to == StatusPrefilled
 	}
 	return false
 }

@@ -64,7 +64,7 @@ func (in *Instance) tokensFor(need, progress, budget int) int {
 func (in *Instance) runStep(t int64) (end int64, more bool) {
 	budget := in.cfg.MaxNumBatchedTokens
 	for _, r := range in.running {
-		r.grant = 0
+		r.grant, r.fin = 0, 0
 	}
 	preempted, selfStop := false, false
 
@@ -139,28 +139,9 @@ func (in *Instance) runStep(t int64) (end int64, more bool) {
 	end = t + delta
 	in.busyUntil = end
 	idx := in.log.add(delta)
-	m := in.cfg.MaxModelLen
 	for _, r := range in.running {
-		if r.grant == 0 {
-			continue
-		}
-		r.progress += r.grant
-		if r.progress == r.target() {
-			if r.g < r.OutputLen {
-				in.produce(r, t, end, idx)
-			}
-			if r.g == r.OutputLen {
-				if r.OutputLen == 0 {
-					r.firstTokEnd = end // TTFT = E2E = end + A_tok − arrival
-				}
-				r.capped = false
-				r.grant = -1 // finished
-				continue
-			}
-		}
-		if r.progress >= m-1 {
-			r.capped = true
-			r.grant = -1
+		if r.grant > 0 {
+			r.fin = in.settle(r, t, end, idx)
 		}
 	}
 	in.account(delta, 1)
@@ -174,21 +155,63 @@ func (in *Instance) runStep(t int64) (end int64, more bool) {
 	keep := in.running[:0]
 	var done []*Request
 	for _, r := range in.running {
-		if r.grant == -1 && !(r.DeadlineUs > t && r.DeadlineUs < end) {
+		if r.fin != 0 && !(r.DeadlineUs > t && r.DeadlineUs < end) {
 			done = append(done, r)
 			continue
 		}
 		keep = append(keep, r)
 	}
-	for i := len(keep); i < len(in.running); i++ {
-		in.running[i] = nil
-	}
+	clear(in.running[len(keep):])
 	in.running = keep
 	for _, r := range done {
-		in.complete(r, end)
+		in.finish(r, end)
 	}
 
 	return end, len(in.running) > 0 || in.wait.Len() > 0
+}
+
+// Ways a step can finish a request (Request.fin).
+const (
+	finDone      = 1 // last token produced (or O = 0 prefill done)
+	finCapped    = 2 // max_model_len cap reached
+	finPrefilled = 3 // P/D prefill part's prefill done
+)
+
+// settle applies r's tokens granted in the step [t, end) (log index idx)
+// and reports how the step finished it (0: not).
+func (in *Instance) settle(r *Request, t, end, idx int64) uint8 {
+	r.progress += r.grant
+	if r.progress == r.target() {
+		if r.PrefillOnly && r.g == 0 {
+			return finPrefilled
+		}
+		if r.g < r.OutputLen {
+			in.produce(r, t, end, idx)
+		}
+		if r.g == r.OutputLen {
+			if r.OutputLen == 0 {
+				r.firstTokEnd = end // TTFT = E2E = end + A_tok − arrival
+			}
+			return finDone
+		}
+	}
+	if r.progress >= in.cfg.MaxModelLen-1 {
+		return finCapped
+	}
+	return 0
+}
+
+// finish ends a request the step finished at engine time end.
+func (in *Instance) finish(r *Request, end int64) {
+	fin := r.fin
+	r.fin = 0
+	if fin == finPrefilled {
+		in.cnt.Prefilled++
+		in.terminate(r, StatusPrefilled, end) // keeps its KV blocks
+		return
+	}
+	r.capped = fin == finCapped
+	in.complete(r, end)
 }
 
 // admit tries to move the head of the wait queue into the running batch
@@ -196,15 +219,28 @@ func (in *Instance) runStep(t int64) (end int64, more bool) {
 func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int, ok bool) {
 	b := in.b
 	target := w.target()
-	gpu, cpu := in.kv.Match(&w.seq, target)
-	c := b * min(gpu+cpu, (target-1)/b)
-	n = in.tokensFor(target-c, c, budget)
-	if n <= 0 {
-		return 0, 0, false
-	}
-	reload, ok = in.kv.Admit(&w.seq, c, n)
-	if !ok {
-		return 0, 0, false
+	transferred := w.held
+	var c int
+	if w.held {
+		// A P/D decode part: its blocks are reserved and its progress is
+		// prompt − 1; it needs no fresh block for the last prompt token.
+		c = w.progress
+		n = in.tokensFor(target-c, c, budget)
+		if n <= 0 || !in.kv.Grow(&w.seq, n) {
+			return 0, 0, false
+		}
+		w.held = false
+	} else {
+		gpu, cpu := in.kv.Match(&w.seq, target)
+		c = b * min(gpu+cpu, (target-1)/b)
+		n = in.tokensFor(target-c, c, budget)
+		if n <= 0 {
+			return 0, 0, false
+		}
+		reload, ok = in.kv.Admit(&w.seq, c, n)
+		if !ok {
+			return 0, 0, false
+		}
 	}
 	in.wait.remove(w)
 	w.aseq = in.nextAseq
@@ -217,7 +253,9 @@ func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int,
 	if !w.hasFirstSched {
 		w.hasFirstSched = true
 		w.firstSchedUs = t
-		w.cachedFirst = min(c, len(w.Prompt))
+		if !transferred { // a P/D decode part's KV came by transfer, not from the cache
+			w.cachedFirst = min(c, len(w.Prompt))
+		}
 	}
 	if in.cfg.Tracer != nil {
 		in.cfg.Tracer.Scheduled(t, w, n)

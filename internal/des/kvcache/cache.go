@@ -268,6 +268,25 @@ func (c *Cache) AdmitFits(s *Seq, cached, n int) bool {
 // fast-forward path accounts the refusals its skipped steps would have made).
 func (c *Cache) CountAllocFailures(n int64) { c.stats.AllocFailures += n }
 
+// Reserve gives an empty sequence blocks for its first n tokens of which
+// n − 1 count as present (their full blocks are hashed): a P/D decode part
+// whose last prompt token will be recomputed in a slot already held. All or
+// nothing.
+func (c *Cache) Reserve(s *Seq, n int) bool {
+	if len(s.blocks) != 0 || n <= 0 {
+		panic(fmt.Sprintf("kvcache: Reserve %d tokens on a sequence with %d blocks", n, len(s.blocks)))
+	}
+	if (n+c.b-1)/c.b > c.free {
+		c.stats.AllocFailures++
+		return false
+	}
+	c.grow(s, n-1)
+	if c.newBlocksFor(s, 1) > 0 {
+		s.blocks = append(s.blocks, c.popFree())
+	}
+	return true
+}
+
 // NewBlocksFor is the number of fresh blocks Grow(s, n) would take.
 func (c *Cache) NewBlocksFor(s *Seq, n int) int { return c.newBlocksFor(s, n) }
 
