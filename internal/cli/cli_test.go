@@ -131,6 +131,9 @@ func TestOutputCommitAndAbort(t *testing.T) {
 	if err := o.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v (%v), want -rw-r--r--", st.Mode(), err)
+	}
 	if b, _ := os.ReadFile(path); string(b) != "data" {
 		t.Errorf("content %q, want %q", b, "data")
 	}

@@ -58,6 +58,13 @@ func (o *Output) Commit() error {
 		return nil
 	}
 	o.done = true
+	// CreateTemp makes the file private (0600); a data output is an
+	// ordinary file like any other the user writes.
+	if err := o.f.Chmod(0o644); err != nil {
+		o.f.Close()
+		os.Remove(o.f.Name())
+		return fmt.Errorf("write %s: %w", o.path, err)
+	}
 	if err := o.f.Close(); err != nil {
 		os.Remove(o.f.Name())
 		return fmt.Errorf("write %s: %w", o.path, err)
