@@ -1,6 +1,7 @@
 package instance
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -160,5 +161,32 @@ func TestBatchFormation(t *testing.T) {
 				tc.check(t, h)
 			}
 		})
+	}
+}
+
+type recTracer struct{ ev []string }
+
+func (r *recTracer) Scheduled(now int64, q *Request, n int) {
+	r.ev = append(r.ev, fmt.Sprintf("sched %d@%d+%d", q.ID, now, n))
+}
+func (r *recTracer) Preempted(now int64, q *Request) {
+	r.ev = append(r.ev, fmt.Sprintf("preempt %d@%d", q.ID, now))
+}
+func (r *recTracer) Left(at int64, q *Request) { r.ev = append(r.ev, fmt.Sprintf("left %d@%d", q.ID, at)) }
+
+func TestTracerMarkers(t *testing.T) {
+	cfg := baseConfig()
+	cfg.KV = kvcache.Config{Blocks: 3, BlockSize: 2}
+	cfg.MaxModelLen = 6
+	tr := &recTracer{}
+	cfg.Tracer = tr
+	cfg.FastForward = true // ignored with a tracer
+	h := newHarness(t, cfg, fake.Linear{Base: 100, PerPrefillToken: 1, PerDecode: 2})
+	h.at(&Request{ID: 1, Prompt: tokens(2, 100), OutputLen: 3})
+	h.at(&Request{ID: 2, Prompt: tokens(2, 200), OutputLen: 3})
+	h.run()
+	want := []string{"sched 1@0+2", "sched 2@0+2", "preempt 2@104", "left 1@308", "sched 2@308+1", "left 2@512"}
+	if !slices.Equal(tr.ev, want) {
+		t.Errorf("markers: got %q, want %q", tr.ev, want)
 	}
 }
