@@ -172,7 +172,9 @@ func (r *recTracer) Scheduled(now int64, q *Request, n int) {
 func (r *recTracer) Preempted(now int64, q *Request) {
 	r.ev = append(r.ev, fmt.Sprintf("preempt %d@%d", q.ID, now))
 }
-func (r *recTracer) Left(at int64, q *Request) { r.ev = append(r.ev, fmt.Sprintf("left %d@%d", q.ID, at)) }
+func (r *recTracer) Left(at int64, q *Request) {
+	r.ev = append(r.ev, fmt.Sprintf("left %d@%d", q.ID, at))
+}
 
 func TestTracerMarkers(t *testing.T) {
 	cfg := baseConfig()
