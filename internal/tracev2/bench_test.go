@@ -173,3 +173,41 @@ func BenchmarkReadEncodingCSV(b *testing.B) {
 	b.StopTimer()
 	report(b, start, cpu0, &ms0)
 }
+
+// BenchmarkReadSimResults reads benchRows SimResults as JSON Lines (replay's
+// pipe format) with the scanner, and with encoding/json alone for
+// comparison.
+//
+//	go test ./internal/tracev2 -run '^$' -bench ReadSimResults -benchmem
+func BenchmarkReadSimResults(b *testing.B) {
+	sims := make([]SimResult, benchRows)
+	for i := range sims {
+		sims[i] = SimResult{RequestID: int64(i), TTFTUs: 30_000 + float64(i%977)*13.25, E2EUs: 900_000 + float64(i%7919),
+			InputTokens: 100 + i%900, OutputTokens: 20 + i%300, SLOClass: []string{"critical", "standard", "batch"}[i%3],
+			ITLMeanUs: 12_000.5 + float64(i%13), ArrivalUs: int64(i) * 12_345, SchedulingDelayUs: float64(i % 5000),
+			CachedInputTokens: 64 * (i % 3), Instance: "instance_0"}
+	}
+	var buf bytes.Buffer
+	if err := WriteSimResults(&buf, sims, SimResultJSONL); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	for _, path := range []struct {
+		name string
+		slow bool
+	}{{"scanner", false}, {"encoding-json", true}} {
+		b.Run(path.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			var ms0 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			start, cpu0 := time.Now(), cpuTime()
+			for range b.N {
+				got, err := readSimResults(bytes.NewReader(data), "s.jsonl", path.slow)
+				if err != nil || len(got) != benchRows {
+					b.Fatalf("%d results, %v", len(got), err)
+				}
+			}
+			report(b, start, cpu0, &ms0)
+		})
+	}
+}

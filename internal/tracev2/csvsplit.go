@@ -23,10 +23,12 @@ var errRowTooLong = errors.New("row is longer than 1 MiB")
 
 // lineSource yields physical lines and counts them.
 type lineSource struct {
-	br   *bufio.Reader
-	name string
-	line int    // physical line number of the last line returned
-	long []byte // assembles a line longer than the bufio buffer
+	br    *bufio.Reader
+	name  string
+	line  int    // physical line number of the last line returned
+	long  []byte // assembles a line longer than the bufio buffer
+	bytes int64  // bytes of the lines returned so far (for size estimates)
+	lines int    // lines returned so far, without those before line0
 }
 
 // next returns the next physical line without its "\n" or "\r\n". The slice
@@ -59,6 +61,8 @@ func (s *lineSource) next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	s.line++
+	s.bytes += int64(len(b))
+	s.lines++
 	if n := len(b); b[n-1] == '\n' {
 		b = b[:n-1]
 		if n := len(b); n > 0 && b[n-1] == '\r' {

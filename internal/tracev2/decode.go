@@ -41,7 +41,12 @@ func (r *Reader) decode(rec *Record) error {
 			return err
 		}
 	}
-	*rec = Record{}
+	if !r.zeroed {
+		// A 400-byte record with pointers is costly to clear while the
+		// collector runs (write barriers): ReadAll's fresh slots skip it.
+		*rec = Record{}
+	}
+	r.zeroed = false
 	r.pend = r.pend[:0]
 	r.pbuf = r.pbuf[:0]
 	for i, id := range r.bind {

@@ -172,18 +172,11 @@ type Trace struct {
 // Reader.Normalize after ScanOrigin when the file may hold epoch times.
 func ReadAll(r *Reader) (*Trace, error) {
 	t := &Trace{}
-	for {
-		var rec Record
-		err := r.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		t.Records = append(t.Records, rec)
-		t.Lines = append(t.Lines, r.Line())
+	recs, lines, err := readChunked(r)
+	if err != nil {
+		return nil, err
 	}
+	t.Records, t.Lines = recs, lines
 	o, err := r.Origin()
 	if err != nil {
 		return nil, err
@@ -195,6 +188,64 @@ func ReadAll(r *Reader) (*Trace, error) {
 	}
 	t.Name, t.Header, t.Columns, t.Origin, t.Skipped = r.Name(), r.Header(), r.Columns(), o, r.Skipped()
 	return t, nil
+}
+
+// readChunked reads every record into one slice. A million records of a few
+// hundred bytes each must not be copied again and again as append grows the
+// slice (1.25x at a time): after the first rows it sizes the slice from the
+// file size (Reader.estimateRows), and rows beyond the estimate go to chunks
+// that are copied once at the end.
+func readChunked(r *Reader) ([]Record, []int, error) {
+	const firstRows, maxChunk = 256, 1 << 14
+	recs := make([]Record, 0, firstRows)
+	lines := make([]int, 0, firstRows)
+	var chunks [][]Record
+	estimated := false
+	n := 0
+	for {
+		dst := &recs
+		if len(recs) == cap(recs) && !estimated {
+			estimated = true
+			if est := r.estimateRows(); est > len(recs) {
+				recs = append(make([]Record, 0, est), recs...)
+				lines = append(make([]int, 0, est), lines...)
+			}
+		}
+		if len(recs) == cap(recs) {
+			if len(chunks) == 0 || len(chunks[len(chunks)-1]) == cap(chunks[len(chunks)-1]) {
+				chunks = append(chunks, make([]Record, 0, min(max(cap(recs)/4, firstRows), maxChunk)))
+			}
+			dst = &chunks[len(chunks)-1]
+		}
+		c := *dst
+		c = c[:len(c)+1] // a zero slot, never used before
+		r.zeroed = true
+		err := r.Read(&c[len(c)-1])
+		r.zeroed = false
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		*dst = c
+		n++
+		lines = append(lines, r.Line())
+	}
+	switch {
+	case n == 0:
+		return nil, nil, nil // as append from nil would leave them
+	case len(chunks) == 0:
+		return recs, lines, nil
+	}
+	all := make([]Record, 0, n)
+	all = append(all, recs...)
+	recs = nil // let the collector take it while the rest is copied
+	for i, c := range chunks {
+		all = append(all, c...)
+		chunks[i] = nil
+	}
+	return all, lines, nil
 }
 
 // IndexByID maps each request_id to its record's index. A duplicated

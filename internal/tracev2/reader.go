@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"gopkg.in/yaml.v3"
 )
@@ -41,6 +42,7 @@ type Reader struct {
 	// tests check that both paths agree.
 	slowOnly bool
 	fast     bool
+	zeroed   bool // the record passed to Read is known to be zero (ReadAll)
 	line     []byte
 	pos      int
 	short    bool
@@ -154,6 +156,27 @@ func (r *Reader) bindColumns() error {
 		}
 	}
 	return nil
+}
+
+// estimateRows guesses the number of rows in the whole input from the size
+// of the file and the mean length of the rows read so far, with 10% to
+// spare; 0 when it cannot (stdin, not a regular file, nothing read yet).
+// Compressed input is underestimated, which only costs a copy.
+func (r *Reader) estimateRows() int {
+	f, ok := r.closer.(*os.File)
+	if !ok || r.src.lines == 0 || r.src.bytes == 0 {
+		return 0
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	perRow := float64(r.src.bytes) / float64(r.src.lines)
+	est := float64(fi.Size())/perRow*1.1 + 1024
+	if est > 1<<31 {
+		return 0
+	}
+	return int(est)
 }
 
 // Read fills rec with the next row (every field is overwritten) and returns

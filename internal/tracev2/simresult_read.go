@@ -1,0 +1,303 @@
+package tracev2
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ReadSimResults reads a JSON array or JSON Lines of SimResult, detected from
+// the first non-space byte ('[' or '{'). Unknown fields are ignored. Errors
+// are *Error with the line and column of the offending byte.
+//
+// The result is exactly what encoding/json would decode, field by field and
+// error by error: a hand-written scanner (simresult_scan.go) decodes the
+// objects it fully understands, and the first byte it does not (a syntax
+// error, a type mismatch, an escaped key, a key matching a field only
+// case-insensitively, ...) hands the rest of the input to encoding/json, from
+// the last object the scanner completed, with the line and column there.
+func ReadSimResults(r io.Reader, name string) ([]SimResult, error) {
+	return readSimResults(r, name, false)
+}
+
+// readSimResults is ReadSimResults; slowOnly skips the scanner (tests compare
+// both paths).
+func readSimResults(r io.Reader, name string, slowOnly bool) ([]SimResult, error) {
+	br, err := newInput(r, name)
+	if err != nil {
+		return nil, err
+	}
+	first, skipped, err := firstNonSpace(br)
+	if err != nil {
+		return nil, inputError(name, 0, err)
+	}
+	switch first {
+	case 0:
+		return nil, &Error{File: name, Line: 1, Column: 1, What: "json", Msg: "empty input, want a JSON array or JSON Lines"}
+	case '[', '{':
+	default:
+		line, col := 1+bytes.Count(skipped, []byte("\n")), 1
+		if i := bytes.LastIndexByte(skipped, '\n'); i >= 0 {
+			col = len(skipped) - i
+		} else {
+			col = len(skipped) + 1
+		}
+		return nil, &Error{File: name, Line: line, Column: col, What: "json",
+			Msg: fmt.Sprintf("want a JSON array ('[') or JSON Lines ('{'), got %q", first)}
+	}
+	inArray := first == '['
+	if slowOnly {
+		return decodeSimJSON(simHandoff{rest: br, line: 1, col: 1}, name, inArray, nil)
+	}
+	sc := newSimScanner(br)
+	results, h := sc.run(inArray)
+	if h == nil {
+		return results, nil
+	}
+	return decodeSimJSON(*h, name, inArray, results)
+}
+
+// simHandoff is where encoding/json takes over from the scanner: rest is the
+// input from there on, at line and col. In an array with results already
+// decoded, the handoff point lies just after an element, and the decoder is
+// first fed a synthetic "[{}" so that it is in the same state (expecting ','
+// or ']') as if it had decoded the array itself.
+type simHandoff struct {
+	rest      io.Reader
+	line, col int
+}
+
+// synthArray brings a fresh decoder to "after an array element".
+const synthArray = "[{}"
+
+// decodeSimJSON decodes the rest of the input with encoding/json, appending
+// to results (the objects decoded before the handoff).
+func decodeSimJSON(h simHandoff, name string, inArray bool, results []SimResult) ([]SimResult, error) {
+	prefix := ""
+	if inArray && len(results) > 0 {
+		prefix = synthArray
+	}
+	if results == nil {
+		results = []SimResult{}
+	}
+	lt := &lineTracker{r: h.rest, line: h.line, col: h.col, base: int64(len(prefix))}
+	var src io.Reader = lt
+	if prefix != "" {
+		src = io.MultiReader(strings.NewReader(prefix), lt)
+	}
+	dec := json.NewDecoder(src)
+	// json.Decoder words errors well but locates them in three ways: a
+	// syntax error met while scanning a value counts the bytes its scanner
+	// has seen (which leaves out the '[' and ',' the token reader consumed);
+	// a syntax error of the token reader is the input offset of the
+	// offending byte; a type error counts from the start of the value.
+	// scanned and start turn each into an input offset.
+	var scanned int64 // bytes json.Decoder's value scanner has seen
+	decode := func(v *SimResult, before int64) (at func() int64, err error) {
+		start := lt.valueBase(before, inArray && len(results) > 0)
+		err = dec.Decode(v)
+		if err == nil {
+			scanned += dec.InputOffset() - start
+			return nil, nil
+		}
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se) && !tokenLevel(se):
+			return func() int64 { return start + se.Offset - scanned - 1 }, err
+		case errors.As(err, &te):
+			return func() int64 { return start + te.Offset - 1 }, err
+		}
+		return nil, err
+	}
+	fail := func(err error, at func() int64) error {
+		off := dec.InputOffset()
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		msg := err.Error()
+		switch {
+		case at != nil:
+			off = at()
+		case errors.As(err, &se):
+			off = se.Offset
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			off = lt.base + int64(len(lt.buf))
+		}
+		switch {
+		case errors.As(err, &te):
+			msg = fmt.Sprintf("field %s: cannot read a JSON %s as %s", te.Field, te.Value, te.Type)
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			msg = "unexpected end of input"
+		}
+		line, col := lt.pos(off)
+		return &Error{File: name, Line: line, Column: col, What: "json", Msg: oneLine(msg), Err: err}
+	}
+	if !inArray {
+		for {
+			var s SimResult
+			at, err := decode(&s, dec.InputOffset())
+			if errors.Is(err, io.EOF) {
+				return results, nil
+			}
+			if err != nil {
+				return nil, fail(err, at)
+			}
+			results = append(results, s)
+			lt.advance(dec.InputOffset())
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fail(err, nil)
+	}
+	if prefix != "" {
+		var synthetic SimResult
+		if _, err := decode(&synthetic, dec.InputOffset()); err != nil {
+			return nil, fmt.Errorf("read %s: resume the json decoder: %w", name, err)
+		}
+	}
+	lt.advance(dec.InputOffset())
+	for dec.More() {
+		var s SimResult
+		if at, err := decode(&s, dec.InputOffset()); err != nil {
+			return nil, fail(err, at)
+		}
+		results = append(results, s)
+		lt.advance(dec.InputOffset())
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fail(err, nil)
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		// The token reader has read at least the first byte after end.
+		return nil, fail(errors.New("unexpected data after the JSON array"), func() int64 { return lt.skipSpace(end) })
+	}
+	return results, nil
+}
+
+// tokenLevel tells the syntax errors of json.Decoder's token reader, located
+// by input offset, from those of its value scanner.
+func tokenLevel(se *json.SyntaxError) bool {
+	switch se.Error() {
+	case "expected comma after array element", "not at beginning of value", "expected colon after object key":
+		return true
+	}
+	return false
+}
+
+// firstNonSpace peeks past JSON white space without consuming it; 0 at EOF.
+// It also returns the white space skipped.
+func firstNonSpace(br *bufio.Reader) (byte, []byte, error) {
+	for n := 1; ; n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			if err == io.EOF || err == bufio.ErrBufferFull {
+				return 0, nil, nil
+			}
+			return 0, nil, err
+		}
+		switch c := b[n-1]; c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c, b[:n-1], nil
+		}
+	}
+}
+
+// lineTracker converts decoder byte offsets to line and column in bounded
+// memory: it keeps only the bytes read since the last settled offset. Offsets
+// below base are a synthetic prefix the decoder read before this reader.
+type lineTracker struct {
+	r    io.Reader
+	buf  []byte // bytes from offset base on
+	base int64
+	line int // line at base
+	col  int // column at base
+}
+
+func (t *lineTracker) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.buf = append(t.buf, p[:n]...)
+	return n, err
+}
+
+// advance settles every byte before off.
+func (t *lineTracker) advance(off int64) {
+	k := int(off - t.base)
+	if k <= 0 || k > len(t.buf) {
+		return
+	}
+	t.line, t.col = t.walk(k)
+	t.buf = append(t.buf[:0], t.buf[k:]...)
+	t.base = off
+}
+
+// valueBase is where json.Decoder starts a value after offset before: past
+// the separating comma (and the white space before it) when comma is set.
+func (t *lineTracker) valueBase(before int64, comma bool) int64 {
+	if !comma {
+		return before
+	}
+	k := int(before - t.base)
+	for k >= 0 && k < len(t.buf) {
+		switch t.buf[k] {
+		case ' ', '\t', '\r', '\n':
+			k++
+			continue
+		case ',':
+			return t.base + int64(k) + 1
+		}
+		break
+	}
+	return before
+}
+
+// skipSpace is the offset of the first byte at or after off that is not
+// JSON white space (or the end of what was read).
+func (t *lineTracker) skipSpace(off int64) int64 {
+	k := int(off - t.base)
+	for k >= 0 && k < len(t.buf) {
+		switch t.buf[k] {
+		case ' ', '\t', '\r', '\n':
+			k++
+			continue
+		}
+		break
+	}
+	return t.base + int64(k)
+}
+
+// pos gives the line and column of offset off (clamped to what was read).
+func (t *lineTracker) pos(off int64) (int, int) {
+	k := int(off - t.base)
+	if k < 0 {
+		k = 0
+	}
+	if k > len(t.buf) {
+		k = len(t.buf)
+	}
+	return t.walk(k)
+}
+
+func (t *lineTracker) walk(k int) (int, int) {
+	return advancePos(t.line, t.col, t.buf[:k])
+}
+
+// advancePos moves a line and column past b: columns count characters (UTF-8
+// lead bytes), not bytes.
+func advancePos(line, col int, b []byte) (int, int) {
+	if n := bytes.Count(b, []byte{'\n'}); n > 0 {
+		line, col = line+n, 1
+		b = b[bytes.LastIndexByte(b, '\n')+1:]
+	}
+	for _, c := range b {
+		if c < 0x80 || c >= 0xC0 {
+			col++
+		}
+	}
+	return line, col
+}

@@ -1,0 +1,706 @@
+package tracev2
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// simScanner decodes SimResult objects straight from a byte window, without
+// reflection: the hot path of calibrate on a million requests. It accepts a
+// strict subset of JSON on which its result equals encoding/json's; on any
+// other input it stops and hands the rest over (simHandoff), so encoding/json
+// decides — and words the error.
+//
+// The window buf[start:end] holds unread input; start is the commit point,
+// just after the last object decoded (or the beginning of the input). An
+// object is parsed whole from the window or not at all: when the window ends
+// inside it, more is read and the object parsed again.
+type simScanner struct {
+	src   io.Reader
+	buf   []byte
+	start int
+	end   int
+	eof   bool
+	err   error // a read error other than io.EOF: handed over with the rest
+
+	line, col int // position of buf[0]
+
+	strs map[string]string // interned string values (classes, models, instances)
+}
+
+const (
+	simWindow    = 256 << 10
+	simMaxDepth  = 64   // deeper unknown values are left to encoding/json
+	simInternMax = 4096 // distinct interned strings
+	simInternLen = 64   // longer strings are not interned
+)
+
+type scanStatus int
+
+const (
+	scanOK   scanStatus = iota
+	scanMore            // the window ended inside the value
+	scanOdd             // not in the subset: hand over
+)
+
+func newSimScanner(src io.Reader) *simScanner {
+	return &simScanner{src: src, buf: make([]byte, simWindow), line: 1, col: 1, strs: make(map[string]string)}
+}
+
+// fill reads more input, first moving the unread window to the front (and
+// doubling the buffer when the window fills it). It reports whether anything
+// was read.
+func (s *simScanner) fill() bool {
+	if s.eof || s.err != nil {
+		return false
+	}
+	if s.start > 0 {
+		s.line, s.col = advancePos(s.line, s.col, s.buf[:s.start])
+		s.end = copy(s.buf, s.buf[s.start:s.end])
+		s.start = 0
+	}
+	if s.end == len(s.buf) {
+		nb := make([]byte, 2*len(s.buf))
+		copy(nb, s.buf[:s.end])
+		s.buf = nb
+	}
+	// Fill the whole free space: a reader that gives a few bytes at a time
+	// must not make the re-parse of a large object quadratic.
+	read := false
+	for s.end < len(s.buf) && !s.eof && s.err == nil {
+		n, err := s.src.Read(s.buf[s.end:])
+		s.end += n
+		read = read || n > 0
+		if err == io.EOF {
+			s.eof = true
+		} else if err != nil {
+			s.err = err
+		}
+	}
+	return read
+}
+
+// handoff gives the rest of the input from the commit point.
+func (s *simScanner) handoff() *simHandoff {
+	line, col := advancePos(s.line, s.col, s.buf[:s.start])
+	rest := make([]byte, s.end-s.start)
+	copy(rest, s.buf[s.start:s.end])
+	readers := []io.Reader{bytes.NewReader(rest)}
+	switch {
+	case s.err != nil:
+		readers = append(readers, errReader{s.err})
+	case !s.eof:
+		readers = append(readers, s.src)
+	}
+	return &simHandoff{rest: io.MultiReader(readers...), line: line, col: col}
+}
+
+// run decodes objects until the end of the input (nil handoff) or the first
+// thing outside the subset.
+func (s *simScanner) run(inArray bool) ([]SimResult, *simHandoff) {
+	results := []SimResult{}
+	s.fill()
+	for {
+		if len(results) == cap(results) {
+			// Double: append's 1.25x growth for large slices copies a
+			// million results many times over.
+			results = append(make([]SimResult, 0, 2*cap(results)+1024), results...)
+		}
+		n := len(results)
+		results = results[:n+1]
+		results[n] = SimResult{}
+		got, st := s.next(inArray, n == 0, &results[n])
+		if !got {
+			results = results[:n]
+		}
+		switch st {
+		case scanMore:
+			// next turns scanMore into scanOdd once the input has ended,
+			// and fill either reads something or sees the end.
+			s.fill()
+			continue
+		case scanOdd:
+			return results, s.handoff()
+		}
+		if !got {
+			return results, nil
+		}
+	}
+}
+
+// next parses, from the commit point, what separates objects and the next
+// object into res (zeroed), and commits past it. got is false with scanOK
+// at the clean end of the input. In an array the opening '[' is consumed with the first element,
+// so that a handoff before any element starts at the top.
+func (s *simScanner) next(inArray, first bool, res *SimResult) (got bool, st scanStatus) {
+	b := s.buf[:s.end]
+	i := skipWS(b, s.start)
+	if inArray {
+		if first {
+			if i == len(b) {
+				return false, s.atEnd()
+			}
+			if b[i] != '[' {
+				return false, scanOdd
+			}
+			i = skipWS(b, i+1)
+			if i < len(b) && b[i] == ']' {
+				return s.arrayEnd(b, i+1)
+			}
+		} else {
+			if i == len(b) {
+				return false, s.atEnd()
+			}
+			switch b[i] {
+			case ',':
+				i = skipWS(b, i+1)
+			case ']':
+				return s.arrayEnd(b, i+1)
+			default:
+				return false, scanOdd
+			}
+		}
+	} else if i == len(b) {
+		if s.eof && s.err == nil {
+			s.start = i
+			return false, scanOK
+		}
+		return false, s.atEnd()
+	}
+	if i == len(b) {
+		return false, s.atEnd()
+	}
+	if b[i] != '{' {
+		return false, scanOdd
+	}
+	j, st := s.object(b, i, res)
+	if st != scanOK {
+		if st == scanMore && (s.eof || s.err != nil) {
+			st = scanOdd
+		}
+		return false, st
+	}
+	s.start = j
+	return true, scanOK
+}
+
+// arrayEnd accepts the closing ']' at i-1 when only white space follows.
+func (s *simScanner) arrayEnd(b []byte, i int) (bool, scanStatus) {
+	i = skipWS(b, i)
+	if i < len(b) {
+		return false, scanOdd
+	}
+	if !s.eof || s.err != nil {
+		return false, s.atEnd()
+	}
+	s.start = i
+	return false, scanOK
+}
+
+// atEnd is the status of a window that ended where more input is needed.
+func (s *simScanner) atEnd() scanStatus {
+	if s.eof || s.err != nil {
+		return scanOdd
+	}
+	return scanMore
+}
+
+// object parses the object at b[i] == '{' into res and returns the index
+// after its '}'.
+func (s *simScanner) object(b []byte, i int, res *SimResult) (int, scanStatus) {
+	i = skipWS(b, i+1)
+	if i == len(b) {
+		return i, scanMore
+	}
+	if b[i] == '}' {
+		return i + 1, scanOK
+	}
+	for {
+		if i == len(b) {
+			return i, scanMore
+		}
+		if b[i] != '"' {
+			return i, scanOdd
+		}
+		ks := i + 1
+		q := bytes.IndexByte(b[ks:], '"')
+		if q < 0 {
+			return len(b), scanMore
+		}
+		ke := ks + q
+		i = skipWS(b, ke+1)
+		if i == len(b) {
+			return i, scanMore
+		}
+		if b[i] != ':' {
+			return i, scanOdd
+		}
+		i = skipWS(b, i+1)
+		if i == len(b) {
+			return i, scanMore
+		}
+		var st scanStatus
+		i, st = s.field(b, i, b[ks:ke], res)
+		if st != scanOK {
+			return i, st
+		}
+		i = skipWS(b, i)
+		if i == len(b) {
+			return i, scanMore
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return i + 1, scanOK
+		default:
+			return i, scanOdd
+		}
+	}
+}
+
+// field decodes the value at b[i] for key. null leaves a field as it is, as
+// in encoding/json.
+func (s *simScanner) field(b []byte, i int, key []byte, res *SimResult) (int, scanStatus) {
+	var ip *int
+	var i64 *int64
+	var fp *float64
+	var sp *string
+	switch string(key) {
+	case "request_id":
+		i64 = &res.RequestID
+	case "ttft_us":
+		fp = &res.TTFTUs
+	case "e2e_us":
+		fp = &res.E2EUs
+	case "input_tokens":
+		ip = &res.InputTokens
+	case "output_tokens":
+		ip = &res.OutputTokens
+	case "slo_class":
+		sp = &res.SLOClass
+	case "model":
+		sp = &res.Model
+	case "itl_mean_us":
+		fp = &res.ITLMeanUs
+	case "arrival_us":
+		i64 = &res.ArrivalUs
+	case "scheduling_delay_us":
+		fp = &res.SchedulingDelayUs
+	case "num_preemptions":
+		ip = &res.NumPreemptions
+	case "cached_input_tokens":
+		ip = &res.CachedInputTokens
+	case "instance":
+		sp = &res.Instance
+	default:
+		for _, c := range key {
+			if c == '\\' || c < 0x20 || c >= 0x80 || ('A' <= c && c <= 'Z') {
+				return i, scanOdd // encoding/json unescapes and folds case
+			}
+		}
+		return skipValue(b, i, 0)
+	}
+	if b[i] == 'n' {
+		return literal(b, i, "null")
+	}
+	switch {
+	case sp != nil:
+		if b[i] != '"' {
+			return i, scanOdd
+		}
+		return s.str(b, i, sp)
+	case fp != nil:
+		j, _, st := number(b, i)
+		if st != scanOK {
+			return j, st
+		}
+		if f, ok := exactFloat(b[i:j]); ok {
+			*fp = f
+			return j, scanOK
+		}
+		f, err := strconv.ParseFloat(string(b[i:j]), 64)
+		if err != nil {
+			return i, scanOdd // out of range: encoding/json reports it
+		}
+		*fp = f
+		return j, scanOK
+	default:
+		j, isInt, st := number(b, i)
+		if st != scanOK {
+			return j, st
+		}
+		if !isInt {
+			return i, scanOdd
+		}
+		v, ok := jsonInt(b[i:j])
+		if !ok {
+			return i, scanOdd
+		}
+		if i64 != nil {
+			*i64 = v
+		} else {
+			if int64(int(v)) != v {
+				return i, scanOdd
+			}
+			*ip = int(v)
+		}
+		return j, scanOK
+	}
+}
+
+// str decodes the string at b[i] == '"' into dst.
+func (s *simScanner) str(b []byte, i int, dst *string) (int, scanStatus) {
+	j, plain, st := scanString(b, i)
+	if st != scanOK {
+		return j, st
+	}
+	raw := b[i+1 : j-1]
+	if !plain {
+		// Escapes or non-ASCII: encoding/json's own rules (U+FFFD for
+		// invalid UTF-8 and lone surrogates).
+		if utf8.Valid(raw) && !hasByte(raw, '\\') {
+			*dst = s.intern(raw)
+			return j, scanOK
+		}
+		var v string
+		if err := json.Unmarshal(b[i:j], &v); err != nil {
+			return i, scanOdd
+		}
+		*dst = v
+		return j, scanOK
+	}
+	*dst = s.intern(raw)
+	return j, scanOK
+}
+
+func (s *simScanner) intern(raw []byte) string {
+	if len(raw) > simInternLen {
+		return string(raw)
+	}
+	if v, ok := s.strs[string(raw)]; ok {
+		return v
+	}
+	v := string(raw)
+	if len(s.strs) < simInternMax {
+		s.strs[v] = v
+	}
+	return v
+}
+
+func hasByte(b []byte, c byte) bool {
+	for _, x := range b {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// scanString finds the end of the JSON string at b[i] == '"', validating
+// escapes and rejecting control characters as the JSON grammar does. plain
+// means pure ASCII with no escape. It returns the index after the closing
+// quote.
+func scanString(b []byte, i int) (int, bool, scanStatus) {
+	plain := true
+	for j := i + 1; j < len(b); j++ {
+		c := b[j]
+		switch {
+		case c == '"':
+			return j + 1, plain, scanOK
+		case c < 0x20:
+			return j, false, scanOdd
+		case c >= 0x80:
+			plain = false
+		case c == '\\':
+			plain = false
+			if j+1 >= len(b) {
+				return j, false, scanMore
+			}
+			j++
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) {
+					return j, false, scanMore
+				}
+				for _, h := range b[j+1 : j+5] {
+					if !isHex(h) {
+						return j, false, scanOdd
+					}
+				}
+				j += 4
+			default:
+				return j, false, scanOdd
+			}
+		}
+	}
+	return len(b), false, scanMore
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// number validates the JSON number at b[i] and returns its end; isInt when
+// it has neither fraction nor exponent. A number that runs to the end of the
+// window may go on: scanMore.
+func number(b []byte, i int) (int, bool, scanStatus) {
+	j := i
+	if b[j] == '-' {
+		j++
+		if j == len(b) {
+			return j, false, scanMore
+		}
+	}
+	switch c := b[j]; {
+	case c == '0':
+		j++
+	case '1' <= c && c <= '9':
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			j++
+		}
+	default:
+		return j, false, scanOdd
+	}
+	isInt := true
+	if j < len(b) && b[j] == '.' {
+		isInt = false
+		j++
+		d := j
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			j++
+		}
+		if j == len(b) {
+			return j, false, scanMore
+		}
+		if j == d {
+			return j, false, scanOdd
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		isInt = false
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		d := j
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			j++
+		}
+		if j == len(b) {
+			return j, false, scanMore
+		}
+		if j == d {
+			return j, false, scanOdd
+		}
+	}
+	if j == len(b) {
+		return j, false, scanMore
+	}
+	return j, isInt, scanOK
+}
+
+// jsonInt parses a validated JSON integer literal; false on int64 overflow.
+func jsonInt(b []byte) (int64, bool) {
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var u uint64
+	for _, c := range b {
+		if u > (math.MaxUint64-9)/10 {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, false
+		}
+		return -int64(u), true
+	}
+	if u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// literal matches true, false or null at b[i].
+func literal(b []byte, i int, want string) (int, scanStatus) {
+	for k := 0; k < len(want); k++ {
+		if i+k == len(b) {
+			return i + k, scanMore
+		}
+		if b[i+k] != want[k] {
+			return i + k, scanOdd
+		}
+	}
+	return i + len(want), scanOK
+}
+
+// skipValue validates and skips any JSON value at b[i] (an unknown field).
+func skipValue(b []byte, i, depth int) (int, scanStatus) {
+	switch c := b[i]; {
+	case c == '"':
+		j, _, st := scanString(b, i)
+		return j, st
+	case c == '-' || ('0' <= c && c <= '9'):
+		j, _, st := number(b, i)
+		return j, st
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '{' || c == '[':
+		if depth >= simMaxDepth {
+			return i, scanOdd
+		}
+		return skipComposite(b, i, depth+1)
+	}
+	return i, scanOdd
+}
+
+// skipComposite skips the object or array at b[i].
+func skipComposite(b []byte, i, depth int) (int, scanStatus) {
+	closer := byte(']')
+	if b[i] == '{' {
+		closer = '}'
+	}
+	i = skipWS(b, i+1)
+	if i == len(b) {
+		return i, scanMore
+	}
+	if b[i] == closer {
+		return i + 1, scanOK
+	}
+	for {
+		var st scanStatus
+		if closer == '}' {
+			if b[i] != '"' {
+				return i, scanOdd
+			}
+			if i, _, st = scanString(b, i); st != scanOK {
+				return i, st
+			}
+			i = skipWS(b, i)
+			if i == len(b) {
+				return i, scanMore
+			}
+			if b[i] != ':' {
+				return i, scanOdd
+			}
+			i = skipWS(b, i+1)
+			if i == len(b) {
+				return i, scanMore
+			}
+		}
+		if i, st = skipValue(b, i, depth); st != scanOK {
+			return i, st
+		}
+		i = skipWS(b, i)
+		if i == len(b) {
+			return i, scanMore
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+			if i == len(b) {
+				return i, scanMore
+			}
+		case closer:
+			return i + 1, scanOK
+		default:
+			return i, scanOdd
+		}
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// errReader gives the read error the scanner met, after the bytes before it.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// exactFloat converts a validated JSON number when Clinger's fast path
+// applies: a mantissa of at most 2^53 and a power of ten of at most 22 in
+// magnitude are both exact in float64, so one multiplication or division
+// rounds correctly, as strconv.ParseFloat would. ok is false otherwise.
+func exactFloat(b []byte) (float64, bool) {
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var m uint64
+	digits, exp := 0, 0
+	k := 0
+	for ; k < len(b) && b[k] >= '0' && b[k] <= '9'; k++ {
+		m = m*10 + uint64(b[k]-'0')
+		digits++
+	}
+	if k < len(b) && b[k] == '.' {
+		for k++; k < len(b) && b[k] >= '0' && b[k] <= '9'; k++ {
+			m = m*10 + uint64(b[k]-'0')
+			digits++
+			exp--
+		}
+	}
+	if digits > 19 { // m may have wrapped
+		return 0, false
+	}
+	if k < len(b) { // exponent
+		k++
+		eneg := false
+		if b[k] == '+' || b[k] == '-' {
+			eneg = b[k] == '-'
+			k++
+		}
+		e := 0
+		for ; k < len(b); k++ {
+			if e > 1000 {
+				return 0, false
+			}
+			e = e*10 + int(b[k]-'0')
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if m > 1<<53 || exp < -22 || exp > 22 {
+		return 0, false
+	}
+	f := float64(m)
+	if exp < 0 {
+		f /= exactPow10(-exp)
+	} else {
+		f *= exactPow10(exp)
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+// exactPow10 is 10^n for 0 <= n <= 22, the powers exact in float64.
+func exactPow10(n int) float64 {
+	return [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+		1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}[n]
+}
