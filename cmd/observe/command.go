@@ -3,35 +3,137 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/workload"
 )
 
 func command() cli.Command {
+	flags := []ucli.Flag{
+		&ucli.StringFlag{Name: "server-url", Aliases: []string{"url"}, Usage: "base URL of the OpenAI-compatible server, e.g. http://127.0.0.1:8000"},
+		&ucli.StringFlag{Name: "model", Usage: "model name sent in each request (default: the first model the server lists)"},
+		&ucli.StringFlag{Name: "api-key", Usage: "API key sent as a bearer token (default: $" + apiKeyEnv + "); never written anywhere"},
+		&ucli.BoolFlag{Name: "insecure", Usage: "skip TLS certificate checks"},
+		&ucli.StringSliceFlag{Name: "header", Usage: "extra request header NAME:VALUE (repeatable)"},
+		&ucli.DurationFlag{Name: "request-timeout", Value: 300 * time.Second, Usage: "bound on one request from its send to its last byte; 0 = none (the workload's --timeout bounds it from the intended time)"},
+		&ucli.BoolFlag{Name: "chat", Usage: "send /v1/chat/completions (one user message) instead of /v1/completions"},
+		&ucli.BoolFlag{Name: "unconstrained-output", Usage: "let the server choose the output length (no max_tokens/min_tokens)"},
+		&ucli.IntFlag{Name: "max-concurrency", Usage: "cap on requests in flight; a request held back keeps its intended time (0 = open loop)"},
+		&ucli.DurationFlag{Name: "duration", Usage: "send no request intended after this time, e.g. 10m (sets --horizon; without a spec, --num-requests defaults to unlimited)"},
+		&ucli.IntFlag{Name: "warmup-requests", Usage: "requests sent before the run and not recorded; recorded ids start at N"},
+		&ucli.IntFlag{Name: "prewarm", Usage: "open N keep-alive connections before the run, so no measured request pays for connection set-up"},
+		&ucli.StringFlag{Name: "trace-output", Aliases: []string{"o", "output"}, Value: "-", Usage: "trace: - for one stream on stdout, or PREFIX for PREFIX.yaml + PREFIX.csv (written row by row)"},
+		&ucli.BoolFlag{Name: "trace-ext", Usage: "write our x_ext header block (self-test, interrupted) in two-file traces too (BLIS rejects it)"},
+		&ucli.BoolFlag{Name: "record-itl", Usage: "write every streamed chunk's arrival to the ITL CSV (PREFIX.itl.csv); forces streaming"},
+		&ucli.StringFlag{Name: "itl-output", Usage: "ITL CSV path (default PREFIX.itl.csv; required with --trace-output -)"},
+		&ucli.DurationFlag{Name: "drain-timeout", Value: 10 * time.Second, Usage: "after Ctrl+C, how long requests in flight may finish before they are cancelled"},
+		&ucli.BoolFlag{Name: "summary", Usage: "print the end summary on stdout instead of stderr (needs --trace-output PREFIX)"},
+		&ucli.StringFlag{Name: "goodput", Usage: "goodput targets in ms, e.g. ttft:500,tpot:50,e2el:5000 (a request counts when it meets all)"},
+		&ucli.BoolFlag{Name: "scrape-metrics", Aliases: []string{"scrape-kv-metrics"}, Usage: "read the server's /metrics before, during and after the run: time series in PREFIX.metrics.csv, prefix-cache deltas in the header"},
+		&ucli.DurationFlag{Name: "scrape-interval", Value: time.Second, Usage: "time between /metrics scrapes during the run"},
+		&ucli.StringFlag{Name: "metrics-output", Usage: "path of the /metrics time series (default PREFIX.metrics.csv)"},
+		&ucli.BoolFlag{Name: "self-test", Usage: "only measure this client's own error against an in-process loopback server, and exit"},
+		&ucli.BoolFlag{Name: "no-self-test", Usage: "skip the short self-test before the run"},
+		&ucli.IntFlag{Name: "self-test-streams", Usage: "self-test concurrency (default: --max-concurrency, the closed-loop users, else 100)"},
+		cli.SeedFlag(),
+	}
+	flags = append(flags, cli.WorkloadFlags()...)
 	return cli.Command{
 		Name:      "observe",
 		Usage:     "load a live OpenAI-compatible server (vLLM) and record every request as a TraceV2 trace",
 		ArgsUsage: " ",
 		Description: `observe sends a workload (a spec YAML, a preset, or flags) to a server at the
-intended times, open or closed loop, and records each request's send, first-chunk
-and last-chunk times. Latencies are measured from the intended send time as well,
-so a slow server cannot hide queueing behind the client (no coordinated omission).
+intended times, open or closed loop, and records each request as it finishes: its
+intended and actual send times, first chunk, first token, last chunk, tokens, status.
+Latencies are also reported from the intended send time, so neither a slow server
+nor --max-concurrency can hide queueing (no coordinated omission). Every request gets
+a row, failures included (HTTP errors with their body, resets, stalls, timeouts).
 
-Example: capture a trace, replay it on the simulator, and grade the simulator:
+The trace is TraceV2 mode real, one time origin t0 (the instant before the first
+send; created_at is its wall clock). Rows are written whole as requests finish, so a
+crash leaves a valid trace. Ctrl+C stops sending, lets requests in flight finish for
+--drain-timeout, writes the trailer (x_ext.interrupted) and exits 130; a second
+Ctrl+C cancels them at once. A short self-test against an in-process loopback server
+first measures this client's own error (x_ext.self_test); --self-test runs only that.
 
+Examples:
+
+   # Chatbot traffic at 4 req/s, streamed; trace in cap.yaml + cap.csv:
    observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \
-           --num-requests 200 --trace-output cap
+           --streaming --num-requests 200 --record-itl --trace-output cap
    replay cap.csv --model qwen3-14b --results-path sim.json
-   calibrate cap.csv sim.json --html report.html`,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "url", Usage: "base URL of the server, e.g. http://127.0.0.1:8000"},
-			&ucli.StringFlag{Name: "model", Usage: "model name sent in each request"},
-			cli.SeedFlag(),
-		},
-		Action: func(ctx context.Context, c *ucli.Context, io cli.IO, log *slog.Logger) error {
-			return cli.NotYet("observe")
-		},
+   calibrate cap.csv sim.json --html report.html
+
+   # The same through a pipe (single-stream trace on stdout, summary on stderr):
+   observe --url http://127.0.0.1:8000 --workload chatbot --rate 4 --streaming -o - \
+     | tee cap.trace | replay - --model qwen3-14b --results-path sim.json
+
+   # 100 closed-loop users for 5 minutes, with goodput and /metrics:
+   observe --url http://127.0.0.1:8000 --concurrency 100 --duration 5m --streaming \
+           --goodput ttft:500,tpot:50 --scrape-metrics --trace-output load
+
+Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input,
+130 interrupted after a clean flush.`,
+		Flags:  flags,
+		Action: action,
 	}
+}
+
+func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+	if _, err := cli.Positional(c, 0); err != nil {
+		return err
+	}
+	cfg, err := readConfig(c)
+	if err != nil {
+		return err
+	}
+	if cfg.selfTestOnly {
+		return selfTestOnly(ctx, cfg, stdio)
+	}
+	opts, err := cli.WorkloadOptions(c, stdio)
+	if err != nil {
+		return err
+	}
+	if c.IsSet("duration") {
+		d := c.Duration("duration")
+		if d <= 0 {
+			return cli.Usagef("--duration %v: must be > 0", d)
+		}
+		if opts.Horizon == nil || *opts.Horizon > d {
+			opts.Horizon = &d
+		}
+		if opts.NumRequests == nil && opts.SpecPath == "" {
+			unlimited := int64(0)
+			opts.NumRequests = &unlimited
+		}
+	}
+	wl, err := workload.Resolve(opts)
+	if err != nil {
+		return err
+	}
+	for _, w := range wl.Warnings {
+		log.Warn(w)
+	}
+	return observe(ctx, cfg, wl, stdio, log)
+}
+
+// selfTestOnly is observe --self-test: the full self-test, reported on
+// stderr.
+func selfTestOnly(ctx context.Context, cfg *config, stdio cli.IO) error {
+	streams := cfg.selfTestStreams
+	if streams == 0 {
+		streams = cfg.maxConc
+	}
+	if streams == 0 {
+		streams = defaultSelfTestStreams
+	}
+	st, err := runSelfTest(ctx, min(streams, maxSelfTestStreams), fullSelfTest())
+	if err != nil {
+		return err
+	}
+	writeSelfTest(stdio.Err, st)
+	return nil
 }

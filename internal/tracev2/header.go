@@ -138,6 +138,26 @@ type Ext struct {
 	TimeOrigin  string `yaml:"time_origin,omitempty"` // "relative" or "epoch"
 	Interrupted *bool  `yaml:"interrupted,omitempty"` // set at the end of the run (trailer)
 	Loop        string `yaml:"loop,omitempty"`        // "open" or "closed"
+	// SelfTest is the measuring client's own error, found by observe against
+	// an in-process server of known timing just before the run.
+	SelfTest *SelfTest `yaml:"self_test,omitempty"`
+}
+
+// SelfTest is what observe's self-test measured: the client's error against
+// a loopback server with known TTFT and ITL, at the run's concurrency. Errors
+// are measured minus true values, in µs; they include the loopback server's
+// own lateness on the same machine, so they bound the client's error from
+// above.
+type SelfTest struct {
+	Streams          int   `yaml:"streams"`             // concurrent streams
+	TTFTUs           int64 `yaml:"ttft_us"`             // configured TTFT of the loopback server
+	ITLUs            int64 `yaml:"itl_us"`              // configured ITL
+	TTFTBiasUs       int64 `yaml:"ttft_bias_us"`        // median TTFT error
+	TTFTErrorP99Us   int64 `yaml:"ttft_error_p99_us"`   // 99th percentile TTFT error
+	ITLJitterP50Us   int64 `yaml:"itl_jitter_p50_us"`   // median |ITL error|
+	ITLJitterP99Us   int64 `yaml:"itl_jitter_p99_us"`   // 99th percentile |ITL error|
+	DispatchLagP50Us int64 `yaml:"dispatch_lag_p50_us"` // median send − intended
+	DispatchLagP99Us int64 `yaml:"dispatch_lag_p99_us"` // 99th percentile send − intended
 }
 
 // DefaultHeader is the header assumed for a data CSV that has none:
@@ -212,6 +232,7 @@ func (h *Header) Clone() *Header {
 	if h.XExt != nil {
 		v := *h.XExt
 		v.Interrupted = clonePtr(v.Interrupted)
+		v.SelfTest = clonePtr(v.SelfTest)
 		c.XExt = &v
 	}
 	return &c

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/cli"
+)
+
+// apiKeyEnv is read when --api-key is not given.
+const apiKeyEnv = "OPENAI_API_KEY"
+
+// config is the command line, checked. It never holds the API key in a form
+// that is printed: String is not defined on it, and the key is only handed
+// to the HTTP client.
+type config struct {
+	url        string
+	model      string
+	apiKey     string
+	insecure   bool
+	headers    http.Header
+	reqTimeout time.Duration
+
+	warmup      int
+	prewarm     int
+	maxConc     int
+	chat        bool
+	unconstrain bool
+
+	traceOut  string // "-" = single stream on stdout, else a two-file prefix
+	traceExt  bool
+	recordITL bool
+	itlOut    string // "" = none
+	drain     time.Duration
+	summaryTo string // "stderr" or "stdout"
+	goodput   goodput
+
+	scrape         bool
+	scrapeInterval time.Duration
+	metricsOut     string // "" = no time series file
+
+	selfTestOnly    bool
+	noSelfTest      bool
+	selfTestStreams int // 0 = the run's concurrency
+
+	quiet bool
+}
+
+// goodput holds the --goodput targets in ms; 0 = not gated.
+type goodput struct {
+	ttftMs, tpotMs, e2elMs float64
+}
+
+func (g goodput) set() bool { return g.ttftMs > 0 || g.tpotMs > 0 || g.e2elMs > 0 }
+
+// parseGoodput reads "ttft:MS,tpot:MS,e2el:MS" (any subset; commas or
+// spaces between items), the targets of vllm bench serve's --goodput.
+func parseGoodput(s string) (goodput, error) {
+	var g goodput
+	items := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
+	if len(items) == 0 && strings.TrimSpace(s) != "" {
+		return g, cli.Usagef("--goodput %q: want ttft:MS,tpot:MS,e2el:MS", s)
+	}
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, ":")
+		ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || err != nil || math.IsNaN(ms) || math.IsInf(ms, 0) || ms <= 0 {
+			return g, cli.Usagef("--goodput %q: %q is not KEY:MS with MS a positive number of milliseconds", s, it)
+		}
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "ttft":
+			g.ttftMs = ms
+		case "tpot":
+			g.tpotMs = ms
+		case "e2el":
+			g.e2elMs = ms
+		default:
+			return g, cli.Usagef("--goodput %q: unknown metric %q (want ttft, tpot or e2el)", s, k)
+		}
+	}
+	return g, nil
+}
+
+// parseHeaders reads repeated --header "Name: value" flags.
+func parseHeaders(list []string) (http.Header, error) {
+	h := http.Header{}
+	for _, kv := range list {
+		k, v, ok := strings.Cut(kv, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
+			return nil, cli.Usagef("--header %q: want NAME:VALUE", kv)
+		}
+		h.Add(k, strings.TrimSpace(v))
+	}
+	return h, nil
+}
+
+// readConfig checks the flags that are not workload flags.
+func readConfig(c *ucli.Context) (*config, error) {
+	cfg := &config{
+		url:             strings.TrimSpace(c.String("server-url")),
+		model:           c.String("model"),
+		apiKey:          c.String("api-key"),
+		insecure:        c.Bool("insecure"),
+		reqTimeout:      c.Duration("request-timeout"),
+		warmup:          c.Int("warmup-requests"),
+		prewarm:         c.Int("prewarm"),
+		maxConc:         c.Int("max-concurrency"),
+		chat:            c.Bool("chat"),
+		unconstrain:     c.Bool("unconstrained-output"),
+		traceOut:        c.String("trace-output"),
+		traceExt:        c.Bool("trace-ext"),
+		recordITL:       c.Bool("record-itl"),
+		itlOut:          c.String("itl-output"),
+		drain:           c.Duration("drain-timeout"),
+		summaryTo:       "stderr",
+		scrape:          c.Bool("scrape-metrics"),
+		scrapeInterval:  c.Duration("scrape-interval"),
+		metricsOut:      c.String("metrics-output"),
+		selfTestOnly:    c.Bool("self-test"),
+		noSelfTest:      c.Bool("no-self-test"),
+		selfTestStreams: c.Int("self-test-streams"),
+		quiet:           c.Bool("quiet"),
+	}
+	if cfg.apiKey == "" {
+		cfg.apiKey = os.Getenv(apiKeyEnv)
+	}
+	var err error
+	if cfg.headers, err = parseHeaders(c.StringSlice("header")); err != nil {
+		return nil, err
+	}
+	if cfg.goodput, err = parseGoodput(c.String("goodput")); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--warmup-requests", cfg.warmup}, {"--prewarm", cfg.prewarm}, {"--max-concurrency", cfg.maxConc}, {"--self-test-streams", cfg.selfTestStreams}} {
+		if f.v < 0 {
+			return nil, cli.Usagef("%s %d: must be >= 0", f.name, f.v)
+		}
+	}
+	if cfg.selfTestStreams > maxSelfTestStreams {
+		return nil, cli.Usagef("--self-test-streams %d: at most %d", cfg.selfTestStreams, maxSelfTestStreams)
+	}
+	if cfg.reqTimeout < 0 || cfg.drain < 0 {
+		return nil, cli.Usagef("--request-timeout and --drain-timeout must not be negative")
+	}
+	if cfg.scrapeInterval <= 0 {
+		return nil, cli.Usagef("--scrape-interval %v: must be > 0", cfg.scrapeInterval)
+	}
+	if cfg.selfTestOnly && cfg.noSelfTest {
+		return nil, cli.Usagef("--self-test and --no-self-test exclude each other")
+	}
+	if cfg.selfTestOnly {
+		return cfg, nil
+	}
+	if cfg.url == "" {
+		return nil, cli.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test")
+	}
+	if cfg.traceOut == "" {
+		return nil, cli.Usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
+	}
+	if c.Bool("summary") {
+		if cfg.traceOut == "-" {
+			return nil, cli.Usagef("--summary puts the summary on stdout, which carries the trace; give --trace-output PREFIX")
+		}
+		cfg.summaryTo = "stdout"
+	}
+	if cfg.recordITL && cfg.itlOut == "" {
+		if cfg.traceOut == "-" {
+			return nil, cli.Usagef("--record-itl with the trace on stdout needs --itl-output FILE")
+		}
+		_, _, cfg.itlOut = prefixPaths(cfg.traceOut)
+	}
+	if cfg.itlOut != "" && !cfg.recordITL {
+		return nil, cli.Usagef("--itl-output needs --record-itl")
+	}
+	if cfg.scrape && cfg.metricsOut == "" && cfg.traceOut != "-" {
+		cfg.metricsOut = cfg.traceOut + ".metrics.csv"
+	}
+	if cfg.metricsOut != "" && !cfg.scrape {
+		return nil, cli.Usagef("--metrics-output needs --scrape-metrics")
+	}
+	if err := checkDistinct(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// prefixPaths are the files of --trace-output PREFIX.
+func prefixPaths(prefix string) (header, data, itl string) {
+	return prefix + ".yaml", prefix + ".csv", prefix + ".itl.csv"
+}
+
+// checkDistinct refuses outputs that would overwrite each other.
+func checkDistinct(cfg *config) error {
+	seen := map[string]string{}
+	add := func(flag, p string) error {
+		if p == "" || p == "-" {
+			return nil
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			abs = p
+		}
+		if other, ok := seen[abs]; ok {
+			return cli.Usagef("%s and %s both write %s", other, flag, p)
+		}
+		seen[abs] = flag
+		return nil
+	}
+	if cfg.traceOut != "-" {
+		h, d, _ := prefixPaths(cfg.traceOut)
+		if err := add("--trace-output (header)", h); err != nil {
+			return err
+		}
+		if err := add("--trace-output (data)", d); err != nil {
+			return err
+		}
+	}
+	if err := add("--itl-output", cfg.itlOut); err != nil {
+		return err
+	}
+	return add("--metrics-output", cfg.metricsOut)
+}
+
+// describe names the outputs for the log.
+func (cfg *config) describe() string {
+	out := "stdout (single stream)"
+	if cfg.traceOut != "-" {
+		h, d, _ := prefixPaths(cfg.traceOut)
+		out = fmt.Sprintf("%s + %s", h, d)
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"servesim/internal/cli"
+)
+
+// liveEvery is how often the progress line's figures are recomputed.
+const liveEvery = 250 * time.Millisecond
+
+// liveSample bounds the TTFTs sorted for the progress line's median.
+const liveSample = 20000
+
+// live is the progress bar on stderr: requests done, errors, completion
+// rate and the median TTFT so far. With no terminal (bar nil) it does
+// nothing, so the sink pays nothing for it.
+type live struct {
+	bar   *cli.Progress
+	start time.Time
+	last  time.Time
+	buf   []float64
+}
+
+func newLive(bar *cli.Progress) *live { return &live{bar: bar, start: time.Now()} }
+
+// update refreshes the bar from the tally at most every liveEvery.
+func (l *live) update(t *tally) {
+	if l.bar == nil {
+		return
+	}
+	now := time.Now()
+	if now.Sub(l.last) < liveEvery {
+		return
+	}
+	l.last = now
+	done := t.ok + t.failed
+	rate := float64(done) / max(now.Sub(l.start).Seconds(), 1e-3)
+	desc := fmt.Sprintf("done %d, errors %d, %.1f req/s", done, t.failed, rate)
+	if n := len(t.ttft); n > 0 {
+		step := max(1, n/liveSample)
+		l.buf = l.buf[:0]
+		for i := 0; i < n; i += step {
+			l.buf = append(l.buf, t.ttft[i])
+		}
+		slices.Sort(l.buf)
+		desc += fmt.Sprintf(", p50 TTFT %.1f ms", l.buf[len(l.buf)/2])
+	}
+	l.bar.Set(done, desc)
+}
+
+func (l *live) finish() { l.bar.Finish() }

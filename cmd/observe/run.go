@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"servesim/internal/cli"
+	"servesim/internal/httpload"
+	"servesim/internal/tracev2"
+	"servesim/internal/workload"
+)
+
+// setupTimeout bounds each set-up exchange with the server (model list,
+// calibration) when --request-timeout does not.
+const setupTimeout = 60 * time.Second
+
+// afterScrapeTimeout bounds the /metrics scrape after the run.
+const afterScrapeTimeout = 5 * time.Second
+
+// observe runs the whole command against the server once the workload is
+// resolved: probe, calibrate, self-test, warm-up, then the recorded run.
+func observe(ctx context.Context, cfg *config, wl *workload.Workload, stdio cli.IO, log *slog.Logger) error {
+	s, err := setUp(ctx, cfg, wl, log)
+	if err != nil {
+		return beforeRun(ctx, err)
+	}
+	defer s.client.Close()
+	outs, err := openSide(cfg, s, log)
+	if err != nil {
+		return beforeRun(ctx, err)
+	}
+	defer outs.close()
+	if cfg.scrape {
+		outs.scraper.scrapeBefore(ctx)
+	}
+	if ctx.Err() != nil {
+		return beforeRun(ctx, ctx.Err())
+	}
+	return recordRun(ctx, cfg, wl, s, outs, stdio, log)
+}
+
+// beforeRun is the error of a run that stopped before t0: nothing was
+// written; an interrupt still exits 130.
+func beforeRun(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return cli.WithCode(cli.ExitInterrupted, fmt.Errorf("interrupted before the run started; no trace written: %w", context.Cause(ctx)))
+	}
+	return err
+}
+
+// setup is what the run needs from the set-up phase.
+type setup struct {
+	client      *httpload.Client
+	prompter    *httpload.Prompter
+	model       string
+	info        serverInfo
+	maxModelLen int64
+	selfTest    *tracev2.SelfTest
+}
+
+// setUp learns the model and the tokenizer ratio, measures the client's
+// own error, and warms the server and the connection pool.
+func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Logger) (*setup, error) {
+	bound := setupTimeout
+	if cfg.reqTimeout > 0 {
+		bound = max(bound, cfg.reqTimeout)
+	}
+	sctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	info, err := probeServer(sctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &setup{info: info, model: cfg.model, maxModelLen: info.maxModelLen}
+	if s.model == "" {
+		if len(info.models) == 0 {
+			return nil, cli.Usagef("--model is required: the server lists no model at /v1/models")
+		}
+		s.model = info.models[0]
+		log.Info("model taken from the server's /v1/models", "model", s.model)
+	}
+	hcfg := httpload.Config{BaseURL: cfg.url, Model: s.model, APIKey: cfg.apiKey, Headers: cfg.headers, InsecureSkipVerify: cfg.insecure}
+	probe, err := httpload.NewClient(hcfg)
+	if err != nil {
+		return nil, cli.Usagef("--server-url: %v", err)
+	}
+	cal, err := probe.Calibrate(sctx)
+	probe.Close()
+	if err != nil {
+		return nil, fmt.Errorf("server %s: %w", cfg.url, err)
+	}
+	if s.maxModelLen == 0 {
+		s.maxModelLen = int64(cal.MaxModelLen)
+	}
+	log.Info("server", "model", s.model, "tokens_per_word", fmt.Sprintf("%.4f", cal.TokensPerWord), "from", cal.Source,
+		"max_model_len", s.maxModelLen, "rtt_ms", info.rttMs)
+	if s.prompter, err = httpload.NewPrompter(wl.Spec.Seed, cal.TokensPerWord); err != nil {
+		return nil, fmt.Errorf("server %s: %w", cfg.url, err)
+	}
+	if !cfg.noSelfTest {
+		streams := selfTestStreams(cfg, wl)
+		st, err := runSelfTest(ctx, streams, quickSelfTest())
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			log.Warn("self-test failed; the client's own error is unknown", "error", err)
+		default:
+			s.selfTest = &st
+			log.Info("self-test", "streams", st.Streams, "ttft_error_p50_us", st.TTFTBiasUs, "ttft_error_p99_us", st.TTFTErrorP99Us,
+				"itl_jitter_p99_us", st.ITLJitterP99Us, "dispatch_lag_p99_us", st.DispatchLagP99Us)
+			if st.TTFTBiasUs > 1000 || st.TTFTErrorP99Us > 5000 {
+				log.Warn("this machine adds measurable error to the client's own timing; latency differences below it are not resolved",
+					"ttft_error_p50_ms", float64(st.TTFTBiasUs)/1000, "ttft_error_p99_ms", float64(st.TTFTErrorP99Us)/1000)
+			}
+		}
+	}
+	hcfg.Prompter = s.prompter
+	hcfg.MaxConns = max(4096, cfg.maxConc, cfg.prewarm)
+	if s.client, err = httpload.NewClient(hcfg); err != nil {
+		return nil, cli.Usagef("--server-url: %v", err)
+	}
+	if err := warmUp(ctx, cfg, wl, s, log); err != nil {
+		s.client.Close()
+		return nil, err
+	}
+	if cfg.prewarm > 0 {
+		n, err := s.client.Prewarm(ctx, cfg.prewarm)
+		if err != nil {
+			if ctx.Err() != nil {
+				s.client.Close()
+				return nil, ctx.Err()
+			}
+			log.Warn("prewarm", "opened", n, "error", err)
+		}
+	}
+	return s, nil
+}
+
+// selfTestStreams is the self-test's concurrency: the flag, else the run's
+// cap, else its closed-loop users, else defaultSelfTestStreams.
+func selfTestStreams(cfg *config, wl *workload.Workload) int {
+	if cfg.selfTestStreams > 0 {
+		return cfg.selfTestStreams
+	}
+	if cfg.maxConc > 0 {
+		return min(cfg.maxConc, maxSelfTestStreams)
+	}
+	users := 0
+	for _, c := range wl.Spec.Clients {
+		users += c.Concurrency
+	}
+	if users > 0 {
+		return min(users, maxSelfTestStreams)
+	}
+	return defaultSelfTestStreams
+}
+
+// warmUp sends the first --warmup-requests requests of a separate stream
+// of the same workload before t0, as ids 0..N−1 (not recorded; the run's
+// ids start at N, tracev2.md §4.2). Their own text differs from the run's,
+// so they warm the server without pre-filling the run's prompts.
+func warmUp(ctx context.Context, cfg *config, wl *workload.Workload, s *setup, log *slog.Logger) error {
+	if cfg.warmup == 0 {
+		return nil
+	}
+	src := wl.NewSource()
+	pl := newPlanner(wl, src, s.prompter, cfg, 0)
+	n := int64(cfg.warmup)
+	jobs := func(yield func(httpload.Job) bool) {
+		for i := int64(0); i < n; i++ {
+			r, ok := src.Next()
+			if !ok {
+				return
+			}
+			j := pl.job(r)
+			pl.take(j.ID)
+			j.IntendedUS, j.DeadlineUS = 0, 0
+			if !yield(j) {
+				return
+			}
+		}
+	}
+	d, err := httpload.NewDispatcher(s.client, httpload.DispatchConfig{MaxConcurrency: cfg.maxConc})
+	if err != nil {
+		return err
+	}
+	failed, first := 0, ""
+	stats, err := d.Run(ctx, httpload.NewClock(time.Now()), httpload.Plan{Jobs: jobs}, func(r httpload.Result) {
+		if r.Status != httpload.StatusOK {
+			failed++
+			if first == "" {
+				first = r.Error
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("warm-up done", "requests", stats.Results, "failed", failed)
+	if failed > 0 {
+		log.Warn("warm-up requests failed", "failed", failed, "first_error", first)
+	}
+	return nil
+}
+
+// header is the trace header of the run (tracev2.md §3, mode real).
+func header(cfg *config, wl *workload.Workload, s *setup, t0 time.Time) *tracev2.Header {
+	h := tracev2.DefaultHeader()
+	h.CreatedAt = tracev2.FormatCreatedAt(t0)
+	h.Mode = tracev2.ModeReal
+	h.WarmUpRequests = cfg.warmup
+	seed := wl.Spec.Seed
+	h.WorkloadSeed = &seed
+	h.WorkloadSpec = wl.Name
+	h.SessionContextGrowth = wl.ContextGrowth()
+	h.Server = &tracev2.Server{Type: "vllm", Model: s.model, MaxModelLen: s.maxModelLen}
+	if s.info.rttMs > 0 {
+		h.Network = &tracev2.Network{MeasuredRTTMs: s.info.rttMs}
+	}
+	for class, t := range wl.Spec.GoodputSLOTargets {
+		if h.GoodputSLOTargets == nil {
+			h.GoodputSLOTargets = map[string]tracev2.SLOTargets{}
+		}
+		h.GoodputSLOTargets[class] = tracev2.SLOTargets{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
+	}
+	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cli.Version, T0UnixUs: t0.UnixMicro(),
+		TimeOrigin: tracev2.OriginRelative, Loop: wl.Loop(), SelfTest: s.selfTest}
+	return h
+}
+
+// errWrite marks a failure to write an output: the run stops (exit 1).
+var errWrite = errors.New("output failed")

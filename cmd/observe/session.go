@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"servesim/internal/cli"
+	"servesim/internal/httpload"
+	"servesim/internal/tracev2"
+	"servesim/internal/workload"
+)
+
+// sideOutputs are the files opened before t0 (so a bad path fails before
+// any request): the ITL CSV and the /metrics time series.
+type sideOutputs struct {
+	itlFile *os.File
+	itl     *tracev2.ITLWriter
+	metFile *os.File
+	scraper *scraper
+}
+
+func openSide(cfg *config, s *setup, log *slog.Logger) (*sideOutputs, error) {
+	o := &sideOutputs{}
+	if cfg.itlOut != "" {
+		f, err := os.Create(cfg.itlOut)
+		if err != nil {
+			return nil, fmt.Errorf("--itl-output: %w", err)
+		}
+		o.itlFile = f
+		if o.itl, err = tracev2.NewITLWriter(f); err != nil {
+			o.close()
+			return nil, err
+		}
+	}
+	if cfg.scrape {
+		// A client of its own, so a scrape never takes a connection the
+		// load client kept warm for a request.
+		c, err := httpload.NewClient(httpload.Config{BaseURL: cfg.url, APIKey: cfg.apiKey, Headers: cfg.headers,
+			InsecureSkipVerify: cfg.insecure, MaxConns: 2})
+		if err != nil {
+			o.close()
+			return nil, cli.Usagef("--server-url: %v", err)
+		}
+		var w io.Writer // nil: no time series
+		if cfg.metricsOut != "" {
+			f, err := os.Create(cfg.metricsOut)
+			if err != nil {
+				o.close()
+				return nil, fmt.Errorf("--metrics-output: %w", err)
+			}
+			o.metFile, w = f, f
+		} else {
+			log.Info("--scrape-metrics: no time series file with the trace on stdout (give --metrics-output); the deltas go to the trailer")
+		}
+		o.scraper, err = newScraper(c, w, log)
+		if err != nil {
+			o.close()
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// close closes the side files; safe to call twice.
+func (o *sideOutputs) close() error {
+	var errs []error
+	if o.itlFile != nil {
+		errs = append(errs, o.itlFile.Close())
+		o.itlFile = nil
+	}
+	if o.metFile != nil {
+		errs = append(errs, o.metFile.Close())
+		o.metFile = nil
+	}
+	if o.scraper != nil {
+		o.scraper.c.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// openTrace starts the trace: the header goes out at once.
+func openTrace(cfg *config, stdio cli.IO, h *tracev2.Header, cols tracev2.Columns) (*tracev2.TraceWriter, error) {
+	if cfg.traceOut == "-" {
+		return tracev2.NewStreamWriter(stdio.Out, h, cols)
+	}
+	hp, dp, _ := prefixPaths(cfg.traceOut)
+	return tracev2.CreateFiles(hp, dp, h, cols, cfg.traceExt)
+}
+
+// recordRun is the recorded run: t0, the header, then every request
+// dispatched at its intended time and written as it finishes.
+func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup, outs *sideOutputs, stdio cli.IO, log *slog.Logger) error {
+	src := wl.NewSource()
+	pl := newPlanner(wl, src, s.prompter, cfg, int64(cfg.warmup))
+	tal := newTally(cfg.goodput)
+	var bar *cli.Progress
+	if !cfg.quiet && cli.IsTerminal(stdio.Err) {
+		bar = cli.NewProgress(stdio.Err, cfg.quiet, progressTotal(wl, src), "observing")
+	}
+	lv := newLive(bar)
+	d, err := httpload.NewDispatcher(s.client, httpload.DispatchConfig{MaxConcurrency: cfg.maxConc, Drain: cfg.drain})
+	if err != nil {
+		return err
+	}
+	plan := httpload.Plan{Jobs: pl.jobs}
+	if wl.HasFollowUps() {
+		plan.FollowUp = pl.followUp
+	}
+
+	// t0: the monotonic instant just before the first dispatch; every
+	// time in the trace, the ITL file and the metrics series counts from it.
+	t0 := time.Now()
+	clock := httpload.NewClock(t0)
+	hdr := header(cfg, wl, s, t0)
+	tw, err := openTrace(cfg, stdio, hdr, columns(wl))
+	if err != nil {
+		return fmt.Errorf("--trace-output: %w", err)
+	}
+	log.Info("recording", "trace", cfg.describe(), "t0", hdr.CreatedAt)
+
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	ran := make(chan struct{})
+	go func() {
+		select {
+		case <-cli.Aborted(ctx):
+			d.Abort()
+		case <-ran:
+		}
+	}()
+	scrapeCtx, stopScrape := context.WithCancel(context.WithoutCancel(ctx))
+	scraped := make(chan struct{})
+	if outs.scraper != nil {
+		go func() {
+			defer close(scraped)
+			outs.scraper.run(scrapeCtx, t0, cfg.scrapeInterval)
+		}()
+	} else {
+		close(scraped)
+	}
+
+	var werr error
+	sink := func(res httpload.Result) {
+		rec := record(&res, pl.take(res.Job.ID))
+		if werr == nil {
+			werr = tw.Write(&rec)
+			if werr == nil && outs.itl != nil && res.Status == httpload.StatusOK && res.Job.Stream && len(res.ChunkUS) > 0 {
+				werr = outs.itl.WriteRequest(rec.RequestID, res.ChunkUS)
+			}
+			if werr != nil {
+				stopRun(fmt.Errorf("%w: %w", errWrite, werr))
+			}
+		}
+		tal.add(&res)
+		lv.update(tal)
+	}
+	stats, runErr := d.Run(runCtx, clock, plan, sink)
+	close(ran)
+	stopScrape()
+	<-scraped
+	lv.finish()
+	src.Finish()
+
+	interrupted := stats.Interrupted && ctx.Err() != nil
+	final := hdr.Clone()
+	final.XExt.Interrupted = &interrupted
+	if outs.scraper != nil {
+		if !interrupted {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterScrapeTimeout)
+			outs.scraper.scrape(actx, "after")
+			cancel()
+		}
+		final.ObservedKVMetrics = outs.scraper.observed()
+		if final.ObservedKVMetrics == nil {
+			log.Warn("--scrape-metrics: the server reports no prefix-cache counters; observed_kv_metrics not written")
+		}
+	}
+	closeErr := tw.Close(final)
+	sideErr := outs.close()
+	if outs.scraper != nil {
+		sideErr = errors.Join(sideErr, outs.scraper.err())
+	}
+
+	sumTo := stdio.Err
+	if cfg.summaryTo == "stdout" {
+		sumTo = stdio.Out
+	}
+	sumErr := tal.write(sumTo, summaryInfo{maxConcurrency: cfg.maxConc, interrupted: interrupted})
+	if s.selfTest != nil && cfg.traceOut != "-" && !cfg.traceExt {
+		log.Info("the self-test figures are in the log only: add --trace-ext to keep them in the header")
+	}
+	switch {
+	case werr != nil:
+		return fmt.Errorf("write trace: %w (the rows written before it are valid)", werr)
+	case closeErr != nil:
+		return fmt.Errorf("finish trace: %w", closeErr)
+	case sideErr != nil:
+		return sideErr
+	case interrupted:
+		return cli.WithCode(cli.ExitInterrupted, fmt.Errorf("%v: %d requests recorded (%d ok, %d failed, cancelled or not sent)",
+			context.Cause(ctx), stats.Results, stats.OK, stats.Results-stats.OK))
+	case runErr != nil:
+		return runErr
+	case sumErr != nil:
+		return fmt.Errorf("write summary: %w", sumErr)
+	}
+	log.Info("done", "requests", stats.Results, "ok", stats.OK, "errors", stats.Errors, "timeouts", stats.Timeouts,
+		"late", stats.Late, "not_sent", stats.NotSent)
+	return nil
+}
+
+// progressTotal is the progress bar's length: the requests the workload
+// will send when that is known, else -1.
+func progressTotal(wl *workload.Workload, src *workload.Source) int64 {
+	if !wl.HasFollowUps() {
+		return src.Pregenerated()
+	}
+	if wl.Spec.NumRequests > 0 {
+		return wl.Spec.NumRequests
+	}
+	return -1
+}
