@@ -205,7 +205,7 @@ func (in *Instance) ReleaseKV(r *Request) error {
 		return fmt.Errorf("instance %d: request %d holds no transfer blocks here (state %s)", in.cfg.ID, r.ID, r.status)
 	}
 	in.kv.Release(&r.seq)
-	r.seq = kvcache.Seq{}
+	in.kv.Recycle(&r.seq)
 	r.inst = nil
 	return nil
 }
@@ -329,7 +329,7 @@ func (in *Instance) terminate(r *Request, st Status, at int64) {
 	}
 	if st != StatusPrefilled { // a prefilled request keeps its blocks until ReleaseKV
 		r.inst = nil
-		r.seq = kvcache.Seq{}
+		in.kv.Recycle(&r.seq)
 	}
 	r.spans, r.explicit = nil, nil
 	if in.cfg.OnDone != nil {

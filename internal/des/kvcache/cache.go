@@ -46,6 +46,43 @@ type Cache struct {
 	stats      Stats
 	cpu        *cpuTier
 	reloadCost int64 // µs per reloaded block
+
+	// Block tables and hash lists of finished sequences, reused (Recycle).
+	poolBlocks [][]int32
+	poolHashes [][]Hash
+}
+
+const poolMax = 4096
+
+// Recycle hands a released sequence's buffers back for reuse by later
+// sequences and clears s. s must hold no blocks.
+func (c *Cache) Recycle(s *Seq) {
+	if len(s.blocks) != 0 {
+		panic("kvcache: Recycle of a sequence that holds blocks")
+	}
+	if cap(s.blocks) > 0 && len(c.poolBlocks) < poolMax {
+		c.poolBlocks = append(c.poolBlocks, s.blocks[:0])
+	}
+	if cap(s.hashes) > 0 && len(c.poolHashes) < poolMax {
+		c.poolHashes = append(c.poolHashes, s.hashes[:0])
+	}
+	*s = Seq{}
+}
+
+// prepare gives a fresh sequence pooled buffers.
+func (c *Cache) prepare(s *Seq) {
+	if s.hashes == nil {
+		if k := len(c.poolHashes); k > 0 {
+			s.hashes = c.poolHashes[k-1]
+			c.poolHashes = c.poolHashes[:k-1]
+		}
+	}
+	if s.blocks == nil {
+		if k := len(c.poolBlocks); k > 0 {
+			s.blocks = c.poolBlocks[k-1]
+			c.poolBlocks = c.poolBlocks[:k-1]
+		}
+	}
 }
 
 // New validates cfg and returns an empty cache with every block free.
@@ -171,6 +208,7 @@ func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
 // cached: gpu in the GPU index, then cpu consecutive ones in the CPU tier.
 // It changes nothing (hashes of s are computed and kept in s).
 func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
+	c.prepare(s)
 	full := target / c.b
 	k := 0
 	for k < full {
@@ -222,8 +260,9 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 		c.stats.AllocFailures++
 		return 0, false
 	}
-	if cap(s.blocks) == 0 && s.ExpectedTokens > 0 {
-		s.blocks = make([]int32, 0, (s.ExpectedTokens+c.b-1)/c.b)
+	c.prepare(s)
+	if want := (s.ExpectedTokens + c.b - 1) / c.b; cap(s.blocks) < want {
+		s.blocks = make([]int32, 0, want)
 	}
 	for k := 0; k < gpuUsed; k++ {
 		i, _ := c.lookup(s.BlockHash(k, c.b))
@@ -280,6 +319,7 @@ func (c *Cache) Reserve(s *Seq, n int) bool {
 		c.stats.AllocFailures++
 		return false
 	}
+	c.prepare(s)
 	c.grow(s, n-1)
 	if c.newBlocksFor(s, 1) > 0 {
 		s.blocks = append(s.blocks, c.popFree())

@@ -42,8 +42,8 @@ func (s *Seq) BlockHash(i, blockSize int) Hash {
 	if i < len(s.hashes) {
 		return s.hashes[i]
 	}
-	if cap(s.hashes) == 0 && s.ExpectedTokens > 0 {
-		s.hashes = make([]Hash, 0, max(i+1, s.ExpectedTokens/blockSize))
+	if want := s.ExpectedTokens / blockSize; cap(s.hashes) < want && i < want {
+		s.hashes = append(make([]Hash, 0, want), s.hashes...)
 	}
 	var buf [64]int32
 	for k := len(s.hashes); k <= i; k++ {
