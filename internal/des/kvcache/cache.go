@@ -286,27 +286,6 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 	return reloadUs, true
 }
 
-// AdmitFits reports whether Admit(s, cached, n) would succeed, changing
-// nothing (GPU tier only: cached must be covered by the GPU index).
-func (c *Cache) AdmitFits(s *Seq, cached, n int) bool {
-	m := cached / c.b
-	onFree := 0
-	for k := 0; k < m; k++ {
-		i, hit := c.lookup(s.BlockHash(k, c.b))
-		if !hit {
-			return false
-		}
-		if c.blocks[i].ref == 0 {
-			onFree++
-		}
-	}
-	return onFree+(n+c.b-1)/c.b <= c.free
-}
-
-// CountAllocFailures adds n refused allocations to the counters (the
-// fast-forward path accounts the refusals its skipped steps would have made).
-func (c *Cache) CountAllocFailures(n int64) { c.stats.AllocFailures += n }
-
 // Reserve gives an empty sequence blocks for its first n tokens of which
 // n − 1 count as present (their full blocks are hashed): a P/D decode part
 // whose last prompt token will be recomputed in a slot already held. All or
