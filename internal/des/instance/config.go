@@ -82,16 +82,21 @@ type Config struct {
 
 	Latency latency.Model
 
-	// FastForward advances stretches of decode-only steps that cannot change
-	// the batch in one move, with results identical to stepping one by one.
+	// FastForward keeps steady decoders implicit (a step costs O(changes),
+	// not O(batch)) and runs consecutive steps inline while no other event can
+	// come first, with results identical to the reference step (lazy.go).
+	// Recommended on; off only to cross-check.
 	FastForward bool
 	// FastForwardBound, if set, returns the earliest time at which something
-	// outside this instance may observe or change it; a stretch never runs a
-	// step starting at or after it. Default: the engine's next event time.
+	// outside this instance may observe or change it (an event of another
+	// component, a horizon); no step starting at or after it runs inline.
+	// Default: the engine's next event time, which is always safe.
 	FastForwardBound func() int64
 
 	// OnDone receives every request when it becomes terminal (completed,
-	// dropped, timed out). The Result is only valid during the call.
+	// dropped, timed out, or prefilled for a PrefillOnly part). The Result is
+	// only valid during the call; the instance no longer references r (except
+	// a prefilled part's KV blocks, until ReleaseKV), so r may be recycled.
 	OnDone func(res *Result, r *Request)
 	Tracer Tracer
 }
