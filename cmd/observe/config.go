@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -165,6 +166,9 @@ func readConfig(c *ucli.Context) (*config, error) {
 	}
 	if cfg.url == "" {
 		return nil, cli.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test")
+	}
+	if u, err := url.Parse(cfg.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, cli.Usagef("--server-url %q: want http(s)://host[:port]", cfg.url)
 	}
 	if cfg.traceOut == "" {
 		return nil, cli.Usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -28,10 +27,6 @@ type serverInfo struct {
 // one kept-alive connection. It reuses nothing of the load client, so the
 // load client's connection pool starts clean.
 func probeServer(ctx context.Context, cfg *config) (serverInfo, error) {
-	u, err := url.Parse(cfg.url)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return serverInfo{}, fmt.Errorf("--server-url %q: want http(s)://host[:port]", cfg.url)
-	}
 	base := strings.TrimSuffix(strings.TrimSuffix(cfg.url, "/"), "/v1")
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,

@@ -128,7 +128,14 @@ func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup
 	ran := make(chan struct{})
 	go func() {
 		select {
+		case <-ctx.Done():
+		case <-ran:
+			return
+		}
+		log.Info(fmt.Sprintf("interrupted: no new requests; waiting up to %v for the requests in flight (interrupt again to cancel them now)", cfg.drain))
+		select {
 		case <-cli.Aborted(ctx):
+			log.Info("second interrupt: cancelling the requests in flight")
 			d.Abort()
 		case <-ran:
 		}
