@@ -6,7 +6,11 @@ BIN     := bin
 CMDS    := observe replay calibrate run
 GOFLAGS ?=
 
-.PHONY: all build demo test vet fmt-check bench fuzz clean
+.PHONY: all build demo test race vet fmt-check bench fuzz clean
+
+# Packages whose goroutines the race detector must watch on every CI run;
+# `make race` covers the whole tree.
+RACE_PKGS := ./internal/cli/... ./internal/httpload/... ./cmd/observe/... ./internal/report/...
 
 all: build
 
@@ -19,6 +23,10 @@ demo: build
 	$(BIN)/run --workload chatbot --rate 20 --num-requests 2000 --format text
 
 test: fmt-check vet
+	$(GO) test -count=1 ./...
+	$(GO) test -race -count=1 $(RACE_PKGS)
+
+race:
 	$(GO) test -race -count=1 ./...
 
 vet:
