@@ -11,7 +11,6 @@ import (
 
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
-	"servesim/internal/des/metrics"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -150,7 +149,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		Seed:            seed,
 		ContextGrowth:   in.header.SessionContextGrowth,
 		HorizonUs:       set.horizonUs,
-		SLOTargets:      sloTargets(in.header.GoodputSLOTargets),
+		SLOTargets:      replay.SLOTargets(in.header.GoodputSLOTargets),
 		HashBlockTokens: set.hashTokens,
 		Progress: func(now, done int64) {
 			progress.Set(done, fmt.Sprintf("replaying t=%.1fs", float64(now)/1e6))
@@ -182,17 +181,6 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return replay.WriteSummary(set.summaryTo, "text", &res.Summary)
 	}
 	return nil
-}
-
-func sloTargets(in map[string]tracev2.SLOTargets) map[string]metrics.SLOTarget {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make(map[string]metrics.SLOTarget, len(in))
-	for k, t := range in {
-		out[k] = metrics.SLOTarget{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
-	}
-	return out
 }
 
 // replayedHeader is the header of the replayed trace (tracev2.md §3): mode

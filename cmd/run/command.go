@@ -9,7 +9,6 @@ import (
 
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
-	"servesim/internal/des/metrics"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
@@ -74,7 +73,8 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	}
 	log.Debug("deployment", "model", dep.Model, "gpu", dep.GPU, "kv_blocks", dep.TotalKVBlocks, "max_model_len", dep.MaxModelLen)
 
-	out, err := cli.OpenSimOutputs(c, stdio, header(wl), columns(wl))
+	hdr := header(wl)
+	out, err := cli.OpenSimOutputs(c, stdio, hdr, columns(wl))
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		Seed:          wl.Spec.Seed,
 		ContextGrowth: wl.ContextGrowth(),
 		HorizonUs:     wl.Spec.HorizonUs,
-		SLOTargets:    sloTargets(wl.Spec.GoodputSLOTargets),
+		SLOTargets:    replay.SLOTargets(hdr.GoodputSLOTargets),
 		Progress: func(now, done int64) {
 			progress.Set(done, fmt.Sprintf("simulating t=%.1fs", float64(now)/1e6))
 		},
@@ -137,13 +137,3 @@ func columns(wl *workload.Workload) tracev2.Columns {
 	return cols
 }
 
-func sloTargets(in map[string]workload.SLOTarget) map[string]metrics.SLOTarget {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make(map[string]metrics.SLOTarget, len(in))
-	for k, t := range in {
-		out[k] = metrics.SLOTarget{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
-	}
-	return out
-}

@@ -327,3 +327,15 @@ func (s *SliceSource) Next() (*tracev2.Record, error) {
 	s.i++
 	return &s.Records[s.i-1], nil
 }
+
+// SLOTargets converts a trace header's goodput targets into the simulator's.
+func SLOTargets(in map[string]tracev2.SLOTargets) map[string]metrics.SLOTarget {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]metrics.SLOTarget, len(in))
+	for k, t := range in {
+		out[k] = metrics.SLOTarget{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
+	}
+	return out
+}
