@@ -136,4 +136,3 @@ func columns(wl *workload.Workload) tracev2.Columns {
 	cols.ThinkTime = wl.HasSessions()
 	return cols
 }
-

@@ -16,7 +16,6 @@ type rule struct {
 	why       string
 }
 
-
 func rules() []rule {
 	cliLibs := []string{"github.com/urfave/cli", "github.com/schollz/progressbar"}
 	return []rule{
