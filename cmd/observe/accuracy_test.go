@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"servesim/internal/httpload"
 	"servesim/internal/httpload/fakevllm"
 	"servesim/internal/tracev2"
+	"servesim/internal/workload"
 )
 
 // accuracy is what one run of the command measured against the fake
@@ -126,3 +128,29 @@ func BenchmarkCommandTTFT(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlanJob is the dispatcher-side cost of one request: the next
+// workload request (chatbot preset: ~256 prompt tokens), its job (UUID,
+// trace fields) and its prepared body (prompt text and JSON).
+func BenchmarkPlanJob(b *testing.B) {
+	rate, n := 1000.0, int64(0)
+	wl, err := workload.Resolve(workload.Options{Preset: "chatbot", Rate: &rate, NumRequests: &n, Horizon: ptr(time.Hour)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _ := httpload.NewPrompter(42, 1.0)
+	c, _ := httpload.NewClient(httpload.Config{BaseURL: "http://127.0.0.1:1", Prompter: p})
+	pl := newPlanner(wl, wl.NewSource(), p, &config{}, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		r, ok := pl.src.Next()
+		if !ok {
+			b.Fatal("workload ended")
+		}
+		j := pl.job(r)
+		_ = c.Prepare(j)
+		pl.take(j.ID)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -24,7 +24,7 @@ func command() cli.Command {
 		&ucli.IntFlag{Name: "max-concurrency", Usage: "cap on requests in flight; a request held back keeps its intended time (0 = open loop)"},
 		&ucli.DurationFlag{Name: "duration", Usage: "send no request intended after this time, e.g. 10m (sets --horizon; without a spec, --num-requests defaults to unlimited)"},
 		&ucli.IntFlag{Name: "warmup-requests", Usage: "requests sent before the run and not recorded; recorded ids start at N"},
-		&ucli.IntFlag{Name: "prewarm", Usage: "open N keep-alive connections before the run, so no measured request pays for connection set-up"},
+		&ucli.IntFlag{Name: "prewarm", Value: -1, Usage: "open N keep-alive connections before the run, so no measured request pays for connection set-up; -1 = the run's concurrency when known (--max-concurrency, closed-loop users), 0 = none"},
 		&ucli.StringFlag{Name: "trace-output", Aliases: []string{"o", "output"}, Value: "-", Usage: "trace: - for one stream on stdout, or PREFIX for PREFIX.yaml + PREFIX.csv (written row by row)"},
 		&ucli.BoolFlag{Name: "trace-ext", Usage: "write our x_ext header block (self-test, interrupted) in two-file traces too (BLIS rejects it)"},
 		&ucli.BoolFlag{Name: "record-itl", Usage: "write every streamed chunk's arrival to the ITL CSV (PREFIX.itl.csv); forces streaming"},

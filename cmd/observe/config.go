@@ -31,7 +31,7 @@ type config struct {
 	reqTimeout time.Duration
 
 	warmup      int
-	prewarm     int
+	prewarm     int // -1 = the run's concurrency when known
 	maxConc     int
 	chat        bool
 	unconstrain bool
@@ -144,9 +144,9 @@ func readConfig(c *ucli.Context) (*config, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"--warmup-requests", cfg.warmup}, {"--prewarm", cfg.prewarm}, {"--max-concurrency", cfg.maxConc}, {"--self-test-streams", cfg.selfTestStreams}} {
+	}{{"--warmup-requests", cfg.warmup}, {"--prewarm", cfg.prewarm + 1}, {"--max-concurrency", cfg.maxConc}, {"--self-test-streams", cfg.selfTestStreams}} {
 		if f.v < 0 {
-			return nil, cli.Usagef("%s %d: must be >= 0", f.name, f.v)
+			return nil, cli.Usagef("%s: must be >= 0 (--prewarm: >= -1)", f.name)
 		}
 	}
 	if cfg.selfTestStreams > maxSelfTestStreams {

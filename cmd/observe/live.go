@@ -38,7 +38,8 @@ func (l *live) update(t *tally) {
 	l.last = now
 	done := t.ok + t.failed
 	rate := float64(done) / max(now.Sub(l.start).Seconds(), 1e-3)
-	desc := fmt.Sprintf("done %d, errors %d, %.1f req/s", done, t.failed, rate)
+	// The bar itself shows the requests done (its count).
+	desc := fmt.Sprintf("errors %d, %.1f req/s", t.failed, rate)
 	if n := len(t.ttft); n > 0 {
 		step := max(1, n/liveSample)
 		l.buf = l.buf[:0]
@@ -48,6 +49,8 @@ func (l *live) update(t *tally) {
 		slices.Sort(l.buf)
 		desc += fmt.Sprintf(", p50 TTFT %.1f ms", l.buf[len(l.buf)/2])
 	}
+	// The count first: Describe renders at once, with the count it has.
+	l.bar.Set(done, "")
 	l.bar.Set(done, desc)
 }
 

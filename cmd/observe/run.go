@@ -119,7 +119,7 @@ func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Lo
 		}
 	}
 	hcfg.Prompter = s.prompter
-	hcfg.MaxConns = max(4096, cfg.maxConc, cfg.prewarm)
+	hcfg.MaxConns = max(4096, cfg.maxConc, prewarmConns(cfg, wl))
 	if s.client, err = httpload.NewClient(hcfg); err != nil {
 		return nil, cli.Usagef("--server-url: %v", err)
 	}
@@ -127,8 +127,8 @@ func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Lo
 		s.client.Close()
 		return nil, err
 	}
-	if cfg.prewarm > 0 {
-		n, err := s.client.Prewarm(ctx, cfg.prewarm)
+	if conns := prewarmConns(cfg, wl); conns > 0 {
+		n, err := s.client.Prewarm(ctx, conns)
 		if err != nil {
 			if ctx.Err() != nil {
 				s.client.Close()
@@ -138,6 +138,23 @@ func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Lo
 		}
 	}
 	return s, nil
+}
+
+// prewarmConns is the number of connections to open before t0: --prewarm,
+// or by default the run's concurrency when it is known (the cap, or the
+// closed-loop users); an open loop without a cap opens them as it goes.
+func prewarmConns(cfg *config, wl *workload.Workload) int {
+	if cfg.prewarm >= 0 {
+		return cfg.prewarm
+	}
+	if cfg.maxConc > 0 {
+		return cfg.maxConc
+	}
+	users := 0
+	for _, c := range wl.Spec.Clients {
+		users += c.Concurrency
+	}
+	return users
 }
 
 // selfTestStreams is the self-test's concurrency: the flag, else the run's
