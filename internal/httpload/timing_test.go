@@ -1,10 +1,32 @@
 package httpload_test
 
 import (
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
+
+// oversubscribed reports the one-minute load average when it exceeds the
+// number of CPUs: other processes then hold the cores this test's client and
+// its in-process server need, and sub-millisecond timing says nothing about
+// the client. (Seen on a 2-core machine at load 3-4: TTFT medians 1.4-1.8 ms
+// late with the server's own figures still looking healthy.)
+func oversubscribed() (float64, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	return load, err == nil && load > float64(runtime.NumCPU())
+}
 
 // timerOvershoot is the median lateness of twenty 500 µs sleeps: about
 // 0.1–1 ms on an idle Linux machine (Go timers wake on a millisecond tick),
@@ -43,9 +65,11 @@ func assertTiming(t *testing.T, measure func(attempt int) (report string, ok, lo
 		allLoaded = allLoaded && loaded
 	}
 	over := timerOvershoot()
-	if raceEnabled || over > 1500*time.Microsecond || allLoaded {
+	load, busy := oversubscribed()
+	if raceEnabled || over > 1500*time.Microsecond || allLoaded || busy {
 		t.Skipf("timing not asserted, the machine is too loaded to resolve 1 ms (every attempt loaded: %v; "+
-			"a 500 µs sleep wakes %v late; race detector %v); last attempt: %s", allLoaded, over, raceEnabled, reports[len(reports)-1])
+			"a 500 µs sleep wakes %v late; load average %.2f on %d CPUs; race detector %v); last attempt: %s",
+			allLoaded, over, load, runtime.NumCPU(), raceEnabled, reports[len(reports)-1])
 	}
 	t.Errorf("timing out of bounds in 3 attempts on a machine that keeps time: %v", reports)
 }
