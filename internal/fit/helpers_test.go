@@ -1,0 +1,117 @@
+package fit
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"servesim/internal/deploy"
+	"servesim/internal/des/latency"
+	"servesim/internal/tracev2"
+)
+
+// synth describes a synthetic measurement: requests arriving as a Poisson
+// process, replayed through the simulator with known coefficients, their
+// chunk times then perturbed by a seeded relative noise.
+type synth struct {
+	n           int
+	ratePerS    float64
+	promptLo    int
+	promptHi    int
+	outLo       int
+	outHi       int
+	kind        string
+	alpha, beta []float64
+	noise       float64 // relative, uniform in ±noise
+	seed        uint64
+	itl         bool // also write one ITL chunk per token
+}
+
+// deployment is the test deployment: the default one (Qwen3-14B on an H100)
+// with the given latency model and coefficients.
+func testDeployment(t testing.TB, kind string, alpha, beta []float64) *deploy.Resolved {
+	t.Helper()
+	cfg := deploy.Default()
+	cfg.LatencyModel, cfg.AlphaCoeffs, cfg.BetaCoeffs = kind, alpha, beta
+	cfg.MaxNumSeqs = 64
+	d, err := deploy.Resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// make simulates the synthetic run and returns its trace as a measurement
+// (mode real: send, first and last chunk times) and its ITL rows.
+func (s synth) make(t testing.TB) ([]tracev2.Record, []tracev2.ITLRow) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(s.seed, 7))
+	recs := make([]tracev2.Record, s.n)
+	at := int64(1000)
+	for i := range recs {
+		at += int64(rng.ExpFloat64() / s.ratePerS * 1e6)
+		recs[i] = tracev2.Record{RequestID: int64(i), SLOClass: "standard", Streaming: true,
+			InputTokens: s.promptLo + rng.IntN(s.promptHi-s.promptLo+1), OutputTokens: s.outLo + rng.IntN(s.outHi-s.outLo+1),
+			ArrivalTimeUs: at, SendTimeUs: at, Status: "ok"}
+	}
+	dep := testDeployment(t, s.kind, s.alpha, s.beta)
+	sp, err := newSpace(kindOf(t, s.kind), dep.Instance.Latency, s.alpha, s.beta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder(dep.Instance.Latency, sp, s.n)
+	d := *dep
+	d.Instance.Latency, d.Instance.FastForward = rec, false
+	cfg := Config{Deploy: &d}
+	if err := replayTrace(context.Background(), &cfg, recs, &d, rec); err != nil {
+		t.Fatal(err)
+	}
+	aTok := dep.Instance.Latency.TokenOverhead()
+	aEnd := dep.Instance.Latency.EndOverhead()
+	var itl []tracev2.ITLRow
+	for i := range recs {
+		r := &recs[i]
+		res, ok := rec.results[r.RequestID]
+		if !ok || !res.completed {
+			t.Fatalf("request %d did not complete", r.RequestID)
+		}
+		jitter := func() float64 { return 1 + s.noise*(2*rng.Float64()-1) }
+		ttft := float64(res.ttft) * jitter()
+		r.FirstChunkTimeUs = r.SendTimeUs + int64(math.Round(ttft))
+		r.LastChunkTimeUs = r.FirstChunkTimeUs + int64(math.Round(float64(res.e2e-res.ttft)*jitter()))
+		r.NumChunks = r.OutputTokens
+		if !s.itl {
+			continue
+		}
+		// Token k ends the k-th step after the first token; its client
+		// time carries k·A_tok, and the last one A_end too.
+		lo, hi := rec.steps(res.firstToken, res.done)
+		if hi-lo != r.OutputTokens-1 {
+			continue // a request that skipped a step: no ITL rows
+		}
+		tm, prev := r.FirstChunkTimeUs, res.firstToken
+		itl = append(itl, tracev2.ITLRow{RequestID: r.RequestID, ChunkIndex: 0, TimestampUs: tm})
+		for k := 1; k < r.OutputTokens; k++ {
+			end := rec.end[lo+k-1]
+			gap := float64(end-prev) + float64(aTok)
+			prev = end
+			if k == r.OutputTokens-1 {
+				gap += float64(aEnd)
+			}
+			tm += int64(math.Round(gap * jitter()))
+			itl = append(itl, tracev2.ITLRow{RequestID: r.RequestID, ChunkIndex: k, TimestampUs: tm})
+		}
+		r.LastChunkTimeUs = tm
+	}
+	return recs, itl
+}
+
+func kindOf(t testing.TB, s string) latency.Kind {
+	t.Helper()
+	k, err := latency.ParseKind(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
