@@ -49,9 +49,18 @@ type slot struct {
 // not chase the slot.
 type entry struct {
 	at   int64
-	key  uint64 // priority << 56 | sequence
+	key  uint64 // priority << 56 | sub << 40 | sequence (40 bits)
 	slot int32
 }
+
+// seqBits is the width of the sequence counter in the key: 2⁴⁰ ≈ 1.1·10¹²
+// events per run.
+const (
+	seqBits = 40
+	seqMask = 1<<seqBits - 1
+	// MaxSub is the largest sub-priority (ScheduleSub).
+	MaxSub = 1<<(56-seqBits) - 1
+)
 
 // Engine is the event loop. The zero value is not usable; call New.
 type Engine struct {
@@ -94,6 +103,14 @@ func (e *Engine) PeekTime() int64 {
 // priority (0..255). Scheduling before the current time is a programming error
 // and panics (spec §2).
 func (e *Engine) Schedule(at int64, prio int, act Action, data any) Handle {
+	return e.ScheduleSub(at, prio, 0, act, data)
+}
+
+// ScheduleSub is Schedule with a sub-priority that orders events of equal
+// time and priority before the sequence does: a cluster gives each
+// instance's events its index, so at equal times lower instances go first
+// (spec §2, §10). Schedule uses sub-priority 0.
+func (e *Engine) ScheduleSub(at int64, prio, sub int, act Action, data any) Handle {
 	if at < e.now {
 		panic(fmt.Sprintf("des: event scheduled at %d µs, before the clock %d µs", at, e.now))
 	}
@@ -102,6 +119,9 @@ func (e *Engine) Schedule(at int64, prio int, act Action, data any) Handle {
 	}
 	if act == nil {
 		panic("des: nil action")
+	}
+	if sub < 0 || sub > MaxSub {
+		panic(fmt.Sprintf("des: event sub-priority %d outside 0..%d", sub, MaxSub))
 	}
 	var s int32
 	if e.freeSlot >= 0 {
@@ -118,11 +138,24 @@ func (e *Engine) Schedule(at int64, prio int, act Action, data any) Handle {
 	}
 	sl.act, sl.data = act, data
 	e.seq++
+	if e.seq > seqMask {
+		panic("des: more than 2^40 events scheduled in one run")
+	}
 	i := int32(len(e.heap))
-	e.heap = append(e.heap, entry{at: at, key: uint64(prio)<<56 | e.seq, slot: s})
+	e.heap = append(e.heap, entry{at: at, key: uint64(prio)<<56 | uint64(sub)<<seqBits | e.seq, slot: s})
 	sl.heapIdx = i
 	e.up(int(i))
 	return Handle{slot: s, gen: sl.gen}
+}
+
+// Scheduled reports whether h names an event that is still pending (not yet
+// run, not cancelled).
+func (e *Engine) Scheduled(h Handle) bool {
+	if h.gen == 0 || int(h.slot) >= len(e.slots) {
+		return false
+	}
+	sl := &e.slots[h.slot]
+	return sl.gen == h.gen && sl.heapIdx >= 0
 }
 
 // Cancel removes a pending event. It reports whether the event was pending

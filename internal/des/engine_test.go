@@ -1,6 +1,7 @@
 package des
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -154,5 +155,33 @@ func BenchmarkScheduleRun(b *testing.B) {
 		e.Schedule(e.Now()+int64(i%5), i%9, a, nil)
 		e.Step(NoHorizon)
 		e.Step(NoHorizon)
+	}
+}
+
+// TestSubPriority: at equal time and priority a smaller sub-priority runs
+// first whatever the scheduling order; Scheduled tracks pending events.
+func TestSubPriority(t *testing.T) {
+	e := New()
+	var got []int
+	rec := func(_ int64, d any) { got = append(got, d.(int)) }
+	h3 := e.ScheduleSub(5, PrioStep, 3, rec, 3)
+	e.ScheduleSub(5, PrioStep, 1, rec, 1)
+	e.Schedule(5, PrioStep, rec, 0)
+	e.ScheduleSub(5, PrioQueued, 9, rec, -1)
+	e.ScheduleSub(5, PrioStep, 1, rec, 2)
+	if !e.Scheduled(h3) {
+		t.Fatal("Scheduled(pending) = false")
+	}
+	e.Run(NoHorizon)
+	if want := []int{-1, 0, 1, 2, 3}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	if e.Scheduled(h3) || e.Scheduled(Handle{}) {
+		t.Error("Scheduled(run or zero handle) = true")
+	}
+	h := e.Schedule(9, 0, rec, 7)
+	e.Cancel(h)
+	if e.Scheduled(h) {
+		t.Error("Scheduled(cancelled) = true")
 	}
 }

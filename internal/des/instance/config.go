@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"servesim/internal/des"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/latency"
 )
@@ -89,8 +90,10 @@ type Config struct {
 	FastForward bool
 	// FastForwardBound, if set, returns the earliest time at which something
 	// outside this instance may observe or change it (an event of another
-	// component, a horizon); no step starting at or after it runs inline.
-	// Default: the engine's next event time, which is always safe.
+	// component, a horizon); no step starting at or after it, or at or after
+	// the instance's own next Queued or Timeout event, runs inline. A cluster
+	// passes its next cluster event, so other instances' steps do not break
+	// inline runs. Default: the engine's next event time, always safe.
 	FastForwardBound func() int64
 
 	// OnDone receives every request when it becomes terminal (completed,
@@ -103,6 +106,9 @@ type Config struct {
 
 func (c *Config) validate() error {
 	var errs []string
+	if c.ID < 0 || c.ID > des.MaxSub {
+		errs = append(errs, fmt.Sprintf("instance index %d outside 0..%d", c.ID, des.MaxSub))
+	}
 	if c.MaxNumSeqs <= 0 {
 		errs = append(errs, fmt.Sprintf("max-num-seqs %d must be positive", c.MaxNumSeqs))
 	}

@@ -60,6 +60,7 @@ type Instance struct {
 	lazyOn                         bool
 	lz                             lazyState
 	nextAseq                       int64
+	own                            ownEvents // pending Queued and Timeout events (with a FastForwardBound)
 
 	verify func(violation string) // set by tests: called on invariant violations
 }
@@ -141,7 +142,7 @@ func (in *Instance) Submit(r *Request) error {
 	}
 	now := in.eng.Now()
 	in.register(r, now)
-	r.queuedH = in.eng.Schedule(now+in.lat.QueueDelay(len(r.Prompt)), des.PrioQueued, in.queuedAct, r)
+	r.queuedH = in.schedule(now+in.lat.QueueDelay(len(r.Prompt)), des.PrioQueued, in.queuedAct, r)
 	return nil
 }
 
@@ -157,7 +158,7 @@ func (in *Instance) register(r *Request, now int64) {
 	in.pending[r] = struct{}{}
 	in.cnt.Submitted++
 	if r.DeadlineUs > 0 {
-		r.timeoutH = in.eng.Schedule(max(r.DeadlineUs, now), des.PrioTimeout, in.timeoutAct, r)
+		r.timeoutH = in.schedule(max(r.DeadlineUs, now), des.PrioTimeout, in.timeoutAct, r)
 	}
 }
 
@@ -274,7 +275,18 @@ func (in *Instance) Priority(r *Request, now int64) float64 {
 
 func (in *Instance) scheduleStep(at int64) {
 	in.stepPending = true
-	in.stepH = in.eng.Schedule(at, des.PrioStep, in.stepAct, nil)
+	in.stepH = in.eng.ScheduleSub(at, des.PrioStep, in.cfg.ID, in.stepAct, nil)
+}
+
+// schedule puts one of this instance's own events (Queued, Timeout) on the
+// engine, ordered by the instance index at equal times, and remembers it
+// when a FastForwardBound is set: inline steps must stop before it.
+func (in *Instance) schedule(at int64, prio int, act des.Action, r *Request) des.Handle {
+	h := in.eng.ScheduleSub(at, prio, in.cfg.ID, act, r)
+	if in.cfg.FastForwardBound != nil {
+		in.own.push(ownEvent{at: at, h: h})
+	}
+	return h
 }
 
 // onTimeout cancels a live request at its deadline.

@@ -122,7 +122,23 @@ func (r *Request) Preemptions() int { return r.preemptions }
 
 // BlockHash returns the chained hash of the request's full block i (block
 // size b); routing scorers use it for prefix affinity.
-func (r *Request) BlockHash(i, blockSize int) kvcache.Hash { return r.seq.BlockHash(i, blockSize) }
+func (r *Request) BlockHash(i, blockSize int) kvcache.Hash {
+	if r.seq.Prompt == nil {
+		r.seq.Prompt, r.seq.Output = r.Prompt, r.Output
+	}
+	return r.seq.BlockHash(i, blockSize)
+}
+
+// PromptBlocks is the number of full blocks of the prompt.
+func (r *Request) PromptBlocks(blockSize int) int { return len(r.Prompt) / blockSize }
+
+// ClearHashes forgets hashes computed by BlockHash on a request that has not
+// been submitted (a router computed them with another block size).
+func (r *Request) ClearHashes() {
+	if r.status == StatusNew {
+		r.seq = kvcache.Seq{}
+	}
+}
 
 func (r *Request) target() int { return len(r.Prompt) + r.g }
 
@@ -157,6 +173,10 @@ type Result struct {
 	SessionID string
 	Round     int
 	Tag       any
+
+	// InTransfer marks a live P/D request between its prefill and its
+	// decode part at the end of a run (set by the cluster).
+	InTransfer bool
 }
 
 // TPOTUs is ΣITL / (output − 1), 0 when fewer than two tokens.
@@ -171,7 +191,9 @@ func (r *Result) TPOTUs() float64 {
 func legal(from, to Status) bool {
 	switch from {
 	case StatusNew:
-		return to == StatusPending || to == StatusRejected
+		// New → Dropped: a P/D decode part whose blocks could not be
+		// reserved (spec §12 step 2).
+		return to == StatusPending || to == StatusRejected || to == StatusDropped
 	case StatusPending:
 		return to == StatusQueued || to == StatusDropped || to == StatusTimedOut
 	case StatusQueued:
@@ -190,10 +212,32 @@ func setStatus(r *Request, st Status) {
 	r.status = st
 }
 
+// Drop marks a new request that the cluster could not place (a P/D decode
+// part whose KV blocks could not be reserved) as dropped_unservable at
+// instance inst, and returns its result.
+func Drop(r *Request, at int64, inst int) Result {
+	setStatus(r, StatusDropped)
+	res := Reject(r, at)
+	res.Status, res.Instance = StatusDropped, inst
+	return res
+}
+
+// Unrouted is the result of a request still held by the cluster at the end
+// of a run (between arrival and its instance, or between a P/D prefill and
+// its decode part); its status stays new.
+func Unrouted(r *Request) Result {
+	return Result{ID: r.ID, Status: r.status, Instance: -1, ArrivalUs: r.ArrivalUs,
+		FirstScheduledUs: -1, FirstTokenUs: -1, DoneUs: -1, TTFTUs: -1, E2EUs: -1, SchedulingDelayUs: -1,
+		PromptTokens: len(r.Prompt), SLOClass: r.SLOClass, Tenant: r.Tenant, SessionID: r.SessionID,
+		Round: r.Round, Tag: r.Tag}
+}
+
 // Reject marks a request that admission or routing refused (it never reached
 // an instance) and returns its result.
 func Reject(r *Request, at int64) Result {
-	setStatus(r, StatusRejected)
+	if r.status != StatusDropped {
+		setStatus(r, StatusRejected)
+	}
 	return Result{ID: r.ID, Status: StatusRejected, Instance: -1, ArrivalUs: r.ArrivalUs,
 		FirstScheduledUs: -1, FirstTokenUs: -1, DoneUs: at, TTFTUs: -1, E2EUs: -1, SchedulingDelayUs: -1,
 		PromptTokens: len(r.Prompt), SLOClass: r.SLOClass, Tenant: r.Tenant, SessionID: r.SessionID,
