@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os/exec"
 	"runtime/debug"
 	"strconv"
 	"testing"
@@ -39,20 +41,49 @@ func (a accuracy) String() string {
 // streams requests at once), and compares the trace with the server's
 // record of when it flushed each chunk.
 func measureCommand(ctx context.Context, streams, requests, tokens int, ttft, itl time.Duration) (accuracy, error) {
+	return measureWith(ctx, inProcess, streams, requests, tokens, ttft, itl)
+}
+
+// runner runs the command with args and returns its stdout.
+type runner func(ctx context.Context, args []string) (string, error)
+
+func inProcess(ctx context.Context, args []string) (string, error) {
+	o := observeIn(ctx, args...)
+	if o.err != nil {
+		return "", fmt.Errorf("exit %d: %v\n%s", o.code, o.err, o.stderr)
+	}
+	return o.stdout, nil
+}
+
+// asBinary runs the built observe binary (its own process, with main's GC
+// setting), so client and server share only the machine.
+func asBinary(bin string) runner {
+	return func(ctx context.Context, args []string) (string, error) {
+		var out, errb bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("%v\n%s", err, errb.String())
+		}
+		return out.String(), nil
+	}
+}
+
+func measureWith(ctx context.Context, run runner, streams, requests, tokens int, ttft, itl time.Duration) (accuracy, error) {
 	srv, err := fakevllm.Start(fakevllm.Config{TTFT: ttft, ITL: itl, RecordTimings: true, KeepRequests: 1})
 	if err != nil {
 		return accuracy{}, err
 	}
 	defer srv.Close()
 	rate := float64(streams) / (ttft + time.Duration(tokens-1)*itl).Seconds()
-	o := observeIn(ctx, "--url", srv.URL(), "--quiet", "--no-self-test", "--chat", "--streaming",
+	stdout, err := run(ctx, []string{"--url", srv.URL(), "--quiet", "--no-self-test", "--chat", "--streaming",
 		"--rate", strconv.FormatFloat(rate, 'f', 3, 64), "--prewarm", strconv.Itoa(streams), "--num-requests", strconv.Itoa(requests),
 		"--prompt-tokens", "8", "--prompt-tokens-stdev", "0",
-		"--output-tokens", strconv.Itoa(tokens), "--output-tokens-stdev", "0")
-	if o.err != nil {
-		return accuracy{}, fmt.Errorf("exit %d: %v\n%s", o.code, o.err, o.stderr)
+		"--output-tokens", strconv.Itoa(tokens), "--output-tokens-stdev", "0"})
+	if err != nil {
+		return accuracy{}, err
 	}
-	tr, err := tracev2.Load(tracev2.Input{Path: "-", Stdin: stringsReader(o.stdout)}, tracev2.Options{})
+	tr, err := tracev2.Load(tracev2.Input{Path: "-", Stdin: stringsReader(stdout)}, tracev2.Options{})
 	if err != nil {
 		return accuracy{}, err
 	}
@@ -95,8 +126,9 @@ func TestTTFTMatchesGroundTruth(t *testing.T) {
 	})
 }
 
-// BenchmarkCommandTTFT runs the whole command per iteration with N streams
-// in flight (open loop at N / 280 ms) against the fake server with TTFT
+// BenchmarkCommandTTFT runs the whole command per iteration, in-process and
+// as the built binary, with N streams in flight (open loop at N / 280 ms)
+// against the fake server with TTFT
 // 50 ms and ITL 10 ms, 24 tokens per answer, 10·N requests, and reports the
 // TTFT error of the written trace and the client's read lag behind the
 // server's flush of the first token. Run with -benchtime 1x; the fake
@@ -104,11 +136,17 @@ func TestTTFTMatchesGroundTruth(t *testing.T) {
 // reported too.
 func BenchmarkCommandTTFT(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	for _, streams := range []int{100, 300} {
-		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
+	bin := buildBinary(b, "observe")
+	for _, tc := range []struct {
+		how     string
+		run     runner
+		streams int
+	}{{"in-process", inProcess, 100}, {"binary", asBinary(bin), 100}, {"binary", asBinary(bin), 300}} {
+		b.Run(fmt.Sprintf("%s/streams=%d", tc.how, tc.streams), func(b *testing.B) {
+			streams := tc.streams
 			var all accuracy
 			for range b.N {
-				a, err := measureCommand(context.Background(), streams, 10*streams, 24, 50*time.Millisecond, 10*time.Millisecond)
+				a, err := measureWith(context.Background(), tc.run, streams, 10*streams, 24, 50*time.Millisecond, 10*time.Millisecond)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -22,7 +22,7 @@ import (
 // run (5,000 requests at 200/s) and extra flags.
 func startBinary(t *testing.T, srv *fakevllm.Server, stdout io.Writer, extra ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	bin := filepath.Join(buildBinaries(t), "observe")
+	bin := buildBinary(t, "observe")
 	args := append([]string{"--url", srv.URL(), "--quiet", "--no-self-test", "--streaming", "--rate", "200",
 		"--num-requests", "5000", "--prompt-tokens", "8", "--prompt-tokens-stdev", "0"}, extra...)
 	cmd := exec.Command(bin, args...)
@@ -134,7 +134,7 @@ func TestSIGINTThroughTheBinary(t *testing.T) {
 				drain = "1m"
 			}
 			var out bytes.Buffer
-			bin := filepath.Join(buildBinaries(t), "observe")
+			bin := buildBinary(t, "observe")
 			cmd := exec.Command(bin, "--url", srv.URL(), "--no-self-test", "--streaming", "--rate", "200",
 				"--num-requests", "5000", "--prompt-tokens", "8", "--prompt-tokens-stdev", "0",
 				"--output-tokens", "400", "--drain-timeout", drain)
@@ -191,13 +191,13 @@ func TestSIGINTThroughTheBinary(t *testing.T) {
 // pipeline (the trace teed to a file, as in the --help example), then
 // calibrate the captured trace against replay's SimResults.
 func TestPipelineObserveReplayCalibrate(t *testing.T) {
-	bins := buildBinaries(t)
+	observe, replay, calibrate := buildBinary(t, "observe"), buildBinary(t, "replay"), buildBinary(t, "calibrate")
 	srv := startFake(t, fakevllm.Config{TTFT: 20 * time.Millisecond, ITL: 4 * time.Millisecond})
 	dir := t.TempDir()
-	obs := exec.Command(filepath.Join(bins, "observe"), "--url", srv.URL(), "--quiet", "--streaming", "--chat",
+	obs := exec.Command(observe, "--url", srv.URL(), "--quiet", "--streaming", "--chat",
 		"--workload", "chatbot", "--rate", "50", "--num-requests", "40", "--output-tokens-max", "64",
 		"--prompt-tokens-max", "256", "--self-test-streams", "10", "-o", "-")
-	rep := exec.Command(filepath.Join(bins, "replay"), "-", "--quiet")
+	rep := exec.Command(replay, "-", "--quiet")
 	pr, pw := io.Pipe()
 	var trace, sim, obsErr, repErr bytes.Buffer
 	obs.Stdout, obs.Stderr = io.MultiWriter(pw, &trace), &obsErr
@@ -216,7 +216,7 @@ func TestPipelineObserveReplayCalibrate(t *testing.T) {
 	capPath, simPath := filepath.Join(dir, "cap.trace"), filepath.Join(dir, "sim.json")
 	writeFile(t, capPath, trace.String())
 	writeFile(t, simPath, sim.String())
-	out, err := exec.Command(filepath.Join(bins, "calibrate"), capPath, simPath, "--format", "json", "--quiet").Output()
+	out, err := exec.Command(calibrate, capPath, simPath, "--format", "json", "--quiet").Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -96,34 +96,42 @@ func baseArgs(srv *fakevllm.Server, extra ...string) []string {
 		"--output-tokens", "4", "--output-tokens-stdev", "0"}, extra...)
 }
 
-// binaries builds observe, replay and calibrate once per test run.
+// binaries builds each command at most once per test run, into one
+// temporary directory.
 type binaries struct {
-	once sync.Once
-	dir  string
-	err  error
+	mu    sync.Mutex
+	dir   string
+	built map[string]error
 }
 
-var builtBins binaries // test-only: built once per process
+var builtBins binaries // test-only: the binaries built by this test process
 
-func buildBinaries(t *testing.T) string {
+// buildBinary builds servesim/cmd/<name> once and returns its path.
+func buildBinary(t testing.TB, name string) string {
 	t.Helper()
-	builtBins.once.Do(func() {
-		builtBins.dir, builtBins.err = os.MkdirTemp("", "observe-test-bin")
-		if builtBins.err != nil {
-			return
+	b := &builtBins
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dir == "" {
+		dir, err := os.MkdirTemp("", "observe-test-bin")
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, name := range []string{"observe", "replay", "calibrate"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(builtBins.dir, name), "servesim/cmd/"+name).CombinedOutput()
-			if err != nil {
-				builtBins.err = fmt.Errorf("go build servesim/cmd/%s: %v\n%s", name, err, out)
-				return
-			}
-		}
-	})
-	if builtBins.err != nil {
-		t.Fatal(builtBins.err)
+		b.dir, b.built = dir, map[string]error{}
 	}
-	return builtBins.dir
+	path := filepath.Join(b.dir, name)
+	err, done := b.built[name]
+	if !done {
+		out, berr := exec.Command("go", "build", "-o", path, "servesim/cmd/"+name).CombinedOutput()
+		if berr != nil {
+			err = fmt.Errorf("go build servesim/cmd/%s: %v\n%s", name, berr, out)
+		}
+		b.built[name] = err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func TestMain(m *testing.M) {
