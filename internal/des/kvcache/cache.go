@@ -50,6 +50,31 @@ type Cache struct {
 	// Block tables and hash lists of finished sequences, reused (Recycle).
 	poolBlocks [][]int32
 	poolHashes [][]Hash
+
+	journalOn bool
+	journal   []IndexChange
+}
+
+// IndexChange is one change of the prefix index's membership: Hash became
+// findable (Added) or stopped being findable.
+type IndexChange struct {
+	Hash  Hash
+	Added bool
+}
+
+// EnableJournal starts recording every change of the prefix index's
+// membership, for a router that keeps a delayed copy of it (DrainJournal).
+func (c *Cache) EnableJournal() { c.journalOn = true }
+
+// DrainJournal hands out the changes recorded since the last call, in
+// order, and forgets them. Applied in order to a set of hashes that held
+// the index's members at the previous call, they leave exactly the hashes
+// Contains reports now.
+func (c *Cache) DrainJournal(fn func(IndexChange)) {
+	for _, ch := range c.journal {
+		fn(ch)
+	}
+	c.journal = c.journal[:0]
 }
 
 const poolMax = 4096
@@ -185,6 +210,9 @@ func (c *Cache) popFree() int32 {
 	bl := &c.blocks[i]
 	if bl.hashed {
 		// Lazy eviction: the index entry goes stale with the hash.
+		if bl.indexed && c.journalOn {
+			c.journal = append(c.journal, IndexChange{Hash: bl.hash})
+		}
 		bl.hashed, bl.indexed = false, false
 		c.stats.Evictions++
 	}

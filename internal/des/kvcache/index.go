@@ -67,6 +67,9 @@ func (c *Cache) register(h Hash, v int32) {
 		if s.v < 0 {
 			*s = indexSlot{lo: h.Lo, hi: uint32(h.Hi >> 32), v: v}
 			c.blocks[v].indexed = true
+			if c.journalOn {
+				c.journal = append(c.journal, IndexChange{Hash: h, Added: true})
+			}
 			x.n++
 			if x.n > x.limit {
 				c.rebuildIndex()
@@ -77,6 +80,9 @@ func (c *Cache) register(h Hash, v int32) {
 			if !c.live(s.v, h) || !c.blocks[s.v].indexed {
 				s.v = v
 				c.blocks[v].indexed = true
+				if c.journalOn {
+					c.journal = append(c.journal, IndexChange{Hash: h, Added: true})
+				}
 			}
 			return
 		}

@@ -40,6 +40,15 @@ type Aggregator struct {
 	tpot             []float64
 	classes          map[string]*classAcc
 	tenants          map[string]*tenantAcc
+
+	inTransfer int64
+	perInst    []instAcc // by instance index (grown as results name them)
+}
+
+// instAcc accumulates the results of one instance.
+type instAcc struct {
+	completed, dropped, timedOut, outTok int64
+	ttftSum, e2eSum                      int64
 }
 
 // NewAggregator returns an empty aggregator with per-class SLO targets (nil
@@ -74,13 +83,30 @@ func (a *Aggregator) Add(res *instance.Result) {
 		ten = &tenantAcc{}
 		a.tenants[orDefault(res.Tenant)] = ten
 	}
+	var in *instAcc
+	if res.Instance >= 0 {
+		for len(a.perInst) <= res.Instance {
+			a.perInst = append(a.perInst, instAcc{})
+		}
+		in = &a.perInst[res.Instance]
+	}
+	if res.InTransfer {
+		a.inTransfer++
+		return
+	}
 	switch res.Status {
 	case instance.StatusCompleted:
 	case instance.StatusDropped:
 		a.dropped++
+		if in != nil {
+			in.dropped++
+		}
 		return
 	case instance.StatusTimedOut:
 		a.timedOut++
+		if in != nil {
+			in.timedOut++
+		}
 		return
 	case instance.StatusRejected:
 		a.rejected++
@@ -112,6 +138,12 @@ func (a *Aggregator) Add(res *instance.Result) {
 	cls.itlCount += int64(res.ITLCount)
 	ten.completed++
 	ten.outTok += int64(res.OutputTokens)
+	if in != nil {
+		in.completed++
+		in.outTok += int64(res.OutputTokens)
+		in.ttftSum += res.TTFTUs
+		in.e2eSum += res.E2EUs
+	}
 	if a.isGood(res, tpot) {
 		a.good++
 		cls.good++
@@ -149,6 +181,25 @@ type RunInfo struct {
 	CacheMisses       int64
 	AllocFailures     int64
 	ITL               []instance.ValueCount // every ITL sample of completed requests (µs)
+
+	// PerInstance, when set (a cluster run), adds the per_instance block,
+	// the routing distribution and the instance fairness index to the
+	// summary.
+	PerInstance []InstanceInfo
+}
+
+// InstanceInfo is one instance's run-level totals.
+type InstanceInfo struct {
+	Pool              string // "prefill" or "decode" with P/D, else ""
+	Routed            int64  // requests (and P/D parts) routed to it
+	Steps             int64
+	BusyUs            int64 // Σ Δ
+	Preemptions       int64
+	KVUsedBlockUs     int64
+	KVCapacityBlockUs int64
+	KVPeak            float64
+	CacheHits         int64
+	CacheMisses       int64
 }
 
 func sortedCopy(v []int64) []int64 {

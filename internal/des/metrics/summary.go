@@ -73,6 +73,32 @@ type Summary struct {
 
 	PerTenant         map[string]TenantSummary `json:"per_tenant"`
 	JainFairnessIndex float64                  `json:"jain_fairness_index"`
+
+	// Cluster runs only (absent for a single instance without cluster
+	// policies).
+	InTransferRequests  int64             `json:"in_transfer_requests,omitempty"` // P/D: between prefill and decode at the end
+	RoutingDistribution []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
+	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over instances' output tokens
+	PerInstance         []InstanceSummary `json:"per_instance,omitempty"`
+}
+
+// InstanceSummary is one instance's block of a cluster summary.
+type InstanceSummary struct {
+	Instance          int     `json:"instance"`
+	Pool              string  `json:"pool,omitempty"`
+	Routed            int64   `json:"routed_requests"`
+	Completed         int64   `json:"completed_requests"`
+	Dropped           int64   `json:"dropped_unservable"`
+	TimedOut          int64   `json:"timed_out_requests"`
+	OutputTokens      int64   `json:"output_tokens"`
+	TTFTMeanMs        float64 `json:"ttft_mean_ms"`
+	E2EMeanMs         float64 `json:"e2e_mean_ms"`
+	Steps             int64   `json:"steps"`
+	BusyFraction      float64 `json:"busy_fraction"` // Σ step time / duration
+	PreemptionCount   int64   `json:"preemption_count"`
+	KVUtilizationMean float64 `json:"kv_utilization_mean"`
+	KVUtilizationPeak float64 `json:"kv_utilization_peak"`
+	CacheHitRate      float64 `json:"cache_hit_rate"`
 }
 
 const usPerMs = 1e3
@@ -152,7 +178,42 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 		xs = append(xs, float64(t.outTok))
 	}
 	s.JainFairnessIndex = Jain(xs)
+	s.InTransferRequests = a.inTransfer
+	if len(info.PerInstance) > 0 {
+		a.perInstance(&s, info)
+	}
 	return s
+}
+
+// perInstance fills the cluster blocks of the summary.
+func (a *Aggregator) perInstance(s *Summary, info RunInfo) {
+	toks := make([]float64, 0, len(info.PerInstance))
+	for i, ii := range info.PerInstance {
+		var acc instAcc
+		if i < len(a.perInst) {
+			acc = a.perInst[i]
+		}
+		is := InstanceSummary{Instance: i, Pool: ii.Pool, Routed: ii.Routed, Completed: acc.completed,
+			Dropped: acc.dropped, TimedOut: acc.timedOut, OutputTokens: acc.outTok, Steps: ii.Steps,
+			PreemptionCount: ii.Preemptions, KVUtilizationPeak: ii.KVPeak}
+		if acc.completed > 0 {
+			is.TTFTMeanMs = float64(acc.ttftSum) / float64(acc.completed) / usPerMs
+			is.E2EMeanMs = float64(acc.e2eSum) / float64(acc.completed) / usPerMs
+		}
+		if info.DurationUs > 0 {
+			is.BusyFraction = float64(ii.BusyUs) / float64(info.DurationUs)
+		}
+		if ii.KVCapacityBlockUs > 0 {
+			is.KVUtilizationMean = float64(ii.KVUsedBlockUs) / float64(ii.KVCapacityBlockUs)
+		}
+		if d := ii.CacheHits + ii.CacheMisses; d > 0 {
+			is.CacheHitRate = float64(ii.CacheHits) / float64(d)
+		}
+		s.PerInstance = append(s.PerInstance, is)
+		s.RoutingDistribution = append(s.RoutingDistribution, ii.Routed)
+		toks = append(toks, float64(acc.outTok))
+	}
+	s.InstanceJainIndex = Jain(toks)
 }
 
 func pcts(sorted []int64) (p50, p90, p95, p99 float64) {

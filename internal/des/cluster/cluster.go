@@ -1,0 +1,440 @@
+package cluster
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"slices"
+
+	"servesim/internal/des"
+	"servesim/internal/des/instance"
+	"servesim/internal/des/metrics"
+	"servesim/internal/des/sim"
+)
+
+// Cluster is one run of N instances. Use New, then Run once.
+type Cluster struct {
+	cfg      Config
+	eng      *des.Engine
+	insts    []*instance.Instance
+	src      sim.Source
+	sink     sim.Sink
+	horizon  int64
+	injected int64
+	rejected int64
+	err      error
+	ran      bool
+
+	load   []int   // in-flight per instance: routed, not yet terminal there
+	routed []int64 // requests (and P/D parts) routed per instance
+	rt     *router
+	dec    *decisionLog
+	bucket bucket
+	pools  [3][]int
+	cev    timeHeap                       // times of the pending cluster events
+	transit map[*instance.Request]struct{} // between arrival and instance, with latencies > 0
+	pd      *pdState
+
+	arrive, pull, admitAct des.Action
+	instArrive             []des.Action
+}
+
+// New validates cfg and prepares a run.
+func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
+	if src == nil || sink == nil {
+		return nil, errors.New("cluster: nil source or sink")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	n := len(cfg.Instances)
+	c := &Cluster{cfg: cfg, eng: des.New(), src: src, sink: sink, horizon: des.NoHorizon,
+		load: make([]int, n), routed: make([]int64, n), transit: map[*instance.Request]struct{}{}}
+	if cfg.HorizonUs > 0 {
+		c.horizon = cfg.HorizonUs
+	}
+	// Inline steps stop at the next cluster event (and the instance's own
+	// next event) unless a completion may create an event sooner.
+	var bound func() int64
+	switch {
+	case !cfg.MayInject && !cfg.pdOn():
+		h := c.horizon
+		if h != des.NoHorizon {
+			h++
+		}
+		bound = func() int64 { return min(c.cev.min(), h) }
+	case cfg.HorizonUs > 0:
+		h := cfg.HorizonUs + 1
+		bound = func() int64 { return min(c.eng.PeekTime(), h) }
+	}
+	for i, ic := range cfg.Instances {
+		ic.ID = i
+		ic.FastForwardBound = bound
+		ic.OnDone = func(res *instance.Result, r *instance.Request) { c.done(i, res, r) }
+		in, err := instance.New(c.eng, ic)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		c.insts = append(c.insts, in)
+		c.instArrive = append(c.instArrive, func(now int64, data any) { c.onInstanceArrival(i, data) })
+	}
+	if cfg.pdOn() {
+		k := cfg.PD.PrefillInstances
+		for i := 0; i < n; i++ {
+			if i < k {
+				c.pools[poolPrefill] = append(c.pools[poolPrefill], i)
+			} else {
+				c.pools[poolDecode] = append(c.pools[poolDecode], i)
+			}
+		}
+		c.pd = newPD(c, cfg.PD)
+	} else {
+		for i := 0; i < n; i++ {
+			c.pools[poolAll] = append(c.pools[poolAll], i)
+		}
+	}
+	c.dec = newDecisionLog(cfg.Decisions)
+	c.rt = newRouter(&c.cfg, c.insts, c.load, rand.New(rand.NewPCG(streamSeed(cfg.Seed, "router"), 0)), c.dec)
+	if cfg.Admission == TokenBucket {
+		c.bucket = bucket{level: cfg.BucketCapacity, capacity: cfg.BucketCapacity, rate: cfg.BucketRefillPerSec}
+	}
+	c.arrive, c.pull, c.admitAct = c.onArrival, c.onSourceArrival, c.onAdmission
+	return c, nil
+}
+
+// streamSeed is seed XOR FNV-1a-64(name) (spec §1).
+func streamSeed(seed int64, name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return uint64(seed) ^ h.Sum64()
+}
+
+// Engine exposes the engine (observers in tests).
+func (c *Cluster) Engine() *des.Engine { return c.eng }
+
+// Instances exposes the instances, in index order.
+func (c *Cluster) Instances() []*instance.Instance { return c.insts }
+
+// Now is the simulated time.
+func (c *Cluster) Now() int64 { return c.eng.Now() }
+
+// InFlight is the router's live in-flight count of instance i.
+func (c *Cluster) InFlight(i int) int { return c.load[i] }
+
+// scheduleCluster schedules a cluster event and remembers its time for the
+// instances' fast-forward bound.
+func (c *Cluster) scheduleCluster(at int64, prio int, act des.Action, data any) {
+	c.eng.Schedule(at, prio, act, data)
+	c.cev.push(at)
+}
+
+// Inject schedules an extra request (a session's next round) to arrive at
+// r.ArrivalUs, which must not lie before the current time. Requests past
+// the horizon are refused with sim.ErrPastHorizon and never counted.
+func (c *Cluster) Inject(r *instance.Request) error {
+	if r.ArrivalUs < c.eng.Now() {
+		return fmt.Errorf("cluster: request %d injected at %d µs, before the clock %d µs", r.ID, r.ArrivalUs, c.eng.Now())
+	}
+	if r.ArrivalUs > c.horizon {
+		return sim.ErrPastHorizon
+	}
+	c.scheduleCluster(r.ArrivalUs, des.PrioArrival, c.arrive, r)
+	return nil
+}
+
+func (c *Cluster) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// onArrival is the Arrival event: count the request, then admission after
+// the admission latency (at once when it is 0).
+func (c *Cluster) onArrival(now int64, data any) {
+	c.cev.pop()
+	r := data.(*instance.Request)
+	c.injected++
+	if c.cfg.AdmissionLatencyUs > 0 {
+		c.transit[r] = struct{}{}
+		c.scheduleCluster(now+c.cfg.AdmissionLatencyUs, des.PrioAdmission, c.admitAct, r)
+		return
+	}
+	c.admission(now, r)
+}
+
+func (c *Cluster) onSourceArrival(now int64, data any) {
+	c.onArrival(now, data)
+	c.next()
+}
+
+func (c *Cluster) onAdmission(now int64, data any) {
+	c.cev.pop()
+	r := data.(*instance.Request)
+	delete(c.transit, r)
+	c.admission(now, r)
+}
+
+// admission decides; an admitted request is routed at the same tick (its
+// Routing event would run before anything but other admissions and
+// routings, which it does not affect, so it runs inline).
+func (c *Cluster) admission(now int64, r *instance.Request) {
+	ok := true
+	switch c.cfg.Admission {
+	case RejectAll:
+		ok = false
+	case TokenBucket:
+		ok = c.bucket.take(now, float64(len(r.Prompt)))
+	}
+	if !ok {
+		res := instance.Reject(r, now)
+		c.rejected++
+		c.finish(&res, r)
+		return
+	}
+	if c.pd != nil {
+		c.pd.route(now, r)
+		return
+	}
+	c.assign(now, r, c.rt.pick(now, r, c.pools[poolAll], poolAll))
+}
+
+// assign sends r to instance i: in-flight counts it at once; it arrives
+// after the routing latency.
+func (c *Cluster) assign(now int64, r *instance.Request, i int) {
+	c.load[i]++
+	c.routed[i]++
+	if c.cfg.RoutingLatencyUs > 0 {
+		c.transit[r] = struct{}{}
+		c.eng.ScheduleSub(now+c.cfg.RoutingLatencyUs, des.PrioInstanceArrival, i, c.instArrive[i], r)
+		c.cev.push(now + c.cfg.RoutingLatencyUs)
+		return
+	}
+	c.submit(i, r)
+}
+
+func (c *Cluster) onInstanceArrival(i int, data any) {
+	c.cev.pop()
+	r := data.(*instance.Request)
+	delete(c.transit, r)
+	c.submit(i, r)
+}
+
+func (c *Cluster) submit(i int, r *instance.Request) {
+	if err := c.insts[i].Submit(r); err != nil {
+		c.fail(fmt.Errorf("cluster: %w", err))
+	}
+}
+
+// done receives every instance's terminal results.
+func (c *Cluster) done(i int, res *instance.Result, r *instance.Request) {
+	if c.pd != nil && c.pd.done(i, res, r) {
+		return
+	}
+	c.load[i]--
+	c.finish(res, r)
+}
+
+// finish hands a terminal result out.
+func (c *Cluster) finish(res *instance.Result, r *instance.Request) {
+	c.sink.Record(res, r)
+	if c.cfg.OnDone != nil {
+		c.cfg.OnDone(res, r)
+	}
+}
+
+// next pulls one request from the source and schedules its arrival.
+func (c *Cluster) next() {
+	if c.err != nil {
+		return
+	}
+	r, err := c.src.Next()
+	if err == io.EOF {
+		return
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("cluster: source: %w", err))
+		return
+	}
+	if r == nil {
+		c.fail(errors.New("cluster: source returned a nil request"))
+		return
+	}
+	if r.ArrivalUs < c.eng.Now() {
+		c.fail(fmt.Errorf("cluster: source: request %d arrives at %d µs, before the previous one (%d µs)", r.ID, r.ArrivalUs, c.eng.Now()))
+		return
+	}
+	if r.ArrivalUs > c.horizon {
+		return
+	}
+	c.scheduleCluster(r.ArrivalUs, des.PrioArrival, c.pull, r)
+}
+
+// Outcome is what a run returns besides the streamed results.
+type Outcome struct {
+	EndUs    int64 // min(horizon, max(last event or step, last completion))
+	Injected int64
+	Rejected int64
+	Counters instance.Counters // summed over instances (KVPeakBlocks: the largest)
+	Info     metrics.RunInfo   // totals for the summary, with the per-instance block
+	// P/D transfers (PD-3: started = completed + in flight).
+	TransfersStarted, TransfersCompleted, TransfersInFlight int64
+}
+
+// Run executes the simulation, streams every result to the sink (live
+// requests last: each instance's in index order, then those the cluster
+// holds, by id) and returns the totals.
+func (c *Cluster) Run() (Outcome, error) {
+	if c.ran {
+		return Outcome{}, errors.New("cluster: Run called twice")
+	}
+	c.ran = true
+	c.next()
+	for c.err == nil && c.eng.Step(c.horizon) {
+	}
+	if c.err != nil {
+		return Outcome{}, c.err
+	}
+	end := c.eng.Now()
+	for _, in := range c.insts {
+		end = max(end, in.LastStepUs(), in.LastLeftUs())
+	}
+	end = min(end, c.horizon)
+	for _, in := range c.insts {
+		in.Unfinished(func(res *instance.Result, r *instance.Request) {
+			if c.pd != nil {
+				res, r = c.pd.unfinished(res, r)
+			}
+			c.sink.Record(res, r)
+		})
+	}
+	held := make([]*instance.Request, 0, len(c.transit))
+	for r := range c.transit {
+		held = append(held, r)
+	}
+	slices.SortFunc(held, func(a, b *instance.Request) int { return cmp.Compare(a.ID, b.ID) })
+	for _, r := range held {
+		res := instance.Unrouted(r)
+		if c.pd != nil {
+			p, q := c.pd.unfinished(&res, r)
+			c.sink.Record(p, q)
+			continue
+		}
+		c.sink.Record(&res, r)
+	}
+	if c.pd != nil {
+		c.pd.awaiting(func(res *instance.Result, r *instance.Request) { c.sink.Record(res, r) })
+	}
+	if c.dec != nil {
+		if err := c.dec.flush(); err != nil {
+			return Outcome{}, err
+		}
+	}
+	out := Outcome{EndUs: end, Injected: c.injected, Rejected: c.rejected, Info: sim.Collect(end, c.insts...)}
+	for i, in := range c.insts {
+		k := in.Counters()
+		s := &out.Counters
+		s.Submitted += k.Submitted
+		s.Completed += k.Completed
+		s.LengthCapped += k.LengthCapped
+		s.Dropped += k.Dropped
+		s.TimedOut += k.TimedOut
+		s.Preemptions += k.Preemptions
+		s.Steps += k.Steps
+		s.FastSteps += k.FastSteps
+		s.LazySteps += k.LazySteps
+		s.OutputTokens += k.OutputTokens
+		s.Prefilled += k.Prefilled
+		s.BusyUs += k.BusyUs
+		s.KVUsedBlockUs += k.KVUsedBlockUs
+		s.KVPeakBlocks = max(s.KVPeakBlocks, k.KVPeakBlocks)
+		out.Info.PerInstance = append(out.Info.PerInstance, c.instanceInfo(i, in))
+	}
+	if c.pd != nil {
+		out.TransfersStarted, out.TransfersCompleted, out.TransfersInFlight = c.pd.started, c.pd.completed, int64(c.pd.active)
+	}
+	return out, nil
+}
+
+func (c *Cluster) instanceInfo(i int, in *instance.Instance) metrics.InstanceInfo {
+	k := in.Counters()
+	kv := in.KV()
+	st := kv.Stats()
+	pool := ""
+	if c.pd != nil {
+		pool = poolNames[poolDecode]
+		if i < c.cfg.PD.PrefillInstances {
+			pool = poolNames[poolPrefill]
+		}
+	}
+	return metrics.InstanceInfo{Pool: pool, Routed: c.routed[i], Steps: k.Steps, BusyUs: k.BusyUs,
+		Preemptions: k.Preemptions, KVUsedBlockUs: k.KVUsedBlockUs, KVCapacityBlockUs: int64(kv.TotalBlocks()) * k.BusyUs,
+		KVPeak: float64(k.KVPeakBlocks) / float64(kv.TotalBlocks()), CacheHits: st.Hits, CacheMisses: st.Misses}
+}
+
+// bucket is the token-bucket admission state: it refills continuously at
+// rate tokens/s up to its capacity; a request costs its prompt tokens.
+type bucket struct {
+	level, capacity, rate float64
+	last                  int64
+}
+
+func (b *bucket) take(now int64, cost float64) bool {
+	b.level = min(b.capacity, b.level+b.rate*float64(now-b.last)/1e6)
+	b.last = now
+	if b.level < cost {
+		return false
+	}
+	b.level -= cost
+	return true
+}
+
+// timeHeap is a min-heap of event times. Cluster events are never
+// cancelled and fire in time order, so the one firing is always the
+// minimum.
+type timeHeap []int64
+
+func (h timeHeap) min() int64 {
+	if len(h) == 0 {
+		return des.NoHorizon
+	}
+	return h[0]
+}
+
+func (h *timeHeap) push(at int64) {
+	*h = append(*h, at)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[p] <= s[i] {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *timeHeap) pop() {
+	s := *h
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(s) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(s) && s[r] < s[l] {
+			m = r
+		}
+		if s[i] <= s[m] {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+}

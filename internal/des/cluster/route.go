@@ -1,0 +1,323 @@
+package cluster
+
+import (
+	"math/rand/v2"
+
+	"servesim/internal/des/instance"
+	"servesim/internal/des/kvcache"
+)
+
+// signals are one instance's snapshot signals (spec §10, signal freshness).
+type signals struct {
+	queue, batch int
+	kvUtil       float64
+	hitRate      float64
+}
+
+// Pools name the candidate sets of a routing decision.
+const (
+	poolAll     = 0 // every instance (no P/D)
+	poolPrefill = 1
+	poolDecode  = 2
+)
+
+var poolNames = [...]string{"all", "prefill", "decode"}
+
+// router makes routing decisions. Per decision it costs O(candidates) plus
+// O(matched blocks) per prefix scorer; nothing is quadratic in instances.
+type router struct {
+	policy  RoutingPolicy
+	scorers []Scorer // weights normalised to sum 1
+	rng     *rand.Rand
+	cursor  [3]int
+	insts   []*instance.Instance
+	load    []int // in-flight per instance (live, owned by the cluster)
+	b       int   // block size of the prefix scorers
+
+	refresh int64 // snapshot refresh interval; 0 = live
+	snap    []signals
+	snapAt  int64
+	snapOK  bool
+
+	prefix []*lru // prefix-affinity: router-side index per instance
+
+	precise bool
+	delay   int64 // precise-prefix-cache refresh interval; 0 = live
+	views   []map[kvcache.Hash]struct{}
+	viewAt  int64
+	viewOK  bool
+
+	hashes []kvcache.Hash // the current request's full prompt blocks
+	parts  [][]float64    // per scorer, per candidate
+	total  []float64
+	ties   []int
+	dec    *decisionLog
+}
+
+// PrefixIndexBlocks is the capacity of the router-side prefix-affinity
+// index of each instance (spec §10).
+const PrefixIndexBlocks = 10000
+
+func newRouter(cfg *Config, insts []*instance.Instance, load []int, rng *rand.Rand, dec *decisionLog) *router {
+	rt := &router{policy: cfg.routing(), rng: rng, insts: insts, load: load, refresh: cfg.SnapshotRefreshUs,
+		delay: cfg.CacheSignalDelayUs, snap: make([]signals, len(insts)), dec: dec}
+	if len(insts) > 0 {
+		rt.b = insts[0].KV().BlockSize()
+	}
+	if rt.policy == Weighted {
+		sc := cfg.Scorers
+		if len(sc) == 0 {
+			sc, _ = ParseScorers(DefaultScorers)
+		}
+		var sum float64
+		for _, s := range sc {
+			sum += s.Weight
+		}
+		for _, s := range sc {
+			rt.scorers = append(rt.scorers, Scorer{Name: s.Name, Weight: s.Weight / sum})
+			switch s.Name {
+			case ScorerPrefixAffinity:
+				rt.prefix = make([]*lru, len(insts))
+				for i := range rt.prefix {
+					rt.prefix[i] = newLRU(PrefixIndexBlocks)
+				}
+			case ScorerPrecisePrefixCache:
+				rt.precise = true
+			}
+		}
+		rt.parts = make([][]float64, len(rt.scorers))
+	}
+	if rt.precise && rt.delay > 0 {
+		rt.views = make([]map[kvcache.Hash]struct{}, len(insts))
+		for i, in := range insts {
+			in.KV().EnableJournal()
+			rt.views[i] = map[kvcache.Hash]struct{}{}
+		}
+	}
+	return rt
+}
+
+// read fills the snapshot signals of the candidates: live when the refresh
+// interval is 0, else all instances at once when the snapshot is older than
+// the interval (INV-7).
+func (rt *router) read(now int64, pool []int) {
+	if rt.refresh == 0 {
+		for _, i := range pool {
+			rt.snap[i] = rt.live(i)
+		}
+		return
+	}
+	if rt.snapOK && now-rt.snapAt <= rt.refresh {
+		return
+	}
+	for i := range rt.insts {
+		rt.snap[i] = rt.live(i)
+	}
+	rt.snapAt, rt.snapOK = now, true
+}
+
+func (rt *router) live(i int) signals {
+	in := rt.insts[i]
+	kv := in.KV()
+	return signals{queue: in.QueueDepth(), batch: in.BatchSize(), kvUtil: kv.Utilization(), hitRate: kv.HitRate()}
+}
+
+// effLoad is queue depth + batch size (snapshot) + in-flight (live).
+func (rt *router) effLoad(i int) int { return rt.snap[i].queue + rt.snap[i].batch + rt.load[i] }
+
+// needHashes reports whether decisions read the request's block hashes.
+func (rt *router) needHashes() bool { return rt.prefix != nil || rt.precise }
+
+// prepare computes r's full prompt block hashes into rt.hashes.
+func (rt *router) prepare(r *instance.Request) {
+	n := r.PromptBlocks(rt.b)
+	rt.hashes = rt.hashes[:0]
+	for k := 0; k < n; k++ {
+		rt.hashes = append(rt.hashes, r.BlockHash(k, rt.b))
+	}
+}
+
+// pick chooses an instance of pool for r at now.
+func (rt *router) pick(now int64, r *instance.Request, pool []int, poolID int) int {
+	logging := rt.dec != nil
+	if logging || rt.policy == LeastLoaded || rt.policy == AlwaysBusiest || rt.policy == Weighted {
+		rt.read(now, pool)
+	}
+	rt.total = rt.total[:0]
+	var chosen int
+	switch rt.policy {
+	case RoundRobin:
+		chosen = pool[rt.cursor[poolID]%len(pool)]
+		rt.cursor[poolID]++
+		rt.ties = append(rt.ties[:0], chosen)
+	case Random:
+		chosen = pool[rt.rng.IntN(len(pool))]
+		rt.ties = append(rt.ties[:0], chosen)
+	case LeastLoaded, LeastOutstanding, AlwaysBusiest:
+		for _, i := range pool {
+			v := float64(rt.load[i])
+			if rt.policy != LeastOutstanding {
+				v = float64(rt.effLoad(i))
+			}
+			if rt.policy != AlwaysBusiest {
+				v = -v
+			}
+			rt.total = append(rt.total, v)
+		}
+		chosen = rt.argmax(pool)
+	case Weighted:
+		if rt.needHashes() {
+			rt.prepare(r)
+		}
+		rt.weighted(now, pool)
+		chosen = rt.argmax(pool)
+	}
+	if rt.prefix != nil {
+		rt.prefix[chosen].record(rt.hashes)
+	}
+	if logging {
+		rt.dec.decision(rt, now, r, pool, poolID, chosen)
+	}
+	return chosen
+}
+
+// argmax returns the candidate with the largest rt.total, ties broken
+// uniformly with the router stream (drawn only when there is a tie).
+func (rt *router) argmax(pool []int) int {
+	best := rt.total[0]
+	for _, v := range rt.total[1:] {
+		best = max(best, v)
+	}
+	rt.ties = rt.ties[:0]
+	for k, v := range rt.total {
+		if v == best {
+			rt.ties = append(rt.ties, pool[k])
+		}
+	}
+	if len(rt.ties) == 1 {
+		return rt.ties[0]
+	}
+	return rt.ties[rt.rng.IntN(len(rt.ties))]
+}
+
+// weighted fills rt.parts (each scorer's score per candidate) and rt.total
+// = Σ clamp(score, 0, 1)·w.
+func (rt *router) weighted(now int64, pool []int) {
+	for range pool {
+		rt.total = append(rt.total, 0)
+	}
+	for s, sc := range rt.scorers {
+		p := rt.parts[s][:0]
+		switch sc.Name {
+		case ScorerPrefixAffinity:
+			for _, i := range pool {
+				v := 0.0
+				if len(rt.hashes) > 0 {
+					v = float64(rt.prefix[i].match(rt.hashes)) / float64(len(rt.hashes))
+				}
+				p = append(p, v)
+			}
+		case ScorerPrecisePrefixCache:
+			if rt.delay > 0 {
+				rt.refreshViews(now)
+			}
+			for _, i := range pool {
+				p = append(p, float64(rt.cached(i)))
+			}
+			minMax(p, false)
+		case ScorerQueueDepth:
+			for _, i := range pool {
+				p = append(p, float64(rt.snap[i].queue))
+			}
+			minMax(p, true)
+		case ScorerKVUtilization:
+			for _, i := range pool {
+				p = append(p, 1-rt.snap[i].kvUtil)
+			}
+		case ScorerLoadBalance:
+			for _, i := range pool {
+				p = append(p, 1/(1+float64(rt.effLoad(i))))
+			}
+		}
+		for k, v := range p {
+			rt.total[k] += min(1, max(0, v)) * sc.Weight
+		}
+		rt.parts[s] = p
+	}
+}
+
+// minMax normalises p to (x − min)/(max − min), or (max − x)/(max − min)
+// when inverted; all 1 when every value is equal.
+func minMax(p []float64, invert bool) {
+	lo, hi := p[0], p[0]
+	for _, v := range p {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	for k, v := range p {
+		switch {
+		case hi == lo:
+			p[k] = 1
+		case invert:
+			p[k] = (hi - v) / (hi - lo)
+		default:
+			p[k] = (v - lo) / (hi - lo)
+		}
+	}
+}
+
+// cached is the number of leading blocks of the current request found in
+// instance i's prefix index: live, or as of the last refresh.
+func (rt *router) cached(i int) int {
+	k := 0
+	if rt.delay == 0 {
+		kv := rt.insts[i].KV()
+		for k < len(rt.hashes) && kv.Contains(rt.hashes[k]) {
+			k++
+		}
+		return k
+	}
+	v := rt.views[i]
+	for k < len(rt.hashes) {
+		if _, ok := v[rt.hashes[k]]; !ok {
+			break
+		}
+		k++
+	}
+	return k
+}
+
+// refreshViews brings the delayed copies of the instances' prefix indexes
+// up to date when they are older than the cache signal delay.
+func (rt *router) refreshViews(now int64) {
+	if rt.viewOK && now-rt.viewAt <= rt.delay {
+		return
+	}
+	for i, in := range rt.insts {
+		v := rt.views[i]
+		in.KV().DrainJournal(func(ch kvcache.IndexChange) {
+			if ch.Added {
+				v[ch.Hash] = struct{}{}
+			} else {
+				delete(v, ch.Hash)
+			}
+		})
+	}
+	rt.viewAt, rt.viewOK = now, true
+}
+
+// cachedTokensLive is the prefix-cached prompt tokens of r on instance i
+// now (the prefix-threshold decider), by the vLLM rule: at least one token
+// is always computed.
+func cachedTokensLive(in *instance.Instance, r *instance.Request) int {
+	kv := in.KV()
+	b := kv.BlockSize()
+	n := r.PromptBlocks(b)
+	k := 0
+	for k < n && kv.Contains(r.BlockHash(k, b)) {
+		k++
+	}
+	if p := len(r.Prompt); p > 0 {
+		k = min(k, (p-1)/b)
+	}
+	return k * b
+}
