@@ -28,13 +28,13 @@ type Cluster struct {
 	err      error
 	ran      bool
 
-	load   []int   // in-flight per instance: routed, not yet terminal there
-	routed []int64 // requests (and P/D parts) routed per instance
-	rt     *router
-	dec    *decisionLog
-	bucket bucket
-	pools  [3][]int
-	cev    timeHeap                       // times of the pending cluster events
+	load    []int   // in-flight per instance: routed, not yet terminal there
+	routed  []int64 // requests (and P/D parts) routed per instance
+	rt      *router
+	dec     *decisionLog
+	bucket  bucket
+	pools   [3][]int
+	cev     timeHeap                       // times of the pending cluster events
 	transit map[*instance.Request]struct{} // between arrival and instance, with latencies > 0
 	pd      *pdState
 

@@ -31,19 +31,19 @@ type pdReq struct {
 }
 
 type pdState struct {
-	c          *Cluster
-	cfg        PD
-	decider    Decider
-	active     int // transfers in flight
-	started    int64
-	completed  int64
-	live       map[*pdReq]struct{}
-	byParent   map[*instance.Request]*pdReq // parents registered at a decode instance
-	routeAct   des.Action
-	xferAct    des.Action
-	blockSize  int
-	observe    func(rec *pdReq, ev string, now int64) // tests
-	disaggreg  int64
+	c         *Cluster
+	cfg       PD
+	decider   Decider
+	active    int // transfers in flight
+	started   int64
+	completed int64
+	live      map[*pdReq]struct{}
+	byParent  map[*instance.Request]*pdReq // parents registered at a decode instance
+	routeAct  des.Action
+	xferAct   des.Action
+	blockSize int
+	observe   func(rec *pdReq, ev string, now int64) // tests
+	disaggreg int64
 }
 
 func newPD(c *Cluster, cfg PD) *pdState {
