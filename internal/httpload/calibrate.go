@@ -69,10 +69,8 @@ func (c *Client) tokenize(ctx context.Context, text string) (Calibration, error)
 	if err != nil {
 		return Calibration{}, err
 	}
+	c.setCommon(req)
 	req.Header.Set("Content-Type", "application/json")
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return Calibration{}, err

@@ -212,3 +212,17 @@ func (c *Client) newRequest(ctx context.Context, p *Prepared) (*http.Request, er
 	}
 	return req, nil
 }
+
+// setCommon adds what every request to the server carries: the custom
+// headers of Config.Headers and the API key. The completion requests add
+// their own headers on top (newRequest); /tokenize, /metrics and the
+// prewarm's /v1/models use it alone, so a gateway that routes or admits by
+// a custom header sees it on them too.
+func (c *Client) setCommon(req *http.Request) {
+	for k, vs := range c.cfg.Headers {
+		req.Header[http.CanonicalHeaderKey(k)] = vs
+	}
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+}

@@ -203,9 +203,7 @@ func (c *Client) ScrapeMetrics(ctx context.Context) (Metrics, error) {
 	if err != nil {
 		return Metrics{}, fmt.Errorf("httpload: metrics: %w", err)
 	}
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
+	c.setCommon(req)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return Metrics{}, fmt.Errorf("httpload: metrics: %w", err)

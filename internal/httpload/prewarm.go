@@ -29,8 +29,8 @@ func (c *Client) Prewarm(ctx context.Context, conns int) (int, error) {
 	for range conns {
 		wg.Go(func() {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/models", nil)
-			if err == nil && c.cfg.APIKey != "" {
-				req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+			if err == nil {
+				c.setCommon(req)
 			}
 			var resp *http.Response
 			if err == nil {
