@@ -25,6 +25,8 @@ func TestImporterSamples(t *testing.T) {
 		{"vidur", "vidur/prefix_blocks.csv", 5, true},
 		{"vllm-bench", "vllm/bench_detailed.json", 4, false},
 		{"vllm-bench", "vllm/bench_detailed_old.json", 2, false},
+		{"llmservingsim", "llmservingsim/rtx4090", 20, false},                            // a run directory
+		{"llmservingsim", "llmservingsim/rtxpro6000_qwen3_32b/requests.jsonl", 5, false}, // meta.json beside it
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

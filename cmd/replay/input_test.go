@@ -136,7 +136,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"t.csv", "--format", "yaml"}, `--format "yaml": want json, jsonl or text`},
 		{[]string{"t.csv", "--inject-at", "now"}, `--inject-at "now": want send or arrival`},
 		{[]string{"t.csv", "--session-mode", "open"}, `--session-mode "open": want fixed or closed-loop`},
-		{[]string{"t.csv", "--from", "csv"}, `--from "csv": want one of [azure mooncake vidur vllm-bench]`},
+		{[]string{"t.csv", "--from", "csv"}, `--from "csv": want one of [azure mooncake vidur vllm-bench llmservingsim]`},
 		{[]string{"t.csv", "--trace-output", "-"}, "--results-path and --trace-output all ask for stdout; give all but one of them a file (--results-path defaults to stdout with --format json or jsonl)"},
 		{[]string{"t.csv", "--think-time", "-1s"}, "--think-time -1s is negative"},
 		{[]string{"t.csv", "--hash-block-tokens", "0"}, "--hash-block-tokens 0 must be positive"},

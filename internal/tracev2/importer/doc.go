@@ -1,7 +1,7 @@
 // Package importer turns foreign request traces into TraceV2 records, so that
 // `replay` can feed production arrivals and lengths through the simulator.
 //
-// Four formats are supported, each by its own constructor:
+// Five formats are supported, each by its own constructor:
 //
 //   - NewAzure: Azure LLM inference trace 2023 CSV (TIMESTAMP, ContextTokens,
 //     GeneratedTokens), bound by column name with gocarina/gocsv.
@@ -12,6 +12,13 @@
 //   - NewVLLM: the result JSON of `vllm bench serve --save-result
 //     --save-detailed` (per-request arrays input_lens, output_lens, ttfts,
 //     itls, errors, and in newer releases start_times, latencies, queue_times).
+//   - NewLLMServingSim / OpenLLMServingSim: a real vLLM run recorded by
+//     LLMServingSim's bench (a directory with requests.jsonl, one request per
+//     line with front-end arrival and engine queued/scheduled/first/last
+//     token times, and meta.json, the engine settings, parsed by
+//     ParseLLMServingSimMeta). Its two clocks are tied by the earliest
+//     queued-minus-arrival; it holds the whole run in memory (hundreds of
+//     requests) because that tie is a minimum over every request.
 //
 // # API
 //

@@ -23,6 +23,11 @@ const maxFuzzRecords = 2000
 
 func fuzzImport(t *testing.T, format Format, data []byte, cols tracev2.Columns) {
 	imp, err := Open(format, "fuzz.in", bytes.NewReader(data), Options{})
+	fuzzCheck(t, imp, err, cols)
+}
+
+// fuzzCheck drains an importer (or checks its constructor's error err).
+func fuzzCheck(t *testing.T, imp Importer, err error, cols tracev2.Columns) {
 	var recs []tracev2.Record
 	for err == nil && len(recs) < maxFuzzRecords {
 		var rec tracev2.Record
@@ -35,13 +40,7 @@ func fuzzImport(t *testing.T, format Format, data []byte, cols tracev2.Columns) 
 		}
 	}
 	if err != nil && err != io.EOF {
-		var ie *Error
-		if !errors.As(err, &ie) {
-			t.Fatalf("error %q (%T) is not an *importer.Error", err, err)
-		}
-		if ie.ExitCode() != 2 || ie.Line < 1 || ie.Column < 1 || strings.ContainsAny(err.Error(), "\r\n") {
-			t.Fatalf("bad error: %q (line %d, column %d)", err, ie.Line, ie.Column)
-		}
+		checkLocated(t, err)
 		return
 	}
 	if err == nil { // stopped at maxFuzzRecords
@@ -58,6 +57,18 @@ func fuzzImport(t *testing.T, format Format, data []byte, cols tracev2.Columns) 
 	}
 	if second := encodeRecords(t, imp.Header(), cols, got); !bytes.Equal(first, second) {
 		t.Fatalf("second encoding differs:\n%s\n---\n%s", first, second)
+	}
+}
+
+// checkLocated fails unless err is one located line with exit code 2.
+func checkLocated(t *testing.T, err error) {
+	t.Helper()
+	var ie *Error
+	if !errors.As(err, &ie) {
+		t.Fatalf("error %q (%T) is not an *importer.Error", err, err)
+	}
+	if ie.ExitCode() != 2 || ie.Line < 1 || ie.Column < 1 || strings.ContainsAny(err.Error(), "\r\n") {
+		t.Fatalf("bad error: %q (line %d, column %d)", err, ie.Line, ie.Column)
 	}
 }
 
@@ -114,4 +125,18 @@ func FuzzMooncake(f *testing.F) {
 func FuzzVLLM(f *testing.F) {
 	f.Add([]byte(vllmDoc(`[1]`, `[3]`, `[0.1]`, `[[0.01]]`, `[""]`)))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzImport(t, FormatVLLM, data, tracev2.Columns{}) })
+}
+
+func FuzzLLMServingSim(f *testing.F) {
+	f.Add([]byte(`{"request_id": "bench-0", "input_toks": 3, "output_toks": 2, "arrival_time": 1787267980.08, "queued_ts": 27536.66, "scheduled_ts": 27536.67, "first_token_ts": 27537.35, "last_token_ts": 27554.23}`+"\n"),
+		[]byte(`{"model": "m", "engine_kwargs": {"tensor_parallel_size": 2, "max_num_seqs": 128, "max_model_len": null}, "kv_cache": {"num_gpu_blocks": 10, "block_size": 16}}`))
+	f.Fuzz(func(t *testing.T, requests, meta []byte) {
+		m, err := ParseLLMServingSimMeta("meta.json", meta)
+		if err != nil {
+			checkLocated(t, err)
+			m = nil
+		}
+		imp, err := NewLLMServingSim("fuzz.in", bytes.NewReader(requests), m, Options{})
+		fuzzCheck(t, imp, err, tracev2.Columns{XRequestID: true})
+	})
 }

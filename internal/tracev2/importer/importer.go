@@ -55,15 +55,20 @@ const (
 	FormatMooncake Format = "mooncake"
 	FormatVidur    Format = "vidur"
 	FormatVLLM     Format = "vllm-bench"
+	// FormatLLMServingSim is a run of LLMServingSim's bench: a directory
+	// holding requests.jsonl and meta.json (or requests.jsonl itself).
+	FormatLLMServingSim Format = "llmservingsim"
 )
 
 // Formats lists the supported formats in a stable order (for --help).
 func Formats() []Format {
-	return []Format{FormatAzure, FormatMooncake, FormatVidur, FormatVLLM}
+	return []Format{FormatAzure, FormatMooncake, FormatVidur, FormatVLLM, FormatLLMServingSim}
 }
 
 // Open returns the importer for format reading r; name is the file name used
-// in errors and to derive client ids ("" or "-" for stdin).
+// in errors and to derive client ids ("" or "-" for stdin). For
+// FormatLLMServingSim, r may be an *os.File opened on the run's directory,
+// and meta.json is read from beside name.
 func Open(format Format, name string, r io.Reader, opts Options) (Importer, error) {
 	switch format {
 	case FormatAzure:
@@ -74,8 +79,10 @@ func Open(format Format, name string, r io.Reader, opts Options) (Importer, erro
 		return NewVidur(name, r, opts)
 	case FormatVLLM:
 		return NewVLLM(name, r, opts)
+	case FormatLLMServingSim:
+		return openLLMServingSim(name, r, opts)
 	}
-	return nil, fmt.Errorf("importer: unknown format %q (want one of azure, mooncake, vidur, vllm-bench)", format)
+	return nil, fmt.Errorf("importer: unknown format %q (want one of azure, mooncake, vidur, vllm-bench, llmservingsim)", format)
 }
 
 // All adapts imp to a range-over-func loop. Iteration stops after the first

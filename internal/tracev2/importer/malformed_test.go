@@ -182,7 +182,7 @@ func TestErrorIsSticky(t *testing.T) {
 
 func TestOpenUnknownFormat(t *testing.T) {
 	_, err := Open("parquet", "x", strings.NewReader(""), Options{})
-	want := `importer: unknown format "parquet" (want one of azure, mooncake, vidur, vllm-bench)`
+	want := `importer: unknown format "parquet" (want one of azure, mooncake, vidur, vllm-bench, llmservingsim)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
