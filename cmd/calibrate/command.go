@@ -30,6 +30,10 @@ for at most one input. An ITL file NAME.itl.csv beside the trace is used when fo
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input (located as
 file:line:column), 3 a gate failed (every requested output is written first).
 
+To fit the simulator to the trace instead of grading it, see calibrate fit --help:
+
+   calibrate fit cap.csv --latency-model blackbox --holdout 0.2 -o coeffs.yaml
+
 Example: capture a live server, replay the capture, grade the simulator in CI.
 
    observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \

@@ -12,6 +12,12 @@ func main() { os.Exit(cli.Main("calibrate", run)) }
 
 // run is the testable entry point: everything the process gives a command
 // arrives as arguments.
+// `calibrate fit ...` is the fitting subcommand (fit.go); anything else
+// is the comparison. (A trace file named fit is ./fit.)
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return cli.Run(ctx, command(), args, cli.IO{In: stdin, Out: stdout, Err: stderr})
+	stdio := cli.IO{In: stdin, Out: stdout, Err: stderr}
+	if len(args) > 1 && args[1] == "fit" {
+		return cli.Run(ctx, fitCommand(), append([]string{args[0] + " fit"}, args[2:]...), stdio)
+	}
+	return cli.Run(ctx, command(), args, stdio)
 }

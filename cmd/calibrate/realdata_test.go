@@ -105,26 +105,22 @@ func benchTrace(t *testing.T, path string) []tracev2.Record {
 	return recs
 }
 
-// TestRealVLLMRun grades the simulator against a measured vLLM run: 300
-// ShareGPT requests at 10 req/s on Llama-3.1-8B and one RTX 4090 (more than it
-// sustains, so the queue grows). The trace goes through the simulator with
-// the measured deployment (KV blocks, batching limits) on a GPU described by
-// its data-sheet figures, then through calibrate. The test checks that the
-// whole report renders and grades, and that the saturation is seen.
-func TestRealVLLMRun(t *testing.T) {
+// realRunTrace converts LLMServingSim's RTX 4090 run (300 ShareGPT
+// requests on Llama-3.1-8B, vLLM 0.19) into a mode-real single-stream trace
+// in a temporary directory, or skips when the data is absent.
+func realRunTrace(t *testing.T) ([]tracev2.Record, string) {
+	t.Helper()
 	run := filepath.Join(sharedData(t, "llmservingsim/bench/examples"), "RTX4090", "Llama-3.1-8B", "vllm")
 	recs := benchTrace(t, filepath.Join(run, "requests.jsonl"))
 	if len(recs) != 300 {
 		t.Fatalf("%d requests, want 300", len(recs))
 	}
-	dir := t.TempDir()
-
 	h := tracev2.DefaultHeader()
 	h.Mode = "real"
 	h.WorkloadSpec = "sharegpt-llama-3.1-8b-300-sps10.jsonl"
 	h.Server = &tracev2.Server{Model: "meta-llama/Llama-3.1-8B", TensorParallel: 1, MaxNumSeqs: 256,
 		BlockSize: 16, GPUMemoryUtilization: 0.9, MaxModelLen: 32768}
-	realPath := filepath.Join(dir, "real.trace")
+	realPath := filepath.Join(t.TempDir(), "real.trace")
 	var stream bytes.Buffer
 	tw, err := tracev2.NewStreamWriter(&stream, h, tracev2.Columns{})
 	if err != nil {
@@ -141,6 +137,25 @@ func TestRealVLLMRun(t *testing.T) {
 	if err := os.WriteFile(realPath, stream.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return recs, realPath
+}
+
+// realRunDeployment is the measured deployment of realRunTrace as flags.
+func realRunDeployment() []string {
+	return []string{"--model", "llama-3.1-8b-instruct", "--gpu", "RTX4090",
+		"--hardware-file", filepath.Join("testdata", "rtx4090_hardware.json"),
+		"--total-kv-blocks", "2588", "--max-num-seqs", "256", "--max-num-batched-tokens", "2048", "--max-model-len", "32768"}
+}
+
+// TestRealVLLMRun grades the simulator against a measured vLLM run: 300
+// ShareGPT requests at 10 req/s on Llama-3.1-8B and one RTX 4090 (more than it
+// sustains, so the queue grows). The trace goes through the simulator with
+// the measured deployment (KV blocks, batching limits) on a GPU described by
+// its data-sheet figures, then through calibrate. The test checks that the
+// whole report renders and grades, and that the saturation is seen.
+func TestRealVLLMRun(t *testing.T) {
+	recs, realPath := realRunTrace(t)
+	dir := t.TempDir()
 
 	// Replay: inject each request at its send time.
 	cfg := deploy.Default()

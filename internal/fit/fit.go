@@ -31,7 +31,7 @@ type Config struct {
 
 	MaxIterations int     // fixed-point iterations (one replay each; one more checks the result); 0 = 10
 	Tolerance     float64 // stop when no coefficient moves by more than this share; 0 = 0.001
-	Ridge         float64 // pull towards the start, relative to each column; 0 = per model (1e-9 blackbox, 1e-4 trained-physics)
+	Ridge         float64 // pull towards the start, relative to each column; 0 = per model (1e-9 blackbox, 1e-2 trained-physics)
 	// FitTokenOverhead fits A_tok (alpha[2]) too. By default it keeps its
 	// starting value: A_tok is added to every token but never delays the
 	// server, so the measured times cannot tell it from the per-step
@@ -130,7 +130,7 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	if ridge <= 0 {
 		ridge = 1e-9
 		if kind == latency.KindTrainedPhysics {
-			ridge = 1e-4
+			ridge = 1e-2
 		}
 	}
 

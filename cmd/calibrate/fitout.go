@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+
+	"gopkg.in/yaml.v3"
+
+	"servesim/internal/deploy"
+	"servesim/internal/fit"
+)
+
+// alwaysKeys are written even at their default value: the coefficients only
+// mean something with the model, GPU and TP they were fitted for.
+func alwaysKeys() []string {
+	return []string{"model", "gpu", "tensor_parallel", "latency_model", "alpha_coeffs", "beta_coeffs"}
+}
+
+// fittedYAML renders the fitted deployment: the comment (saying where the
+// coefficients come from and how well they fit), then every key of d that
+// differs from deploy.Default() plus alwaysKeys, in the order of
+// deploy.Config. deploy.Load(path, deploy.Default()) gives d back exactly
+// (floats print in their shortest round-trip form).
+func fittedYAML(d deploy.Config, comment string) ([]byte, error) {
+	var node yaml.Node
+	if err := node.Encode(d); err != nil {
+		return nil, fmt.Errorf("fitted deployment: %w", err)
+	}
+	def := reflect.ValueOf(deploy.Default())
+	got := reflect.ValueOf(d)
+	keep := map[string]bool{}
+	for _, k := range alwaysKeys() {
+		keep[k] = true
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		key, val := node.Content[i], node.Content[i+1]
+		f := i / 2 // yaml.v3 encodes the fields in order; none is inline or omitted
+		if !keep[key.Value] && reflect.DeepEqual(got.Field(f).Interface(), def.Field(f).Interface()) {
+			continue
+		}
+		if val.Kind == yaml.SequenceNode {
+			val.Style = yaml.FlowStyle
+		}
+		out.Content = append(out.Content, key, val)
+	}
+	out.HeadComment = comment
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(out); err != nil {
+		return nil, fmt.Errorf("fitted deployment: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("fitted deployment: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// fitComment is the YAML head comment: provenance and errors, deterministic.
+func fitComment(res *fit.Result, traceName string) string {
+	c := fmt.Sprintf("Fitted by calibrate fit on %s (%d requests fitted", traceName, res.FitRequests)
+	if res.HoldoutRequests > 0 {
+		c += fmt.Sprintf(", %d held out", res.HoldoutRequests)
+	}
+	c += fmt.Sprintf(", %d replays).\nMAPE before: TTFT %.1f%%, E2E %.1f%%; after: TTFT %.1f%%, E2E %.1f%%",
+		res.Iterations, 100*res.Start.TTFTMAPE, 100*res.Start.E2EMAPE, 100*res.Fit.TTFTMAPE, 100*res.Fit.E2EMAPE)
+	if res.Holdout.N > 0 {
+		c += fmt.Sprintf("; held out: TTFT %.1f%%, E2E %.1f%%", 100*res.Holdout.TTFTMAPE, 100*res.Holdout.E2EMAPE)
+	}
+	return c + ".\nUse: run or replay --deployment THIS_FILE (flags given beside it override it)."
+}
