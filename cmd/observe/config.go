@@ -220,6 +220,10 @@ func checkDistinct(cfg *config) error {
 			return cli.Usagef("%s and %s both write %s", other, flag, p)
 		}
 		seen[abs] = flag
+		// Fail before the run, not after its set-up: the directory must exist.
+		if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
+			return cli.Usagef("%s %s: directory %s does not exist", flag, p, filepath.Dir(p))
+		}
 		return nil
 	}
 	if cfg.traceOut != "-" {

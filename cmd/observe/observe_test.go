@@ -257,6 +257,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--url", srv.URL(), "--workload", "chatbot"}, "needs --rate"},
 		{[]string{"--url", srv.URL(), "stray"}, "too many arguments"},
 		{[]string{"--url", "ftp://x", "--no-self-test"}, "--server-url"},
+		{[]string{"--url", srv.URL(), "--trace-output", "/nonexistent/dir/cap"}, "does not exist"},
+		{[]string{"--url", srv.URL(), "--trace-output", "x", "--record-itl", "--itl-output", "x.csv"}, "both write"},
 	}
 	for _, tc := range tests {
 		o := observeIn(testCtx(t), tc.args...)

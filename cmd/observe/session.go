@@ -177,8 +177,16 @@ func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup
 	final := hdr.Clone()
 	final.XExt.Interrupted = &interrupted
 	if outs.scraper != nil {
-		if !interrupted {
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterScrapeTimeout)
+		// The scrape after the run; an interrupted run allows it a second,
+		// an aborted one none.
+		bound := afterScrapeTimeout
+		if interrupted {
+			bound = time.Second
+		}
+		select {
+		case <-cli.Aborted(ctx):
+		default:
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 			outs.scraper.scrape(actx, "after")
 			cancel()
 		}
