@@ -158,6 +158,9 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if out.timeline != nil {
 		cfg.Observer = out.timeline
 	}
+	if out.decOut != nil {
+		cfg.Decisions = out.decOut
+	}
 	simStart := time.Now()
 	res, err := replay.Simulate(ctx, cfg, tr, tr.FollowUps(), out.write)
 	progress.Finish()

@@ -35,6 +35,7 @@ func command() cli.Command {
 	}
 	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.DeploymentFlags()...)
+	flags = append(flags, cli.DecisionFlags()...)
 	return cli.Command{
 		Name:      "replay",
 		Usage:     "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",
@@ -63,6 +64,11 @@ Examples:
    # A production trace on an A100, with a timeline for ui.perfetto.dev:
    replay --from azure AzureLLMInferenceTrace_conv.csv --gpu A100-80 --format text \
           --metrics-out metrics.json --timeline timeline.json
+
+   # Compare routing policies on one trace, four replicas each:
+   replay chat.csv --num-instances 4 --routing-policy least-loaded --format text
+   replay chat.csv --num-instances 4 --routing-policy weighted \
+          --routing-scorers prefix-affinity:3,queue-depth:2 --format text
 
    # Grade the simulator against a capture of a live server:
    observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \

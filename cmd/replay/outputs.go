@@ -21,12 +21,19 @@ type outputs struct {
 	results  *replay.ResultWriter // SimResults, written in request_id order as they settle
 	tlOut    *cli.Output
 	timeline *timeline.Recorder
+	decOut   *cli.Output // --decisions-out
 }
 
 func openOutputs(c *ucli.Context, stdio cli.IO, set *settings, in *input, tr *replay.Trace) (*outputs, error) {
 	o := &outputs{set: set, stdio: stdio}
+	dec, err := cli.OpenDecisions(c)
+	if err != nil {
+		return nil, err
+	}
+	o.decOut = dec
 	sim, err := cli.OpenSimOutputs(c, stdio, replayedHeader(in.header), replayedColumns(in.cols))
 	if err != nil {
+		o.abort()
 		return nil, err
 	}
 	sim.TraceRequestID = func(id int64) int64 { return int64(tr.Ordinal(id)) }
@@ -99,6 +106,13 @@ func (o *outputs) commit(sum *metrics.Summary) error {
 			return err
 		}
 	}
+	if o.decOut != nil {
+		err := o.decOut.Commit()
+		o.decOut = nil
+		if err != nil {
+			return err
+		}
+	}
 	return o.sim.Commit(nil)
 }
 
@@ -113,5 +127,9 @@ func (o *outputs) abort() {
 	if o.tlOut != nil {
 		o.tlOut.Abort()
 		o.tlOut = nil
+	}
+	if o.decOut != nil {
+		o.decOut.Abort()
+		o.decOut = nil
 	}
 }

@@ -115,6 +115,22 @@ func parityCases() []parityCase {
 			deploy: medium, replay: []string{"--session-mode", "closed-loop"}, positive: []string{"timed_out_requests", "preemption_count"}},
 		{name: "chunked prefill", run: []string{"--workload", "summarization", "--rate", "6", "--num-requests", "80"},
 			deploy: []string{"--max-num-batched-tokens", "512", "--long-prefill-token-threshold", "256"}},
+		// Clusters (simulator.md §10-12): several instances, routing,
+		// admission, latencies and P/D go through the same path.
+		{name: "cluster weighted", run: []string{"--workload", "chatbot", "--rate", "60", "--num-requests", "300"},
+			deploy: []string{"--num-instances", "4", "--routing-policy", "weighted"}},
+		{name: "cluster prefix groups precise", spec: prefixSpec,
+			deploy: []string{"--num-instances", "3", "--routing-policy", "weighted", "--routing-scorers",
+				"precise-prefix-cache:2,load-balance:1", "--cache-signal-delay", "20ms"}, positive: hits},
+		{name: "cluster token bucket", run: []string{"--workload", "chatbot", "--rate", "60", "--num-requests", "300"},
+			deploy: []string{"--num-instances", "2", "--routing-policy", "least-loaded", "--admission-policy", "token-bucket",
+				"--token-bucket-capacity", "4000", "--token-bucket-refill", "8000"}, positive: []string{"rejected_requests"}},
+		{name: "cluster sessions closed-loop latencies", spec: sessionsSpec,
+			deploy: []string{"--num-instances", "3", "--routing-policy", "least-outstanding", "--admission-latency", "1ms",
+				"--routing-latency", "2ms"}, replay: []string{"--session-mode", "closed-loop"}, positive: hits},
+		{name: "cluster P/D prefix-threshold", spec: prefixSpec,
+			deploy: []string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "2",
+				"--pd-decider", "prefix-threshold", "--pd-transfer-contention", "--routing-policy", "weighted"}, positive: hits},
 	}
 }
 

@@ -23,6 +23,7 @@ func command() cli.Command {
 	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.WorkloadFlags()...)
 	flags = append(flags, cli.DeploymentFlags()...)
+	flags = append(flags, cli.DecisionFlags()...)
 	return cli.Command{
 		Name:      "run",
 		Usage:     "simulate a synthetic workload on a vLLM deployment and print its metrics",
@@ -41,7 +42,11 @@ Examples:
    replay chat.csv --max-num-seqs 64 --format text
 
    # Through a pipe:
-   run --workload summarization --rate 2 --trace-output - | replay - --gpu A100-80`,
+   run --workload summarization --rate 2 --trace-output - | replay - --gpu A100-80
+
+   # Four replicas behind a prefix- and load-aware router, with its decisions:
+   run --workload chatbot --rate 80 --num-instances 4 --routing-policy weighted \
+       --trace-level decisions --decisions-out decisions.jsonl --format text`,
 		Flags:  flags,
 		Action: action,
 	}
@@ -73,6 +78,13 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	}
 	log.Debug("deployment", "model", dep.Model, "gpu", dep.GPU, "kv_blocks", dep.TotalKVBlocks, "max_model_len", dep.MaxModelLen)
 
+	decisions, err := cli.OpenDecisions(c)
+	if err != nil {
+		return err
+	}
+	if decisions != nil {
+		defer decisions.Abort()
+	}
 	hdr := header(wl)
 	out, err := cli.OpenSimOutputs(c, stdio, hdr, columns(wl))
 	if err != nil {
@@ -81,7 +93,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	defer out.Abort()
 	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), -1, "simulating")
 	src := wl.NewSource()
-	res, err := replay.Simulate(ctx, replay.Config{
+	var fu replay.FollowUps
+	if wl.HasSessions() {
+		fu = replay.FromWorkload(src)
+	}
+	rcfg := replay.Config{
 		Deploy:        dep,
 		Seed:          wl.Spec.Seed,
 		ContextGrowth: wl.ContextGrowth(),
@@ -90,7 +106,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		Progress: func(now, done int64) {
 			progress.Set(done, fmt.Sprintf("simulating t=%.1fs", float64(now)/1e6))
 		},
-	}, replay.FromWorkload(src), replay.FromWorkload(src), out.Write)
+	}
+	if decisions != nil {
+		rcfg.Decisions = decisions
+	}
+	res, err := replay.Simulate(ctx, rcfg, replay.FromWorkload(src), fu, out.Write)
 	progress.Finish()
 	if err != nil {
 		return err
@@ -101,6 +121,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	}
 	if err := out.Commit(nil); err != nil {
 		return err
+	}
+	if decisions != nil {
+		if err := decisions.Commit(); err != nil {
+			return err
+		}
 	}
 	summaryTo := stdio.Out
 	if c.String("trace-output") == "-" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -40,7 +41,53 @@ func DeploymentFlags() []ucli.Flag {
 		&ucli.IntFlag{Name: "kv-cpu-blocks", Usage: "CPU KV tier capacity in blocks; 0 = off"},
 		&ucli.Float64Flag{Name: "kv-cpu-bandwidth", Usage: "CPU tier reload bandwidth, tokens/µs (default 100)"},
 		&ucli.Int64Flag{Name: "kv-cpu-base-latency-us", Usage: "CPU tier reload latency per block, µs"},
+		&ucli.StringFlag{Name: "batching", Usage: "batch formation: vllm, vllm-v0, sarathi, orca, faster-transformer or lightllm", Value: d.Batching},
+		&ucli.IntFlag{Name: "chunk-size", Usage: "sarathi: chunk budget in tokens per step", Value: d.ChunkSize},
+		&ucli.StringFlag{Name: "admission-policy", Usage: "cluster admission: always-admit, token-bucket or reject-all", Value: d.AdmissionPolicy},
+		&ucli.Float64Flag{Name: "token-bucket-capacity", Usage: "token-bucket admission: capacity in prompt tokens", Value: d.TokenBucketCapacity},
+		&ucli.Float64Flag{Name: "token-bucket-refill", Usage: "token-bucket admission: refill in prompt tokens per second", Value: d.TokenBucketRefill},
+		&ucli.DurationFlag{Name: "admission-latency", Usage: "delay from arrival to the admission decision, e.g. 200us"},
+		&ucli.DurationFlag{Name: "routing-latency", Usage: "delay from the routing decision to the instance"},
+		&ucli.StringFlag{Name: "routing-policy", Usage: "round-robin, random, least-loaded, least-outstanding, always-busiest or weighted", Value: d.RoutingPolicy},
+		&ucli.StringFlag{Name: "routing-scorers", Usage: "weighted routing: name:weight,... of prefix-affinity, precise-prefix-cache, queue-depth, kv-utilization, load-balance", Value: d.RoutingScorers},
+		&ucli.DurationFlag{Name: "snapshot-refresh-interval", Usage: "age after which routing re-reads queue depth, batch size and KV use (0 = live)", Value: d.SnapshotRefreshInterval},
+		&ucli.DurationFlag{Name: "cache-signal-delay", Usage: "refresh interval of the instances' prefix indexes seen by precise-prefix-cache (0 = live)", Value: d.CacheSignalDelay},
+		&ucli.IntFlag{Name: "prefill-instances", Usage: "P/D: instances in the prefill pool (the first ones)"},
+		&ucli.IntFlag{Name: "decode-instances", Usage: "P/D: instances in the decode pool"},
+		&ucli.StringFlag{Name: "pd-decider", Usage: "P/D: which requests disaggregate: never, always or prefix-threshold", Value: d.PDDecider},
+		&ucli.IntFlag{Name: "pd-prefix-threshold", Usage: "P/D prefix-threshold: disaggregate when uncached prompt tokens exceed this", Value: d.PDPrefixThreshold},
+		&ucli.Float64Flag{Name: "pd-transfer-bandwidth", Usage: "P/D: KV transfer bandwidth, GB/s", Value: d.PDTransferBandwidth},
+		&ucli.DurationFlag{Name: "pd-transfer-base-latency", Usage: "P/D: fixed latency of a KV transfer", Value: d.PDTransferBaseLatency},
+		&ucli.BoolFlag{Name: "pd-transfer-contention", Usage: "P/D: concurrent KV transfers share the bandwidth"},
 	}
+}
+
+// DecisionFlags are run's and replay's flags for the routing-decision log.
+func DecisionFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "trace-level", Value: "none", Usage: "none, or decisions: write every routing decision with its scores (needs --decisions-out)"},
+		&ucli.StringFlag{Name: "decisions-out", Usage: "file for --trace-level decisions (JSON lines)"},
+	}
+}
+
+// OpenDecisions opens the --decisions-out file when --trace-level
+// decisions asks for it (nil when not), after checking the two flags agree.
+func OpenDecisions(c *ucli.Context) (*Output, error) {
+	level, path := c.String("trace-level"), c.String("decisions-out")
+	switch level {
+	case "none":
+		if path != "" {
+			return nil, Usagef("--decisions-out needs --trace-level decisions")
+		}
+		return nil, nil
+	case "decisions":
+	default:
+		return nil, Usagef("--trace-level %q: want none or decisions", level)
+	}
+	if path == "" || path == "-" {
+		return nil, Usagef("--trace-level decisions needs --decisions-out FILE (stdout carries the results)")
+	}
+	return CreateOutput(path, nil)
 }
 
 // Deployment reads --deployment, then applies the explicitly given flags.
@@ -89,6 +136,31 @@ func Deployment(c *ucli.Context) (deploy.Config, error) {
 	flt("kv-cpu-bandwidth", &cfg.KVCPUBandwidth)
 	if c.IsSet("kv-cpu-base-latency-us") {
 		cfg.KVCPUBaseLatencyUs = c.Int64("kv-cpu-base-latency-us")
+	}
+	dur := func(name string, dst *time.Duration) {
+		if c.IsSet(name) {
+			*dst = c.Duration(name)
+		}
+	}
+	str("batching", &cfg.Batching)
+	num("chunk-size", &cfg.ChunkSize)
+	str("admission-policy", &cfg.AdmissionPolicy)
+	flt("token-bucket-capacity", &cfg.TokenBucketCapacity)
+	flt("token-bucket-refill", &cfg.TokenBucketRefill)
+	dur("admission-latency", &cfg.AdmissionLatency)
+	dur("routing-latency", &cfg.RoutingLatency)
+	str("routing-policy", &cfg.RoutingPolicy)
+	str("routing-scorers", &cfg.RoutingScorers)
+	dur("snapshot-refresh-interval", &cfg.SnapshotRefreshInterval)
+	dur("cache-signal-delay", &cfg.CacheSignalDelay)
+	num("prefill-instances", &cfg.PrefillInstances)
+	num("decode-instances", &cfg.DecodeInstances)
+	str("pd-decider", &cfg.PDDecider)
+	num("pd-prefix-threshold", &cfg.PDPrefixThreshold)
+	flt("pd-transfer-bandwidth", &cfg.PDTransferBandwidth)
+	dur("pd-transfer-base-latency", &cfg.PDTransferBaseLatency)
+	if c.IsSet("pd-transfer-contention") {
+		cfg.PDTransferContention = c.Bool("pd-transfer-contention")
 	}
 	for _, f := range []struct {
 		name string

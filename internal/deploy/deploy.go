@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"servesim/internal/des/cluster"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/latency"
@@ -47,6 +48,11 @@ type Config struct {
 	KVCPUBlocks        int     `yaml:"kv_cpu_blocks"`
 	KVCPUBandwidth     float64 `yaml:"kv_cpu_bandwidth"` // tokens/µs
 	KVCPUBaseLatencyUs int64   `yaml:"kv_cpu_base_latency_us"`
+
+	Batching  string `yaml:"batching"`   // vllm, vllm-v0, sarathi, orca, faster-transformer, lightllm
+	ChunkSize int    `yaml:"chunk_size"` // sarathi chunk budget
+
+	Cluster `yaml:",inline"`
 }
 
 // Default is the deployment used when nothing is said: Qwen3-14B on one H100
@@ -67,6 +73,9 @@ func Default() Config {
 		PreemptMode:          string(instance.ModeRecompute),
 		PriorityPolicy:       string(instance.PrioritySLOClass),
 		PriorityAgeWeight:    1,
+		Batching:             string(instance.BatchVLLM),
+		ChunkSize:            instance.DefaultChunkSize,
+		Cluster:              defaultCluster(),
 	}
 }
 
@@ -117,6 +126,9 @@ type Resolved struct {
 	Config
 	ModelConfig *latency.ModelConfig // nil when the latency model needs none and none was found
 	Instance    instance.Config      // per-instance simulator configuration (ID 0; OnDone unset)
+	// Cluster is the cluster configuration (every instance, policies, P/D);
+	// the caller sets Seed, HorizonUs, OnDone and Decisions.
+	ClusterConfig cluster.Config
 }
 
 // Resolve validates cfg and derives KV capacity, max_model_len and the
@@ -170,9 +182,14 @@ func Resolve(cfg Config) (*Resolved, error) {
 	default:
 		res.MaxModelLen = capacity
 	}
+	blocks, blockSize := res.TotalKVBlocks, cfg.BlockSize
+	if cfg.Batching == string(instance.BatchLightLLM) {
+		// LightLLM manages KV per token: the same memory as T·b blocks of 1.
+		blocks, blockSize = blocks*blockSize, 1
+	}
 	res.Instance = instance.Config{
 		KV: kvcache.Config{
-			Blocks: res.TotalKVBlocks, BlockSize: cfg.BlockSize,
+			Blocks: blocks, BlockSize: blockSize,
 			CPUBlocks: cfg.KVCPUBlocks, CPUBandwidthTokensUs: cfg.KVCPUBandwidth, CPUBaseLatencyUs: cfg.KVCPUBaseLatencyUs,
 		},
 		MaxNumSeqs:           cfg.MaxNumSeqs,
@@ -187,6 +204,11 @@ func Resolve(cfg Config) (*Resolved, error) {
 		ClassPriorities:      cfg.ClassPriorities,
 		Latency:              lat,
 		FastForward:          true,
+		Batching:             instance.Batching(cfg.Batching),
+		ChunkSize:            cfg.ChunkSize,
+	}
+	if err := res.resolveCluster(); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -222,9 +244,15 @@ func (c Config) check() error {
 	if (len(c.AlphaCoeffs) == 0) != (len(c.BetaCoeffs) == 0) {
 		errs = append(errs, "alpha-coeffs and beta-coeffs must be given together")
 	}
-	if c.Instances > 1 {
-		errs = append(errs, fmt.Sprintf("num-instances %d: multi-instance clusters are not simulated yet; use 1", c.Instances))
+	positive("chunk-size", c.ChunkSize)
+	known := false
+	for _, b := range instance.BatchingVariants() {
+		known = known || string(b) == c.Batching
 	}
+	if !known {
+		errs = append(errs, fmt.Sprintf("batching %q: want vllm, vllm-v0, sarathi, orca, faster-transformer or lightllm", c.Batching))
+	}
+	errs = append(errs, c.Cluster.check(c.Instances)...)
 	if len(errs) > 0 {
 		return invalid("deployment: %s", strings.Join(errs, "; "))
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"servesim/internal/deploy"
+	"servesim/internal/des/cluster"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
@@ -57,6 +58,17 @@ type Config struct {
 	// Observer, if set, watches the run from inside (the timeline export).
 	// It turns the instance's fast-forward off; results are unchanged.
 	Observer Observer
+	// Decisions, if set, receives every routing decision as a JSON line
+	// (the run then goes through the cluster simulator, even with one
+	// instance).
+	Decisions io.Writer
+}
+
+// simulator is what the driver needs of the one-instance and the cluster
+// simulators.
+type simulator interface {
+	Inject(r *instance.Request) error
+	Now() int64
 }
 
 // Observer watches a simulation without changing it: the instance's
@@ -104,7 +116,7 @@ type driver struct {
 	tok        *tokens
 	accumulate bool
 	agg        *metrics.Aggregator
-	sim        *sim.Simulator
+	sim        simulator
 	obs        Observer
 	done       int64
 	err        error
@@ -123,6 +135,9 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	}
 	d := &driver{ctx: ctx, cfg: cfg, src: src, fu: fu, sink: sink, tok: newTokens(cfg.Seed, cfg.HashBlockTokens),
 		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer}
+	if cfg.Deploy.IsCluster() || cfg.Decisions != nil {
+		return d.runCluster()
+	}
 	icfg := cfg.Deploy.Instance
 	if d.obs != nil {
 		icfg.Tracer = d.obs
@@ -150,6 +165,32 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		}
 	}
 	return Outcome{Summary: agg.Summary(out.Info), Warnings: d.tok.warnings}, nil
+}
+
+// runCluster simulates a deployment of several instances or with cluster
+// policies.
+func (d *driver) runCluster() (Outcome, error) {
+	cfg := d.cfg
+	if d.obs != nil {
+		return Outcome{}, &inputError{msg: fmt.Sprintf("replay: the timeline follows one instance; this deployment is a cluster of %d", cfg.Deploy.Instances)}
+	}
+	cc := cfg.Deploy.ClusterConfig
+	cc.Instances = append([]instance.Config(nil), cc.Instances...)
+	cc.Seed, cc.HorizonUs, cc.OnDone, cc.Decisions = cfg.Seed, cfg.HorizonUs, d.onDone, cfg.Decisions
+	cc.MayInject = d.fu != nil
+	c, err := cluster.New(cc, (*simSource)(d), sim.SinkFunc(d.record))
+	if err != nil {
+		return Outcome{}, fmt.Errorf("replay: %w", err)
+	}
+	d.sim = c
+	out, err := c.Run()
+	if d.err != nil {
+		return Outcome{}, d.err
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Summary: d.agg.Summary(out.Info), Warnings: d.tok.warnings}, nil
 }
 
 // request turns a record into a simulator request.

@@ -62,5 +62,22 @@ func TextSummary(s *metrics.Summary) string {
 			fmt.Fprintf(&b, "%-12s %8d %9.1f%% %10.2f %12.2f %12.2f\n", k, c.Count, 100*c.SLOAttainment, c.GoodputRPS, c.TTFTP99Ms, c.E2EP99Ms)
 		}
 	}
+	if len(s.PerInstance) > 0 {
+		fmt.Fprintf(&b, "\n%-10s %-8s %8s %9s %9s %10s %10s %6s %6s %6s\n", "instance", "pool", "routed", "completed", "preempts",
+			"TTFT mean", "E2E mean", "busy", "KV", "hits")
+		for _, in := range s.PerInstance {
+			pool := in.Pool
+			if pool == "" {
+				pool = "-"
+			}
+			fmt.Fprintf(&b, "%-10d %-8s %8d %9d %9d %10.2f %10.2f %5.1f%% %5.1f%% %5.1f%%\n", in.Instance, pool, in.Routed,
+				in.Completed, in.PreemptionCount, in.TTFTMeanMs, in.E2EMeanMs, 100*in.BusyFraction, 100*in.KVUtilizationMean, 100*in.CacheHitRate)
+		}
+		fmt.Fprintf(&b, "instance fairness (Jain over output tokens) %.4f", s.InstanceJainIndex)
+		if s.InTransferRequests > 0 {
+			fmt.Fprintf(&b, "   in KV transfer at the end %d", s.InTransferRequests)
+		}
+		b.WriteByte('\n')
+	}
 	return b.String()
 }

@@ -39,6 +39,27 @@ const (
 	ModeReset     PreemptMode = "reset"     // BLIS: start over, regenerate all output, re-record TTFT
 )
 
+// Batching selects the batch formation (spec §11).
+type Batching string
+
+// Batching variants.
+const (
+	BatchVLLM              Batching = "vllm"               // §5, vLLM v1 continuous batching (default)
+	BatchVLLMv0            Batching = "vllm-v0"            // prefill-first, whole prompts
+	BatchSarathi           Batching = "sarathi"            // chunked prefill under a chunk budget
+	BatchOrca              Batching = "orca"               // iteration-level, whole prompts, M tokens reserved
+	BatchFasterTransformer Batching = "faster-transformer" // request-level static batches
+	BatchLightLLM          Batching = "lightllm"           // token-level KV, projected-peak admission
+)
+
+// BatchingVariants lists the variants, default first.
+func BatchingVariants() []Batching {
+	return []Batching{BatchVLLM, BatchVLLMv0, BatchSarathi, BatchOrca, BatchFasterTransformer, BatchLightLLM}
+}
+
+// DefaultChunkSize is Sarathi's default chunk budget C.
+const DefaultChunkSize = 512
+
 // PriorityPolicy computes request priorities; lower is more urgent (spec §9).
 type PriorityPolicy string
 
@@ -82,6 +103,11 @@ type Config struct {
 	ClassPriorities map[string]int // overrides of DefaultClassPriorities, each in [−100, 100]
 
 	Latency latency.Model
+
+	// Batching selects the batch formation ("" = vllm). Variants other than
+	// vllm run the reference step (no lazy decoding).
+	Batching  Batching
+	ChunkSize int // sarathi's chunk budget C; 0 = DefaultChunkSize
 
 	// FastForward keeps steady decoders implicit (a step costs O(changes),
 	// not O(batch)) and runs consecutive steps inline while no other event can
@@ -143,6 +169,19 @@ func (c *Config) validate() error {
 	case "", PrioritySLOClass, PriorityConstant, PrioritySLOAging:
 	default:
 		errs = append(errs, fmt.Sprintf("unknown priority policy %q (slo-class, constant, slo-aging)", c.Priority))
+	}
+	known := c.Batching == ""
+	for _, b := range BatchingVariants() {
+		known = known || b == c.Batching
+	}
+	if !known {
+		errs = append(errs, fmt.Sprintf("unknown batching %q (vllm, vllm-v0, sarathi, orca, faster-transformer, lightllm)", c.Batching))
+	}
+	if c.ChunkSize < 0 {
+		errs = append(errs, fmt.Sprintf("chunk size %d must not be negative", c.ChunkSize))
+	}
+	if c.Batching == BatchLightLLM && c.KV.BlockSize != 1 {
+		errs = append(errs, fmt.Sprintf("lightllm batching needs block size 1, got %d", c.KV.BlockSize))
 	}
 	if c.AgeWeight < 0 {
 		errs = append(errs, fmt.Sprintf("priority age weight %g must not be negative", c.AgeWeight))
