@@ -258,6 +258,7 @@ func TestFitBadInputs(t *testing.T) {
 		{"warm-up", []string{realCSV, "--warmup-requests", "-2"}, "--warmup-requests -2"},
 		{"nothing to fit", []string{notOK, "--latency-model", "blackbox"}, "no request to fit"},
 		{"bad ITL", []string{realCSV, "--itl-data", bad}, "bad.csv"},
+		{"cluster", []string{realCSV, "--num-instances", "2"}, "fit models one instance"},
 		{"unknown flag", []string{realCSV, "--frobnicate"}, "frobnicate"},
 	}
 	for _, tc := range tests {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -19,16 +20,15 @@ func alwaysKeys() []string {
 
 // fittedYAML renders the fitted deployment: the comment (saying where the
 // coefficients come from and how well they fit), then every key of d that
-// differs from deploy.Default() plus alwaysKeys, in the order of
-// deploy.Config. deploy.Load(path, deploy.Default()) gives d back exactly
+// differs from deploy.Default() plus alwaysKeys, in the order yaml.v3
+// writes deploy.Config. deploy.Load(path, deploy.Default()) gives d back exactly
 // (floats print in their shortest round-trip form).
 func fittedYAML(d deploy.Config, comment string) ([]byte, error) {
 	var node yaml.Node
 	if err := node.Encode(d); err != nil {
 		return nil, fmt.Errorf("fitted deployment: %w", err)
 	}
-	def := reflect.ValueOf(deploy.Default())
-	got := reflect.ValueOf(d)
+	def, got := yamlFields(reflect.ValueOf(deploy.Default())), yamlFields(reflect.ValueOf(d))
 	keep := map[string]bool{}
 	for _, k := range alwaysKeys() {
 		keep[k] = true
@@ -36,8 +36,11 @@ func fittedYAML(d deploy.Config, comment string) ([]byte, error) {
 	out := &yaml.Node{Kind: yaml.MappingNode}
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		key, val := node.Content[i], node.Content[i+1]
-		f := i / 2 // yaml.v3 encodes the fields in order; none is inline or omitted
-		if !keep[key.Value] && reflect.DeepEqual(got.Field(f).Interface(), def.Field(f).Interface()) {
+		g, ok := got[key.Value]
+		if !ok {
+			return nil, fmt.Errorf("fitted deployment: key %s has no field", key.Value)
+		}
+		if !keep[key.Value] && reflect.DeepEqual(g.Interface(), def[key.Value].Interface()) {
 			continue
 		}
 		if val.Kind == yaml.SequenceNode {
@@ -70,4 +73,32 @@ func fitComment(res *fit.Result, traceName string) string {
 		c += fmt.Sprintf("; held out: TTFT %.1f%%, E2E %.1f%%", 100*res.Holdout.TTFTMAPE, 100*res.Holdout.E2EMAPE)
 	}
 	return c + ".\nUse: run or replay --deployment THIS_FILE (flags given beside it override it)."
+}
+
+// yamlFields maps each YAML key of a struct to its field's value, entering
+// inline structs (`yaml:",inline"`) as yaml.v3 does.
+func yamlFields(v reflect.Value) map[string]reflect.Value {
+	out := map[string]reflect.Value{}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(","+opts+",", ",inline,") && f.Type.Kind() == reflect.Struct {
+			for k, fv := range yamlFields(v.Field(i)) {
+				out[k] = fv
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = v.Field(i)
+	}
+	return out
 }

@@ -93,6 +93,9 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 				phi, v = 0.5, d*d/12 // uniform phase
 			}
 			off := rec.sum(lo, hi, phi, x)
+			// Anything between arrival and enqueue other than Q (admission
+			// or routing latency) is known time.
+			off += float64(max(s.enqueue-s.arrival-rec.inner.QueueDelay(s.prompt), 0))
 			sp.ttftAlpha(s.prompt, x)
 			add(t.ttft, off, 1, v)
 		}

@@ -92,8 +92,8 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	if cfg.Holdout < 0 || cfg.Holdout >= 1 || math.IsNaN(cfg.Holdout) {
 		return nil, fmt.Errorf("fit: holdout share %v is not in [0, 1)", cfg.Holdout)
 	}
-	if cfg.Deploy.Instances > 1 {
-		return nil, fmt.Errorf("fit: the deployment has %d instances; fit models one", cfg.Deploy.Instances)
+	if cfg.Deploy.IsCluster() {
+		return nil, errors.New("fit: the deployment is a cluster (several instances, admission or routing policies or latencies, or prefill/decode pools); fit models one instance")
 	}
 	if cfg.Deploy.KVCPUBlocks > 0 {
 		return nil, errors.New("fit: the CPU KV tier's reload time is not a latency-model term; fit without kv_cpu_blocks")
@@ -249,7 +249,13 @@ func simulate(ctx context.Context, cfg *Config, recs []tracev2.Record, sp *space
 	dep := *cfg.Deploy
 	dep.Instance.Latency = rec
 	dep.Instance.FastForward = false
-	return rec, replayTrace(ctx, cfg, recs, &dep, rec)
+	if err := replayTrace(ctx, cfg, recs, &dep, rec); err != nil {
+		return nil, err
+	}
+	if len(rec.start) == 0 && len(rec.results) > 0 {
+		return nil, errors.New("fit: the replay ran no step through the recorded latency model")
+	}
+	return rec, nil
 }
 
 // maxRelChange is the largest |new − old| / max(|old|, |new|) over θ
