@@ -106,17 +106,15 @@ func (t *tally) addITL(r *httpload.Result) {
 	}
 }
 
-// textChunks are the arrival times of the chunks of r that carried text.
+// textChunks are the arrival times of the chunks of r that carried text:
+// TextChunks of them from the first (servers send them back to back, between
+// a role chunk and a usage chunk).
 func textChunks(r *httpload.Result) []int64 {
-	if r.FirstTokenUS == 0 || r.TextChunks < 1 {
+	i := r.FirstTokenChunk
+	if r.FirstTokenUS == 0 || r.TextChunks < 1 || i < 0 || i >= len(r.ChunkUS) {
 		return nil
 	}
-	for i, at := range r.ChunkUS {
-		if at == r.FirstTokenUS {
-			return r.ChunkUS[i:min(i+r.TextChunks, len(r.ChunkUS))]
-		}
-	}
-	return nil
+	return r.ChunkUS[i:min(i+r.TextChunks, len(r.ChunkUS))]
 }
 
 // summaryInfo is what the summary says besides the tally.

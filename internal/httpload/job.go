@@ -72,6 +72,10 @@ type Result struct {
 	NumChunks  int     // SSE data events excluding [DONE] (usage-only included); 1 when not streaming
 	TextChunks int     // events that carried generated text
 	ChunkUS    []int64 // arrival of each counted SSE data event, in order (streaming only); for ITL
+	// FirstTokenChunk is the index in ChunkUS of the first event that
+	// carried text (streaming, FirstTokenUS > 0): a chat stream's role
+	// chunk often shares its stamp, so the stamp alone cannot find it.
+	FirstTokenChunk int
 
 	PromptTokens     int  // usage.prompt_tokens; 0 = not reported
 	CompletionTokens int  // usage.completion_tokens; 0 = not reported

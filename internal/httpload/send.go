@@ -172,6 +172,7 @@ func (d *streamDecoder) event(data []byte) error {
 		r.TextChunks++
 		if r.FirstTokenUS == 0 {
 			r.FirstTokenUS = now
+			r.FirstTokenChunk = len(r.ChunkUS) - 1
 		}
 	}
 	return nil
