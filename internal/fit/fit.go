@@ -18,12 +18,13 @@ type Config struct {
 	// (blackbox or trained-physics) is the one fitted, starting from its
 	// coefficients (Start overrides them).
 	Deploy *deploy.Resolved
-	// Start, if set, is the starting [alpha, beta] (else the deployment's).
+	// StartAlpha and StartBeta, if both set, are the starting coefficients
+	// (else the deployment's, else the model's reference ones).
 	StartAlpha, StartBeta []float64
 
-	Seed          int64 // token synthesis of the replay, and the holdout draw
-	ContextGrowth string
-	Replay        replay.TraceOptions
+	Seed          int64               // token synthesis of the replay, and the holdout draw
+	ContextGrowth string              // the trace header's session_context_growth
+	Replay        replay.TraceOptions // how rows become requests; the zero value is replay's default
 
 	RTTUs          int64   // round trip taken off the measured TTFT (calibrate adds it to the sim)
 	WarmupRequests int64   // request ids below this are replayed but not fitted
@@ -69,19 +70,19 @@ type Result struct {
 	Kind        latency.Kind
 	Alpha, Beta []float64
 
-	Start           Errors  // the starting coefficients' replay, fit set
-	Fit, Holdout    Errors  // the chosen coefficients' replay; Holdout.N = 0 without a holdout
-	Iterations      int     // replays run, the first included
-	Converged       bool    // the coefficients stopped moving (by Tolerance) before MaxIterations
-	Spread          float64 // largest relative standard deviation of a beta over the averaged iterates
-	FitRequests     int     // requests whose equations were used
-	HoldoutRequests int
-	ITLRequests     int // requests fitted token by token from the ITL data
-	Equations       int // equations of the last solve
-	Warnings        []string
+	Start           Errors   // the starting coefficients' replay, fit set
+	Fit, Holdout    Errors   // the chosen coefficients' replay; Holdout.N = 0 without a holdout
+	Iterations      int      // replays run, the first included
+	Converged       bool     // the coefficients stopped moving (by Tolerance) before MaxIterations
+	Spread          float64  // largest relative standard deviation of a beta over the averaged iterates
+	FitRequests     int      // requests whose equations were used
+	HoldoutRequests int      // requests replayed but left out of the equations
+	ITLRequests     int      // requests fitted by 32-token segments from the ITL data
+	Equations       int      // equations of the last solve
+	Residual        float64  // RMS relative error of the equations at the last solve
+	Warnings        []string // for stderr: the caller decides where they go
 	StartAlpha      []float64
-	StartBeta       []float64
-	Residual        float64 // RMS relative error of the equations at the last solve
+	StartBeta       []float64 // all 11 for trained-physics
 }
 
 // Fit fits the deployment's latency model to the measured trace.
