@@ -20,22 +20,22 @@ const maxSelfTestStreams = 4000
 const defaultSelfTestStreams = 100
 
 // selfTestShape is one self-test: the loopback server's timing, the answer
-// length and the number of rounds of streams.
+// length, and how many request durations the steady load lasts.
 type selfTestShape struct {
 	ttft, itl time.Duration
 	tokens    int
 	rounds    int
 }
 
-// The explicit --self-test uses the reference timing (TTFT 50 ms,
-// ITL 10 ms) over three rounds; the automatic check before a run is one
-// short round.
+// The explicit --self-test uses the reference timing (TTFT 50 ms, ITL
+// 10 ms, 24 tokens: 280 ms a request) for four request durations; the
+// automatic check before a run lasts two of 55 ms.
 func fullSelfTest() selfTestShape {
-	return selfTestShape{ttft: 50 * time.Millisecond, itl: 10 * time.Millisecond, tokens: 24, rounds: 3}
+	return selfTestShape{ttft: 50 * time.Millisecond, itl: 10 * time.Millisecond, tokens: 24, rounds: 4}
 }
 
 func quickSelfTest() selfTestShape {
-	return selfTestShape{ttft: 20 * time.Millisecond, itl: 5 * time.Millisecond, tokens: 8, rounds: 1}
+	return selfTestShape{ttft: 20 * time.Millisecond, itl: 5 * time.Millisecond, tokens: 8, rounds: 2}
 }
 
 // runSelfTest measures the client's own error: streams concurrent chat
@@ -58,43 +58,44 @@ func runSelfTest(ctx context.Context, streams int, shape selfTestShape) (tracev2
 	if _, err := c.Prewarm(ctx, streams); err != nil {
 		return st, fmt.Errorf("self-test: %w", err)
 	}
-	// Sends spread over at most 20 ms (200 µs apart at 100 streams), so
-	// that all streams overlap as at the run's concurrency.
-	spacing := min(200*time.Microsecond, 20*time.Millisecond/time.Duration(max(streams, 1))).Microseconds()
-	var ttftErr, itlErr, lags []int64
-	for round := range shape.rounds {
-		jobs := func(yield func(httpload.Job) bool) {
-			for i := range streams {
-				j := httpload.Job{ID: int64(round*streams + i), IntendedUS: 2000 + int64(i)*spacing, Chat: true, Stream: true,
-					Prompt: "self test", MaxTokens: shape.tokens}
-				if !yield(j) {
-					return
-				}
-			}
-		}
-		d, err := httpload.NewDispatcher(c, httpload.DispatchConfig{})
-		if err != nil {
-			return st, err
-		}
-		failed := 0
-		_, err = d.Run(ctx, httpload.NewClock(time.Now()), httpload.Plan{Jobs: jobs}, func(r httpload.Result) {
-			cs := textChunks(&r)
-			if r.Status != httpload.StatusOK || len(cs) != shape.tokens {
-				failed++
+	// An open loop at the rate that keeps streams requests in flight
+	// (streams per request duration), for rounds durations: a steady
+	// concurrency, as in a run, rather than a burst.
+	dur := shape.ttft + time.Duration(shape.tokens-1)*shape.itl
+	spacing := max(dur.Microseconds()/int64(max(streams, 1)), 1)
+	total := shape.rounds * streams
+	jobs := func(yield func(httpload.Job) bool) {
+		for i := range total {
+			j := httpload.Job{ID: int64(i), IntendedUS: 2000 + int64(i)*spacing, Chat: true, Stream: true,
+				Prompt: "self test", MaxTokens: shape.tokens}
+			if !yield(j) {
 				return
 			}
-			ttftErr = append(ttftErr, r.FirstTokenUS-r.SendUS-st.TTFTUs)
-			for k := 1; k < len(cs); k++ {
-				itlErr = append(itlErr, abs64(cs[k]-cs[k-1]-st.ITLUs))
-			}
-			lags = append(lags, r.LagUS())
-		})
-		if err != nil {
-			return st, fmt.Errorf("self-test: %w", err)
 		}
-		if failed > 0 {
-			return st, fmt.Errorf("self-test: %d of %d loopback requests failed", failed, streams)
+	}
+	d, err := httpload.NewDispatcher(c, httpload.DispatchConfig{})
+	if err != nil {
+		return st, err
+	}
+	var ttftErr, itlErr, lags []int64
+	failed := 0
+	_, err = d.Run(ctx, httpload.NewClock(time.Now()), httpload.Plan{Jobs: jobs}, func(r httpload.Result) {
+		cs := textChunks(&r)
+		if r.Status != httpload.StatusOK || len(cs) != shape.tokens {
+			failed++
+			return
 		}
+		ttftErr = append(ttftErr, r.FirstTokenUS-r.SendUS-st.TTFTUs)
+		for k := 1; k < len(cs); k++ {
+			itlErr = append(itlErr, abs64(cs[k]-cs[k-1]-st.ITLUs))
+		}
+		lags = append(lags, r.LagUS())
+	})
+	if err != nil {
+		return st, fmt.Errorf("self-test: %w", err)
+	}
+	if failed > 0 {
+		return st, fmt.Errorf("self-test: %d of %d loopback requests failed", failed, total)
 	}
 	st.TTFTBiasUs, st.TTFTErrorP99Us = quantile(ttftErr, 0.5), quantile(ttftErr, 0.99)
 	st.ITLJitterP50Us, st.ITLJitterP99Us = quantile(itlErr, 0.5), quantile(itlErr, 0.99)
