@@ -16,7 +16,7 @@ const (
 )
 
 // Kinds lists the model kinds, default first.
-func Kinds() []Kind { return []Kind{KindTrainedPhysics, KindRoofline, KindBlackbox} }
+func Kinds() []Kind { return []Kind{KindTrainedPhysics, KindRoofline, KindBlackbox, KindKernelPhysics} }
 
 // ParseKind reads a model kind; the empty string is the default,
 // trained-physics.
@@ -29,7 +29,7 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("unknown latency model %q; known: trained-physics (default), roofline, blackbox", s)
+	return "", fmt.Errorf("unknown latency model %q; known: trained-physics (default), roofline, blackbox, kernel-physics", s)
 }
 
 // Config is what a command line gives to build a latency model.
@@ -47,7 +47,8 @@ type Config struct {
 	HardwareFile string // optional hardware JSON (hardware_config.json format)
 	TP           int    // tensor parallelism; 0 means 1
 	// Alpha and Beta override the model's coefficients; both or neither.
-	// blackbox: 3 and 3; trained-physics: 3 and 7 to 11; roofline takes none.
+	// blackbox: 3 and 3; trained-physics: 3 and 7 to 11; kernel-physics: 3
+	// and KPNumBetas; roofline takes none.
 	Alpha, Beta []float64
 }
 
@@ -88,8 +89,11 @@ func New(cfg Config) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if kind == KindRoofline {
+	switch kind {
+	case KindRoofline:
 		return NewRoofline(RooflineConfig{Model: mc, GPU: gpu, TP: tp})
+	case KindKernelPhysics:
+		return NewKernelPhysics(KernelPhysicsConfig{Model: mc, GPU: gpu, TP: tp, Alpha: cfg.Alpha, Beta: cfg.Beta})
 	}
 	return NewTrainedPhysics(TrainedPhysicsConfig{Model: mc, GPU: gpu, TP: tp, Alpha: cfg.Alpha, Beta: cfg.Beta})
 }

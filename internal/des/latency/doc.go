@@ -1,12 +1,17 @@
 // Package latency turns the composition of one batch step into time, and sizes
 // the KV cache of one instance (spec/simulator.md §8, §6.2).
 //
-// It holds three models behind the small [Model] interface:
+// It holds four models behind the small [Model] interface:
 //
 //   - [Blackbox]: linear α/β in prefill tokens and decode requests (§8.1);
 //   - [Roofline]: analytic FLOPs and bytes over GPU peaks with MFU (§8.2);
 //   - [TrainedPhysics]: roofline-shaped basis terms scaled by fitted
-//     coefficients, the default (§8.3).
+//     coefficients, the default (§8.3);
+//   - [KernelPhysics]: one basis term per kernel class of a vLLM step
+//     (GEMMs around the roofline knee, attention with mixed-batch
+//     interference, MoE, LM head, collectives, host time), whose
+//     coefficients are fitted from a layerwise kernel profile and traces
+//     (internal/fidelity).
 //
 // and the inputs they need: HuggingFace config.json parsing ([ModelConfig]),
 // GPU specifications ([GPU]), both embedded from BLIS (Apache-2.0, see

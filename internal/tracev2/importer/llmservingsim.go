@@ -194,6 +194,25 @@ func (l *LLMServingSim) Meta() *LLMServingSimMeta {
 // used for the mapping (see the type's comment), and whether it is known.
 func (l *LLMServingSim) ClockTieSeconds() (float64, bool) { return l.e, l.hasE }
 
+// ScheduledTimesUs returns each request's first schedule (scheduled_ts) on
+// the records' time origin, indexed by request_id; 0 where it is absent, the
+// clocks cannot be tied, or it maps before the first arrival. TraceV2 has
+// no column for it; it splits a measured TTFT into queueing and prefill.
+func (l *LLMServingSim) ScheduledTimesUs() []int64 {
+	out := make([]int64, len(l.rows))
+	if !l.hasE {
+		return out
+	}
+	for i := range l.rows {
+		if v := l.rows[i].sched; v > 0 {
+			if us, prob := durationUs(v-l.e-l.t0, 1e6); prob == "" {
+				out[i] = us
+			}
+		}
+	}
+	return out
+}
+
 // load parses every line and computes t0 and E.
 func (l *LLMServingSim) load(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
