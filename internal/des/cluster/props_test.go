@@ -44,8 +44,17 @@ func randomCluster(rng *rand.Rand) Config {
 	t := 4 + rng.IntN(40)
 	m := max(2, min(t*bs, 16+rng.IntN(100)))
 	cfg := Config{Seed: rng.Int64()}
+	batching := instance.BatchVLLM
+	if rng.IntN(3) == 0 {
+		batching = instance.BatchingVariants()[rng.IntN(len(instance.BatchingVariants()))]
+		if batching == instance.BatchLightLLM {
+			t, bs = t*bs, 1
+		}
+	}
 	for i := 0; i < n; i++ {
-		cfg.Instances = append(cfg.Instances, randomInstance(rng, bs, t, m))
+		ic := randomInstance(rng, bs, t, m)
+		ic.Batching, ic.ChunkSize = batching, 1+rng.IntN(64)
+		cfg.Instances = append(cfg.Instances, ic)
 	}
 	cfg.Admission = []AdmissionPolicy{AlwaysAdmit, TokenBucket, RejectAll, ""}[rng.IntN(4)]
 	if rng.IntN(8) == 0 {

@@ -12,7 +12,10 @@
 // is the plain reference, one request at a time; lazyStep (lazy.go) keeps
 // steady decoders implicit and runs consecutive steps inline. Config
 // FastForward selects the second; property tests check that both give
-// identical results.
+// identical results. The Vidur-style batching variants (variants.go:
+// vllm-v0, sarathi, orca, faster-transformer, lightllm) form their batches
+// their own way and share the reference step's execute and complete
+// phases; they never decode lazily but may still run steps inline.
 //
 // Where the spec leaves room, this package decides:
 //

@@ -61,6 +61,9 @@ type Instance struct {
 	lz                             lazyState
 	nextAseq                       int64
 	own                            ownEvents // pending Queued and Timeout events (with a FastForwardBound)
+	variant                        bool      // a batching variant other than vllm (variants.go)
+	variantInline                  bool      // a variant whose consecutive steps may run inline
+	decodeStreak                   int       // lightllm: consecutive decode-only batches
 
 	verify func(violation string) // set by tests: called on invariant violations
 }
@@ -101,7 +104,16 @@ func New(eng *des.Engine, cfg Config) (*Instance, error) {
 		in.wait.less = lessFCFS
 	}
 	in.log.init(in.aTok)
-	in.lazyOn = cfg.FastForward && cfg.Tracer == nil && !kv.CPUEnabled()
+	if cfg.Batching == "" {
+		cfg.Batching = BatchVLLM
+	}
+	if cfg.ChunkSize == 0 {
+		cfg.ChunkSize = DefaultChunkSize
+	}
+	in.cfg = cfg
+	in.variant = cfg.Batching != BatchVLLM
+	in.lazyOn = cfg.FastForward && cfg.Tracer == nil && !kv.CPUEnabled() && !in.variant
+	in.variantInline = cfg.FastForward && cfg.Tracer == nil && !kv.CPUEnabled() && in.variant
 	in.lz.buckets = make([][]*Request, cfg.KV.BlockSize)
 	in.stepAct, in.queuedAct, in.timeoutAct = in.onStep, in.onQueued, in.onTimeout
 	return in, nil

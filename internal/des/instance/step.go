@@ -17,9 +17,12 @@ func (in *Instance) onStep(now int64, _ any) {
 		in.lastStep = t
 		var end int64
 		var more bool
-		if in.lazyOn {
+		switch {
+		case in.variant:
+			end, more = in.variantStep(t)
+		case in.lazyOn:
 			end, more = in.lazyStep(t)
-		} else {
+		default:
 			end, more = in.runStep(t)
 		}
 		if in.verify != nil {
@@ -30,7 +33,7 @@ func (in *Instance) onStep(now int64, _ any) {
 		if !more {
 			break
 		}
-		if !in.lazyOn || end >= in.bound() {
+		if !(in.lazyOn || in.variantInline) || end >= in.bound() {
 			in.scheduleStep(end)
 			break
 		}
@@ -181,7 +184,14 @@ func (in *Instance) runStep(t int64) (end int64, more bool) {
 		}
 	}
 
-	// Execute.
+	return in.execute(t, reload)
+}
+
+// execute runs the execute and complete phases of a step at t whose batch
+// is formed (every running request's grant set), on the explicit
+// representation, and returns the step's end and whether another step must
+// follow.
+func (in *Instance) execute(t, reload int64) (end int64, more bool) {
 	st := &in.step
 	st.Prefill = st.Prefill[:0]
 	st.DecodeCount, st.DecodeContextSum = 0, 0
@@ -303,6 +313,13 @@ func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int,
 			return 0, 0, false
 		}
 	}
+	in.join(w, c, n, t, transferred)
+	return reload, n, true
+}
+
+// join moves w, whose KV is allocated, from the wait queue to the end of
+// the running batch with progress c and a grant of n tokens this step.
+func (in *Instance) join(w *Request, c, n int, t int64, transferred bool) {
 	in.wait.remove(w)
 	w.aseq = in.nextAseq
 	in.nextAseq++
@@ -321,7 +338,6 @@ func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int,
 	if in.cfg.Tracer != nil {
 		in.cfg.Tracer.Scheduled(t, w, n)
 	}
-	return reload, n, true
 }
 
 // produce records a token of r whose engine time is end, in step idx
