@@ -1,0 +1,61 @@
+// Package fidelity measures how well the simulator predicts real vLLM runs,
+// and keeps it honest: every run is predicted from coefficients fitted on
+// the other runs, never on itself.
+//
+// # Inputs
+//
+// Real runs recorded by LLMServingSim's bench (requests.jsonl and meta.json,
+// imported by tracev2/importer's llmservingsim format) and the layerwise
+// kernel profiles of the same GPUs and models (LLMServingSim's profiler
+// CSVs). The GPUs' data-sheet figures and the configs of models the
+// simulator does not embed are in data/ (see data/hardware.json and
+// data/models/README.md for where every number comes from).
+//
+// # Method
+//
+//  1. Deployment: meta.json gives model, GPU, TP, DP, max_num_seqs,
+//     max_num_batched_tokens, block size, KV blocks (computed from GPU
+//     memory when the run does not record them) and max_model_len
+//     ([Deployment]); data-parallel ranks are folded into one instance.
+//  2. Kernel fit: the deployment's kernel-physics latency model
+//     (des/latency.KernelPhysics) gets its GPU coefficients by
+//     non-negative least squares against the run's kernel profile, group
+//     by group: dense GEMMs by token count, attention for mixed
+//     prefill/decode batches, LM head and sampler by sequences, MoE by
+//     tokens and experts ([FitKernels]). A profile is a measurement of the
+//     hardware, not of the run.
+//  3. Universal fit: host time per step and per request, the inter-GPU
+//     link (bytes and per-collective latency) are shared by every
+//     deployment of the software stack; [FitUniversal] fits them on a set
+//     of runs by alternating replays with a least-squares solve of every
+//     request's TTFT and decode time. Q (the wait that vLLM's asynchronous
+//     scheduling adds before a new request's first step) is half the mean
+//     step, from the physics, not fitted.
+//  4. [Evaluate]: for each run, the universal fit on all the other runs,
+//     one replay of the run, and calibrate's statistics (report.Build):
+//     TTFT, TPOT and E2E means, p50/p90/p99 and request-level MAPE and
+//     Pearson r, plus a breakdown of where the error arises
+//     ([Sources]: queueing, time to first token, decode step, batch size
+//     and preemptions). [WriteMarkdown] renders it; [WriteDeployment]
+//     writes each run's deployment, coefficients included, as the YAML
+//     `replay --deployment` takes (data/deployments/), so the figures can
+//     be reproduced with the binaries.
+//
+// # Command entry
+//
+// `make fidelity` runs TestFidelityReport, which prints the Markdown
+// report. It is a test rather than a subcommand because its inputs are the
+// development checkout's ../shared/data, which users of the binaries do not
+// have (the test skips, saying why, when they are absent), and because the
+// same run is the regression test that keeps the overall figures from
+// getting worse; users reproduce any one run with the binaries and the
+// committed deployment YAML:
+//
+//	replay --from llmservingsim ../shared/data/llmservingsim/bench/examples/RTX4090/Llama-3.1-8B \
+//	    --deployment internal/fidelity/data/deployments/RTX4090_Llama-3.1-8B.yaml --results-path sim.json
+//
+// This package must never know flags, terminals or output streams: it
+// takes paths and returns reports, and writes only to the io.Writer it is
+// given. It knows the simulator only through deploy, replay, latency and
+// report.
+package fidelity

@@ -1,0 +1,268 @@
+package fidelity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"servesim/internal/deploy"
+	"servesim/internal/report"
+	"servesim/internal/tracev2"
+)
+
+// Config says where the measured runs and their kernel profiles are.
+type Config struct {
+	// BenchRoot is searched for runs (directories holding requests.jsonl
+	// and meta.json), e.g. ../shared/data/llmservingsim/bench/examples.
+	BenchRoot string
+	// ProfileRoot holds the kernel profiles in LLMServingSim's
+	// profiler/perf layout.
+	ProfileRoot string
+	Assets      Assets
+	Fit         FitOptions
+	// Runs, if set, limits the evaluation to these run names (as FindRuns
+	// and RunName give them); every run still trains the others' fits.
+	Runs []string
+}
+
+// Metrics are one latency metric's figures for one run (µs for means;
+// errors as signed fractions of the real value, sim − real).
+type Metrics struct {
+	N        int
+	RealMean float64
+	SimMean  float64
+	MeanErr  float64
+	P50Err   float64
+	P90Err   float64
+	P99Err   float64
+	MAPE     float64
+	PearsonR float64
+}
+
+// RunReport is the held-out evaluation of one run.
+type RunReport struct {
+	Name      string
+	Model     string
+	GPU       string
+	TP, DP    int
+	Universal Universal  // fitted on the other runs
+	Fit       *FitResult // that fit
+	Kernels   map[string]FitStat
+	Alpha     []float64 // the coefficients the replay used
+	Beta      []float64
+	// Deploy is the deployment the replay used, coefficients included:
+	// `replay --deployment` with it reproduces the run's figures.
+	Deploy deploy.Config
+	Metrics   map[string]Metrics // ttft, tpot, e2e
+	Sources   Sources
+	Warnings  []string
+}
+
+// Report is the fidelity of the simulator on every run, each predicted from
+// a fit on the others.
+type Report struct {
+	Runs    []RunReport
+	Overall map[string]Metrics // mean over runs of each figure (N summed)
+	cases   map[string]*Case   // by run name, for replays of a report's deployments
+}
+
+// MetricNames are the metrics a report carries, in table order.
+func MetricNames() []string { return []string{report.MetricTTFT, "tpot", report.MetricE2E} }
+
+// Evaluate runs the leave-one-out evaluation: for every run, the universal
+// coefficients are fitted on all the other runs (never on the run itself),
+// the run is replayed with its own deployment, kernel fit and those
+// coefficients, and calibrate's statistics compare it with the measurement.
+func Evaluate(ctx context.Context, cfg Config) (*Report, error) {
+	dirs, err := FindRuns(cfg.BenchRoot)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs) < 2 {
+		return nil, fmt.Errorf("fidelity: %d runs under %s; a held-out evaluation needs at least 2", len(dirs), cfg.BenchRoot)
+	}
+	var cases []*Case
+	for _, d := range dirs {
+		r, err := LoadRun(RunName(cfg.BenchRoot, d), d)
+		if err != nil {
+			return nil, err
+		}
+		c, err := NewCase(r, cfg.Assets, cfg.ProfileRoot)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, c)
+	}
+	out := &Report{cases: map[string]*Case{}}
+	for i, held := range cases {
+		if len(cfg.Runs) > 0 && !slices.Contains(cfg.Runs, held.Run.Name) {
+			continue
+		}
+		train := append(slices.Clone(cases[:i]), cases[i+1:]...)
+		fit, err := FitUniversal(ctx, train, cfg.Fit)
+		if err != nil {
+			return nil, fmt.Errorf("fidelity: held out %s: %w", held.Run.Name, err)
+		}
+		rr, err := evaluateRun(ctx, held, fit)
+		if err != nil {
+			return nil, err
+		}
+		out.Runs = append(out.Runs, *rr)
+		out.cases[held.Run.Name] = held
+	}
+	if len(out.Runs) == 0 {
+		return nil, errors.New("fidelity: no run selected")
+	}
+	out.Overall = overall(out.Runs)
+	return out, nil
+}
+
+// evaluateRun replays a held-out run with universal coefficients fitted
+// elsewhere and grades it.
+func evaluateRun(ctx context.Context, c *Case, fit *FitResult) (*RunReport, error) {
+	u := fit.Universal
+	_, step, err := c.simulate(ctx, u, 0, nil) // the mean step that sets Q
+	if err != nil {
+		return nil, err
+	}
+	sims, _, err := c.simulate(ctx, u, step, nil)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := report.Build(report.Input{Header: report.HeaderFrom(c.Run.Header), Trace: c.Run.Records, Sim: sims}, report.DefaultConfig())
+	if err != nil {
+		return nil, fmt.Errorf("fidelity: run %s: %w", c.Run.Name, err)
+	}
+	dcfg, err := c.Deployment(u, step)
+	if err != nil {
+		return nil, err
+	}
+	alpha, beta := dcfg.AlphaCoeffs, dcfg.BetaCoeffs
+	rr := &RunReport{Name: c.Run.Name, Model: c.Run.Meta.Model, GPU: c.Deploy.GPU, TP: c.Run.Meta.TensorParallel,
+		DP: max(c.Run.Meta.DataParallel, 1), Universal: u, Fit: fit, Kernels: c.Kernels.Groups,
+		Alpha: alpha, Beta: beta, Deploy: dcfg, Metrics: map[string]Metrics{}, Warnings: c.Warnings}
+	for _, name := range MetricNames() {
+		cmp, ok := rep.Metrics[name]
+		if !ok {
+			continue
+		}
+		rr.Metrics[name] = metricsOf(cmp)
+	}
+	rr.Sources = sources(c, sims)
+	return rr, nil
+}
+
+// metricsOf turns calibrate's comparison into signed relative figures.
+func metricsOf(c *report.Comparison) Metrics {
+	w := c.WorkloadLevel
+	rel := func(e, real float64) float64 {
+		if real == 0 {
+			return 0
+		}
+		return e / real
+	}
+	return Metrics{N: c.Count, RealMean: w.RealMean, SimMean: w.SimMean, MeanErr: rel(w.MeanError, w.RealMean),
+		P50Err: rel(w.P50Error, w.RealP50), P90Err: rel(w.P90Error, w.RealP90), P99Err: rel(w.P99Error, w.RealP99),
+		MAPE: c.RequestLevel.MAPE, PearsonR: c.RequestLevel.PearsonR}
+}
+
+// overall averages each figure over the runs (every run weighs the same).
+func overall(runs []RunReport) map[string]Metrics {
+	out := map[string]Metrics{}
+	for _, name := range MetricNames() {
+		var m Metrics
+		n := 0
+		for _, r := range runs {
+			x, ok := r.Metrics[name]
+			if !ok {
+				continue
+			}
+			n++
+			m.N += x.N
+			m.RealMean += x.RealMean
+			m.SimMean += x.SimMean
+			m.MeanErr += x.MeanErr
+			m.P50Err += x.P50Err
+			m.P90Err += x.P90Err
+			m.P99Err += x.P99Err
+			m.MAPE += x.MAPE
+			m.PearsonR += x.PearsonR
+		}
+		if n == 0 {
+			continue
+		}
+		f := float64(n)
+		m.RealMean, m.SimMean, m.MeanErr, m.P50Err, m.P90Err, m.P99Err, m.MAPE, m.PearsonR =
+			m.RealMean/f, m.SimMean/f, m.MeanErr/f, m.P50Err/f, m.P90Err/f, m.P99Err/f, m.MAPE/f, m.PearsonR/f
+		out[name] = m
+	}
+	return out
+}
+
+// Sources splits a run's error by where it arises (all means in µs):
+// queueing before the first schedule, the prefill to the first token, the
+// decode step time, and the batch the engine ran (a KV-bound engine runs
+// fewer requests at once).
+type Sources struct {
+	RealQueueUs, SimQueueUs     float64 // scheduled − queued (sim: includes Q)
+	RealPrefillUs, SimPrefillUs float64 // TTFT − queueing
+	RealTPOTUs, SimTPOTUs       float64
+	RealBatch, SimBatch         float64 // time-averaged requests between first schedule and last token
+	SimPreemptions              int
+}
+
+// sources computes the breakdown of a replay.
+func sources(c *Case, sims []tracev2.SimResult) Sources {
+	var s Sources
+	byID := make(map[int64]*tracev2.SimResult, len(sims))
+	for i := range sims {
+		byID[sims[i].RequestID] = &sims[i]
+	}
+	sched := c.Run.Scheduled
+	var n, nt float64
+	var realBusy, simBusy float64
+	var realLo, realHi, simLo, simHi int64 = 1 << 62, 0, 1 << 62, 0
+	for i := range c.Run.Records {
+		m := &c.Run.Records[i]
+		ttft, e2e, ok := measured(m)
+		sim := byID[m.RequestID]
+		if !ok || sim == nil || i >= len(sched) || sched[i] <= 0 {
+			continue
+		}
+		n++
+		rq := float64(sched[i] - m.SendTimeUs)
+		s.RealQueueUs += rq
+		s.RealPrefillUs += ttft - rq
+		s.SimQueueUs += sim.SchedulingDelayUs
+		s.SimPrefillUs += sim.TTFTUs - sim.SchedulingDelayUs
+		if m.OutputTokens > 1 && sim.OutputTokens > 1 {
+			s.RealTPOTUs += (e2e - ttft) / float64(m.OutputTokens-1)
+			s.SimTPOTUs += (sim.E2EUs - sim.TTFTUs) / float64(sim.OutputTokens-1)
+			nt++
+		}
+		s.SimPreemptions += sim.NumPreemptions
+		realBusy += float64(m.LastChunkTimeUs - sched[i])
+		realLo, realHi = min(realLo, sched[i]), max(realHi, m.LastChunkTimeUs)
+		start := sim.ArrivalUs + int64(sim.SchedulingDelayUs)
+		simBusy += sim.E2EUs - sim.SchedulingDelayUs
+		simLo, simHi = min(simLo, start), max(simHi, sim.ArrivalUs+int64(sim.E2EUs))
+	}
+	if n > 0 {
+		s.RealQueueUs /= n
+		s.SimQueueUs /= n
+		s.RealPrefillUs /= n
+		s.SimPrefillUs /= n
+	}
+	if nt > 0 {
+		s.RealTPOTUs /= nt
+		s.SimTPOTUs /= nt
+	}
+	if realHi > realLo {
+		s.RealBatch = realBusy / float64(realHi-realLo)
+	}
+	if simHi > simLo {
+		s.SimBatch = simBusy / float64(simHi-simLo)
+	}
+	return s
+}

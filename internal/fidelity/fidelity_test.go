@@ -1,0 +1,195 @@
+package fidelity
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"servesim/internal/deploy"
+)
+
+var update = flag.Bool("update", false, "rewrite the deployment files under data/deployments/")
+
+// pkgAssets are the data files as seen from this package's directory.
+func pkgAssets() Assets {
+	return Assets{HardwareFile: "data/hardware.json", ModelDir: "data/models"}
+}
+
+// sharedData returns ../shared/data/<rel> beside the module root, or skips.
+func sharedData(t testing.TB, rel string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("fidelity: no go.mod above the test directory")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, "..", "shared", "data", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("fidelity: real measurements absent (%s holds LLMServingSim's runs and profiles): skipping", p)
+	}
+	return p
+}
+
+// regression holds the figures the held-out report must not fall below:
+// what was measured when the model was built, with a little slack (see the
+// comments of TestFidelityReport). Fractions.
+type regression struct {
+	e2eMAPE, ttftMAPE, tpotMeanAbs, e2eR float64 // overall (mean over runs)
+	runE2EMAPE, runTTFTMAPE, runTPOTAbs  float64 // every run
+}
+
+func fidelityRegression() regression {
+	// Measured (overall / worst run): E2E MAPE 1.3% / 2.4%, TTFT MAPE 6.1%
+	// / 11.7%, |TPOT mean error| 0.1% / 1.2%, E2E r 0.998.
+	return regression{
+		e2eMAPE: 0.02, ttftMAPE: 0.075, tpotMeanAbs: 0.01, e2eR: 0.99,
+		runE2EMAPE: 0.035, runTTFTMAPE: 0.14, runTPOTAbs: 0.02,
+	}
+}
+
+// TestFidelityReport is `make fidelity`: the held-out evaluation of every
+// real run, printed as Markdown with -v, and the regression test that keeps
+// its figures from getting worse. It also checks that the deployment files
+// under data/deployments/ (rewritten with -update) are the ones the
+// evaluation used and reproduce its replays through deploy.Load, as
+// `replay --deployment` would.
+func TestFidelityReport(t *testing.T) {
+	bench := sharedData(t, "llmservingsim/bench/examples")
+	profiles := sharedData(t, "llmservingsim/profiler/perf")
+	rep, err := Evaluate(context.Background(), Config{BenchRoot: bench, ProfileRoot: profiles, Assets: pkgAssets()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, rep, DefaultTargets()); err != nil {
+		t.Fatal(err)
+	}
+	if testing.Verbose() {
+		fmt.Println(md.String())
+	}
+	if len(rep.Runs) != 4 {
+		t.Errorf("%d runs evaluated, want the 4 of the bench", len(rep.Runs))
+	}
+
+	want := fidelityRegression()
+	o := rep.Overall
+	for _, c := range []struct {
+		what      string
+		got, want float64
+		higher    bool // the figure must stay at or above want
+	}{
+		{"overall E2E MAPE", o["e2e"].MAPE, want.e2eMAPE, false},
+		{"overall TTFT MAPE", o["ttft"].MAPE, want.ttftMAPE, false},
+		{"overall |TPOT mean error|", math.Abs(o["tpot"].MeanErr), want.tpotMeanAbs, false},
+		{"overall E2E Pearson r", o["e2e"].PearsonR, want.e2eR, true},
+	} {
+		if (c.higher && c.got < c.want) || (!c.higher && c.got > c.want) {
+			t.Errorf("%s regressed: got %.4f, want %s %.4f", c.what, c.got, map[bool]string{true: "≥", false: "≤"}[c.higher], c.want)
+		}
+	}
+	for _, r := range rep.Runs {
+		if m := r.Metrics["e2e"]; m.MAPE > want.runE2EMAPE {
+			t.Errorf("%s: E2E MAPE regressed: got %.4f, want ≤ %.4f", r.Name, m.MAPE, want.runE2EMAPE)
+		}
+		if m := r.Metrics["ttft"]; m.MAPE > want.runTTFTMAPE {
+			t.Errorf("%s: TTFT MAPE regressed: got %.4f, want ≤ %.4f", r.Name, m.MAPE, want.runTTFTMAPE)
+		}
+		if m := r.Metrics["tpot"]; math.Abs(m.MeanErr) > want.runTPOTAbs {
+			t.Errorf("%s: TPOT mean error regressed: got %+.4f, want within ±%.4f", r.Name, m.MeanErr, want.runTPOTAbs)
+		}
+	}
+	checkDeployments(t, rep)
+}
+
+// checkDeployments compares (or, with -update, rewrites) the committed
+// deployment of every run, then replays each run from its file and checks
+// that the result is the evaluation's.
+func checkDeployments(t *testing.T, rep *Report) {
+	t.Helper()
+	dir := filepath.Join("data", "deployments")
+	for _, r := range rep.Runs {
+		path := filepath.Join(dir, FileName(r.Name))
+		cfg := Relocate(r.Deploy, pkgAssets(), DefaultAssets())
+		var buf bytes.Buffer
+		comment := []string{
+			fmt.Sprintf("Deployment of the LLMServingSim bench run %s (vLLM %s, %s on %s, TP %d, DP %d),", r.Name, "0.19.0", r.Model, r.GPU, r.TP, r.DP),
+			"derived from its meta.json; kernel-physics coefficients from its kernel profile, host, link and Q",
+			"terms fitted on the other bench runs only. Paths are relative to the repository root.",
+			"Written by `go test ./internal/fidelity -run TestFidelityReport -update`; see internal/fidelity.",
+		}
+		if err := WriteDeployment(&buf, cfg, comment); err != nil {
+			t.Fatal(err)
+		}
+		if *update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := deploy.Load(path, deploy.Default())
+		if err != nil {
+			t.Fatalf("%s: %v (run with -update to write it)", path, err)
+		}
+		fresh, err := deploy.Decode(path, buf.Bytes(), deploy.Default())
+		if err != nil {
+			t.Fatalf("%s: the written YAML does not load: %v", path, err)
+		}
+		if !sameDeployment(got, fresh) {
+			t.Errorf("%s is stale: the evaluation now derives\n%s(run with -update)", path, buf.String())
+			continue
+		}
+		// The file, with its paths seen from here, replays the run to the
+		// evaluation's figures.
+		got = Relocate(got, DefaultAssets(), pkgAssets())
+		c := rep.cases[r.Name]
+		sims, err := c.simulateConfig(context.Background(), got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e2e float64
+		for _, s := range sims {
+			e2e += s.E2EUs
+		}
+		e2e /= float64(len(sims))
+		if want := r.Metrics["e2e"].SimMean; math.Abs(e2e-want) > 1e-6*want {
+			t.Errorf("%s: replaying %s gives mean E2E %.1f µs, the evaluation %.1f µs", r.Name, path, e2e, want)
+		}
+	}
+}
+
+// sameDeployment compares two deployments, coefficients within a relative
+// 1e-9 (YAML keeps the shortest round-trip form, so they are usually equal).
+func sameDeployment(a, b deploy.Config) bool {
+	if len(a.AlphaCoeffs) != len(b.AlphaCoeffs) || len(a.BetaCoeffs) != len(b.BetaCoeffs) {
+		return false
+	}
+	near := func(x, y []float64) bool {
+		for i := range x {
+			if math.Abs(x[i]-y[i]) > 1e-9*math.Max(1, math.Abs(y[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	if !near(a.AlphaCoeffs, b.AlphaCoeffs) || !near(a.BetaCoeffs, b.BetaCoeffs) {
+		return false
+	}
+	a.AlphaCoeffs, a.BetaCoeffs, b.AlphaCoeffs, b.BetaCoeffs = nil, nil, nil, nil
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}

@@ -1,0 +1,183 @@
+package fidelity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"servesim/internal/tracev2"
+)
+
+// FitOptions tune FitUniversal. The zero value is valid.
+type FitOptions struct {
+	Start      Universal // zero value: DefaultUniversal
+	Iterations int       // fixed-point iterations (one replay of every run each); 0 = 8
+	// Ridge pulls each coefficient towards its start, relative to its
+	// column's scale, for directions the runs cannot tell apart; 0 = 1e-3.
+	Ridge float64
+}
+
+// FitResult is a universal fit.
+type FitResult struct {
+	Universal  Universal
+	Objective  float64    // of the chosen iterate (see Errors.Objective)
+	Start      float64    // objective of the starting coefficients
+	Iterations int        // replays of every run, the first included
+	PerRun     []RunError // the chosen iterate's errors on each training run
+}
+
+// RunError is how far one replay is from its measurement.
+type RunError struct {
+	Run      string
+	N        int     // requests compared
+	TTFTMAPE float64 // fractions
+	E2EMAPE  float64
+	TPOTMean float64 // relative error of the mean TPOT
+}
+
+// Objective is the figure a fit minimises: the request-level MAPE of TTFT
+// and E2E, and the error of the mean TPOT, equally weighted.
+func (e RunError) Objective() float64 {
+	return (e.TTFTMAPE + e.E2EMAPE + math.Abs(e.TPOTMean)) / 3
+}
+
+// FitUniversal fits the universal coefficients to the runs of cases (never
+// to a run held out: the caller leaves it out of cases). The host and link
+// terms enter every step's time linearly, so, as internal/fit does for one
+// trace, it alternates a replay of every run under the current
+// coefficients, recording each step's basis and each request's place in
+// the simulated timeline, with a non-negative least-squares solve of all
+// requests' equations
+//
+//	TTFT − Q − A_tok        = Σ step times from enqueue to the first token
+//	E2E − TTFT − (O−1)·A_tok − A_end = Σ step times from the first token to the last
+//
+// on relative error. It keeps the iterate whose replays had the lowest
+// objective. Q, A_tok and A_end are held at their starting values.
+func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResult, error) {
+	if len(cases) == 0 {
+		return nil, errors.New("fidelity: fit: no runs")
+	}
+	u := opts.Start
+	if u == (Universal{}) {
+		u = DefaultUniversal()
+	}
+	iters := opts.Iterations
+	if iters <= 0 {
+		iters = 8
+	}
+	ridge := opts.Ridge
+	if ridge <= 0 {
+		ridge = 1e-3
+	}
+	steps := make([]float64, len(cases))
+	for i, c := range cases {
+		_, itl, err := c.simulate(ctx, u, 0, nil)
+		if err != nil {
+			return nil, err
+		}
+		steps[i] = itl
+	}
+	res := &FitResult{Objective: math.Inf(1)}
+	a := make([]float64, nu)
+	for it := 0; it < iters; it++ {
+		l := newLSQ(nu)
+		var obj float64
+		var per []RunError
+		for i, c := range cases {
+			rec := newRecorder(u)
+			sims, itl, err := c.simulate(ctx, u, steps[i], rec)
+			if err != nil {
+				return nil, err
+			}
+			e := runErrors(c.Run, sims)
+			per = append(per, e)
+			obj += e.Objective() / float64(len(cases))
+			q := u.QueueSteps * steps[i]
+			for j := range c.Run.Records {
+				m := &c.Run.Records[j]
+				ttft, e2e, ok := measured(m)
+				et, done := rec.results[m.RequestID]
+				if !ok || !done || !et.completed || et.firstToken < 0 {
+					continue
+				}
+				fix := rec.span(et.enqueue, et.firstToken, a)
+				if y := ttft - q - u.TokenUs - fix; ttft > 0 {
+					l.add(a, y, 1/(ttft*ttft))
+				}
+				if dec := e2e - ttft; dec > 0 && et.done > et.firstToken {
+					fix = rec.span(et.firstToken, et.done, a)
+					l.add(a, dec-float64(max(et.output-1, 0))*u.TokenUs-u.EndUs-fix, 1/(dec*dec))
+				}
+			}
+			steps[i] = itl
+		}
+		if it == 0 {
+			res.Start = obj
+		}
+		if obj < res.Objective {
+			res.Universal, res.Objective, res.PerRun = u, obj, per
+		}
+		res.Iterations = it + 1
+		theta, err := l.solve(u.vector(), nil, ridge)
+		if err != nil {
+			return nil, fmt.Errorf("fidelity: fit: %w", err)
+		}
+		// Damped step: the batches of the next replay move with the
+		// coefficients, so a full step can overshoot.
+		v := u.vector()
+		for k := range v {
+			v[k] = 0.5*v[k] + 0.5*theta[k]
+		}
+		u = u.withVector(v)
+	}
+	return res, nil
+}
+
+// measured returns a real row's TTFT and E2E (µs, from its send), or false
+// when the row carries no usable latencies.
+func measured(m *tracev2.Record) (ttft, e2e float64, ok bool) {
+	if m.Status != "ok" || m.FirstChunkTimeUs <= 0 || m.LastChunkTimeUs < m.FirstChunkTimeUs || m.FirstChunkTimeUs < m.SendTimeUs {
+		return 0, 0, false
+	}
+	return float64(m.FirstChunkTimeUs - m.SendTimeUs), float64(m.LastChunkTimeUs - m.SendTimeUs), true
+}
+
+// runErrors compares a replay with its run, as calibrate would (matching
+// by request id), without building a whole report.
+func runErrors(r *Run, sims []tracev2.SimResult) RunError {
+	byID := make(map[int64]*tracev2.SimResult, len(sims))
+	for i := range sims {
+		byID[sims[i].RequestID] = &sims[i]
+	}
+	e := RunError{Run: r.Name}
+	var rt, st float64
+	var nt int
+	for i := range r.Records {
+		m := &r.Records[i]
+		ttft, e2e, ok := measured(m)
+		s := byID[m.RequestID]
+		if !ok || s == nil {
+			continue
+		}
+		e.N++
+		if ttft > 0 {
+			e.TTFTMAPE += math.Abs(float64(s.TTFTUs)-ttft) / ttft
+		}
+		e.E2EMAPE += math.Abs(float64(s.E2EUs)-e2e) / e2e
+		if m.OutputTokens > 1 && s.OutputTokens > 1 {
+			rt += (e2e - ttft) / float64(m.OutputTokens-1)
+			st += float64(s.E2EUs-s.TTFTUs) / float64(s.OutputTokens-1)
+			nt++
+		}
+	}
+	if e.N > 0 {
+		e.TTFTMAPE /= float64(e.N)
+		e.E2EMAPE /= float64(e.N)
+	}
+	if rt > 0 {
+		e.TPOTMean = (st - rt) / rt
+	}
+	return e
+}
