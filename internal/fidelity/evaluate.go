@@ -53,10 +53,10 @@ type RunReport struct {
 	Beta      []float64
 	// Deploy is the deployment the replay used, coefficients included:
 	// `replay --deployment` with it reproduces the run's figures.
-	Deploy deploy.Config
-	Metrics   map[string]Metrics // ttft, tpot, e2e
-	Sources   Sources
-	Warnings  []string
+	Deploy   deploy.Config
+	Metrics  map[string]Metrics // ttft, tpot, e2e
+	Sources  Sources
+	Warnings []string
 }
 
 // Report is the fidelity of the simulator on every run, each predicted from

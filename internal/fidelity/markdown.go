@@ -22,8 +22,8 @@ type Targets struct {
 // DefaultTargets are the targets and anchors.
 func DefaultTargets() Targets {
 	return Targets{E2EMAPE: 0.05, TPOTMeanErr: 0.03, TTFTMAPE: 0.10, E2EPearsonR: 0.95,
-		AnchorE2E: "LLMServingSim: E2E means within 2.2%; BLIS: median E2E error 6.7%",
-		AnchorTTFT: "LLMServingSim: TTFT means +1.3% to −13.6%; BLIS: median TTFT error 17.6%",
+		AnchorE2E:    "LLMServingSim: E2E means within 2.2%; BLIS: median E2E error 6.7%",
+		AnchorTTFT:   "LLMServingSim: TTFT means +1.3% to −13.6%; BLIS: median TTFT error 17.6%",
 		AnchorSource: "LLMServingSim's validation summaries of these runs; BLIS on its own H100 suite"}
 }
 
