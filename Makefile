@@ -47,5 +47,12 @@ fuzz:
 	  done; \
 	done
 
+# Held-out fidelity on real vLLM runs (../shared/data/llmservingsim): each run
+# predicted from coefficients fitted on the others, printed as Markdown; the
+# same test fails if the figures get worse (internal/fidelity).
+.PHONY: fidelity
+fidelity:
+	@$(GO) test -count=1 -run '^TestFidelityReport$$' -v ./internal/fidelity/ | sed -e '/^=== RUN/d' -e '/^--- PASS/d'
+
 clean:
 	rm -rf $(BIN)
