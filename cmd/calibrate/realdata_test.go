@@ -1,21 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/importer"
 )
 
 // sharedData finds ../shared/data beside the module root, or skips.
@@ -42,84 +40,27 @@ func sharedData(t *testing.T, rel string) string {
 	return p
 }
 
-// benchLine is one request of LLMServingSim's requests.jsonl (a real vLLM 0.19
-// run; MIT, see the data's PROVENANCE.md). arrival_time is the client's epoch
-// clock in s; queued_ts, first_token_ts and last_token_ts the engine's
-// monotonic clock in s.
-type benchLine struct {
-	RequestID    string  `json:"request_id"`
-	InputToks    int     `json:"input_toks"`
-	OutputToks   int     `json:"output_toks"`
-	ArrivalTime  float64 `json:"arrival_time"`
-	QueuedTS     float64 `json:"queued_ts"`
-	FirstTokenTS float64 `json:"first_token_ts"`
-	LastTokenTS  float64 `json:"last_token_ts"`
-}
-
-// benchTrace converts a requests.jsonl into a mode-real trace. The two clocks
-// are tied together by the earliest request: no request can be queued before
-// it arrives, so the smallest queued − arrival is taken as the clock offset
-// (the same reasoning as tracev2.md §5 for epoch send times). Queueing in the
-// engine plays the send; every time becomes µs from the first arrival (plus
-// 1 µs, since 0 means "never").
-func benchTrace(t *testing.T, path string) []tracev2.Record {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var lines []benchLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var l benchLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		lines = append(lines, l)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	first, offset := math.Inf(1), math.Inf(1)
-	for _, l := range lines {
-		first = min(first, l.ArrivalTime)
-		offset = min(offset, l.QueuedTS-l.ArrivalTime)
-	}
-	us := func(s float64) int64 { return int64(math.Round(s*1e6)) + 1 }
-	recs := make([]tracev2.Record, 0, len(lines))
-	for _, l := range lines {
-		id, err := strconv.ParseInt(strings.TrimPrefix(l.RequestID, "bench-"), 10, 64)
-		if err != nil {
-			t.Fatalf("%s: request_id %q is not bench-<n>", path, l.RequestID)
-		}
-		recs = append(recs, tracev2.Record{
-			RequestID: id, ClientID: "bench", Streaming: true, InputTokens: l.InputToks, OutputTokens: l.OutputToks,
-			TextTokens: l.InputToks, ServerInputTokens: l.InputToks, Model: "meta-llama/Llama-3.1-8B",
-			ArrivalTimeUs: us(l.ArrivalTime - first), SendTimeUs: us(l.QueuedTS - offset - first),
-			FirstChunkTimeUs: us(l.FirstTokenTS - offset - first), LastChunkTimeUs: us(l.LastTokenTS - offset - first),
-			NumChunks: l.OutputToks, Status: "ok", FinishReason: "length",
-		})
-	}
-	return recs
-}
-
 // realRunTrace converts LLMServingSim's RTX 4090 run (300 ShareGPT
 // requests on Llama-3.1-8B, vLLM 0.19) into a mode-real single-stream trace
 // in a temporary directory, or skips when the data is absent.
 func realRunTrace(t *testing.T) ([]tracev2.Record, string) {
 	t.Helper()
-	run := filepath.Join(sharedData(t, "llmservingsim/bench/examples"), "RTX4090", "Llama-3.1-8B", "vllm")
-	recs := benchTrace(t, filepath.Join(run, "requests.jsonl"))
+	run := filepath.Join(sharedData(t, "llmservingsim/bench/examples"), "RTX4090", "Llama-3.1-8B")
+	imp, err := importer.OpenLLMServingSim(run, importer.Options{ClientID: "bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []tracev2.Record
+	for rec, err := range importer.All(imp) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
 	if len(recs) != 300 {
 		t.Fatalf("%d requests, want 300", len(recs))
 	}
-	h := tracev2.DefaultHeader()
-	h.Mode = "real"
-	h.WorkloadSpec = "sharegpt-llama-3.1-8b-300-sps10.jsonl"
-	h.Server = &tracev2.Server{Model: "meta-llama/Llama-3.1-8B", TensorParallel: 1, MaxNumSeqs: 256,
-		BlockSize: 16, GPUMemoryUtilization: 0.9, MaxModelLen: 32768}
+	h := imp.Header() // mode real, the server block of meta.json
 	realPath := filepath.Join(t.TempDir(), "real.trace")
 	var stream bytes.Buffer
 	tw, err := tracev2.NewStreamWriter(&stream, h, tracev2.Columns{})
