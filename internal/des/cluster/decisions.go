@@ -43,6 +43,8 @@ func (d *decisionLog) decision(rt *router, now int64, r *instance.Request, pool 
 	b = strconv.AppendInt(b, int64(chosen), 10)
 	b = append(b, `,"tied":`...)
 	b = strconv.AppendInt(b, int64(len(rt.ties)), 10)
+	b = append(b, `,"snapshot_age_us":`...)
+	b = strconv.AppendInt(b, rt.snapshotAge(now), 10)
 	b = append(b, `,"candidates":[`...)
 	for k, i := range pool {
 		if k > 0 {

@@ -48,7 +48,8 @@ type router struct {
 	viewOK  bool
 
 	hashes []kvcache.Hash // the current request's full prompt blocks
-	parts  [][]float64    // per scorer, per candidate
+	cands  []cand
+	parts  [][]float64 // per scorer, per candidate
 	total  []float64
 	ties   []int
 	dec    *decisionLog
@@ -114,6 +115,15 @@ func (rt *router) read(now int64, pool []int) {
 		rt.snap[i] = rt.live(i)
 	}
 	rt.snapAt, rt.snapOK = now, true
+}
+
+// snapshotAge is the age of the snapshot signals a decision at now read:
+// 0 when they are read live.
+func (rt *router) snapshotAge(now int64) int64 {
+	if rt.refresh == 0 || !rt.snapOK {
+		return 0
+	}
+	return now - rt.snapAt
 }
 
 func (rt *router) live(i int) signals {
@@ -200,49 +210,84 @@ func (rt *router) argmax(pool []int) int {
 	return rt.ties[rt.rng.IntN(len(rt.ties))]
 }
 
+// cand is what the weighted scorers see of one candidate instance.
+type cand struct {
+	queue, batch int     // snapshot
+	inFlight     int     // live
+	kvUtil       float64 // snapshot
+	affinity     int     // leading request blocks in the router-side index (prefix-affinity)
+	cached       int     // leading request blocks in the instance's prefix index, maybe delayed (precise-prefix-cache)
+}
+
 // weighted fills rt.parts (each scorer's score per candidate) and rt.total
 // = Σ clamp(score, 0, 1)·w.
 func (rt *router) weighted(now int64, pool []int) {
-	for range pool {
+	rt.cands = rt.cands[:0]
+	for _, i := range pool {
+		s := rt.snap[i]
+		rt.cands = append(rt.cands, cand{queue: s.queue, batch: s.batch, inFlight: rt.load[i], kvUtil: s.kvUtil})
+	}
+	if rt.prefix != nil {
+		for k, i := range pool {
+			rt.cands[k].affinity = rt.prefix[i].match(rt.hashes)
+		}
+	}
+	if rt.precise {
+		if rt.delay > 0 {
+			rt.refreshViews(now)
+		}
+		for k, i := range pool {
+			rt.cands[k].cached = rt.cached(i)
+		}
+	}
+	for len(rt.total) < len(pool) {
 		rt.total = append(rt.total, 0)
 	}
-	for s, sc := range rt.scorers {
-		p := rt.parts[s][:0]
+	scoreWeighted(rt.scorers, rt.cands, len(rt.hashes), rt.parts, rt.total)
+}
+
+// scoreWeighted is the weighted policy on candidates (spec §10 table):
+// parts[s][k] is scorer s's score of candidate k and total[k] = Σ_s
+// clamp(parts[s][k], 0, 1)·w_s, with weights summing to 1. blocks is the
+// request's number of full prompt blocks.
+func scoreWeighted(scorers []Scorer, cs []cand, blocks int, parts [][]float64, total []float64) {
+	for k := range cs {
+		total[k] = 0
+	}
+	for s, sc := range scorers {
+		p := parts[s][:0]
 		switch sc.Name {
 		case ScorerPrefixAffinity:
-			for _, i := range pool {
+			for _, c := range cs {
 				v := 0.0
-				if len(rt.hashes) > 0 {
-					v = float64(rt.prefix[i].match(rt.hashes)) / float64(len(rt.hashes))
+				if blocks > 0 {
+					v = float64(c.affinity) / float64(blocks)
 				}
 				p = append(p, v)
 			}
 		case ScorerPrecisePrefixCache:
-			if rt.delay > 0 {
-				rt.refreshViews(now)
-			}
-			for _, i := range pool {
-				p = append(p, float64(rt.cached(i)))
+			for _, c := range cs {
+				p = append(p, float64(c.cached))
 			}
 			minMax(p, false)
 		case ScorerQueueDepth:
-			for _, i := range pool {
-				p = append(p, float64(rt.snap[i].queue))
+			for _, c := range cs {
+				p = append(p, float64(c.queue))
 			}
 			minMax(p, true)
 		case ScorerKVUtilization:
-			for _, i := range pool {
-				p = append(p, 1-rt.snap[i].kvUtil)
+			for _, c := range cs {
+				p = append(p, 1-c.kvUtil)
 			}
 		case ScorerLoadBalance:
-			for _, i := range pool {
-				p = append(p, 1/(1+float64(rt.effLoad(i))))
+			for _, c := range cs {
+				p = append(p, 1/(1+float64(c.queue+c.batch+c.inFlight)))
 			}
 		}
 		for k, v := range p {
-			rt.total[k] += min(1, max(0, v)) * sc.Weight
+			total[k] += min(1, max(0, v)) * sc.Weight
 		}
-		rt.parts[s] = p
+		parts[s] = p
 	}
 }
 
