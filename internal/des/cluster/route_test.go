@@ -321,7 +321,7 @@ func TestSnapshotAgeNeverExceedsInterval(t *testing.T) {
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			var d struct {
-				T   int64 `json:"t_us"`
+				T   int64  `json:"t_us"`
 				Age *int64 `json:"snapshot_age_us"`
 			}
 			if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
