@@ -49,7 +49,15 @@ func NewCase(r *Run, a Assets, profileRoot string) (*Case, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
 	}
-	c := &Case{Run: r, Deploy: cfg, Model: dep.ModelConfig, Kernels: kf, Topology: TopologyOf(r, dep.ModelConfig), Warnings: warns}
+	c := newCase(r, cfg, dep.ModelConfig, kf, TopologyOf(r, dep.ModelConfig))
+	c.Warnings = warns
+	return c, nil
+}
+
+// newCase assembles a case from its parts; requests are injected at their
+// send time (vLLM's queueing), in order.
+func newCase(r *Run, cfg deploy.Config, mc *latency.ModelConfig, kf *KernelFit, t Topology) *Case {
+	c := &Case{Run: r, Deploy: cfg, Model: mc, Kernels: kf, Topology: t}
 	c.inject = slices.Clone(r.Records)
 	for i := range c.inject {
 		if c.inject[i].SendTimeUs > 0 {
@@ -57,7 +65,7 @@ func NewCase(r *Run, a Assets, profileRoot string) (*Case, error) {
 		}
 	}
 	slices.SortStableFunc(c.inject, func(a, b tracev2.Record) int { return cmpInt64(a.ArrivalTimeUs, b.ArrivalTimeUs) })
-	return c, nil
+	return c
 }
 
 func cmpInt64(a, b int64) int {

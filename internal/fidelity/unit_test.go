@@ -1,0 +1,401 @@
+package fidelity
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"servesim/internal/deploy"
+	"servesim/internal/des/latency"
+	"servesim/internal/tracev2"
+)
+
+// TestDeployment derives the deployment of both meta.json layouts.
+func TestDeployment(t *testing.T) {
+	root := filepath.Join("testdata", "runs")
+	dirs, err := FindRuns(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{RunName(root, dirs[0]), RunName(root, dirs[1])}
+	if len(dirs) != 2 || !reflect.DeepEqual(names, []string{"RTX4090/Llama-3.1-8B", "RTXPRO6000/Qwen3-30B-A3B-Instruct-2507"}) {
+		t.Fatalf("runs %v", names)
+	}
+	type want struct {
+		model, gpu                                  string
+		tp, seqs, tokens, longPrefill, blocks, mlen int
+		hardware                                    string
+		warnings                                    int
+	}
+	tests := []want{
+		// meta.json names the device and the KV blocks vLLM allocated.
+		{"llama-3.1-8b-instruct", "RTX4090", 1, 256, 2048, 0, 2588, 32768, "RTX4090", 0},
+		// Older layout: the GPU comes from the cluster config, the blocks
+		// from memory; DP 2 folds into TP 2 with twice the limits and a
+		// rank's budget as the chunk cap.
+		{"qwen3-30b-a3b", "RTXPRO6000", 2, 256, 4096, 2048, 0, 0, "RTXPRO6000", 3},
+	}
+	for i, d := range dirs {
+		r, err := LoadRun(names[i], d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Records) != 5 || len(r.Scheduled) != 5 || r.Scheduled[0] <= 0 {
+			t.Errorf("%s: %d records, scheduled %v", r.Name, len(r.Records), r.Scheduled)
+		}
+		cfg, warns, err := Deployment(r, pkgAssets())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := tests[i]
+		got := want{cfg.Model, cfg.GPU, cfg.TP, cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens, cfg.LongPrefillTokenThreshold,
+			cfg.TotalKVBlocks, cfg.MaxModelLen, r.Hardware, len(warns)}
+		if got != w {
+			t.Errorf("%s:\n got %+v\nwant %+v (warnings %q)", r.Name, got, w, warns)
+		}
+		if cfg.HardwareFile != "data/hardware.json" || cfg.BlockSize != 16 || cfg.GPUMemoryUtilization != 0.9 {
+			t.Errorf("%s: hardware %q block %d util %v", r.Name, cfg.HardwareFile, cfg.BlockSize, cfg.GPUMemoryUtilization)
+		}
+		if _, err := deploy.Resolve(cfg); err != nil {
+			t.Errorf("%s: %v", r.Name, err)
+		}
+	}
+	// Qwen3-32B is not embedded: its config comes from the asset folder.
+	if m, err := resolveModel("Qwen/Qwen3-32B", pkgAssets()); err != nil || m != "data/models/qwen3-32b" {
+		t.Errorf("Qwen3-32B: %q, %v", m, err)
+	}
+	if _, err := resolveModel("acme/unknown-7b", pkgAssets()); err == nil || !strings.Contains(err.Error(), "neither embedded") {
+		t.Errorf("unknown model: %v", err)
+	}
+}
+
+// TestHardwareFile: both GPUs load with their data-sheet figures.
+func TestHardwareFile(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		peak, fp8, bw  float64
+		memGiB, mfuMin float64
+	}{{"RTX4090", 165.2, 330.3, 1.008, 23.52, 0.3}, {"RTXPRO6000", 500, 1000, 1.597, 95.59, 0.1}} {
+		g, err := latency.ResolveGPU(tt.name, pkgAssets().HardwareFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.TFlopsPeak != tt.peak || g.TFlopsFP8 != tt.fp8 || g.BwPeakTBs != tt.bw || g.MemoryGiB != tt.memGiB || g.MfuDecode < tt.mfuMin {
+			t.Errorf("%s: %+v", tt.name, g)
+		}
+	}
+}
+
+// TestLSQ: the non-negative solve recovers an exact solution, clamps a
+// coefficient that wants to be negative, and holds fixed ones.
+func TestLSQ(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	l := newLSQ(3)
+	for range 50 {
+		a := []float64{rng.Float64() * 10, rng.Float64(), rng.Float64() * 1000}
+		l.add(a, 2*a[0]+0.5*a[1]+0.003*a[2], 1)
+	}
+	got, err := l.solve(nil, nil, 1e-12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []float64{2, 0.5, 0.003} {
+		if math.Abs(got[i]-w) > 1e-6*w {
+			t.Errorf("exact: θ%d = %v, want %v", i, got[i], w)
+		}
+	}
+	// y = a0 − a1: the best non-negative fit drops a1.
+	l = newLSQ(2)
+	for i := range 20 {
+		a := []float64{float64(i), float64(i % 3)}
+		l.add(a, a[0]-a[1], 1)
+	}
+	got, _ = l.solve(nil, nil, 1e-12)
+	if got[1] != 0 || got[0] <= 0 {
+		t.Errorf("clamped: %v, want θ1 = 0", got)
+	}
+	// Fixed at its prior, the other absorbs the rest.
+	l = newLSQ(2)
+	for i := range 20 {
+		a := []float64{1, float64(i)}
+		l.add(a, 3+2*a[1], 1)
+	}
+	got, _ = l.solve([]float64{3, 0}, []bool{true, false}, 1e-12)
+	if got[0] != 3 || math.Abs(got[1]-2) > 1e-9 {
+		t.Errorf("fixed: %v, want [3 2]", got)
+	}
+}
+
+// testModel is a kernel-physics model of Llama-3.1-8B on the RTX 4090 with
+// known coefficients, used to make synthetic profiles and runs.
+func testModel(t testing.TB, tp int) (*latency.KernelPhysics, *latency.ModelConfig, []float64) {
+	t.Helper()
+	mc, err := latency.LookupModel("llama-3.1-8b-instruct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := latency.ResolveGPU("RTX4090", pkgAssets().HardwareFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beta := make([]float64, latency.KPNumBetas)
+	for i, v := range map[int]float64{latency.KPGemmWeight: 1.05, latency.KPGemmCompute: 0.3, latency.KPGemmKnee2: 0.8,
+		latency.KPAttnLayer: 3, latency.KPPrefillFlops: 1.6, latency.KPPrefillSeq: 8, latency.KPDecodeKV: 1.2,
+		latency.KPDecodeSeq: 0.5, latency.KPMixedKV: 0.9, latency.KPMixedKVWide: 1.5, latency.KPLMHeadWeight: 1.07,
+		latency.KPLMHeadCompute: 0.4, latency.KPSampleSeq: 1.3} {
+		beta[i] = v
+	}
+	k, err := latency.NewKernelPhysics(latency.KernelPhysicsConfig{Model: mc, GPU: g, TP: tp, Alpha: []float64{0, 0, 0}, Beta: beta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, mc, beta
+}
+
+// dot is Σ β·basis over the given positions.
+func dot(beta []float64, b latency.KernelBasis, cols []int) float64 {
+	v := 0.0
+	for _, c := range cols {
+		v += beta[c] * b[c]
+	}
+	return v
+}
+
+// TestFitKernelsRecovers: a profile measured from a kernel-physics model is
+// fitted back to the same step times.
+func TestFitKernelsRecovers(t *testing.T) {
+	k, mc, beta := testModel(t, 1)
+	g := kernelGroups()
+	L := float64(mc.Layers)
+	p := &Profile{Dense: map[string][]Point{}, PerSequence: map[string][]Point{}}
+	for _, tok := range []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048} {
+		s := latency.Step{DecodeCount: int(tok)}
+		p.Dense["qkv_proj"] = append(p.Dense["qkv_proj"], Point{tok, dot(beta, k.Basis(&s), g["dense"]) / L})
+		p.PerSequence["lm_head"] = append(p.PerSequence["lm_head"], Point{tok, dot(beta, k.Basis(&s), g["sample"])})
+	}
+	for _, chunk := range []int{0, 16, 256, 2048} {
+		for _, kvp := range []int{0, 1024} {
+			for _, n := range []int{0, 1, 32, 128} {
+				for _, kvd := range []int{128, 1024, 4096} {
+					if chunk == 0 && n == 0 {
+						continue
+					}
+					s := latency.Step{DecodeCount: n, DecodeContextSum: int64(n * kvd)}
+					if chunk > 0 {
+						s.Prefill = []latency.PrefillWork{{NewTokens: chunk, Context: kvp, Target: kvp + chunk + 1}}
+					}
+					p.Attention = append(p.Attention, AttentionRow{Chunk: chunk, KVPrefill: kvp, NDecode: n, KVDecode: kvd,
+						Us: dot(beta, k.Basis(&s), g["attention"]) / L})
+				}
+			}
+		}
+	}
+	kf, err := FitKernels(k, mc, p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range kf.Groups {
+		if st.MaxRel > 1e-6 {
+			t.Errorf("group %s: max error %v at %s", name, st.MaxRel, st.WorstAt)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50 {
+		s := latency.Step{DecodeCount: rng.IntN(200), DecodeContextSum: int64(rng.IntN(300000))}
+		if rng.IntN(2) == 0 {
+			s.Prefill = []latency.PrefillWork{{NewTokens: 1 + rng.IntN(2048), Context: rng.IntN(3000), Target: 5000}}
+		}
+		b := k.Basis(&s)
+		var all []int
+		for _, cols := range g {
+			all = append(all, cols...)
+		}
+		if w, got := dot(beta, b, all), dot(kf.Beta, b, all); math.Abs(got-w) > 1e-6*w {
+			t.Fatalf("step %+v: fitted %v, true %v", s, got, w)
+		}
+	}
+}
+
+// syntheticCase is a 120-request run whose latencies come from the
+// simulator itself under known universal coefficients.
+func syntheticCase(t *testing.T, truth Universal) *Case {
+	t.Helper()
+	k, mc, beta := testModel(t, 1)
+	_ = k
+	cfg := deploy.Default()
+	cfg.Model, cfg.GPU, cfg.HardwareFile = "llama-3.1-8b-instruct", "RTX4090", pkgAssets().HardwareFile
+	cfg.LatencyModel, cfg.TotalKVBlocks, cfg.MaxNumSeqs = string(latency.KindKernelPhysics), 3000, 64
+	rng := rand.New(rand.NewPCG(9, 9))
+	r := &Run{Name: "synthetic"}
+	at := int64(0)
+	for i := range 120 {
+		at += int64(rng.ExpFloat64() * 150000)
+		r.Records = append(r.Records, tracev2.Record{RequestID: int64(i), InputTokens: 100 + rng.IntN(1500),
+			OutputTokens: 20 + rng.IntN(400), ArrivalTimeUs: at, SendTimeUs: at, Status: "ok"})
+	}
+	c := newCase(r, cfg, mc, &KernelFit{Beta: beta}, Topology{LinkBytes: 1, LinkOps: 1})
+	_, step, err := c.simulate(context.Background(), truth, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sims, _, err := c.simulate(context.Background(), truth, step, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sims {
+		rec := &r.Records[s.RequestID]
+		rec.FirstChunkTimeUs = rec.SendTimeUs + int64(s.TTFTUs)
+		rec.LastChunkTimeUs = rec.SendTimeUs + int64(s.E2EUs)
+		rec.NumChunks = rec.OutputTokens
+	}
+	return newCase(r, cfg, mc, &KernelFit{Beta: beta}, Topology{LinkBytes: 1, LinkOps: 1})
+}
+
+// TestFitUniversalRecovers: latencies simulated under known host terms are
+// fitted back from another start.
+func TestFitUniversalRecovers(t *testing.T) {
+	truth := Universal{HostStepUs: 900, HostSeqUs: 12, QueueSteps: 0.5}
+	c := syntheticCase(t, truth)
+	res, err := FitUniversal(context.Background(), []*Case{c}, FitOptions{Start: Universal{HostStepUs: 100, QueueSteps: 0.5}, Iterations: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Objective > 0.01 || res.Objective >= res.Start {
+		t.Errorf("objective %v (start %v), want below 1%%", res.Objective, res.Start)
+	}
+	t.Logf("objective %v from %v, fit %+v, per run %+v", res.Objective, res.Start, res.Universal, res.PerRun)
+	// Per-step and per-request host time trade off at the run's typical
+	// batch (about 40 requests); their sum there is what the run pins down.
+	got := res.Universal.HostStepUs + 40*res.Universal.HostSeqUs
+	if want := truth.HostStepUs + 40*truth.HostSeqUs; math.Abs(got-want) > 0.1*want {
+		t.Errorf("host time at 40 requests %v µs, want %v (fit %+v)", got, want, res.Universal)
+	}
+}
+
+// TestWriteDeployment: the YAML loads back into the same deployment.
+func TestWriteDeployment(t *testing.T) {
+	cfg := deploy.Default()
+	cfg.Model, cfg.GPU, cfg.HardwareFile, cfg.TP = "data/models/qwen3-32b", "RTXPRO6000", "data/hardware.json", 2
+	cfg.LatencyModel, cfg.TotalKVBlocks, cfg.LongPrefillTokenThreshold = "kernel-physics", 1234, 2048
+	cfg.AlphaCoeffs = []float64{39740.48397591585, 0, 0}
+	cfg.BetaCoeffs = make([]float64, latency.KPNumBetas)
+	for i := range cfg.BetaCoeffs {
+		cfg.BetaCoeffs[i] = 1 / float64(i+3)
+	}
+	var buf bytes.Buffer
+	if err := WriteDeployment(&buf, cfg, []string{"first line", ""}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(buf.String(), "# first line\n#\n# alpha_coeffs: Q, A_end, A_tok") {
+		t.Errorf("comments:\n%s", buf.String())
+	}
+	got, err := deploy.Decode("d.yaml", buf.Bytes(), deploy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameDeployment(got, cfg) || !reflect.DeepEqual(got.BetaCoeffs, cfg.BetaCoeffs) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, cfg)
+	}
+	rel := Relocate(cfg, pkgAssets(), DefaultAssets())
+	if rel.Model != "internal/fidelity/data/models/qwen3-32b" || rel.HardwareFile != "internal/fidelity/data/hardware.json" {
+		t.Errorf("relocated: %q %q", rel.Model, rel.HardwareFile)
+	}
+	if back := Relocate(rel, DefaultAssets(), pkgAssets()); back.Model != cfg.Model || back.HardwareFile != cfg.HardwareFile {
+		t.Errorf("relocated back: %q %q", back.Model, back.HardwareFile)
+	}
+	emb := cfg
+	emb.Model = "llama-3.1-8b-instruct"
+	if Relocate(emb, pkgAssets(), DefaultAssets()).Model != "llama-3.1-8b-instruct" {
+		t.Error("an embedded model name was relocated")
+	}
+}
+
+// TestProfileFiles loads a profile in LLMServingSim's layout and checks the
+// per-step sums and the interpolation.
+func TestProfileFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"dense.csv":        "layer,tokens,time_us\nqkv_proj,1,10\nqkv_proj,100,30\nlayernorm,1,1\nlayernorm,100,2\nembedding,1,5\nembedding,100,5\n",
+		"per_sequence.csv": "layer,sequences,time_us\nlm_head,1,100\nlm_head,10,120\nsampler,1,3\nsampler,10,6\n",
+		"attention.csv":    "prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n0,0,1,16,9\n16,0,0,0,10\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := LoadProfile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50.5 tokens: qkv 20, layernorm 1.5 (twice per layer), embedding 5 once;
+	// 3 layers → 3·(20 + 3) + 5 = 74. Above the last point: proportional.
+	for _, c := range []struct{ t, want float64 }{{50.5, 74}, {1, 3*(10+2) + 5}, {200, 3*(60+2*4) + 10}} {
+		if got := p.DenseStep(c.t, 3); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("DenseStep(%v) = %v, want %v", c.t, got, c.want)
+		}
+	}
+	if got := p.SampleStep(4); math.Abs(got-(100+20.0/3+4)) > 1e-9 {
+		t.Errorf("SampleStep(4) = %v", got)
+	}
+	if len(p.Attention) != 2 || len(p.MoE) != 0 || !reflect.DeepEqual(p.DenseTokens(), []float64{1, 100}) {
+		t.Errorf("profile %+v", p)
+	}
+	if err := os.Remove(filepath.Join(dir, "attention.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadProfile(dir); err == nil || !strings.Contains(err.Error(), "attention.csv") {
+		t.Errorf("missing attention.csv: %v", err)
+	}
+}
+
+// TestMarkdownGolden renders a hand-made report (testdata/report.md,
+// rewritten with -update).
+func TestMarkdownGolden(t *testing.T) {
+	mk := func(realMean, simMean, mape, r float64) Metrics {
+		return Metrics{N: 300, RealMean: realMean, SimMean: simMean, MeanErr: (simMean - realMean) / realMean,
+			P50Err: -0.01, P90Err: 0.02, P99Err: 0.03, MAPE: mape, PearsonR: r}
+	}
+	runs := []RunReport{
+		{Name: "GPU-A/model-x", Model: "org/model-x", GPU: "GPU-A", TP: 1, DP: 1,
+			Universal: Universal{HostStepUs: 640, HostSeqUs: 2, LinkBytes: 95.7, LinkOpUs: 27, QueueSteps: 0.5},
+			Fit:       &FitResult{Objective: 0.028}, Kernels: map[string]FitStat{"dense": {RMSRel: 0.035}, "attention": {RMSRel: 0.07}},
+			Metrics: map[string]Metrics{"ttft": mk(65.5e6, 65.9e6, 0.038, 0.998), "tpot": mk(32400, 32300, 0.05, 0.765), "e2e": mk(86.6e6, 86.9e6, 0.013, 0.999)},
+			Sources: Sources{RealQueueUs: 65.2e6, SimQueueUs: 65.6e6, RealPrefillUs: 266e3, SimPrefillUs: 333e3, RealTPOTUs: 32400, SimTPOTUs: 32300, RealBatch: 35, SimBatch: 34.9, SimPreemptions: 226}},
+		{Name: "GPU-B/model-y", Model: "org/model-y", GPU: "GPU-B", TP: 1, DP: 2,
+			Universal: Universal{HostStepUs: 380, LinkBytes: 95.5, LinkOpUs: 32.5, QueueSteps: 0.5},
+			Fit:       &FitResult{Objective: 0.021}, Kernels: map[string]FitStat{"moe": {RMSRel: 0.072}},
+			Metrics: map[string]Metrics{"ttft": mk(1.09e6, 1.03e6, 0.117, 0.995), "tpot": mk(47300, 47200, 0.005, 0.997), "e2e": mk(32.3e6, 32.3e6, 0.005, 0.998)}},
+	}
+	rep := &Report{Runs: runs, Overall: overall(runs)}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, rep, DefaultTargets()); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "report.md")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("Markdown differs from %s (run with -update):\n%s", golden, buf.String())
+	}
+	met := DefaultTargets().Met(rep)
+	if !met["e2e_mape"] || !met["tpot_mean"] || !met["ttft_mape"] || !met["e2e_pearson_r"] {
+		t.Errorf("targets %v", met)
+	}
+	if o := rep.Overall["ttft"]; math.Abs(o.MAPE-(0.038+0.117)/2) > 1e-12 || o.N != 600 {
+		t.Errorf("overall ttft %+v", o)
+	}
+}
