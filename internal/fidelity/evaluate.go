@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"servesim/internal/deploy"
@@ -149,7 +150,7 @@ func evaluateRun(ctx context.Context, c *Case, fit *FitResult) (*RunReport, erro
 		}
 		rr.Metrics[name] = metricsOf(cmp)
 	}
-	rr.Sources = sources(c, sims)
+	rr.Sources = sources(c, sims, step)
 	return rr, nil
 }
 
@@ -210,10 +211,15 @@ type Sources struct {
 	RealTPOTUs, SimTPOTUs       float64
 	RealBatch, SimBatch         float64 // time-averaged requests between first schedule and last token
 	SimPreemptions              int
+	// TTFT MAPE of the requests that waited in vLLM's queue longer than a
+	// mean step before their first schedule (queueing dominates their
+	// TTFT) and of the others (step times do).
+	QueuedN, OtherN               int
+	QueuedTTFTMAPE, OtherTTFTMAPE float64
 }
 
-// sources computes the breakdown of a replay.
-func sources(c *Case, sims []tracev2.SimResult) Sources {
+// sources computes the breakdown of a replay; stepUs is its mean step.
+func sources(c *Case, sims []tracev2.SimResult, stepUs float64) Sources {
 	var s Sources
 	byID := make(map[int64]*tracev2.SimResult, len(sims))
 	for i := range sims {
@@ -242,6 +248,13 @@ func sources(c *Case, sims []tracev2.SimResult) Sources {
 			nt++
 		}
 		s.SimPreemptions += sim.NumPreemptions
+		if e := math.Abs(sim.TTFTUs-ttft) / ttft; rq > stepUs {
+			s.QueuedN++
+			s.QueuedTTFTMAPE += e
+		} else {
+			s.OtherN++
+			s.OtherTTFTMAPE += e
+		}
 		realBusy += float64(m.LastChunkTimeUs - sched[i])
 		realLo, realHi = min(realLo, sched[i]), max(realHi, m.LastChunkTimeUs)
 		start := sim.ArrivalUs + int64(sim.SchedulingDelayUs)
@@ -253,6 +266,12 @@ func sources(c *Case, sims []tracev2.SimResult) Sources {
 		s.SimQueueUs /= n
 		s.RealPrefillUs /= n
 		s.SimPrefillUs /= n
+	}
+	if s.QueuedN > 0 {
+		s.QueuedTTFTMAPE /= float64(s.QueuedN)
+	}
+	if s.OtherN > 0 {
+		s.OtherTTFTMAPE /= float64(s.OtherN)
 	}
 	if nt > 0 {
 		s.RealTPOTUs /= nt
