@@ -12,40 +12,17 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/replay"
+	"servesim/internal/shareddata"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 )
-
-// sharedData finds ../shared/data beside the module root, or skips.
-func sharedData(t *testing.T, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("real measurements absent (%s): skipping", p)
-	}
-	return p
-}
 
 // realRunTrace converts LLMServingSim's RTX 4090 run (300 ShareGPT
 // requests on Llama-3.1-8B, vLLM 0.19) into a mode-real single-stream trace
 // in a temporary directory, or skips when the data is absent.
 func realRunTrace(t *testing.T) ([]tracev2.Record, string) {
 	t.Helper()
-	run := filepath.Join(sharedData(t, "llmservingsim/bench/examples"), "RTX4090", "Llama-3.1-8B")
+	run := filepath.Join(shareddata.Path(t, "llmservingsim/bench/examples"), "RTX4090", "Llama-3.1-8B")
 	imp, err := importer.OpenLLMServingSim(run, importer.Options{ClientID: "bench"})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"servesim/internal/shareddata"
 )
 
 const importerSamples = "../../internal/tracev2/importer/testdata/"
@@ -77,30 +79,6 @@ func TestGzipImport(t *testing.T) {
 	}
 }
 
-// dataDir finds ../shared/data beside the module root, or skips.
-func dataDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("real traces not available (%s): %v", data, err)
-	}
-	return data
-}
-
 // TestAzureCodeThroughput: the Azure 2023 code trace (8.8k requests in an
 // hour) does not saturate one H100, so the simulated throughput is the
 // trace's own request rate.
@@ -108,10 +86,7 @@ func TestAzureCodeThroughput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays a real trace")
 	}
-	path := filepath.Join(dataDir(t), "azure-llm-2023", "data", "AzureLLMInferenceTrace_code.csv")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("%s not available: %v", path, err)
-	}
+	path := shareddata.Path(t, "azure-llm-2023/data/AzureLLMInferenceTrace_code.csv")
 	dir := t.TempDir()
 	mpath, spath := filepath.Join(dir, "m.json"), filepath.Join(dir, "s.json")
 	mustReplay(t, nil, "--from", "azure", path, "--metrics-out", mpath, "--results-path", spath)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"servesim/internal/deploy"
+	"servesim/internal/shareddata"
 )
 
 var update = flag.Bool("update", false, "rewrite the deployment files under data/deployments/")
@@ -18,30 +19,6 @@ var update = flag.Bool("update", false, "rewrite the deployment files under data
 // pkgAssets are the data files as seen from this package's directory.
 func pkgAssets() Assets {
 	return Assets{HardwareFile: "data/hardware.json", ModelDir: "data/models"}
-}
-
-// sharedData returns ../shared/data/<rel> beside the module root, or skips.
-func sharedData(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("fidelity: no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("fidelity: real measurements absent (%s holds LLMServingSim's runs and profiles): skipping", p)
-	}
-	return p
 }
 
 // regression holds the figures the held-out report must not fall below:
@@ -68,8 +45,8 @@ func fidelityRegression() regression {
 // evaluation used and reproduce its replays through deploy.Load, as
 // `replay --deployment` would.
 func TestFidelityReport(t *testing.T) {
-	bench := sharedData(t, "llmservingsim/bench/examples")
-	profiles := sharedData(t, "llmservingsim/profiler/perf")
+	bench := shareddata.Path(t, "llmservingsim/bench/examples")
+	profiles := shareddata.Path(t, "llmservingsim/profiler/perf")
 	rep, err := Evaluate(context.Background(), Config{BenchRoot: bench, ProfileRoot: profiles, Assets: pkgAssets()})
 	if err != nil {
 		t.Fatal(err)

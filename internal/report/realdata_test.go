@@ -11,33 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/shareddata"
 	"servesim/internal/tracev2"
 )
-
-// benchDir finds ../shared/data/llmservingsim/bench/examples beside the module
-// root: real vLLM 0.19 runs (LLMServingSim, MIT; see its PROVENANCE.md).
-func benchDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "data", "llmservingsim", "bench", "examples")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("real vLLM measurements absent (%s): skipping", d)
-	}
-	return d
-}
 
 // benchRequest is one line of requests.jsonl: arrival_time is wall-clock epoch
 // seconds, the *_ts fields are the engine's monotonic clock in seconds.
@@ -126,7 +102,8 @@ func maxWaiting(t *testing.T, path string) int {
 // saturation check must see that from the trace alone, and must not mistake it
 // for a cold start.
 func TestValidityOnRealVLLMRuns(t *testing.T) {
-	root := benchDir(t)
+	// Real vLLM 0.19 runs (LLMServingSim, MIT; see its PROVENANCE.md).
+	root := shareddata.Path(t, "llmservingsim/bench/examples")
 	runs, _ := filepath.Glob(filepath.Join(root, "*", "*", "vllm", "requests.jsonl"))
 	if len(runs) == 0 {
 		t.Skipf("no requests.jsonl under %s", root)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/shareddata"
 	"servesim/internal/tracev2"
 )
 
@@ -33,7 +34,7 @@ func TestAzureRealSamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			path := sharedData(t, tt.file)
+			path := shareddata.Path(t, tt.file)
 			imp, err := NewAzure(path, openFile(t, path), Options{})
 			if err != nil {
 				t.Fatal(err)

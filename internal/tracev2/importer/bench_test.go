@@ -5,11 +5,13 @@ import (
 	"io"
 	"os"
 	"testing"
+
+	"servesim/internal/shareddata"
 )
 
 // benchImport measures importing the real sample at rel (skipped when absent).
 func benchImport(b *testing.B, format Format, rel string) {
-	path := sharedDataB(b, rel)
+	path := shareddata.Path(b, rel)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)

@@ -6,39 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"servesim/internal/tracev2"
 )
-
-// sharedData returns the path of a file under ../shared/data (found by
-// walking up to the directory holding go.mod), or skips the test when the
-// real data are absent.
-func sharedData(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skipf("real sample %s skipped: no go.mod above the test directory", rel)
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("real sample skipped: %s is absent (../shared/data holds the real traces)", p)
-	}
-	return p
-}
 
 // openFile opens path for the test and closes it at the end.
 func openFile(t *testing.T, path string) *os.File {
@@ -146,7 +119,5 @@ func firstLast(t *testing.T, recs []tracev2.Record, n int, first, last tracev2.R
 		t.Errorf("last record:\n got %+v\nwant %+v", recs[n-1], last)
 	}
 }
-
-func sharedDataB(b *testing.B, rel string) string { return sharedData(b, rel) }
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")

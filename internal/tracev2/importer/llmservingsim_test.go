@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/shareddata"
 	"servesim/internal/tracev2"
 )
 
@@ -229,7 +230,7 @@ func TestLLMServingSimOpen(t *testing.T) {
 // bench's own TTFT, TPOT and E2E means, ms), so the clock tie reproduces
 // vLLM's definitions exactly.
 func TestLLMServingSimRealRuns(t *testing.T) {
-	root := sharedData(t, "llmservingsim/bench/examples")
+	root := shareddata.Path(t, "llmservingsim/bench/examples")
 	runs := []string{"RTX4090/Llama-3.1-8B", "RTXPRO6000/Llama-3.1-8B", "RTXPRO6000/Qwen3-30B-A3B-Instruct-2507", "RTXPRO6000/Qwen3-32B"}
 	for _, run := range runs {
 		t.Run(run, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/shareddata"
 	"servesim/internal/tracev2"
 )
 
@@ -41,7 +42,7 @@ func TestMooncakeRealSamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			path := sharedData(t, tt.file)
+			path := shareddata.Path(t, tt.file)
 			imp, err := NewMooncake(path, openFile(t, path), Options{})
 			if err != nil {
 				t.Fatal(err)

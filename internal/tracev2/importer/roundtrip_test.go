@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/shareddata"
 	"servesim/internal/tracev2"
 )
 
@@ -95,7 +96,7 @@ func TestSamplesRoundTripThroughTraceV2(t *testing.T) {
 		t.Run(tt.path, func(t *testing.T) {
 			path := tt.path
 			if tt.real {
-				path = sharedData(t, tt.path)
+				path = shareddata.Path(t, tt.path)
 			}
 			imp, err := Open(tt.format, path, openFile(t, path), Options{})
 			if err != nil {

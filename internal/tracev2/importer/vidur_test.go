@@ -4,13 +4,14 @@ import (
 	"reflect"
 	"testing"
 
+	"servesim/internal/shareddata"
 	"servesim/internal/tracev2"
 )
 
 // No real Vidur trace is in ../shared/data; this test runs when one is added
 // there as vidur/*.csv and otherwise skips, saying so.
 func TestVidurRealSample(t *testing.T) {
-	path := sharedData(t, "vidur/splitwise_code.csv")
+	path := shareddata.Path(t, "vidur/splitwise_code.csv")
 	imp, err := NewVidur(path, openFile(t, path), Options{})
 	if err != nil {
 		t.Fatal(err)

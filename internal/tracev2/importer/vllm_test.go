@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/shareddata"
 	"servesim/internal/tracev2"
 )
 
@@ -14,7 +15,7 @@ import (
 // test runs when one is added there as vllm-bench/result.json and otherwise
 // skips, saying so.
 func TestVLLMRealSample(t *testing.T) {
-	path := sharedData(t, "vllm-bench/result.json")
+	path := shareddata.Path(t, "vllm-bench/result.json")
 	imp, err := NewVLLM(path, openFile(t, path), Options{})
 	if err != nil {
 		t.Fatal(err)
