@@ -49,10 +49,10 @@ type runner func(ctx context.Context, args []string) (string, error)
 
 func inProcess(ctx context.Context, args []string) (string, error) {
 	o := observeIn(ctx, args...)
-	if o.err != nil {
-		return "", fmt.Errorf("exit %d: %v\n%s", o.code, o.err, o.stderr)
+	if o.Err != nil {
+		return "", fmt.Errorf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
 	}
-	return o.stdout, nil
+	return o.Stdout, nil
 }
 
 // asBinary runs the built observe binary (its own process, with main's GC
@@ -136,7 +136,7 @@ func TestTTFTMatchesGroundTruth(t *testing.T) {
 // reported too.
 func BenchmarkCommandTTFT(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	bin := buildBinary(b, "observe")
+	bin := bins.Path(b, "observe")
 	for _, tc := range []struct {
 		how     string
 		run     runner

@@ -22,7 +22,7 @@ import (
 // run (5,000 requests at 200/s) and extra flags.
 func startBinary(t *testing.T, srv *fakevllm.Server, stdout io.Writer, extra ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	bin := buildBinary(t, "observe")
+	bin := bins.Path(t, "observe")
 	args := append([]string{"--url", srv.URL(), "--quiet", "--no-self-test", "--streaming", "--rate", "200",
 		"--num-requests", "5000", "--prompt-tokens", "8", "--prompt-tokens-stdev", "0"}, extra...)
 	cmd := exec.Command(bin, args...)
@@ -134,7 +134,7 @@ func TestSIGINTThroughTheBinary(t *testing.T) {
 				drain = "1m"
 			}
 			var out bytes.Buffer
-			bin := buildBinary(t, "observe")
+			bin := bins.Path(t, "observe")
 			cmd := exec.Command(bin, "--url", srv.URL(), "--no-self-test", "--streaming", "--rate", "200",
 				"--num-requests", "5000", "--prompt-tokens", "8", "--prompt-tokens-stdev", "0",
 				"--output-tokens", "400", "--drain-timeout", drain)
@@ -191,7 +191,7 @@ func TestSIGINTThroughTheBinary(t *testing.T) {
 // pipeline (the trace teed to a file, as in the --help example), then
 // calibrate the captured trace against replay's SimResults.
 func TestPipelineObserveReplayCalibrate(t *testing.T) {
-	observe, replay, calibrate := buildBinary(t, "observe"), buildBinary(t, "replay"), buildBinary(t, "calibrate")
+	observe, replay, calibrate := bins.Path(t, "observe"), bins.Path(t, "replay"), bins.Path(t, "calibrate")
 	srv := startFake(t, fakevllm.Config{TTFT: 20 * time.Millisecond, ITL: 4 * time.Millisecond})
 	dir := t.TempDir()
 	obs := exec.Command(observe, "--url", srv.URL(), "--quiet", "--streaming", "--chat",

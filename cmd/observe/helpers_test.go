@@ -1,19 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"servesim/internal/cli"
+	"servesim/internal/cli/clitest"
 	"servesim/internal/httpload/fakevllm"
 	"servesim/internal/tracev2"
 )
@@ -36,36 +31,9 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// outcome is one in-process run of the command.
-type outcome struct {
-	stdout, stderr string
-	err            error
-	code           int
-}
-
 // observeIn runs the command in-process with args (no program name).
-func observeIn(ctx context.Context, args ...string) outcome {
-	var out, errb syncBuffer
-	err := run(ctx, append([]string{"observe"}, args...), strings.NewReader(""), &out, &errb)
-	return outcome{stdout: out.String(), stderr: errb.String(), err: err, code: cli.ExitCode(err)}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a concurrent reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func observeIn(ctx context.Context, args ...string) clitest.Result {
+	return clitest.Run(ctx, "observe", run, nil, args...)
 }
 
 // loadStream loads a single-stream trace held in a string.
@@ -96,49 +64,13 @@ func baseArgs(srv *fakevllm.Server, extra ...string) []string {
 		"--output-tokens", "4", "--output-tokens-stdev", "0"}, extra...)
 }
 
-// binaries builds each command at most once per test run, into one
-// temporary directory.
-type binaries struct {
-	mu    sync.Mutex
-	dir   string
-	built map[string]error
-}
-
-var builtBins binaries // test-only: the binaries built by this test process
-
-// buildBinary builds servesim/cmd/<name> once and returns its path.
-func buildBinary(t testing.TB, name string) string {
-	t.Helper()
-	b := &builtBins
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.dir == "" {
-		dir, err := os.MkdirTemp("", "observe-test-bin")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.dir, b.built = dir, map[string]error{}
-	}
-	path := filepath.Join(b.dir, name)
-	err, done := b.built[name]
-	if !done {
-		out, berr := exec.Command("go", "build", "-o", path, "servesim/cmd/"+name).CombinedOutput()
-		if berr != nil {
-			err = fmt.Errorf("go build servesim/cmd/%s: %v\n%s", name, berr, out)
-		}
-		b.built[name] = err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// bins holds the commands built by this test process (test-only state,
+// removed by TestMain).
+var bins clitest.Binaries
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if builtBins.dir != "" {
-		os.RemoveAll(builtBins.dir)
-	}
+	bins.Remove()
 	os.Exit(code)
 }
 

@@ -8,21 +8,22 @@ import (
 	"time"
 
 	"servesim/internal/cli"
+	"servesim/internal/cli/clitest"
 	"servesim/internal/httpload/fakevllm"
 	"servesim/internal/tracev2"
 )
 
 // interruptRun starts a long open-loop run (2,000 requests at 200/s, each
 // streaming for about 2 s) against srv, cancels it once the server has seen
-// 20 requests, closes abort too when asked, and returns the outcome and how
+// 20 requests, closes abort too when asked, and returns the clitest.Result and how
 // long the command took after the cancel.
-func interruptRun(t *testing.T, srv *fakevllm.Server, drain string, abort bool) (outcome, time.Duration) {
+func interruptRun(t *testing.T, srv *fakevllm.Server, drain string, abort bool) (clitest.Result, time.Duration) {
 	t.Helper()
 	base := testCtx(t)
 	ab := make(chan struct{})
 	ctx, cancel := context.WithCancelCause(cli.WithAbort(base, ab))
 	defer cancel(nil)
-	done := make(chan outcome, 1)
+	done := make(chan clitest.Result, 1)
 	go func() {
 		done <- observeIn(ctx, baseArgs(srv, "--streaming", "--no-self-test", "--rate", "200", "--num-requests", "2000",
 			"--output-tokens", "400", "--drain-timeout", drain)...)
@@ -41,17 +42,17 @@ func interruptRun(t *testing.T, srv *fakevllm.Server, drain string, abort bool) 
 
 // checkInterrupted: exit 130, a valid single stream whose trailer says
 // interrupted, and a row for every request the server saw.
-func checkInterrupted(t *testing.T, srv *fakevllm.Server, o outcome, wantMsg string) *tracev2.Trace {
+func checkInterrupted(t *testing.T, srv *fakevllm.Server, o clitest.Result, wantMsg string) *tracev2.Trace {
 	t.Helper()
-	if o.code != 130 {
-		t.Fatalf("exit %d (%v), want 130\n%s", o.code, o.err, o.stderr)
+	if o.Code != 130 {
+		t.Fatalf("exit %d (%v), want 130\n%s", o.Code, o.Err, o.Stderr)
 	}
-	tr := loadStream(t, o.stdout)
+	tr := loadStream(t, o.Stdout)
 	if x := tr.Header.XExt; x == nil || x.Interrupted == nil || !*x.Interrupted {
 		t.Errorf("x_ext.interrupted not true: %+v", tr.Header.XExt)
 	}
-	if !strings.Contains(o.stdout, "\n#+ x_ext:\n#+     interrupted: true\n") {
-		t.Errorf("no trailer marking the interrupt:\n%s", o.stdout[max(0, len(o.stdout)-300):])
+	if !strings.Contains(o.Stdout, "\n#+ x_ext:\n#+     interrupted: true\n") {
+		t.Errorf("no trailer marking the interrupt:\n%s", o.Stdout[max(0, len(o.Stdout)-300):])
 	}
 	rows := map[string]tracev2.Record{}
 	for _, r := range tr.Records {
@@ -68,8 +69,8 @@ func checkInterrupted(t *testing.T, srv *fakevllm.Server, o outcome, wantMsg str
 			t.Errorf("server request %d has no row", q.N)
 		}
 	}
-	if !strings.Contains(o.stderr, "Interrupted:") {
-		t.Errorf("summary does not say interrupted:\n%s", o.stderr)
+	if !strings.Contains(o.Stderr, "Interrupted:") {
+		t.Errorf("summary does not say interrupted:\n%s", o.Stderr)
 	}
 	return tr
 }

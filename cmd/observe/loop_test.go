@@ -19,10 +19,10 @@ func TestClosedLoopUsers(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
 	o := observeIn(testCtx(t), baseArgs(srv, "--streaming", "--no-self-test", "--concurrency", "4", "--think-time", "5ms",
 		"--num-requests", "20")...)
-	if o.err != nil {
-		t.Fatalf("exit %d: %v\n%s", o.code, o.err, o.stderr)
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
 	}
-	tr := loadStream(t, o.stdout)
+	tr := loadStream(t, o.Stdout)
 	if len(tr.Records) != 20 || tr.Header.XExt.Loop != "closed" || !tr.Columns.ThinkTime {
 		t.Fatalf("%d rows, loop %q, think_time column %v", len(tr.Records), tr.Header.XExt.Loop, tr.Columns.ThinkTime)
 	}
@@ -79,10 +79,10 @@ clients:
       multi_turn: {max_rounds: 3, think_time_us: 1000, context_growth: accumulate}
 `)
 	o := observeIn(testCtx(t), "--url", srv.URL(), "--quiet", "--no-self-test", "--chat", "--workload-spec", spec)
-	if o.err != nil {
-		t.Fatalf("exit %d: %v\n%s", o.code, o.err, o.stderr)
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
 	}
-	tr := loadStream(t, o.stdout)
+	tr := loadStream(t, o.Stdout)
 	if len(tr.Records) != 6 || tr.Header.SessionContextGrowth != "accumulate" {
 		t.Fatalf("%d rows, session_context_growth %q", len(tr.Records), tr.Header.SessionContextGrowth)
 	}
@@ -119,10 +119,10 @@ clients:
 func TestDurationBoundsTheRun(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{})
 	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--rate", "20", "--duration", "300ms")...)
-	if o.err != nil {
-		t.Fatalf("exit %d: %v\n%s", o.code, o.err, o.stderr)
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
 	}
-	tr := loadStream(t, o.stdout)
+	tr := loadStream(t, o.Stdout)
 	var arrivals []string
 	for _, r := range tr.Records {
 		arrivals = append(arrivals, fmt.Sprint(r.ArrivalTimeUs))

@@ -46,10 +46,10 @@ func TestEveryFaultGetsItsRow(t *testing.T) {
 	const n = 30
 	o := observeIn(testCtx(t), baseArgs(srv, "--chat", "--streaming", "--no-self-test", "--rate", "400",
 		"--num-requests", "30", "--request-timeout", "400ms", "--output-tokens", "6")...)
-	if o.err != nil {
-		t.Fatalf("exit %d: %v\n%s", o.code, o.err, o.stderr)
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
 	}
-	tr := loadStream(t, o.stdout)
+	tr := loadStream(t, o.Stdout)
 	if len(tr.Records) != n {
 		t.Fatalf("%d rows, want %d", len(tr.Records), n)
 	}
@@ -86,8 +86,8 @@ func TestEveryFaultGetsItsRow(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"Successful requests:", "Failed requests:", "Timed out requests:"} {
-		if !strings.Contains(o.stderr, want) {
-			t.Errorf("summary lacks %q:\n%s", want, o.stderr)
+		if !strings.Contains(o.Stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, o.Stderr)
 		}
 	}
 }
@@ -132,8 +132,8 @@ clients:
 	o := observeIn(testCtx(t), "--url", srv.URL(), "--quiet", "--workload-spec", spec, "--api-key", key,
 		"--warmup-requests", "3", "--prewarm", "4", "--record-itl", "--scrape-metrics", "--scrape-interval", "20ms",
 		"--trace-output", prefix, "--trace-ext", "--summary", "--goodput", "ttft:250,e2el:2000", "--self-test-streams", "20")
-	if o.err != nil {
-		t.Fatalf("exit %d: %v\n%s", o.code, o.err, o.stderr)
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
 	}
 	tr := loadFiles(t, prefix)
 	h := tr.Header
@@ -224,8 +224,8 @@ clients:
 	}
 	for _, want := range []string{`Successful requests:\s+12\n`, `Request goodput \(req/s\):\s+\d`, `Mean TTFT \(ms\):\s+\d`,
 		`P99 ITL \(ms\):`, `Median E2EL from intended \(ms\):`, `Dropped requests \(never sent\):\s+0\n`} {
-		if !regexp.MustCompile(want).MatchString(o.stdout) {
-			t.Errorf("summary on stdout lacks %q:\n%s", want, o.stdout)
+		if !regexp.MustCompile(want).MatchString(o.Stdout) {
+			t.Errorf("summary on stdout lacks %q:\n%s", want, o.Stdout)
 		}
 	}
 	for _, f := range []string{prefix + ".yaml", prefix + ".csv", prefix + ".itl.csv", prefix + ".metrics.csv"} {
@@ -233,7 +233,7 @@ clients:
 			t.Errorf("%s contains the API key", f)
 		}
 	}
-	if strings.Contains(o.stdout+o.stderr, key) {
+	if strings.Contains(o.Stdout+o.Stderr, key) {
 		t.Error("the API key appears on stdout or stderr")
 	}
 }
@@ -262,11 +262,11 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		o := observeIn(testCtx(t), tc.args...)
-		if o.code != 2 || o.err == nil || !strings.Contains(o.err.Error(), tc.want) {
-			t.Errorf("%v: exit %d %v, want 2 with %q", tc.args, o.code, o.err, tc.want)
+		if o.Code != 2 || o.Err == nil || !strings.Contains(o.Err.Error(), tc.want) {
+			t.Errorf("%v: exit %d %v, want 2 with %q", tc.args, o.Code, o.Err, tc.want)
 		}
-		if o.stdout != "" {
-			t.Errorf("%v: stdout %q", tc.args, head(o.stdout, 200))
+		if o.Stdout != "" {
+			t.Errorf("%v: stdout %q", tc.args, head(o.Stdout, 200))
 		}
 	}
 	if n := srv.Stats().Requests; n != 0 {
@@ -278,7 +278,7 @@ func TestUsageErrors(t *testing.T) {
 func TestHelpHasAPipelineExample(t *testing.T) {
 	o := observeIn(testCtx(t), "--help")
 	for _, want := range []string{"observe --url http://127.0.0.1:8000", "| tee cap.trace | replay -", "calibrate cap.csv sim.json", "--max-concurrency"} {
-		if !strings.Contains(o.stdout, want) {
+		if !strings.Contains(o.Stdout, want) {
 			t.Errorf("--help lacks %q", want)
 		}
 	}

@@ -3,11 +3,10 @@ package main
 import (
 	"bytes"
 	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 
+	"servesim/internal/cli/clitest"
 	"servesim/internal/httpload"
 )
 
@@ -137,20 +136,5 @@ func TestSummaryGolden(t *testing.T) {
 	if err := tal.write(&b, summaryInfo{maxConcurrency: 8}); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "summary.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got := b.String(); got != string(want) {
-		t.Errorf("summary differs from %s (rerun with -update if intended):\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
+	clitest.Golden(t, *update, "summary.golden", b.String())
 }

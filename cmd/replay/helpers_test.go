@@ -5,59 +5,32 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"servesim/internal/cli"
+	"servesim/internal/cli/clitest"
 	"servesim/internal/tracev2"
 )
 
-// The run binary is built once per test process: cmd/run is a main
-// package, so its run function cannot be imported from here.
-var (
-	runBinOnce sync.Once
-	runBinPath string
-	runBinErr  error
-	binDir     string
-)
+// bins holds the commands built by this test process (test-only state,
+// removed by TestMain): cmd/run is a main package, so its run function
+// cannot be imported from here.
+var bins clitest.Binaries
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	bins.Remove()
 	os.Exit(code)
-}
-
-func runBinary(t *testing.T) string {
-	t.Helper()
-	runBinOnce.Do(func() {
-		binDir, runBinErr = os.MkdirTemp("", "replay-test-bin")
-		if runBinErr != nil {
-			return
-		}
-		runBinPath = filepath.Join(binDir, "run")
-		out, err := exec.Command("go", "build", "-o", runBinPath, "servesim/cmd/run").CombinedOutput()
-		if err != nil {
-			runBinErr = fmt.Errorf("go build servesim/cmd/run: %v\n%s", err, out)
-		}
-	})
-	if runBinErr != nil {
-		t.Fatal(runBinErr)
-	}
-	return runBinPath
 }
 
 // execRun runs the run binary and returns its stdout.
 func execRun(t *testing.T, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(runBinary(t), append(args, "--quiet")...)
+	cmd := exec.Command(bins.Path(t, "run"), append(args, "--quiet")...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -73,12 +46,8 @@ type result struct {
 }
 
 func replayIn(stdin io.Reader, args ...string) result {
-	var out, errb bytes.Buffer
-	if stdin == nil {
-		stdin = strings.NewReader("")
-	}
-	err := run(context.Background(), append([]string{"replay"}, args...), stdin, &out, &errb)
-	return result{out.String(), errb.String(), err}
+	r := clitest.Run(context.Background(), "replay", run, stdin, args...)
+	return result{r.Stdout, r.Stderr, r.Err}
 }
 
 // mustReplay runs replay in-process and fails the test on an error.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -10,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/cli/clitest"
 	"servesim/internal/tracev2"
 )
 
@@ -19,28 +18,13 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // runCmd runs the command in-process and returns stdout, stderr and the exit code.
 func runCmd(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	err := run(context.Background(), append([]string{"run"}, args...), strings.NewReader(stdin), &out, &errb)
-	code := cli.Report("run", err, &errb)
-	return out.String(), errb.String(), code
+	r := clitest.Run(context.Background(), "run", run, strings.NewReader(stdin), args...)
+	return r.Stdout, r.Stderr, r.Code
 }
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/run -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	clitest.Golden(t, *update, name, got)
 }
 
 func TestPresetGoldens(t *testing.T) {
