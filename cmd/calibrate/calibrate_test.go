@@ -25,11 +25,6 @@ func runCmd(t *testing.T, stdin string, args ...string) (string, string, int) {
 	return r.Stdout, r.Stderr, r.Code
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	clitest.Golden(t, *update, name, got)
-}
-
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -93,7 +88,7 @@ func TestStdoutFormats(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
-			golden(t, "report."+format, out)
+			clitest.Golden(t, *update, "report."+format, out)
 			if !strings.Contains(errs, "real.itl.csv") || !strings.Contains(errs, "found beside the trace") {
 				t.Errorf("stderr does not say the ITL file was found:\n%s", errs)
 			}

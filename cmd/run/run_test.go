@@ -22,11 +22,6 @@ func runCmd(t *testing.T, stdin string, args ...string) (string, string, int) {
 	return r.Stdout, r.Stderr, r.Code
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	clitest.Golden(t, *update, name, got)
-}
-
 func TestPresetGoldens(t *testing.T) {
 	for _, preset := range []string{"distribution", "chatbot", "summarization", "contentgen", "multidoc"} {
 		for _, format := range []string{"json", "text"} {
@@ -36,7 +31,7 @@ func TestPresetGoldens(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, errs)
 				}
-				golden(t, preset+"."+format, out)
+				clitest.Golden(t, *update, preset+"."+format, out)
 				// Determinism: a second run prints the same bytes.
 				again, _, _ := runCmd(t, "", args...)
 				if again != out {
