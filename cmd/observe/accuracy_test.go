@@ -12,6 +12,7 @@ import (
 
 	"servesim/internal/httpload"
 	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/httpload/timingtest"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
@@ -115,7 +116,7 @@ func measureWith(ctx context.Context, run runner, streams, requests, tokens int,
 // pick-up, as in httpload's timing tests.
 func TestTTFTMatchesGroundTruth(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400)) // as main does
-	assertTiming(t, func(int) (string, bool, bool) {
+	timingtest.Assert(t, func(int) (string, bool, bool) {
 		a, err := measureCommand(testCtx(t), 100, 400, 10, 30*time.Millisecond, 5*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)

@@ -80,46 +80,4 @@ func quantile64(xs []int64, q float64) int64 {
 	return quantile(c, q)
 }
 
-// timerOvershoot is the median lateness of twenty 500 µs sleeps: about
-// 0.1–1 ms on an idle machine, many ms when its CPUs are oversubscribed.
-func timerOvershoot() time.Duration {
-	var late []time.Duration
-	for range 20 {
-		start := time.Now()
-		time.Sleep(500 * time.Microsecond)
-		late = append(late, time.Since(start)-500*time.Microsecond)
-	}
-	slices.Sort(late)
-	return late[len(late)/2]
-}
-
-// assertTiming runs a timing measurement up to three times until its check
-// holds, so a burst of load from other processes does not fail the test.
-// measure reports whether the check held and whether the machine itself was
-// too loaded to keep time (judged from the fake server in this process, not
-// from the client under test). When every attempt fails, the test fails if
-// the machine kept time in some attempt, and is skipped, with the figures,
-// if every attempt was loaded, a 500 µs sleep wakes over 1.5 ms late, or the
-// race detector is on.
-func assertTiming(t *testing.T, measure func(attempt int) (report string, ok, loaded bool)) {
-	t.Helper()
-	var reports []string
-	allLoaded := true
-	for attempt := range 3 {
-		report, ok, loaded := measure(attempt)
-		t.Logf("attempt %d: %s", attempt+1, report)
-		if ok {
-			return
-		}
-		reports = append(reports, report)
-		allLoaded = allLoaded && loaded
-	}
-	over := timerOvershoot()
-	if raceEnabled || over > 1500*time.Microsecond || allLoaded {
-		t.Skipf("timing not asserted, the machine is too loaded to resolve 1 ms (every attempt loaded: %v; "+
-			"a 500 µs sleep wakes %v late; race detector %v); last: %s", allLoaded, over, raceEnabled, reports[len(reports)-1])
-	}
-	t.Errorf("timing out of bounds in 3 attempts on a machine that keeps time: %v", reports)
-}
-
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

@@ -11,6 +11,7 @@ import (
 
 	"servesim/internal/httpload"
 	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/httpload/timingtest"
 )
 
 // quantile is the nearest-rank q-quantile of xs (sorted in place).
@@ -41,7 +42,7 @@ func TestTimingAccuracyAt100Streams(t *testing.T) {
 	if n, err := c.Prewarm(ctx, streams); err != nil || n != streams {
 		t.Fatalf("prewarm: %d connections, %v", n, err)
 	}
-	assertTiming(t, func(attempt int) (string, bool, bool) {
+	timingtest.Assert(t, func(attempt int) (string, bool, bool) {
 		var jobs []httpload.Job
 		for i := range streams {
 			jobs = append(jobs, httpload.Job{ID: int64(i), IntendedUS: 1000 + int64(i)*200, Chat: true, Stream: true, Prompt: "a b c",
@@ -100,7 +101,7 @@ func TestTimingAccuracyAt100Streams(t *testing.T) {
 // dispatch lag p50 ≤ 1 ms and p99 ≤ 20 ms.
 func TestOpenLoopKeepsScheduleWhileServerStalls(t *testing.T) {
 	const n = 100
-	assertTiming(t, func(int) (string, bool, bool) {
+	timingtest.Assert(t, func(int) (string, bool, bool) {
 		srv, c := start(t, fakevllm.Config{Fault: func(int64, *fakevllm.Request) fakevllm.Fault {
 			return fakevllm.Fault{Kind: fakevllm.Stall, BeforeHead: true}
 		}}, httpload.Config{})

@@ -1,5 +1,0 @@
-//go:build !race
-
-package httpload_test
-
-const raceEnabled = false
