@@ -6,7 +6,7 @@ BIN     := bin
 CMDS    := observe replay calibrate run
 GOFLAGS ?=
 
-.PHONY: all build demo test race vet fmt-check bench fuzz clean
+.PHONY: all build demo test race vet fmt-check bench fuzz clean e2e
 
 # Packages whose goroutines the race detector must watch on every CI run;
 # `make race` covers the whole tree.
@@ -46,6 +46,21 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 10s $$pkg || exit 1; \
 	  done; \
 	done
+
+# The whole loop against a real inference server (Ollama on the CPU, a tiny
+# model of ours): builds the server once into a cache folder (~10 min on 2
+# cores; e2e/build-ollama.sh), then observe → calibrate fit → replay →
+# calibrate, reports in $(E2E_OUT). The server is stopped by its PID (the test
+# does it; the trap covers a test that was killed).
+E2E_OUT ?= $(CURDIR)/$(BIN)/e2e
+e2e: build
+	@set -e; ollama=$$(e2e/build-ollama.sh); mkdir -p "$(E2E_OUT)"; \
+	trap 'p=$$(cat "$(E2E_OUT)/ollama.pid" 2>/dev/null) && [ -n "$$p" ] && kill -KILL -- -$$p 2>/dev/null; rm -f "$(E2E_OUT)/ollama.pid"' EXIT; \
+	start=$$(date +%s); status=0; \
+	SERVESIM_E2E=1 SERVESIM_OLLAMA="$$ollama" SERVESIM_E2E_OUT="$(E2E_OUT)" SERVESIM_BIN="$(CURDIR)/$(BIN)" \
+	  $(GO) test -count=1 -v -timeout 15m ./e2e/ || status=$$?; \
+	echo "e2e: loop took $$(( $$(date +%s) - start )) s; reports in $(E2E_OUT) (index: $(E2E_OUT)/summary.md)"; \
+	exit $$status
 
 # Held-out fidelity on real vLLM runs (../shared/data/llmservingsim): each run
 # predicted from coefficients fitted on the others, printed as Markdown; the

@@ -1,0 +1,32 @@
+// Package e2e proves the whole suite against a real inference server: Ollama
+// (llama.cpp inside, continuous batching over parallel slots, a KV cache,
+// real prefill and decode compute on the CPU) serving a tiny random-weight
+// llama that internal/gguf writes.
+//
+// The package holds only a test, run by `make e2e` (SERVESIM_E2E=1); under
+// `go test ./...` it skips at once. The loop: build (e2e/build-ollama.sh,
+// cached) and start the server on 127.0.0.1, create the model, load it with
+// observe at several levels (closed loop at concurrency 1, 2, 4, 8 and an
+// open-loop rate near saturation), fit the simulator's latency model on some
+// runs with `calibrate fit`, replay the held-out runs with a deployment that
+// describes the server, grade them with calibrate and write the HTML
+// reports. It asserts structure and order, not milliseconds: every request
+// ok, one chunk per token, TTFT growing with the prompt, ITL growing with
+// concurrency, requests beyond the 4 slots queueing, and a held-out E2E MAPE
+// under a measured threshold.
+//
+// What the server's scheduler does, read in Ollama v0.17.4's runner
+// (runner/llamarunner) and confirmed by the measurement in this test
+// (TestOllamaLoop/prefill): every step it walks the busy slots round robin
+// and adds up to num_batch (512) pending tokens of each to one batch —
+// prompt tokens of a slot still in prefill, the last sampled token of a slot
+// in decode — and decodes that batch at once (llama.cpp cuts it into
+// micro-batches of 512 internally). So prefill is chunked per request at 512
+// tokens, mixed with the decode tokens of the other slots, and a step holds
+// at most 4 × 512 tokens; a request beyond the 4 slots waits for a free slot
+// in the server. In the simulator that is max_num_seqs 4,
+// long_prefill_token_threshold 512, max_num_batched_tokens 2048.
+//
+// This package must never be imported; it knows the binaries only by their
+// command lines and their files.
+package e2e
