@@ -80,7 +80,7 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 			continue
 		}
 		// TTFT: Q(r) + φ·Δ(s₀) + Σ Δ + A_tok, from enqueue to the first token.
-		lo, hi := rec.steps(s.enqueue, s.firstToken)
+		lo, hi := rec.Steps(s.enqueue, s.firstToken)
 		if lo < hi {
 			// A request that arrives while a step runs waits for its end.
 			// Where in that step it arrived is a matter of phase, which a
@@ -92,7 +92,7 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 				d := float64(rec.end[lo] - rec.start[lo])
 				phi, v = 0.5, d*d/12 // uniform phase
 			}
-			off := rec.sum(lo, hi, phi, x)
+			off := rec.Sum(lo, hi, phi, x)
 			// Anything between arrival and enqueue other than Q (admission
 			// or routing latency) is known time.
 			off += float64(max(s.enqueue-s.arrival-rec.inner.QueueDelay(s.prompt), 0))
@@ -103,7 +103,7 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 			continue
 		}
 		// Decode: Σ Δ + (O − 1)·A_tok + A_end, from the first token to the last.
-		lo, hi = rec.steps(s.firstToken, s.done)
+		lo, hi = rec.Steps(s.firstToken, s.done)
 		if t.chunks != nil && hi-lo == t.output-1 && t.output > 2*itlSegment {
 			// One step per token: the ITL data split the decode into
 			// segments of itlSegment tokens, each the sum of its steps plus
@@ -117,7 +117,7 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 					b = t.output - 1
 				}
 				y := float64(t.chunks[b] - t.chunks[a])
-				off := rec.sum(lo+a, lo+b, 1, x)
+				off := rec.Sum(lo+a, lo+b, 1, x)
 				sp.decodeAlpha(b-a+1, x)
 				if g < nseg-1 {
 					x[sp.nb+1] = 0
@@ -126,7 +126,7 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 			}
 			continue
 		}
-		off := rec.sum(lo, hi, 1, x)
+		off := rec.Sum(lo, hi, 1, x)
 		sp.decodeAlpha(t.output, x)
 		add(t.decode, off, 1, 0)
 	}

@@ -86,7 +86,7 @@ func (s synth) make(t testing.TB) ([]tracev2.Record, []tracev2.ITLRow) {
 		}
 		// Token k ends the k-th step after the first token; its client
 		// time carries k·A_tok, and the last one A_end too.
-		lo, hi := rec.steps(res.firstToken, res.done)
+		lo, hi := rec.Steps(res.firstToken, res.done)
 		if hi-lo != r.OutputTokens-1 {
 			continue // a request that skipped a step: no ITL rows
 		}
