@@ -10,7 +10,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
-	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -112,11 +111,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	dcfg, err := cli.Deployment(c)
-	if err != nil {
-		return err
-	}
-	dep, err := deploy.Resolve(dcfg)
+	dep, err := cli.ResolvedDeployment(c)
 	if err != nil {
 		return err
 	}

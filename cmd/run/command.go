@@ -8,7 +8,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
-	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
@@ -68,11 +67,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	dcfg, err := cli.Deployment(c)
-	if err != nil {
-		return err
-	}
-	dep, err := deploy.Resolve(dcfg)
+	dep, err := cli.ResolvedDeployment(c)
 	if err != nil {
 		return err
 	}

@@ -90,6 +90,16 @@ func OpenDecisions(c *ucli.Context) (*Output, error) {
 	return CreateOutput(path, nil)
 }
 
+// ResolvedDeployment is Deployment, resolved (deploy.Resolve): what the
+// commands that simulate (run, replay) hand to the simulator.
+func ResolvedDeployment(c *ucli.Context) (*deploy.Resolved, error) {
+	cfg, err := Deployment(c)
+	if err != nil {
+		return nil, err
+	}
+	return deploy.Resolve(cfg)
+}
+
 // Deployment reads --deployment, then applies the explicitly given flags.
 func Deployment(c *ucli.Context) (deploy.Config, error) {
 	cfg := deploy.Default()
