@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -64,18 +65,8 @@ func newCase(r *Run, cfg deploy.Config, mc *latency.ModelConfig, kf *KernelFit, 
 			c.inject[i].ArrivalTimeUs = c.inject[i].SendTimeUs
 		}
 	}
-	slices.SortStableFunc(c.inject, func(a, b tracev2.Record) int { return cmpInt64(a.ArrivalTimeUs, b.ArrivalTimeUs) })
+	slices.SortStableFunc(c.inject, func(a, b tracev2.Record) int { return cmp.Compare(a.ArrivalTimeUs, b.ArrivalTimeUs) })
 	return c
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Deployment returns the case's deployment with the coefficients of u

@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -97,23 +98,13 @@ func LoadProfile(dir string) (*Profile, error) {
 	}
 	for _, m := range []map[string][]Point{p.Dense, p.PerSequence} {
 		for k := range m {
-			slices.SortFunc(m[k], func(a, b Point) int { return cmpFloat(a.X, b.X) })
+			slices.SortFunc(m[k], func(a, b Point) int { return cmp.Compare(a.X, b.X) })
 		}
 	}
 	if len(p.Dense) == 0 || len(p.Attention) == 0 || len(p.PerSequence["lm_head"]) == 0 {
 		return nil, fmt.Errorf("fidelity: profile %s: dense, attention and lm_head rows are all required", dir)
 	}
 	return p, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // readCSV binds a CSV file's rows by column name.
@@ -182,7 +173,7 @@ func interp(pts []Point, x float64) float64 {
 	if x >= last.X {
 		return last.Us * x / last.X
 	}
-	i, _ := slices.BinarySearchFunc(pts, x, func(p Point, x float64) int { return cmpFloat(p.X, x) })
+	i, _ := slices.BinarySearchFunc(pts, x, func(p Point, x float64) int { return cmp.Compare(p.X, x) })
 	a, b := pts[i-1], pts[i]
 	return a.Us + (b.Us-a.Us)*(x-a.X)/(b.X-a.X)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
@@ -258,7 +259,7 @@ func scatterSVG(id, metric string, p *pairs) string {
 		order[i] = i
 	}
 	if !slices.IsSorted(p.ids) {
-		slices.SortFunc(order, func(a, b int) int { return cmpInt64(p.ids[a], p.ids[b]) }) // ids are unique
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(p.ids[a], p.ids[b]) }) // ids are unique
 	}
 	step := (len(order) + maxScat - 1) / maxScat
 	shown := (len(order) + step - 1) / step

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -159,10 +160,10 @@ func computeValidity(in *Input, m *matching, s *settings) Validity {
 		run = append(run, mr)
 	}
 	slices.SortFunc(run, func(a, b measured) int {
-		if c := cmpInt64(a.send, b.send); c != 0 {
+		if c := cmp.Compare(a.send, b.send); c != 0 {
 			return c
 		}
-		return cmpInt64(a.id, b.id) // ids are unique: a total order, so the result is deterministic
+		return cmp.Compare(a.id, b.id) // ids are unique: a total order, so the result is deterministic
 	})
 
 	v := Validity{Checks: []ValidityCheck{
@@ -175,16 +176,6 @@ func computeValidity(in *Input, m *matching, s *settings) Validity {
 	v.Valid = len(v.Flagged()) == 0
 	v.Windows = windows(m, s)
 	return v
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // median is the p50 of xs, by sampledPercentile.
@@ -371,7 +362,7 @@ func warmCache(in *Input, rows []*row, cfg ValidityConfig) ValidityCheck {
 		c.Detail = "no row reports cached prompt tokens (ext_cached_tokens)"
 		return c
 	}
-	slices.SortStableFunc(sent, func(a, b *tracev2.Record) int { return cmpInt64(a.SendTimeUs, b.SendTimeUs) })
+	slices.SortStableFunc(sent, func(a, b *tracev2.Record) int { return cmp.Compare(a.SendTimeUs, b.SendTimeUs) })
 	// Early requests were sent before any request of the run had its first token:
 	// nothing of this run can have filled the prefix cache for them yet.
 	early, worst := 0, 0
