@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -177,7 +179,7 @@ func (r *Report) htmlVerdicts(b *strings.Builder) {
 	if r.Goodput != nil {
 		b.WriteString("<h2>Goodput</h2>\n")
 		var rows [][]string
-		for _, class := range sortedKeys(r.Goodput.PerClass) {
+		for _, class := range slices.Sorted(maps.Keys(r.Goodput.PerClass)) {
 			g := r.Goodput.PerClass[class]
 			rows = append(rows, []string{class, targetsText(r.Goodput.Targets[class]), fmt.Sprint(g.Count),
 				fmtPct(g.RealSLOAttainment), fmtPct(g.SimSLOAttainment), fmtRPS(g.RealGoodputRPS), fmtRPS(g.SimGoodputRPS)})

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -66,7 +68,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Goodput != nil {
 		b.WriteString("## Goodput\n\n")
 		var gr [][]string
-		for _, class := range sortedKeys(r.Goodput.PerClass) {
+		for _, class := range slices.Sorted(maps.Keys(r.Goodput.PerClass)) {
 			g := r.Goodput.PerClass[class]
 			tg := r.Goodput.Targets[class]
 			gr = append(gr, []string{mdEscape(class), targetsText(tg), fmt.Sprint(g.Count), fmtPct(g.RealSLOAttainment),

@@ -3,7 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -36,15 +37,6 @@ func (r *Report) metricRows() [][]string {
 	return rows
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func (r *Report) summaryLine() string {
 	t := &r.TraceInfo
 	s := fmt.Sprintf("calibrate: %d matched, %d warm-up, %d non-ok, %d unmatched real, %d unmatched sim, %d token mismatches",
@@ -65,7 +57,7 @@ func (r *Report) goodputLines() []string {
 		return nil
 	}
 	var out []string
-	for _, class := range sortedKeys(r.Goodput.PerClass) {
+	for _, class := range slices.Sorted(maps.Keys(r.Goodput.PerClass)) {
 		g := r.Goodput.PerClass[class]
 		out = append(out, fmt.Sprintf("goodput %s: real %s (%s)  sim %s (%s)  n=%d", class,
 			fmtPct(g.RealSLOAttainment), fmtRPS(g.RealGoodputRPS), fmtPct(g.SimSLOAttainment), fmtRPS(g.SimGoodputRPS), g.Count))

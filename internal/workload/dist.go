@@ -2,8 +2,10 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,7 +86,7 @@ func newLengthSampler(path string, d *Distribution, baseDir string) (*lengthSamp
 	for _, k := range append(append([]string{}, required...), optional...) {
 		allowed[k] = true
 	}
-	for _, k := range sortedKeys(d.Params) {
+	for _, k := range slices.Sorted(maps.Keys(d.Params)) {
 		if !allowed[k] {
 			return nil, &Error{Path: path + ".params." + k, Msg: fmt.Sprintf("unknown parameter for %s (valid: %s)", d.Type, strings.Join(append(append([]string{}, required...), optional...), ", "))}
 		}
@@ -177,7 +179,7 @@ func (s *lengthSampler) initEmpirical(path string, d *Distribution, baseDir stri
 		if len(d.Params) == 0 {
 			return &Error{Path: path, Msg: "empirical distribution needs params (\"<token count>\": weight) or file"}
 		}
-		for _, k := range sortedKeys(d.Params) {
+		for _, k := range slices.Sorted(maps.Keys(d.Params)) {
 			n, err := strconv.ParseInt(strings.TrimSpace(k), 10, 64)
 			if err != nil || n < 0 || n > MaxSampleTokens {
 				return &Error{Path: path + ".params." + k, Msg: fmt.Sprintf("key %q is not a token count in [0, %d]", k, MaxSampleTokens)}
@@ -273,13 +275,4 @@ func toTokens(x float64) int {
 		return MaxSampleTokens
 	}
 	return int(x)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,7 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
 // MaxConcurrency caps a client's virtual users.
@@ -73,7 +75,7 @@ func fromRaw(raw *rawSpec, pos *positions, baseDir string) (*Spec, []string, *Er
 	}
 	if len(raw.Goodput) > 0 {
 		s.GoodputSLOTargets = map[string]SLOTarget{}
-		for _, class := range sortedKeys(raw.Goodput) {
+		for _, class := range slices.Sorted(maps.Keys(raw.Goodput)) {
 			t := raw.Goodput[class]
 			name := class
 			if v1 {
@@ -249,7 +251,7 @@ func checkSpec(s *Spec) *Error {
 	if len(s.Clients) == 0 {
 		return &Error{Path: "clients", Msg: "at least one client is required"}
 	}
-	for _, class := range sortedKeys(s.GoodputSLOTargets) {
+	for _, class := range slices.Sorted(maps.Keys(s.GoodputSLOTargets)) {
 		p := "goodput_slo_targets." + class
 		if class == "" || !validSLOClass(class) {
 			return &Error{Path: p, Msg: fmt.Sprintf("unknown SLO class %q (valid: critical, standard, sheddable, batch, background)", class)}
