@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"regexp"
+	"slices"
 	"testing"
 
 	"servesim/internal/cli/clitest"
@@ -89,22 +90,10 @@ func TestTextChunks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := textChunks(&tc.r)
-		if !equalInts(got, tc.want) {
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
-}
-
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestSummaryGolden locks the summary's layout and figures for fixed

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -89,7 +90,7 @@ func TestConstantArrivalIsFloorOfMean(t *testing.T) {
 		got = append(got, r.ArrivalUs)
 	}
 	want := []int64{199999, 399998, 599997}
-	if !equalSlices(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("arrivals = %v, want %v", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,7 +86,7 @@ goodput_slo_targets:
 		t.Errorf("seed = %d, want %d", s.Seed, DefaultSeed)
 	}
 	gotClasses := []string{s.Clients[0].SLOClass, s.Clients[1].SLOClass, s.Clients[2].SLOClass}
-	if want := []string{"critical", "standard", "batch"}; !equalSlices(gotClasses, want) {
+	if want := []string{"critical", "standard", "batch"}; !slices.Equal(gotClasses, want) {
 		t.Errorf("classes = %v, want %v (v1 upgrade)", gotClasses, want)
 	}
 	if _, ok := s.GoodputSLOTargets["critical"]; !ok {
@@ -105,7 +106,7 @@ goodput_slo_targets:
 		`spec.yaml:13:5: clients[0].network: accepted and ignored: the simulator does not model client networks`,
 		`spec.yaml:25:5: clients[2].prefix_length: ignored: no prefix_group`,
 	}
-	if !equalSlices(w.Warnings, wantWarn) {
+	if !slices.Equal(w.Warnings, wantWarn) {
 		t.Errorf("warnings:\n got %q\nwant %q", w.Warnings, wantWarn)
 	}
 	// Both clients of group g start with the same 70 tokens.
@@ -119,7 +120,7 @@ goodput_slo_targets:
 			b = r
 		}
 	}
-	if a == nil || b == nil || !equalSlices(a.PromptIDs[:70], b.PromptIDs[:70]) || a.PrefixLength != 70 || a.InputTokens != 10 {
+	if a == nil || b == nil || !slices.Equal(a.PromptIDs[:70], b.PromptIDs[:70]) || a.PrefixLength != 70 || a.InputTokens != 10 {
 		t.Errorf("prefix sharing: a = %+v, b = %+v", a, b)
 	}
 }

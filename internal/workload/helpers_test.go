@@ -8,18 +8,6 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-func equalSlices[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func mustResolve(t testing.TB, o Options) *Workload {
 	t.Helper()
 	w, err := Resolve(o)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -90,7 +91,7 @@ func TestResolvePresets(t *testing.T) {
 			wantIn := []float64{float64(p.PromptMean), float64(p.PromptStdev), float64(p.PromptMin), float64(p.PromptMax)}
 			gotOut := []float64{c.Output.Params["mean"], c.Output.Params["std_dev"], c.Output.Params["min"], c.Output.Params["max"]}
 			wantOut := []float64{float64(p.OutputMean), float64(p.OutputStdev), float64(p.OutputMin), float64(p.OutputMax)}
-			if !equalSlices(gotIn, wantIn) || !equalSlices(gotOut, wantOut) || w.Spec.AggregateRate != 3 {
+			if !slices.Equal(gotIn, wantIn) || !slices.Equal(gotOut, wantOut) || w.Spec.AggregateRate != 3 {
 				t.Errorf("input %v output %v rate %g, want %v %v 3", gotIn, gotOut, w.Spec.AggregateRate, wantIn, wantOut)
 			}
 		})
@@ -136,7 +137,7 @@ func TestResolveOptionsDetails(t *testing.T) {
 	for _, r := range drain(w) {
 		starts = append(starts, r.ArrivalUs)
 	}
-	if want := []int64{0, 500_000, 1_000_000, 1_500_000}; !equalSlices(starts, want) {
+	if want := []int64{0, 500_000, 1_000_000, 1_500_000}; !slices.Equal(starts, want) {
 		t.Errorf("user starts = %v, want %v (u·think/N)", starts, want)
 	}
 	// Spec overrides: seed, num-requests, horizon.

@@ -3,6 +3,7 @@ package workload
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -163,7 +164,7 @@ func checkSessions(t *testing.T, w *Workload, src *Source, res runResult) {
 			// prompt(k+1) = prompt(k) + generated ids + at least one new id.
 			newIn := len(r.PromptIDs) - len(p.PromptIDs) - res.gen[p.ID]
 			n, g := len(p.PromptIDs), res.gen[p.ID]
-			if newIn < 1 || !equalSlices(r.PromptIDs[:n], p.PromptIDs) || !equalSlices(r.PromptIDs[n:n+g], p.OutputIDs(g)) {
+			if newIn < 1 || !slices.Equal(r.PromptIDs[:n], p.PromptIDs) || !slices.Equal(r.PromptIDs[n:n+g], p.OutputIDs(g)) {
 				t.Errorf("%s round %d: prompt of %d does not extend round %d's %d + %d generated",
 					r.SessionID, r.RoundIndex, len(r.PromptIDs), p.RoundIndex, len(p.PromptIDs), res.gen[p.ID])
 			}
@@ -283,16 +284,16 @@ func TestAccumulatedPromptUsesGeneratedOutput(t *testing.T) {
 		t.Errorf("follow-up %+v: want id %d, round 1 of %s at %d", r1, src.Pregenerated(), r0.SessionID, r0.ArrivalUs+6000)
 	}
 	n0 := len(r0.PromptIDs)
-	if !equalSlices(r1.PromptIDs[:n0], r0.PromptIDs) || len(r1.PromptIDs) < n0+3+10 || len(r1.PromptIDs) > n0+3+50 {
+	if !slices.Equal(r1.PromptIDs[:n0], r0.PromptIDs) || len(r1.PromptIDs) < n0+3+10 || len(r1.PromptIDs) > n0+3+50 {
 		t.Fatalf("round 1 prompt %d tokens: want round 0's %d + 3 generated + 10..50 new", len(r1.PromptIDs), n0)
 	}
-	if got := r1.PromptIDs[n0 : n0+3]; !equalSlices(got, r0.OutputIDs(3)) {
+	if got := r1.PromptIDs[n0 : n0+3]; !slices.Equal(got, r0.OutputIDs(3)) {
 		t.Errorf("accumulated output ids %v, want round 0's OutputIDs(3) %v", got, r0.OutputIDs(3))
 	}
 	src2 := w.NewSource()
 	q0, _ := src2.Next()
 	q1, _ := src2.OnComplete(q0.ID, q0.ArrivalUs+5000, 3)
-	if !equalSlices(q1.PromptIDs, r1.PromptIDs) {
+	if !slices.Equal(q1.PromptIDs, r1.PromptIDs) {
 		t.Error("the same completions gave different follow-up prompts")
 	}
 	// Reporting twice, or an unknown id, gives nothing.
@@ -372,7 +373,7 @@ func TestSessionsDeterministic(t *testing.T) {
 		t.Fatalf("runs sent %d and %d requests", len(a.sent), len(b.sent))
 	}
 	for i := range a.sent {
-		if a.sent[i].ID != b.sent[i].ID || !equalSlices(a.sent[i].PromptIDs, b.sent[i].PromptIDs) || a.sent[i].ArrivalUs != b.sent[i].ArrivalUs {
+		if a.sent[i].ID != b.sent[i].ID || !slices.Equal(a.sent[i].PromptIDs, b.sent[i].PromptIDs) || a.sent[i].ArrivalUs != b.sent[i].ArrivalUs {
 			t.Fatalf("request %d differs between runs", i)
 		}
 	}
@@ -400,7 +401,7 @@ func TestClosedAndOpenSessionsBuildTheSamePrompts(t *testing.T) {
 	}
 	for k := range 4 {
 		c, o := closedRounds[k], openRounds[k]
-		if !equalSlices(c.PromptIDs, o.PromptIDs) || c.OutputTokens != o.OutputTokens || c.RoundIndex != o.RoundIndex {
+		if !slices.Equal(c.PromptIDs, o.PromptIDs) || c.OutputTokens != o.OutputTokens || c.RoundIndex != o.RoundIndex {
 			t.Errorf("round %d: closed prompt %d/out %d, open prompt %d/out %d; want equal", k, len(c.PromptIDs), c.OutputTokens, len(o.PromptIDs), o.OutputTokens)
 		}
 	}

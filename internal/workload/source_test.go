@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,7 @@ clients:
 		got = append(got, fmt.Sprintf("%s@%d", r.ClientID, r.ArrivalUs))
 	}
 	want := []string{"x@199999", "y@199999", "x@399998", "y@399998", "x@599997", "y@599997", "x@799996", "y@799996", "x@999995", "y@999995"}
-	if !equalSlices(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("order = %v, want %v", got, want)
 	}
 }
@@ -184,8 +185,8 @@ func TestOpenSessionsAccumulateContext(t *testing.T) {
 			// prompt(k) = prompt(k−1) + O(k−1) output ids + new input (5..9).
 			grow := len(r.PromptIDs) - len(p.PromptIDs) - p.OutputTokens
 			n := len(p.PromptIDs)
-			if !equalSlices(r.PromptIDs[:n], p.PromptIDs) || grow < 5 || grow > 9 ||
-				!equalSlices(r.PromptIDs[n:n+p.OutputTokens], p.OutputIDs(p.OutputTokens)) {
+			if !slices.Equal(r.PromptIDs[:n], p.PromptIDs) || grow < 5 || grow > 9 ||
+				!slices.Equal(r.PromptIDs[n:n+p.OutputTokens], p.OutputIDs(p.OutputTokens)) {
 				t.Errorf("%s round %d: prompt %d tokens after %d + %d output, want the previous prompt as prefix and 5..9 new",
 					id, k, len(r.PromptIDs), len(p.PromptIDs), p.OutputTokens)
 			}
@@ -206,7 +207,7 @@ func TestOutputIDsRebuildFromTokenSeed(t *testing.T) {
 		got := make([]int32, 17-in)
 		ts.fill(got[:3])
 		ts.fill(got[3:])
-		if !equalSlices(got, all[in:]) {
+		if !slices.Equal(got, all[in:]) {
 			t.Errorf("skip %d: %v, want %v", in, got, all[in:])
 		}
 	}
