@@ -188,16 +188,7 @@ func singleStream(t *testing.T) string {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	tw, err := tracev2.NewStreamWriter(&b, tr.Header, tr.Columns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range tr.Records {
-		if err := tw.Write(&tr.Records[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(nil); err != nil {
+	if err := tracev2.WriteStream(&b, tr.Header, tr.Columns, tr.Records); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

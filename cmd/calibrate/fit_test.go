@@ -106,16 +106,7 @@ func writeFitTrace(t *testing.T, dir string) (string, []tracev2.Record) {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriter(f)
-	w, err := tracev2.NewStreamWriter(bw, h, tracev2.Columns{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(nil); err != nil {
+	if err := tracev2.WriteStream(bw, h, tracev2.Columns{}, recs); err != nil {
 		t.Fatal(err)
 	}
 	if err := bw.Flush(); err != nil {

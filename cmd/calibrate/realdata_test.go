@@ -40,16 +40,7 @@ func realRunTrace(t *testing.T) ([]tracev2.Record, string) {
 	h := imp.Header() // mode real, the server block of meta.json
 	realPath := filepath.Join(t.TempDir(), "real.trace")
 	var stream bytes.Buffer
-	tw, err := tracev2.NewStreamWriter(&stream, h, tracev2.Columns{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := tw.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(nil); err != nil {
+	if err := tracev2.WriteStream(&stream, h, tracev2.Columns{}, recs); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(realPath, stream.Bytes(), 0o644); err != nil {

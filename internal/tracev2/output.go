@@ -45,6 +45,22 @@ func NewStreamWriter(w io.Writer, h *Header, cols Columns) (*TraceWriter, error)
 	return &TraceWriter{form: FormSingle, rows: rows, first: h.Clone(), out: w}, nil
 }
 
+// WriteStream writes a whole single-stream trace to w: the header h, the
+// column row for cols, recs in order, and the trailer (as NewStreamWriter,
+// Write and Close(nil) do one by one).
+func WriteStream(w io.Writer, h *Header, cols Columns, recs []Record) error {
+	tw, err := NewStreamWriter(w, h, cols)
+	if err != nil {
+		return err
+	}
+	for i := range recs {
+		if err := tw.Write(&recs[i]); err != nil {
+			return fmt.Errorf("tracev2: write request %d: %w", recs[i].RequestID, err)
+		}
+	}
+	return tw.Close(nil)
+}
+
 // PrefixPaths gives the two-file names for --trace-output PREFIX:
 // PREFIX.yaml, PREFIX.csv and the ITL companion PREFIX.itl.csv.
 func PrefixPaths(prefix string) (header, data, itl string) {

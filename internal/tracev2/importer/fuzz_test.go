@@ -74,17 +74,8 @@ func checkLocated(t *testing.T, err error) {
 
 func encodeRecords(t *testing.T, h *tracev2.Header, cols tracev2.Columns, recs []tracev2.Record) []byte {
 	var buf bytes.Buffer
-	tw, err := tracev2.NewStreamWriter(&buf, h, cols)
-	if err != nil {
-		t.Fatalf("NewStreamWriter: %v", err)
-	}
-	for i := range recs {
-		if err := tw.Write(&recs[i]); err != nil {
-			t.Fatalf("write imported record %d: %v (%+v)", i, err, recs[i])
-		}
-	}
-	if err := tw.Close(nil); err != nil {
-		t.Fatal(err)
+	if err := tracev2.WriteStream(&buf, h, cols, recs); err != nil {
+		t.Fatalf("write imported records: %v", err)
 	}
 	return buf.Bytes()
 }
