@@ -22,8 +22,18 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// report adds rows/s (wall), cpu-rows/s (per CPU second) and allocs/row.
-func report(b *testing.B, start time.Time, cpu0 time.Duration, ms0 *runtime.MemStats) {
+// measure runs body b.N times on a reset timer, each run handling benchRows
+// rows, and reports rows/s, rows per CPU second and allocations per row.
+func measure(b *testing.B, body func()) {
+	b.ReportAllocs()
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	start, cpu0 := time.Now(), cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		body()
+	}
+	b.StopTimer()
 	elapsed, cpu := time.Since(start), cpuTime()-cpu0
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
@@ -86,12 +96,7 @@ func benchData(tb testing.TB) []byte {
 func BenchmarkRead(b *testing.B) {
 	data := benchData(b)
 	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	var ms0 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	start, cpu0 := time.Now(), cpuTime()
-	b.ResetTimer()
-	for n := 0; n < b.N; n++ {
+	measure(b, func() {
 		r, err := NewReader(bytes.NewReader(data), "bench.csv", Options{})
 		if err != nil {
 			b.Fatal(err)
@@ -111,9 +116,7 @@ func BenchmarkRead(b *testing.B) {
 		if rows != benchRows {
 			b.Fatalf("read %d rows, want %d", rows, benchRows)
 		}
-	}
-	b.StopTimer()
-	report(b, start, cpu0, &ms0)
+	})
 }
 
 // BenchmarkWrite writes a 100k-row trace to io.Discard.
@@ -122,12 +125,7 @@ func BenchmarkWrite(b *testing.B) {
 	for i := range recs {
 		recs[i] = benchRecord(i)
 	}
-	b.ReportAllocs()
-	var ms0 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	start, cpu0 := time.Now(), cpuTime()
-	b.ResetTimer()
-	for n := 0; n < b.N; n++ {
+	measure(b, func() {
 		w, err := NewWriter(io.Discard, benchColumns)
 		if err != nil {
 			b.Fatal(err)
@@ -137,9 +135,7 @@ func BenchmarkWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	}
-	b.StopTimer()
-	report(b, start, cpu0, &ms0)
+	})
 }
 
 // BenchmarkReadEncodingCSV is a reference on the same machine and load:
@@ -147,12 +143,7 @@ func BenchmarkWrite(b *testing.B) {
 // no validation).
 func BenchmarkReadEncodingCSV(b *testing.B) {
 	data := benchData(b)
-	b.ReportAllocs()
-	var ms0 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	start, cpu0 := time.Now(), cpuTime()
-	b.ResetTimer()
-	for n := 0; n < b.N; n++ {
+	measure(b, func() {
 		cr := csv.NewReader(bytes.NewReader(data))
 		cr.ReuseRecord = true
 		rows := -1
@@ -169,9 +160,7 @@ func BenchmarkReadEncodingCSV(b *testing.B) {
 		if rows != benchRows {
 			b.Fatalf("read %d rows, want %d", rows, benchRows)
 		}
-	}
-	b.StopTimer()
-	report(b, start, cpu0, &ms0)
+	})
 }
 
 // BenchmarkReadSimResults reads benchRows SimResults as JSON Lines (replay's
@@ -198,16 +187,12 @@ func BenchmarkReadSimResults(b *testing.B) {
 	}{{"scanner", false}, {"encoding-json", true}} {
 		b.Run(path.name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
-			var ms0 runtime.MemStats
-			runtime.ReadMemStats(&ms0)
-			start, cpu0 := time.Now(), cpuTime()
-			for range b.N {
+			measure(b, func() {
 				got, err := readSimResults(bytes.NewReader(data), "s.jsonl", path.slow)
 				if err != nil || len(got) != benchRows {
 					b.Fatalf("%d results, %v", len(got), err)
 				}
-			}
-			report(b, start, cpu0, &ms0)
+			})
 		})
 	}
 }
