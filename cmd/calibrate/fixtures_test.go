@@ -111,16 +111,7 @@ func fixtureFiles(t *testing.T) map[string][]byte {
 	t.Helper()
 	fs := buildFixtures()
 	dir := t.TempDir()
-	tw, err := tracev2.CreateFiles(filepath.Join(dir, "real.yaml"), filepath.Join(dir, "real.csv"), fs.header, tracev2.Columns{}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range fs.records {
-		if err := tw.Write(&fs.records[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(nil); err != nil {
+	if err := tracev2.WriteFiles(filepath.Join(dir, "real.yaml"), filepath.Join(dir, "real.csv"), fs.header, tracev2.Columns{}, false, fs.records); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{}

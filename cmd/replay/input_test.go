@@ -192,16 +192,7 @@ func TestEpochSendTimes(t *testing.T) {
 	h := tr.Header.Clone()
 	h.Mode = tracev2.ModeReal
 	write := func(name string, recs []tracev2.Record) string {
-		w, err := tracev2.CreateFiles(filepath.Join(dir, name+".yaml"), filepath.Join(dir, name+".csv"), h, tr.Columns, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range recs {
-			if err := w.Write(&recs[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(nil); err != nil {
+		if err := tracev2.WriteFiles(filepath.Join(dir, name+".yaml"), filepath.Join(dir, name+".csv"), h, tr.Columns, false, recs); err != nil {
 			t.Fatal(err)
 		}
 		return filepath.Join(dir, name+".csv")

@@ -53,12 +53,31 @@ func WriteStream(w io.Writer, h *Header, cols Columns, recs []Record) error {
 	if err != nil {
 		return err
 	}
+	return tw.writeAll(recs)
+}
+
+// WriteFiles writes a whole two-file trace: the header YAML at headerPath
+// and recs at dataPath (as CreateFiles, Write and Close(nil) do one by one).
+func WriteFiles(headerPath, dataPath string, h *Header, cols Columns, withExt bool, recs []Record) error {
+	tw, err := CreateFiles(headerPath, dataPath, h, cols, withExt)
+	if err != nil {
+		return err
+	}
+	return tw.writeAll(recs)
+}
+
+// writeAll writes recs and closes the trace; on an error the trace is left
+// unfinished (a two-file trace's data file is closed).
+func (t *TraceWriter) writeAll(recs []Record) error {
 	for i := range recs {
-		if err := tw.Write(&recs[i]); err != nil {
+		if err := t.Write(&recs[i]); err != nil {
+			if t.file != nil {
+				t.file.Close()
+			}
 			return fmt.Errorf("tracev2: write request %d: %w", recs[i].RequestID, err)
 		}
 	}
-	return tw.Close(nil)
+	return t.Close(nil)
 }
 
 // PrefixPaths gives the two-file names for --trace-output PREFIX:
