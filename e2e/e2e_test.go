@@ -7,14 +7,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/montanaflynn/stats"
-
 	"servesim/internal/gguf"
+	"servesim/internal/tracev2"
 )
 
 // The served model and the server's settings. The deployment YAML the
@@ -160,7 +160,7 @@ func TestOllamaLoop(t *testing.T) {
 	c4 := runs["c4"].trace.Records
 	span := float64(c4[len(c4)-1].LastChunkTimeUs-c4[0].SendTimeUs) / 1e6
 	capacity := float64(len(c4)) / span
-	rate := 0.8 * capacity
+	rate := 0.7 * capacity
 	open := level{"open", []string{"--rate", strconv.FormatFloat(math.Round(rate*10)/10, 'f', 1, 64), "--arrival", "poisson"}, "open"}
 	levels = append(levels, open)
 	runs["open"] = obs(open)
@@ -173,7 +173,7 @@ func TestOllamaLoop(t *testing.T) {
 	train := filepath.Join(s.out, "train")
 	mergeRuns(t, train, 3_000_000, runs["c1"], runs["c4"])
 	fitted := filepath.Join(s.out, "fitted-deployment.yaml")
-	alpha, beta := startCoefficients(t, runs["c1"])
+	alpha, beta := startCoefficients(t, runs["c1"], runs["c4"])
 	t.Logf("fit starts from alpha %s, beta %s (read off c1)", alpha, beta)
 	s.mustTool(t, 3*time.Minute, "fit.log", "calibrate", "fit", train+".csv", "--deployment", deployPath,
 		"--alpha-coeffs", alpha, "--beta-coeffs", beta, "-o", fitted)
@@ -194,33 +194,36 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
-// startCoefficients are the fit's starting point, read off the c1 run: one
-// slot busy, so a request's decode steps each take β₀ + β₂ (the median token
-// gap) and its TTFT is the pre-queue delay plus one prefill step, linear in
-// the prompt (least squares of TTFT on prompt tokens).
-func startCoefficients(t *testing.T, c1 *run) (alpha, beta string) {
+// startCoefficients are the fit's starting point, read off two runs in
+// which the batch is known. At one user every decode step holds one token,
+// so the median token gap g₁ = β₀ + β₂; at four users (all slots busy) it
+// holds four, g₄ = β₀ + 4β₂. A first token comes after the pre-queue delay
+// and one prefill step, so TTFT = α₀ + β₀ + β₁·P: β₁ is the slope between
+// the medians of the shorter and the longer half of c1's prompts, α₀ what
+// is left of the short half's TTFT. Medians, because a busy machine adds
+// stalls of tens of milliseconds to a few requests.
+func startCoefficients(t *testing.T, c1, c4 *run) (alpha, beta string) {
 	t.Helper()
-	gap := median(t, c1.tokenGapsMs()) * 1000
-	var xs, ys []float64
-	for i := range c1.trace.Records {
-		rec := &c1.trace.Records[i]
-		xs = append(xs, float64(rec.ServerInputTokens))
-		ys = append(ys, ttftMs(rec)*1000)
+	g1 := median(t, c1.tokenGapsMs()) * 1000
+	g4 := median(t, c4.tokenGapsMs()) * 1000
+	b2 := math.Max((g4-g1)/3, 1)
+	b0 := math.Max(g1-b2, 0)
+	recs := slices.Clone(c1.trace.Records)
+	slices.SortFunc(recs, func(a, b tracev2.Record) int { return a.ServerInputTokens - b.ServerInputTokens })
+	half := len(recs) / 2
+	var ps, ts, pl, tl []float64
+	for i := range recs {
+		p, ttft := float64(recs[i].ServerInputTokens), ttftMs(&recs[i])*1000
+		if i < half {
+			ps, ts = append(ps, p), append(ts, ttft)
+		} else {
+			pl, tl = append(pl, p), append(tl, ttft)
+		}
 	}
-	series := make(stats.Series, len(xs))
-	for i := range xs {
-		series[i] = stats.Coordinate{X: xs[i], Y: ys[i]}
-	}
-	line, err := stats.LinearRegression(series)
-	if err != nil || len(line) < 2 {
-		t.Fatalf("TTFT regression: %v", err)
-	}
-	// Two points of the fitted line give slope and intercept.
-	x0, x1 := line[0].X, line[len(line)-1].X
-	slope := (line[len(line)-1].Y - line[0].Y) / math.Max(x1-x0, 1)
-	intercept := math.Max(line[0].Y-slope*x0, 0)
-	slope = math.Max(slope, 1)
-	return fmt.Sprintf("%.0f,0,0", intercept), fmt.Sprintf("0,%.2f,%.0f", slope, gap)
+	mps, mts, mpl, mtl := median(t, ps), median(t, ts), median(t, pl), median(t, tl)
+	b1 := math.Max((mtl-mts)/math.Max(mpl-mps, 1), 1)
+	a0 := math.Max(mts-b0-b1*mps, 0)
+	return fmt.Sprintf("%.0f,0,0", a0), fmt.Sprintf("%.0f,%.1f,%.0f", b0, b1, b2)
 }
 
 // gradeRow is one run's grade.
