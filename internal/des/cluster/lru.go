@@ -5,26 +5,73 @@ import "servesim/internal/des/kvcache"
 // lru is a router-side prefix index of one instance: the block hashes of
 // requests routed there, most recently routed first, at most cap of them
 // (spec §10, prefix-affinity). It approximates the instance's real cache
-// without reading it.
+// without reading it. Hashes are found through an open-addressing table
+// (linear probing on the hash's low word, backward-shift deletion, load ≤
+// 1/2), which costs a fraction of a Go map with 16-byte keys.
 type lru struct {
 	cap        int
-	idx        map[kvcache.Hash]int32
+	slots      []int32 // node + 1; 0 = empty
+	mask       uint64
+	n          int
 	hash       []kvcache.Hash
 	prev, next []int32
 	head, tail int32 // head: most recent; -1 when empty
 }
 
 func newLRU(capacity int) *lru {
-	return &lru{cap: capacity, idx: make(map[kvcache.Hash]int32), head: -1, tail: -1}
+	size := 16
+	for size < 2*capacity {
+		size *= 2
+	}
+	return &lru{cap: capacity, slots: make([]int32, size), mask: uint64(size - 1), head: -1, tail: -1}
+}
+
+// find returns the node holding h, or -1.
+func (l *lru) find(h kvcache.Hash) int32 {
+	for i := h.Lo & l.mask; ; i = (i + 1) & l.mask {
+		s := l.slots[i]
+		if s == 0 {
+			return -1
+		}
+		if l.hash[s-1] == h {
+			return s - 1
+		}
+	}
+}
+
+func (l *lru) insert(node int32) {
+	i := l.hash[node].Lo & l.mask
+	for l.slots[i] != 0 {
+		i = (i + 1) & l.mask
+	}
+	l.slots[i] = node + 1
+	l.n++
+}
+
+// remove deletes node's hash from the table, shifting later entries of its
+// probe run back so that no tombstone is needed.
+func (l *lru) remove(node int32) {
+	i := l.hash[node].Lo & l.mask
+	for l.slots[i] != node+1 {
+		i = (i + 1) & l.mask
+	}
+	l.slots[i] = 0
+	l.n--
+	for j := (i + 1) & l.mask; l.slots[j] != 0; j = (j + 1) & l.mask {
+		home := l.hash[l.slots[j]-1].Lo & l.mask
+		// The entry at j may move to the hole at i unless its home lies
+		// cyclically in (i, j].
+		if (j-home)&l.mask >= (j-i)&l.mask {
+			l.slots[i], l.slots[j] = l.slots[j], 0
+			i = j
+		}
+	}
 }
 
 // match is the length of the leading run of hs found in the index.
 func (l *lru) match(hs []kvcache.Hash) int {
 	k := 0
-	for k < len(hs) {
-		if _, ok := l.idx[hs[k]]; !ok {
-			break
-		}
+	for k < len(hs) && l.find(hs[k]) >= 0 {
 		k++
 	}
 	return k
@@ -39,7 +86,7 @@ func (l *lru) record(hs []kvcache.Hash) {
 }
 
 func (l *lru) touch(h kvcache.Hash) {
-	if i, ok := l.idx[h]; ok {
+	if i := l.find(h); i >= 0 {
 		l.unlink(i)
 		l.pushFront(i)
 		return
@@ -53,10 +100,10 @@ func (l *lru) touch(h kvcache.Hash) {
 	} else {
 		i = l.tail
 		l.unlink(i)
-		delete(l.idx, l.hash[i])
+		l.remove(i)
 		l.hash[i] = h
 	}
-	l.idx[h] = i
+	l.insert(i)
 	l.pushFront(i)
 }
 
@@ -87,4 +134,4 @@ func (l *lru) pushFront(i int32) {
 }
 
 // len is the number of hashes held.
-func (l *lru) len() int { return len(l.idx) }
+func (l *lru) len() int { return l.n }

@@ -375,3 +375,44 @@ func TestDecisionsGolden(t *testing.T) {
 		t.Errorf("decisions differ from %s:\n got %s\nwant %s", path, dec.String(), want)
 	}
 }
+
+// TestLRUAgainstModel: random touches and matches agree with a plain model
+// (a recency list) at capacities that force evictions and probe-run shifts.
+func TestLRUAgainstModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for round := 0; round < 50; round++ {
+		capacity := 1 + rng.IntN(40)
+		l := newLRU(capacity)
+		var order []kvcache.Hash // most recent first
+		for op := 0; op < 2000; op++ {
+			// Few distinct low words: long probe runs and collisions.
+			h := kvcache.Hash{Lo: uint64(rng.IntN(64)) << uint(rng.IntN(2)*40), Hi: uint64(rng.IntN(3))}
+			if rng.IntN(3) == 0 {
+				want := 0
+				for _, x := range order {
+					if x == h {
+						want = 1
+					}
+				}
+				if got := l.match([]kvcache.Hash{h}); got != want {
+					t.Fatalf("round %d op %d: match %v = %d, model %d", round, op, h, got, want)
+				}
+				continue
+			}
+			l.touch(h)
+			for i, x := range order {
+				if x == h {
+					order = append(order[:i], order[i+1:]...)
+					break
+				}
+			}
+			order = append([]kvcache.Hash{h}, order...)
+			if len(order) > capacity {
+				order = order[:capacity]
+			}
+			if l.len() != len(order) {
+				t.Fatalf("round %d op %d: size %d, model %d", round, op, l.len(), len(order))
+			}
+		}
+	}
+}

@@ -125,6 +125,7 @@ func (r *Request) Preemptions() int { return r.preemptions }
 func (r *Request) BlockHash(i, blockSize int) kvcache.Hash {
 	if r.seq.Prompt == nil {
 		r.seq.Prompt, r.seq.Output = r.Prompt, r.Output
+		r.seq.ExpectedTokens = len(r.Prompt) + r.MaxOutputLen // one hash list for the request's life
 	}
 	return r.seq.BlockHash(i, blockSize)
 }
