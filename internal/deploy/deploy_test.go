@@ -85,3 +85,87 @@ func TestResolveErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterYAML: every cluster key decodes from YAML with
+// its snake_case name and lands in the resolved cluster configuration.
+func TestClusterYAML(t *testing.T) {
+	y := `num_instances: 4
+prefill_instances: 1
+decode_instances: 3
+pd_decider: prefix-threshold
+pd_prefix_threshold: 32
+pd_transfer_bandwidth: 50
+pd_transfer_base_latency: 20us
+pd_transfer_contention: true
+admission_policy: token-bucket
+token_bucket_capacity: 500
+token_bucket_refill: 100
+admission_latency: 1ms
+routing_latency: 2ms
+routing_policy: weighted
+routing_scorers: queue-depth:1,load-balance:3
+snapshot_refresh_interval: 0s
+cache_signal_delay: 10ms
+batching: sarathi
+chunk_size: 256
+`
+	c, err := Decode("dep.yaml", []byte(y), Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Resolve(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := r.ClusterConfig
+	if len(cc.Instances) != 4 || cc.PD.PrefillInstances != 1 || cc.PD.Decider != "prefix-threshold" || cc.PD.PrefixThreshold != 32 ||
+		cc.PD.BandwidthBytesPerUs != 50000 || cc.PD.BaseLatencyUs != 20 || !cc.PD.Contention || cc.PD.KVBytesPerToken <= 0 ||
+		cc.Admission != "token-bucket" || cc.BucketCapacity != 500 || cc.BucketRefillPerSec != 100 ||
+		cc.AdmissionLatencyUs != 1000 || cc.RoutingLatencyUs != 2000 || cc.Routing != "weighted" || len(cc.Scorers) != 2 ||
+		cc.SnapshotRefreshUs != 0 || cc.CacheSignalDelayUs != 10000 || !r.IsCluster() {
+		t.Errorf("cluster config %+v", cc)
+	}
+	if in := cc.Instances[3]; in.ID != 3 || in.Batching != "sarathi" || in.ChunkSize != 256 {
+		t.Errorf("instance 3: %+v", in)
+	}
+	if d, _ := Resolve(Default()); d.IsCluster() || len(d.ClusterConfig.Instances) != 1 {
+		t.Errorf("the default deployment is a cluster: %+v", d.ClusterConfig)
+	}
+}
+
+func TestClusterErrors(t *testing.T) {
+	tests := []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.AdmissionPolicy = "vip" }, `admission-policy "vip"`},
+		{func(c *Config) { c.RoutingPolicy = "nearest" }, `routing-policy "nearest"`},
+		{func(c *Config) { c.RoutingPolicy, c.RoutingScorers = "weighted", "queue-depth" }, "routing-scorers"},
+		{func(c *Config) { c.PrefillInstances = 2 }, "P/D needs both pools"},
+		{func(c *Config) { c.Instances, c.PrefillInstances, c.DecodeInstances = 5, 1, 2 }, "must equal prefill-instances + decode-instances = 3"},
+		{func(c *Config) { c.PDDecider = "always" }, "needs prefill-instances"},
+		{func(c *Config) { c.Batching = "tgi" }, `batching "tgi"`},
+		{func(c *Config) { c.ChunkSize = 0 }, "chunk-size 0 must be positive"},
+		{func(c *Config) { c.RoutingLatency = -1 }, "routing-latency"},
+		{func(c *Config) { c.PDTransferBandwidth = 0 }, "pd-transfer-bandwidth"},
+	}
+	for _, tt := range tests {
+		c := Default()
+		tt.mod(&c)
+		_, err := Resolve(c)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("err = %v, want it to mention %q", err, tt.want)
+			continue
+		}
+		if ec, ok := err.(interface{ ExitCode() int }); !ok || ec.ExitCode() != 2 {
+			t.Errorf("%v: want exit code 2", err)
+		}
+	}
+	// LightLLM manages KV per token: T·b blocks of one token.
+	c := Default()
+	c.Batching, c.TotalKVBlocks = "lightllm", 100
+	r, err := Resolve(c)
+	if err != nil || r.Instance.KV.Blocks != 1600 || r.Instance.KV.BlockSize != 1 {
+		t.Errorf("lightllm KV %+v, %v", r.Instance.KV, err)
+	}
+}
