@@ -141,6 +141,9 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	icfg := cfg.Deploy.Instance
 	if d.obs != nil {
 		icfg.Tracer = d.obs
+		if so, ok := d.obs.(instance.StepObserver); ok {
+			icfg.Steps = so
+		}
 	}
 	s, err := sim.New(sim.Config{Instance: icfg, HorizonUs: cfg.HorizonUs, OnDone: d.onDone},
 		(*simSource)(d), sim.SinkFunc(d.record))

@@ -84,6 +84,25 @@ type Tracer interface {
 	Left(at int64, r *Request)
 }
 
+// StepInfo describes one executed step (Tracer-free step hook).
+type StepInfo struct {
+	Batch         int // requests given tokens
+	PrefillTokens int // new tokens of prefill requests (chunks and recomputes included)
+	DecodeTokens  int // decode requests (one token each)
+	Generated     int // output tokens produced
+	KVUsedBlocks  int // used KV blocks after the execute phase
+	Waiting       int // wait-queue depth once the batch is formed
+}
+
+// StepObserver receives every executed step, [start, end) on the engine's
+// clock, including the steps fast-forward runs inline or with lazy
+// decoders (each is reported on its own, as it is applied; start may lie
+// after the engine clock). It must not change the simulation; unlike a
+// Tracer it leaves fast-forward on.
+type StepObserver interface {
+	Step(inst int, start, end int64, info StepInfo)
+}
+
 // Config configures one instance. Zero values of the policy fields select the
 // defaults (fcfs, fcfs, recompute, slo-class).
 type Config struct {
@@ -128,6 +147,8 @@ type Config struct {
 	// a prefilled part's KV blocks, until ReleaseKV), so r may be recycled.
 	OnDone func(res *Result, r *Request)
 	Tracer Tracer
+	// Steps, if set, receives every step (StepObserver).
+	Steps StepObserver
 }
 
 func (c *Config) validate() error {

@@ -265,6 +265,7 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 	idx := in.log.add(delta)
 	lz.d++
 	lz.ctx += int64(lz.n)
+	gen := in.cnt.OutputTokens
 	in.cnt.OutputTokens += int64(lz.n)
 	in.cnt.LazySteps++
 	for _, r := range lz.active {
@@ -273,6 +274,9 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 		}
 	}
 	in.account(delta, 1)
+	if in.cfg.Steps != nil {
+		in.reportStep(t, end, in.cnt.OutputTokens-gen)
+	}
 
 	// Complete, in running-list order.
 	deferred := func(r *Request) bool { return r.DeadlineUs > t && r.DeadlineUs < end }

@@ -210,12 +210,16 @@ func (in *Instance) execute(t, reload int64) (end int64, more bool) {
 	end = t + delta
 	in.busyUntil = end
 	idx := in.log.add(delta)
+	gen := in.cnt.OutputTokens
 	for _, r := range in.running {
 		if r.grant > 0 {
 			r.fin = in.settle(r, t, end, idx)
 		}
 	}
 	in.account(delta, 1)
+	if in.cfg.Steps != nil {
+		in.reportStep(t, end, in.cnt.OutputTokens-gen)
+	}
 	if in.kv.CPUEnabled() {
 		for _, r := range in.running {
 			in.kv.MirrorToCPU(&r.seq)
@@ -354,6 +358,18 @@ func (in *Instance) produce(r *Request, t, end, idx int64) {
 	r.g++
 	r.lastEnd = end
 	in.cnt.OutputTokens++
+}
+
+// reportStep hands the step [t, end) just executed (in.step holds its
+// composition) to the step observer.
+func (in *Instance) reportStep(t, end, generated int64) {
+	st := &in.step
+	info := StepInfo{Batch: len(st.Prefill) + st.DecodeCount, DecodeTokens: st.DecodeCount, Generated: int(generated),
+		KVUsedBlocks: in.kv.UsedBlocks(), Waiting: in.wait.Len()}
+	for _, p := range st.Prefill {
+		info.PrefillTokens += p.NewTokens
+	}
+	in.cfg.Steps.Step(in.cfg.ID, t, end, info)
 }
 
 // account adds n steps' KV use and busy time (delta is their total length;

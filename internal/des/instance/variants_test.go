@@ -192,3 +192,47 @@ func TestVariantInvariants(t *testing.T) {
 		}
 	}
 }
+
+type stepRec struct{ steps []string }
+
+func (s *stepRec) Step(inst int, start, end int64, i StepInfo) {
+	s.steps = append(s.steps, fmt.Sprintf("%d %d-%d %+v", inst, start, end, i))
+}
+
+// TestStepObserverUnderFastForward: the step hook reports the same steps,
+// with the same compositions, whether steps run one event at a time or
+// inline with lazy decoders; its totals agree with the counters.
+func TestStepObserverUnderFastForward(t *testing.T) {
+	var inline int64
+	for seed := uint64(0); seed < 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		cfg := randomConfig(rng)
+		ws := randomWorkload(rng, cfg.MaxModelLen)
+		var a, b stepRec
+		cfg.Steps = &a
+		slow := simulate(cfg, ws, false)
+		cfg.Steps = &b
+		quick := simulate(cfg, ws, true)
+		if !slices.Equal(a.steps, b.steps) {
+			t.Fatalf("seed %d: step streams differ (%d and %d steps)", seed, len(a.steps), len(b.steps))
+		}
+		if int64(len(a.steps)) != slow.counters.Steps {
+			t.Fatalf("seed %d: %d steps reported, %d counted", seed, len(a.steps), slow.counters.Steps)
+		}
+		var gen int64
+		for _, s := range b.steps {
+			var i StepInfo
+			var inst, st, en int64
+			fmt.Sscanf(s, "%d %d-%d {Batch:%d PrefillTokens:%d DecodeTokens:%d Generated:%d", &inst, &st, &en,
+				&i.Batch, &i.PrefillTokens, &i.DecodeTokens, &i.Generated)
+			gen += int64(i.Generated)
+		}
+		if gen != quick.counters.OutputTokens {
+			t.Fatalf("seed %d: %d tokens reported, %d counted", seed, gen, quick.counters.OutputTokens)
+		}
+		inline += simulateCounters(cfg, ws).FastSteps
+	}
+	if inline == 0 {
+		t.Error("no step ran inline: the hook was not tested under fast-forward")
+	}
+}

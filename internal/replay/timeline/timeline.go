@@ -50,6 +50,8 @@ type stepState struct {
 	batch   int
 	prefill int64 // prompt (and recompute) tokens of requests that left
 	decode  int64 // decode tokens of requests that left
+	hooked  int   // steps the instance reported through the step hook
+	info    instance.StepInfo
 }
 
 // Recorder writes one simulation's timeline. Use New, hand it to
@@ -97,6 +99,13 @@ func (r *Recorder) Event(atUs int64, prio int) {
 	if prio == des.PrioStep {
 		r.openStep(atUs)
 	}
+}
+
+// Step implements instance.StepObserver: the instance's own account of the
+// step being executed, which the step slice reports as it is.
+func (r *Recorder) Step(_ int, _, _ int64, info instance.StepInfo) {
+	r.step.hooked++
+	r.step.info = info
 }
 
 // Scheduled implements instance.Tracer: a request joins the batch.
@@ -265,6 +274,13 @@ func (r *Recorder) closeStep() {
 	if dur > 0 {
 		kv = (c.KVUsedBlockUs - st.cnt.KVUsedBlockUs) / dur
 	}
+	generated := c.OutputTokens - st.cnt.OutputTokens
+	if n == 1 && st.hooked == 1 {
+		// One step, described by the instance itself.
+		in := st.info
+		batch, prefill, decode = in.Batch, int64(in.PrefillTokens), int64(in.DecodeTokens)
+		generated, kv = int64(in.Generated), int64(in.KVUsedBlocks)
+	}
 	name := "step"
 	if n > 1 {
 		name = "steps x" + strconv.FormatInt(n, 10)
@@ -276,7 +292,7 @@ func (r *Recorder) closeStep() {
 	b = appendArg(b, "batch_size", int64(batch), true)
 	b = appendArg(b, "prefill_tokens", prefill, false)
 	b = appendArg(b, "decode_tokens", decode, false)
-	b = appendArg(b, "generated_tokens", c.OutputTokens-st.cnt.OutputTokens, false)
+	b = appendArg(b, "generated_tokens", generated, false)
 	b = appendArg(b, "kv_blocks_used", kv, false)
 	r.write(append(b, "}}"...))
 	// The wait queue does not change during a step but for its own
