@@ -63,6 +63,10 @@ func serverEnv(addr, dir string) []string {
 		"OLLAMA_KEEP_ALIVE=-1",  // never unload between runs
 		"OLLAMA_MAX_LOADED_MODELS=1",
 		"OLLAMA_NOPRUNE=1",
+		// llama.cpp's CPU flash-attention kernel makes prefill about 4×
+		// slower at 4,000 tokens (measured: 14.9 s against 3.7 s for
+		// observe's calibration prompt) and bends the prefill curve.
+		"OLLAMA_FLASH_ATTENTION=0",
 		"NO_PROXY=127.0.0.1,localhost",
 	)
 }
@@ -89,6 +93,7 @@ func startOllama(t *testing.T, bin, dir, logPath, pidFile string) *ollama {
 		logf.Close()
 		t.Fatalf("start %s serve: %v", bin, err)
 	}
+	boost(o.cmd.Process.Pid)
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(o.cmd.Process.Pid)+"\n"), 0o644); err != nil {
 		t.Errorf("pid file: %v", err)
 	}
@@ -121,6 +126,13 @@ func startOllama(t *testing.T, bin, dir, logPath, pidFile string) *ollama {
 		}
 	}
 }
+
+// boost raises a process's CPU priority (nice −10; root only, else a no-op),
+// so that on a machine shared with other work the server and the load
+// generator are preempted less: every stall of either shows up as latency
+// no simulator can predict. The server's runner processes, started later,
+// inherit it.
+func boost(pid int) { _ = syscall.Setpriority(syscall.PRIO_PROCESS, pid, -10) }
 
 // url is the server's base URL.
 func (o *ollama) url() string { return "http://" + o.addr }

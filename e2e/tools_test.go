@@ -83,7 +83,11 @@ func (s setup) tool(t *testing.T, limit time.Duration, logName, name string, arg
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		boost(cmd.Process.Pid)
+		err = cmd.Wait()
+	}
 	if werr := os.WriteFile(filepath.Join(s.out, logName), errb.Bytes(), 0o644); werr != nil {
 		t.Errorf("write %s: %v", logName, werr)
 	}
