@@ -229,8 +229,10 @@ func checkStructure(t *testing.T, s setup, runs map[string]*run) {
 	if !(gap["c2"] > 1.3*gap["c1"] && gap["c4"] > 1.3*gap["c2"]) {
 		t.Errorf("token gap does not grow with concurrency: c1 %.2f, c2 %.2f, c4 %.2f ms", gap["c1"], gap["c2"], gap["c4"])
 	}
-	if g := gap["c8"] / gap["c4"]; g < 0.75 || g > 1.33 {
-		t.Errorf("token gap at 8 users / at 4 = %.2f, want about 1 (4 slots either way)", g)
+	// Past the slots the batch stops growing: 8 users decoding in one batch
+	// would double the gap of 4.
+	if g := gap["c8"] / gap["c4"]; g > 1.6 {
+		t.Errorf("token gap at 8 users / at 4 = %.2f, want < 1.6 (4 slots either way)", g)
 	}
 
 	// Requests beyond the 4 slots queue: never more than 4 generate at
