@@ -43,6 +43,8 @@ func DeploymentFlags() []ucli.Flag {
 		&ucli.Int64Flag{Name: "kv-cpu-base-latency-us", Usage: "CPU tier reload latency per block, µs"},
 		&ucli.StringFlag{Name: "batching", Usage: "batch formation: vllm, vllm-v0, sarathi, orca, faster-transformer or lightllm", Value: d.Batching},
 		&ucli.IntFlag{Name: "chunk-size", Usage: "sarathi: chunk budget in tokens per step", Value: d.ChunkSize},
+		&ucli.IntFlag{Name: "pipeline-parallel", Aliases: []string{"pp"}, Usage: "pipeline stages per instance (micro-batches in flight)", Value: d.PipelineParallel},
+		&ucli.Float64Flag{Name: "pp-interconnect-bandwidth", Usage: "pipeline parallelism: activation bandwidth between stages, GB/s", Value: d.PPInterconnectBandwidth},
 		&ucli.StringFlag{Name: "admission-policy", Usage: "cluster admission: always-admit, token-bucket or reject-all", Value: d.AdmissionPolicy},
 		&ucli.Float64Flag{Name: "token-bucket-capacity", Usage: "token-bucket admission: capacity in prompt tokens", Value: d.TokenBucketCapacity},
 		&ucli.Float64Flag{Name: "token-bucket-refill", Usage: "token-bucket admission: refill in prompt tokens per second", Value: d.TokenBucketRefill},
@@ -154,6 +156,8 @@ func Deployment(c *ucli.Context) (deploy.Config, error) {
 	}
 	str("batching", &cfg.Batching)
 	num("chunk-size", &cfg.ChunkSize)
+	num("pipeline-parallel", &cfg.PipelineParallel)
+	flt("pp-interconnect-bandwidth", &cfg.PPInterconnectBandwidth)
 	str("admission-policy", &cfg.AdmissionPolicy)
 	flt("token-bucket-capacity", &cfg.TokenBucketCapacity)
 	flt("token-bucket-refill", &cfg.TokenBucketRefill)

@@ -52,6 +52,9 @@ type Config struct {
 	Batching  string `yaml:"batching"`   // vllm, vllm-v0, sarathi, orca, faster-transformer, lightllm
 	ChunkSize int    `yaml:"chunk_size"` // sarathi chunk budget
 
+	PipelineParallel        int     `yaml:"pipeline_parallel"`         // pipeline stages per instance
+	PPInterconnectBandwidth float64 `yaml:"pp_interconnect_bandwidth"` // GB/s between stages
+
 	Cluster `yaml:",inline"`
 }
 
@@ -59,23 +62,25 @@ type Config struct {
 // with vLLM's default batching limits (simulator.md §16).
 func Default() Config {
 	return Config{
-		Model:                "qwen3-14b",
-		GPU:                  "H100",
-		TP:                   1,
-		Instances:            1,
-		GPUMemoryUtilization: 0.9,
-		BlockSize:            16,
-		MaxNumSeqs:           256,
-		MaxNumBatchedTokens:  2048,
-		LatencyModel:         string(latency.KindTrainedPhysics),
-		Scheduler:            string(instance.SchedFCFS),
-		PreemptionPolicy:     string(instance.PreemptFCFS),
-		PreemptMode:          string(instance.ModeRecompute),
-		PriorityPolicy:       string(instance.PrioritySLOClass),
-		PriorityAgeWeight:    1,
-		Batching:             string(instance.BatchVLLM),
-		ChunkSize:            instance.DefaultChunkSize,
-		Cluster:              defaultCluster(),
+		Model:                   "qwen3-14b",
+		GPU:                     "H100",
+		TP:                      1,
+		Instances:               1,
+		GPUMemoryUtilization:    0.9,
+		BlockSize:               16,
+		MaxNumSeqs:              256,
+		MaxNumBatchedTokens:     2048,
+		LatencyModel:            string(latency.KindTrainedPhysics),
+		Scheduler:               string(instance.SchedFCFS),
+		PreemptionPolicy:        string(instance.PreemptFCFS),
+		PreemptMode:             string(instance.ModeRecompute),
+		PriorityPolicy:          string(instance.PrioritySLOClass),
+		PriorityAgeWeight:       1,
+		Batching:                string(instance.BatchVLLM),
+		ChunkSize:               instance.DefaultChunkSize,
+		PipelineParallel:        1,
+		PPInterconnectBandwidth: 25,
+		Cluster:                 defaultCluster(),
 	}
 }
 
@@ -207,6 +212,9 @@ func Resolve(cfg Config) (*Resolved, error) {
 		Batching:             instance.Batching(cfg.Batching),
 		ChunkSize:            cfg.ChunkSize,
 	}
+	if err := res.resolvePipeline(kind); err != nil {
+		return nil, err
+	}
 	if err := res.resolveCluster(); err != nil {
 		return nil, err
 	}
@@ -245,6 +253,16 @@ func (c Config) check() error {
 		errs = append(errs, "alpha-coeffs and beta-coeffs must be given together")
 	}
 	positive("chunk-size", c.ChunkSize)
+	positive("pipeline-parallel", c.PipelineParallel)
+	if !(c.PPInterconnectBandwidth > 0) {
+		errs = append(errs, fmt.Sprintf("pp-interconnect-bandwidth %g GB/s must be positive", c.PPInterconnectBandwidth))
+	}
+	if c.PipelineParallel > 1 && c.Batching != string(instance.BatchVLLM) {
+		errs = append(errs, fmt.Sprintf("pipeline-parallel %d runs with batching vllm only, not %s", c.PipelineParallel, c.Batching))
+	}
+	if c.PipelineParallel > c.MaxNumSeqs && c.MaxNumSeqs > 0 {
+		errs = append(errs, fmt.Sprintf("pipeline-parallel %d exceeds max-num-seqs %d", c.PipelineParallel, c.MaxNumSeqs))
+	}
 	known := false
 	for _, b := range instance.BatchingVariants() {
 		known = known || string(b) == c.Batching

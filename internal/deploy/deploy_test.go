@@ -3,6 +3,8 @@ package deploy
 import (
 	"strings"
 	"testing"
+
+	"servesim/internal/des/latency"
 )
 
 func TestResolveDefault(t *testing.T) {
@@ -167,5 +169,34 @@ func TestClusterErrors(t *testing.T) {
 	r, err := Resolve(c)
 	if err != nil || r.Instance.KV.Blocks != 1600 || r.Instance.KV.BlockSize != 1 {
 		t.Errorf("lightllm KV %+v, %v", r.Instance.KV, err)
+	}
+}
+
+// TestPipelineStageModel: with --pp 2 the stage model has half the layers
+// (a stage step is faster than the whole model's), and activations cross
+// at H · 2 bytes per token over 25 GB/s.
+func TestPipelineStageModel(t *testing.T) {
+	c := Default()
+	c.PipelineParallel = 2
+	r, err := Resolve(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := r.Instance
+	if in.PipelineStages != 2 || in.StageLatency == nil {
+		t.Fatalf("pipeline fields %+v", in)
+	}
+	// qwen3-14b: hidden 5120, bf16 → 10240 bytes per token at 25000 bytes/µs.
+	if want := 10240.0 / 25000; in.StageSendUsPerToken != want {
+		t.Errorf("send %g µs/token, want %g", in.StageSendUsPerToken, want)
+	}
+	st := &latency.Step{Prefill: []latency.PrefillWork{{NewTokens: 512, Target: 512}}, DecodeCount: 32, DecodeContextSum: 32 * 1000}
+	whole, stage := in.Latency.StepTime(st), in.StageLatency.StepTime(st)
+	if !(stage < whole && stage > whole/4) {
+		t.Errorf("stage step %d µs, whole %d µs: want between a quarter and all of it", stage, whole)
+	}
+	c.Batching = "orca"
+	if _, err := Resolve(c); err == nil || !strings.Contains(err.Error(), "batching vllm only") {
+		t.Errorf("pp with orca: %v", err)
 	}
 }

@@ -51,9 +51,16 @@ func randomCluster(rng *rand.Rand) Config {
 			t, bs = t*bs, 1
 		}
 	}
+	stages := 0
+	if batching == instance.BatchVLLM && rng.IntN(4) == 0 {
+		stages = 2 + rng.IntN(2)
+	}
 	for i := 0; i < n; i++ {
 		ic := randomInstance(rng, bs, t, m)
 		ic.Batching, ic.ChunkSize = batching, 1+rng.IntN(64)
+		if stages > 0 {
+			ic.PipelineStages, ic.MaxNumSeqs, ic.StageSendUsPerToken = stages, max(ic.MaxNumSeqs, stages), 0.25
+		}
 		cfg.Instances = append(cfg.Instances, ic)
 	}
 	cfg.Admission = []AdmissionPolicy{AlwaysAdmit, TokenBucket, RejectAll, ""}[rng.IntN(4)]

@@ -128,6 +128,15 @@ type Config struct {
 	Batching  Batching
 	ChunkSize int // sarathi's chunk budget C; 0 = DefaultChunkSize
 
+	// PipelineStages P > 1 turns pipeline parallelism on (pipeline.go; vllm
+	// batching only, no lazy decoding). StageLatency is the StepTime of one
+	// stage (L/P layers; nil = Latency's StepTime / P) and
+	// StageSendUsPerToken the activation transfer between stages, µs per
+	// token (H · activation bytes / interconnect bandwidth).
+	PipelineStages      int
+	StageLatency        latency.Model
+	StageSendUsPerToken float64
+
 	// FastForward keeps steady decoders implicit (a step costs O(changes),
 	// not O(batch)) and runs consecutive steps inline while no other event can
 	// come first, with results identical to the reference step (lazy.go).
@@ -200,6 +209,17 @@ func (c *Config) validate() error {
 	}
 	if c.ChunkSize < 0 {
 		errs = append(errs, fmt.Sprintf("chunk size %d must not be negative", c.ChunkSize))
+	}
+	if c.PipelineStages < 0 || c.StageSendUsPerToken < 0 {
+		errs = append(errs, fmt.Sprintf("pipeline stages %d and stage transfer %g µs/token must not be negative", c.PipelineStages, c.StageSendUsPerToken))
+	}
+	if c.PipelineStages > 1 {
+		if c.Batching != "" && c.Batching != BatchVLLM {
+			errs = append(errs, fmt.Sprintf("pipeline parallelism runs with vllm batching only, not %s", c.Batching))
+		}
+		if c.MaxNumSeqs > 0 && c.PipelineStages > c.MaxNumSeqs {
+			errs = append(errs, fmt.Sprintf("%d pipeline stages exceed max-num-seqs %d", c.PipelineStages, c.MaxNumSeqs))
+		}
 	}
 	if c.Batching == BatchLightLLM && c.KV.BlockSize != 1 {
 		errs = append(errs, fmt.Sprintf("lightllm batching needs block size 1, got %d", c.KV.BlockSize))

@@ -63,6 +63,7 @@ type Instance struct {
 	own                            ownEvents // pending Queued and Timeout events (with a FastForwardBound)
 	variant                        bool      // a batching variant other than vllm (variants.go)
 	variantInline                  bool      // a variant whose consecutive steps may run inline
+	pp                             pipeline  // pipeline parallelism (pipeline.go); stages 0 = off
 	decodeStreak                   int       // lightllm: consecutive decode-only batches
 
 	verify func(violation string) // set by tests: called on invariant violations
@@ -112,7 +113,12 @@ func New(eng *des.Engine, cfg Config) (*Instance, error) {
 	}
 	in.cfg = cfg
 	in.variant = cfg.Batching != BatchVLLM
-	in.lazyOn = cfg.FastForward && cfg.Tracer == nil && !kv.CPUEnabled() && !in.variant
+	if p := cfg.PipelineStages; p > 1 {
+		in.pp = pipeline{stages: p, cap: (cfg.MaxNumSeqs + p - 1) / p, stageFree: make([]int64, p),
+			stage: cfg.StageLatency, sendUs: cfg.StageSendUsPerToken}
+		in.pp.commitAct = in.onCommit
+	}
+	in.lazyOn = cfg.FastForward && cfg.Tracer == nil && !kv.CPUEnabled() && !in.variant && in.pp.stages == 0
 	in.variantInline = cfg.FastForward && cfg.Tracer == nil && !kv.CPUEnabled() && in.variant
 	in.lz.buckets = make([][]*Request, cfg.KV.BlockSize)
 	in.stepAct, in.queuedAct, in.timeoutAct = in.onStep, in.onQueued, in.onTimeout
@@ -318,6 +324,7 @@ func (in *Instance) onTimeout(now int64, data any) {
 		in.detach(r)
 		in.removeRunning(r)
 		in.kv.Release(&r.seq)
+		r.mb = nil // a micro-batch in flight skips it
 	default:
 		return
 	}
@@ -431,5 +438,7 @@ func (in *Instance) CheckKV() error {
 	return nil
 }
 
-// StepPending reports whether a Step event is scheduled (INV-8).
-func (in *Instance) StepPending() bool { return in.stepPending }
+// StepPending reports whether a Step event is scheduled (INV-8), or, with
+// pipeline parallelism, a micro-batch is in flight (its commit wakes the
+// instance).
+func (in *Instance) StepPending() bool { return in.stepPending || len(in.pp.flight) > 0 }

@@ -167,7 +167,7 @@ func simulate(cfg Config, ws []wreq, ff bool) runOut {
 		if err := in.CheckKV(); err != nil {
 			out.violations = append(out.violations, "INV-4: "+err.Error())
 		}
-		if (in.wait.Len() > 0 || len(in.running) > 0) && !in.stepPending {
+		if (in.wait.Len() > 0 || len(in.running) > 0) && !in.StepPending() {
 			out.violations = append(out.violations, fmt.Sprintf("INV-8/work-conserving at %d: %d waiting, %d running, no step", at, in.wait.Len(), len(in.running)))
 		}
 	})

@@ -81,13 +81,14 @@ type Request struct {
 	// round dBase and grow by one per round.
 	aseq  int64 // admission sequence: running-list order
 	lazy  bool
-	lgen  uint32 // invalidates stale completion-heap entries
-	bidx  int    // index in its bucket
-	res   int    // bucket: the round residue at which it needs a fresh block
-	dBase int64  // round at which progress and g were last brought up to date
-	dIdx  int64  // step index of the first round not yet in its ITL record
-	fin   uint8  // how the last step finished it: finDone, finCapped, finPrefilled (0 = not)
-	held  bool   // holds KV blocks reserved for a P/D decode part while not running
+	lgen  uint32      // invalidates stale completion-heap entries
+	bidx  int         // index in its bucket
+	res   int         // bucket: the round residue at which it needs a fresh block
+	dBase int64       // round at which progress and g were last brought up to date
+	dIdx  int64       // step index of the first round not yet in its ITL record
+	fin   uint8       // how the last step finished it: finDone, finCapped, finPrefilled (0 = not)
+	held  bool        // holds KV blocks reserved for a P/D decode part while not running
+	mb    *microBatch // the pipeline micro-batch it is in flight in, if any
 
 	// ITL bookkeeping (itl.go)
 	itlSum    int64 // Σ samples, A_tok included

@@ -12,6 +12,11 @@ import (
 // other event can come first.
 func (in *Instance) onStep(now int64, _ any) {
 	in.stepPending = false
+	if in.pp.stages > 1 {
+		in.lastStep = max(in.lastStep, now)
+		in.ppStep(now)
+		return
+	}
 	t := now
 	for {
 		in.lastStep = t
