@@ -63,6 +63,7 @@ func serverEnv(addr, dir string) []string {
 		"OLLAMA_KEEP_ALIVE=-1",  // never unload between runs
 		"OLLAMA_MAX_LOADED_MODELS=1",
 		"OLLAMA_NOPRUNE=1",
+		"OLLAMA_NO_CLOUD=1", // no remote models or web search: loopback only
 		// llama.cpp's CPU flash-attention kernel makes prefill about 4×
 		// slower at 4,000 tokens (measured: 14.9 s against 3.7 s for
 		// observe's calibration prompt) and bends the prefill curve.
