@@ -168,6 +168,10 @@ func (c *Config) validate() error {
 		if c.Instances[i].OnDone != nil {
 			errs = append(errs, fmt.Sprintf("instance %d: OnDone is set by the cluster", i))
 		}
+		// Routers hash prompts once, with one block size, for every instance.
+		if b, b0 := c.Instances[i].KV.BlockSize, c.Instances[0].KV.BlockSize; b != b0 {
+			errs = append(errs, fmt.Sprintf("instance %d: block size %d differs from instance 0's %d", i, b, b0))
+		}
 	}
 	if c.HorizonUs < 0 {
 		errs = append(errs, fmt.Sprintf("horizon %d µs is negative", c.HorizonUs))

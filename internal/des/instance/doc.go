@@ -16,6 +16,9 @@
 // vllm-v0, sarathi, orca, faster-transformer, lightllm) form their batches
 // their own way and share the reference step's execute and complete
 // phases; they never decode lazily but may still run steps inline.
+// Pipeline parallelism (pipeline.go) replaces the step cycle by micro-batch
+// formation and commit events. A StepObserver (Config.Steps) sees every
+// step without turning fast-forward off.
 //
 // Where the spec leaves room, this package decides:
 //

@@ -122,7 +122,9 @@ func (r *Request) pendingRounds() int {
 func (r *Request) Preemptions() int { return r.preemptions }
 
 // BlockHash returns the chained hash of the request's full block i (block
-// size b); routing scorers use it for prefix affinity.
+// size b); routing scorers use it for prefix affinity. Hashes computed
+// before Submit are kept for the instance, which must use the same block
+// size.
 func (r *Request) BlockHash(i, blockSize int) kvcache.Hash {
 	if r.seq.Prompt == nil {
 		r.seq.Prompt, r.seq.Output = r.Prompt, r.Output
@@ -133,14 +135,6 @@ func (r *Request) BlockHash(i, blockSize int) kvcache.Hash {
 
 // PromptBlocks is the number of full blocks of the prompt.
 func (r *Request) PromptBlocks(blockSize int) int { return len(r.Prompt) / blockSize }
-
-// ClearHashes forgets hashes computed by BlockHash on a request that has not
-// been submitted (a router computed them with another block size).
-func (r *Request) ClearHashes() {
-	if r.status == StatusNew {
-		r.seq = kvcache.Seq{}
-	}
-}
 
 func (r *Request) target() int { return len(r.Prompt) + r.g }
 
