@@ -55,7 +55,7 @@ fuzz:
 E2E_OUT ?= $(CURDIR)/$(BIN)/e2e
 e2e: build
 	@set -e; ollama=$$(e2e/build-ollama.sh); mkdir -p "$(E2E_OUT)"; \
-	trap 'p=$$(cat "$(E2E_OUT)/ollama.pid" 2>/dev/null) && [ -n "$$p" ] && kill -KILL -- -$$p 2>/dev/null; rm -f "$(E2E_OUT)/ollama.pid"' EXIT; \
+	trap 'p=$$(cat "$(E2E_OUT)/ollama.pid" 2>/dev/null) && [ -n "$$p" ] && kill -KILL -$$p 2>/dev/null; rm -f "$(E2E_OUT)/ollama.pid"' EXIT; \
 	start=$$(date +%s); status=0; \
 	SERVESIM_E2E=1 SERVESIM_OLLAMA="$$ollama" SERVESIM_E2E_OUT="$(E2E_OUT)" SERVESIM_BIN="$(CURDIR)/$(BIN)" \
 	  $(GO) test -count=1 -v -timeout 15m ./e2e/ || status=$$?; \
