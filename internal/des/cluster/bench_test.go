@@ -2,90 +2,28 @@ package cluster
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
+	"servesim/internal/des/destest"
 	"syscall"
 	"testing"
 	"time"
 
 	"servesim/internal/des/instance"
-	"servesim/internal/des/kvcache"
-	"servesim/internal/des/latency"
 	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
 )
 
-// chatbotInstance is Qwen3-14B on one H100 with the trained-physics model
-// and spec defaults, as in sim's single-instance benchmark.
-func chatbotInstance(tb testing.TB) instance.Config {
-	m, err := latency.LookupModel("qwen3-14b")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	g, err := latency.LookupGPU("H100")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	lat, err := latency.NewTrainedPhysics(latency.TrainedPhysicsConfig{Model: m, GPU: g, TP: 1})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	blocks, err := latency.KVBlocks(m, g, 1, 0.9, 16)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return instance.Config{KV: kvcache.Config{Blocks: int(blocks), BlockSize: 16}, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048,
-		MaxModelLen: int(latency.MaxModelLen(m, blocks, 16)), Latency: lat, FastForward: true}
-}
-
-// genSource: Poisson arrivals at rate req/s, input 512±128 and output
-// 256±64 tokens, generated lazily with recycled requests (sim's benchmark
-// workload scaled by the number of instances).
-type genSource struct {
-	rng     *rand.Rand
-	n, i    int
-	meanGap float64
-	t       float64
-	free    []*instance.Request
-}
-
-func (g *genSource) Next() (*instance.Request, error) {
-	if g.i >= g.n {
-		return nil, io.EOF
-	}
-	g.i++
-	g.t += g.rng.ExpFloat64() * g.meanGap
-	in, out := max(1, int(512+128*g.rng.NormFloat64())), max(1, int(256+64*g.rng.NormFloat64()))
-	var buf []int32
-	r := &instance.Request{}
-	if k := len(g.free); k > 0 {
-		r = g.free[k-1]
-		g.free = g.free[:k-1]
-		buf = r.Prompt[:0]
-		*r = instance.Request{}
-	}
-	if cap(buf) < in {
-		buf = make([]int32, 0, max(in, 1024))
-	}
-	base := int32(g.i) << 10
-	for k := 0; k < in; k++ {
-		buf = append(buf, base+int32(k))
-	}
-	r.ID, r.ArrivalUs, r.Prompt, r.OutputLen, r.MaxOutputLen = int64(g.i), int64(g.t), buf, out, out
-	return r, nil
-}
-
 func runChatbotCluster(tb testing.TB, n, insts int, policy RoutingPolicy) (metrics.Summary, Outcome) {
-	ic := chatbotInstance(tb)
+	ic := destest.ChatbotInstance(tb, true)
 	cfg := Config{Routing: policy, SnapshotRefreshUs: 50_000, CacheSignalDelayUs: 50_000, Seed: 42}
 	for i := 0; i < insts; i++ {
 		cfg.Instances = append(cfg.Instances, ic)
 	}
 	agg, _ := metrics.NewAggregator(nil)
-	src := &genSource{rng: rand.New(rand.NewPCG(42, 28)), n: n, meanGap: 1e6 / (28 * float64(insts))}
+	src := &destest.Source{Rng: rand.New(rand.NewPCG(42, 28)), N: n, MeanGapUs: 1e6 / (28 * float64(insts)), Lengths: destest.ChatbotLengths}
 	c, err := New(cfg, src, sim.SinkFunc(func(res *instance.Result, r *instance.Request) {
 		agg.Add(res)
-		src.free = append(src.free, r)
+		src.Recycle(r)
 	}))
 	if err != nil {
 		tb.Fatal(err)

@@ -5,48 +5,24 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"servesim/internal/des/destest"
 	"syscall"
 	"testing"
 	"time"
 
 	"servesim/internal/des/instance"
-	"servesim/internal/des/kvcache"
-	"servesim/internal/des/latency"
 	"servesim/internal/des/metrics"
 )
 
-// chatbotConfig is Qwen3-14B on one H100 (TP 1) with the trained-physics
-// latency model and spec defaults: 15909 KV blocks of 16 tokens, 256 seqs,
-// 2048 batched tokens.
+// chatbotConfig is the benchmarks' reference deployment (destest.ChatbotInstance).
 func chatbotConfig(tb testing.TB, ff bool) Config {
-	m, err := latency.LookupModel("qwen3-14b")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	g, err := latency.LookupGPU("H100")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	lat, err := latency.NewTrainedPhysics(latency.TrainedPhysicsConfig{Model: m, GPU: g, TP: 1})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	blocks, err := latency.KVBlocks(m, g, 1, 0.9, 16)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return Config{Instance: instance.Config{KV: kvcache.Config{Blocks: int(blocks), BlockSize: 16},
-		MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, MaxModelLen: int(latency.MaxModelLen(m, blocks, 16)),
-		Latency: lat, FastForward: ff}}
+	return Config{Instance: destest.ChatbotInstance(tb, ff)}
 }
 
 // chatbotSource: Poisson arrivals at 28 req/s, input 512±128 and output
 // 256±64 tokens (normal, clipped to ≥ 1), generated lazily.
-func chatbotSource(n int, seed uint64) *genSource {
-	return &genSource{rng: rand.New(rand.NewPCG(seed, 28)), n: n, meanGap: 1e6 / 28,
-		lengths: func(r *rand.Rand) (int, int) {
-			return max(1, int(512+128*r.NormFloat64())), max(1, int(256+64*r.NormFloat64()))
-		}}
+func chatbotSource(n int, seed uint64) *destest.Source {
+	return &destest.Source{Rng: rand.New(rand.NewPCG(seed, 28)), N: n, MeanGapUs: 1e6 / 28, Lengths: destest.ChatbotLengths}
 }
 
 func runChatbot(tb testing.TB, n int, ff bool) (metrics.Summary, Outcome, uint64) {
@@ -57,7 +33,7 @@ func runChatbot(tb testing.TB, n int, ff bool) (metrics.Summary, Outcome, uint64
 	src := chatbotSource(n, 42)
 	sink := SinkFunc(func(res *instance.Result, r *instance.Request) {
 		agg.Add(res)
-		src.recycle(r)
+		src.Recycle(r)
 		if k++; k%50000 == 0 {
 			runtime.ReadMemStats(&ms)
 			peak = max(peak, ms.HeapAlloc)

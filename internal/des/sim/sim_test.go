@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
+	"servesim/internal/des/destest"
 	"strings"
 	"testing"
 
@@ -29,48 +29,6 @@ func prompt(n int, base int32) []int32 {
 	}
 	return p
 }
-
-// genSource draws Poisson arrivals with lengths from a caller's function,
-// lazily (constant memory). Requests and prompt buffers handed back through
-// recycle are reused, as a streaming workload generator would.
-type genSource struct {
-	rng     *rand.Rand
-	n, i    int
-	meanGap float64 // µs
-	t       float64
-	lengths func(rng *rand.Rand) (in, out int)
-	free    []*instance.Request
-}
-
-func (g *genSource) Next() (*instance.Request, error) {
-	if g.i >= g.n {
-		return nil, io.EOF
-	}
-	g.i++
-	g.t += g.rng.ExpFloat64() * g.meanGap
-	in, out := g.lengths(g.rng)
-	var buf []int32
-	r := &instance.Request{}
-	if k := len(g.free); k > 0 {
-		r = g.free[k-1]
-		g.free = g.free[:k-1]
-		buf = r.Prompt[:0]
-		*r = instance.Request{}
-	}
-	if cap(buf) < in {
-		buf = make([]int32, 0, max(in, 1024))
-	}
-	base := int32(g.i) << 10
-	for k := 0; k < in; k++ {
-		buf = append(buf, base+int32(k))
-	}
-	r.ID, r.ArrivalUs, r.Prompt, r.OutputLen, r.MaxOutputLen = int64(g.i), int64(g.t), buf, out, out
-	return r, nil
-}
-
-// recycle takes back a request the simulator no longer references (from
-// the sink).
-func (g *genSource) recycle(r *instance.Request) { g.free = append(g.free, r) }
 
 func TestRunStreamsEveryResultOnce(t *testing.T) {
 	var reqs []*instance.Request
@@ -147,8 +105,8 @@ func TestHorizonLeavesLiveRequests(t *testing.T) {
 	cfg := smallConfig()
 	cfg.HorizonUs = 20000
 	var statuses []instance.Status
-	src := &genSource{rng: rand.New(rand.NewPCG(1, 1)), n: 100, meanGap: 500,
-		lengths: func(*rand.Rand) (int, int) { return 200, 50 }}
+	src := &destest.Source{Rng: rand.New(rand.NewPCG(1, 1)), N: 100, MeanGapUs: 500,
+		Lengths: func(*rand.Rand) (int, int) { return 200, 50 }}
 	s, err := New(cfg, src, SinkFunc(func(res *instance.Result, r *instance.Request) { statuses = append(statuses, res.Status) }))
 	if err != nil {
 		t.Fatal(err)
@@ -199,8 +157,8 @@ func TestMD1(t *testing.T) {
 	cfg := Config{Instance: instance.Config{KV: kvcache.Config{Blocks: 64, BlockSize: 16}, MaxNumSeqs: 1,
 		MaxNumBatchedTokens: 2048, MaxModelLen: 1024, FastForward: true,
 		Latency: &fake.Linear{Base: service}}}
-	src := &genSource{rng: rand.New(rand.NewPCG(2024, 1)), n: n, meanGap: service / rho,
-		lengths: func(*rand.Rand) (int, int) { return 32, 1 }}
+	src := &destest.Source{Rng: rand.New(rand.NewPCG(2024, 1)), N: n, MeanGapUs: service / rho,
+		Lengths: func(*rand.Rand) (int, int) { return 32, 1 }}
 	var sum float64
 	var count int
 	s, err := New(cfg, src, SinkFunc(func(res *instance.Result, r *instance.Request) {
@@ -235,8 +193,8 @@ func TestHorizonFastForwardEquivalence(t *testing.T) {
 			cfg.Instance.FastForward = ff
 			agg, _ := metrics.NewAggregator(nil)
 			var lines []string
-			src := &genSource{rng: rand.New(rand.NewPCG(7, 1)), n: 300, meanGap: 3000,
-				lengths: func(r *rand.Rand) (int, int) { return 1 + r.IntN(300), r.IntN(80) }}
+			src := &destest.Source{Rng: rand.New(rand.NewPCG(7, 1)), N: 300, MeanGapUs: 3000,
+				Lengths: func(r *rand.Rand) (int, int) { return 1 + r.IntN(300), r.IntN(80) }}
 			s, err := New(cfg, src, SinkFunc(func(res *instance.Result, r *instance.Request) {
 				agg.Add(res)
 				lines = append(lines, fmt.Sprintf("%+v", *res))
