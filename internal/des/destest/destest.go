@@ -75,9 +75,10 @@ func (g *Source) Next() (*instance.Request, error) {
 	if cap(buf) < in {
 		buf = make([]int32, 0, max(in, 1024))
 	}
+	buf = buf[:in]
 	base := int32(g.i) << 10
-	for k := 0; k < in; k++ {
-		buf = append(buf, base+int32(k))
+	for k := range buf {
+		buf[k] = base + int32(k)
 	}
 	r.ID, r.ArrivalUs, r.Prompt, r.OutputLen, r.MaxOutputLen = int64(g.i), int64(g.t), buf, out, out
 	return r, nil

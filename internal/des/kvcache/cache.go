@@ -51,6 +51,8 @@ type Cache struct {
 	poolBlocks [][]int32
 	poolHashes [][]Hash
 
+	sink int32 // keeps prefetch loads alive
+
 	journalOn bool
 	journal   []IndexChange
 }
@@ -359,6 +361,9 @@ func (c *Cache) Grow(s *Seq, n int) bool {
 }
 
 func (c *Cache) grow(s *Seq, n int) {
+	if first, last := s.nTok/c.b, (s.nTok+n)/c.b; last-first > 1 {
+		c.prefetch(s, first, last)
+	}
 	for n > 0 {
 		room := len(s.blocks)*c.b - s.nTok
 		if room == 0 {
@@ -373,6 +378,18 @@ func (c *Cache) grow(s *Seq, n int) {
 			c.setFull(s, k, s.blocks[k], true)
 		}
 	}
+}
+
+// prefetch hashes full blocks [first, last) of s and touches their index
+// slots before any is registered: the loads are independent, so their cache
+// misses overlap instead of being paid one after another by register.
+func (c *Cache) prefetch(s *Seq, first, last int) {
+	s.BlockHash(last-1, c.b)
+	var acc int32
+	for k := first; k < last; k++ {
+		acc += c.index.slots[s.hashes[k].Lo&c.index.mask].v
+	}
+	c.sink += acc
 }
 
 // Release drops s's references in reverse block order; blocks reaching zero

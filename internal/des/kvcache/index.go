@@ -6,8 +6,12 @@ package kvcache
 // holds the hash); a later insert of the same hash reuses the slot, and the
 // table is rebuilt from its live entries when stale ones fill half of it.
 // This keeps the eviction path free of random memory accesses, which dominate
-// the cost of a busy cache. Slots are 16 bytes: the key is Lo plus the upper
-// half of Hi (96 bits), the full hash is checked against the block.
+// the cost of a busy cache.
+//
+// A slot is 8 bytes: a 32-bit tag (the top half of Hash.Hi) and the block
+// id. A tag match is confirmed against the block's full 128-bit hash, so the
+// table stays small enough to sit in the core's cache (a registration is one
+// random access, and most of a busy simulation's cost is registrations).
 type hashIndex struct {
 	slots []indexSlot
 	mask  uint64
@@ -16,9 +20,8 @@ type hashIndex struct {
 }
 
 type indexSlot struct {
-	lo uint64
-	hi uint32
-	v  int32 // block id; -1 = empty
+	tag uint32
+	v   int32 // block id; -1 = empty
 }
 
 func newHashIndex(blocks int) hashIndex {
@@ -33,79 +36,80 @@ func newHashIndex(blocks int) hashIndex {
 	return hashIndex{slots: s, mask: uint64(size - 1), limit: size / 2}
 }
 
-func (s *indexSlot) is(h Hash) bool { return s.lo == h.Lo && s.hi == uint32(h.Hi>>32) }
+func tagOf(h Hash) uint32 { return uint32(h.Hi >> 32) }
 
-// live reports whether block v holds hash h.
-func (c *Cache) live(v int32, h Hash) bool {
+// holds reports whether block v holds hash h.
+func (c *Cache) holds(v int32, h Hash) bool {
 	bl := &c.blocks[v]
 	return bl.hashed && bl.hash == h
 }
 
-// lookup returns the indexed block holding h.
+// lookup returns the indexed block holding h. Slots whose block is not the
+// indexed holder of h (another hash with the same tag, a stale entry) are
+// passed over.
 func (c *Cache) lookup(h Hash) (int32, bool) {
 	x := &c.index
+	tag := tagOf(h)
 	for i := h.Lo & x.mask; ; i = (i + 1) & x.mask {
-		s := &x.slots[i]
+		s := x.slots[i]
 		if s.v < 0 {
 			return -1, false
 		}
-		if s.is(h) {
-			if c.live(s.v, h) && c.blocks[s.v].indexed {
-				return s.v, true
-			}
-			return -1, false
+		if s.tag == tag && c.holds(s.v, h) && c.blocks[s.v].indexed {
+			return s.v, true
 		}
 	}
 }
 
 // register indexes h → v unless a block holding h is already indexed (the
-// first copy stays canonical).
+// first copy stays canonical). Stale slots are never taken over (a tag does
+// not tell a stale entry of h from another hash's), only dropped by a
+// rebuild.
 func (c *Cache) register(h Hash, v int32) {
 	x := &c.index
+	tag := tagOf(h)
 	for i := h.Lo & x.mask; ; i = (i + 1) & x.mask {
 		s := &x.slots[i]
 		if s.v < 0 {
-			*s = indexSlot{lo: h.Lo, hi: uint32(h.Hi >> 32), v: v}
-			c.blocks[v].indexed = true
-			if c.journalOn {
-				c.journal = append(c.journal, IndexChange{Hash: h, Added: true})
-			}
+			*s = indexSlot{tag: tag, v: v}
+			c.indexed(h, v)
 			x.n++
 			if x.n > x.limit {
 				c.rebuildIndex()
 			}
 			return
 		}
-		if s.is(h) {
-			if !c.live(s.v, h) || !c.blocks[s.v].indexed {
-				s.v = v
-				c.blocks[v].indexed = true
-				if c.journalOn {
-					c.journal = append(c.journal, IndexChange{Hash: h, Added: true})
-				}
-			}
+		if s.tag == tag && c.holds(s.v, h) && c.blocks[s.v].indexed {
 			return
 		}
 	}
 }
 
+// indexed marks block v as the canonical holder of h.
+func (c *Cache) indexed(h Hash, v int32) {
+	c.blocks[v].indexed = true
+	if c.journalOn {
+		c.journal = append(c.journal, IndexChange{Hash: h, Added: true})
+	}
+}
+
 // rebuildIndex drops stale entries.
 func (c *Cache) rebuildIndex() {
-	for i := range c.index.slots {
-		c.index.slots[i].v = -1
+	x := &c.index
+	for i := range x.slots {
+		x.slots[i].v = -1
 	}
-	c.index.n = 0
+	x.n = 0
 	for i := range c.blocks {
 		bl := &c.blocks[i]
 		if !bl.hashed || !bl.indexed {
 			continue
 		}
-		x := &c.index
 		j := bl.hash.Lo & x.mask
 		for x.slots[j].v >= 0 {
 			j = (j + 1) & x.mask
 		}
-		x.slots[j] = indexSlot{lo: bl.hash.Lo, hi: uint32(bl.hash.Hi >> 32), v: int32(i)}
+		x.slots[j] = indexSlot{tag: tagOf(bl.hash), v: int32(i)}
 		x.n++
 	}
 }

@@ -42,36 +42,48 @@ func (s *Seq) BlockHash(i, blockSize int) Hash {
 	if i < len(s.hashes) {
 		return s.hashes[i]
 	}
+	return s.hashTo(i, blockSize)
+}
+
+// hashTo extends the hash list through block i.
+func (s *Seq) hashTo(i, blockSize int) Hash {
 	if want := s.ExpectedTokens / blockSize; cap(s.hashes) < want && i < want {
 		s.hashes = append(make([]Hash, 0, want), s.hashes...)
 	}
-	var buf [64]int32
+	var prev Hash
+	if k := len(s.hashes); k > 0 {
+		prev = s.hashes[k-1]
+	}
 	for k := len(s.hashes); k <= i; k++ {
-		var prev Hash
-		if k > 0 {
-			prev = s.hashes[k-1]
-		}
-		var toks []int32
 		lo := k * blockSize
 		if lo+blockSize <= len(s.Prompt) {
-			toks = s.Prompt[lo : lo+blockSize]
+			prev = HashBlock(prev, s.Prompt[lo:lo+blockSize])
 		} else {
-			if blockSize <= len(buf) {
-				toks = buf[:blockSize]
-			} else {
-				toks = make([]int32, blockSize)
-			}
-			if j0 := lo - len(s.Prompt); j0 >= len(s.Output) {
-				for t := range toks {
-					toks[t] = SyntheticToken(s.Seed, j0+t)
-				}
-			} else {
-				for t := range toks {
-					toks[t] = s.Token(lo + t)
-				}
-			}
+			prev = s.hashGenerated(prev, lo, blockSize)
 		}
-		s.hashes = append(s.hashes, HashBlock(prev, toks))
+		s.hashes = append(s.hashes, prev)
 	}
-	return s.hashes[i]
+	return prev
+}
+
+// hashGenerated hashes the block of tokens [lo, lo+blockSize) that reaches
+// past the prompt.
+func (s *Seq) hashGenerated(prev Hash, lo, blockSize int) Hash {
+	var buf [64]int32
+	var toks []int32
+	if blockSize <= len(buf) {
+		toks = buf[:blockSize]
+	} else {
+		toks = make([]int32, blockSize)
+	}
+	if j0 := lo - len(s.Prompt); j0 >= len(s.Output) {
+		for t := range toks {
+			toks[t] = SyntheticToken(s.Seed, j0+t)
+		}
+	} else {
+		for t := range toks {
+			toks[t] = s.Token(lo + t)
+		}
+	}
+	return HashBlock(prev, toks)
 }

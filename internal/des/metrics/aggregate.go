@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"fmt"
-	"slices"
 
 	"servesim/internal/des/instance"
 )
@@ -200,12 +199,6 @@ type InstanceInfo struct {
 	KVPeak            float64
 	CacheHits         int64
 	CacheMisses       int64
-}
-
-func sortedCopy(v []int64) []int64 {
-	c := slices.Clone(v)
-	slices.Sort(c)
-	return c
 }
 
 func meanInt(v []int64) float64 {
