@@ -65,12 +65,14 @@ func (g *Source) Next() (*instance.Request, error) {
 	g.t += g.Rng.ExpFloat64() * g.MeanGapUs
 	in, out := g.Lengths(g.Rng)
 	var buf []int32
-	r := &instance.Request{}
+	var r *instance.Request
 	if k := len(g.free); k > 0 {
 		r = g.free[k-1]
 		g.free = g.free[:k-1]
 		buf = r.Prompt[:0]
 		*r = instance.Request{}
+	} else {
+		r = &instance.Request{}
 	}
 	if cap(buf) < in {
 		buf = make([]int32, 0, max(in, 1024))

@@ -264,3 +264,21 @@ func TestHashSpreads(t *testing.T) {
 		t.Errorf("average output bits flipped %.1f, want about 64", avg)
 	}
 }
+
+// TestHashSyntheticEqualsHashBlock: hashing synthetic tokens in place gives
+// the hash of the written-out tokens, for every block length up to 70 and
+// any offset, so a later prompt holding those ids hits the same blocks.
+func TestHashSyntheticEqualsHashBlock(t *testing.T) {
+	prev := HashBlock(Hash{}, []int32{1, 2, 3})
+	for n := 1; n <= 70; n++ {
+		for _, j0 := range []int{0, 5, 1000} {
+			toks := make([]int32, n)
+			for k := range toks {
+				toks[k] = SyntheticToken(99, j0+k)
+			}
+			if got, want := hashSynthetic(prev, 99, j0, n), HashBlock(prev, toks); got != want {
+				t.Fatalf("n=%d j0=%d: %x, want %x", n, j0, got, want)
+			}
+		}
+	}
+}

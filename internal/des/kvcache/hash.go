@@ -43,7 +43,37 @@ func HashBlock(prev Hash, tokens []int32) Hash {
 		x := mum(w[0]^a^c2, w[1]^b^c3^1)
 		a, b = b+x, bits.RotateLeft64(a, 29)^x
 	}
-	n := uint64(len(tokens))
+	return finish(a, b, uint64(len(tokens)))
+}
+
+// hashSynthetic is HashBlock(prev, tokens) for the n synthetic generated
+// tokens j0, j0+1, … of a request with the given seed, without writing them
+// out (most generated blocks of a simulation are of this kind).
+func hashSynthetic(prev Hash, seed uint64, j0, n int) Hash {
+	a := prev.Lo ^ c0
+	b := prev.Hi ^ c1
+	tok := func(j int) uint64 { return uint64(uint32(SyntheticToken(seed, j))) }
+	i := 0
+	for ; i+3 < n; i += 4 {
+		j := j0 + i
+		w0 := tok(j) | tok(j+1)<<32
+		w1 := tok(j+2) | tok(j+3)<<32
+		x := mum(w0^a^c2, w1^b^c3)
+		a, b = b+x, bits.RotateLeft64(a, 29)^x
+	}
+	if i < n {
+		var w [2]uint64
+		for k := 0; i+k < n; k++ {
+			w[k/2] |= tok(j0+i+k) << (32 * (k % 2))
+		}
+		x := mum(w[0]^a^c2, w[1]^b^c3^1)
+		a, b = b+x, bits.RotateLeft64(a, 29)^x
+	}
+	return finish(a, b, uint64(n))
+}
+
+// finish spreads the lanes over all 128 output bits.
+func finish(a, b, n uint64) Hash {
 	lo := mum(a^n^c1, b^c4)
 	hi := mum(b^c0, lo^c3) ^ a
 	return Hash{Lo: lo, Hi: hi}

@@ -69,6 +69,10 @@ func (s *Seq) hashTo(i, blockSize int) Hash {
 // hashGenerated hashes the block of tokens [lo, lo+blockSize) that reaches
 // past the prompt.
 func (s *Seq) hashGenerated(prev Hash, lo, blockSize int) Hash {
+	j0 := lo - len(s.Prompt)
+	if j0 >= len(s.Output) {
+		return hashSynthetic(prev, s.Seed, j0, blockSize)
+	}
 	var buf [64]int32
 	var toks []int32
 	if blockSize <= len(buf) {
@@ -76,14 +80,8 @@ func (s *Seq) hashGenerated(prev Hash, lo, blockSize int) Hash {
 	} else {
 		toks = make([]int32, blockSize)
 	}
-	if j0 := lo - len(s.Prompt); j0 >= len(s.Output) {
-		for t := range toks {
-			toks[t] = SyntheticToken(s.Seed, j0+t)
-		}
-	} else {
-		for t := range toks {
-			toks[t] = s.Token(lo + t)
-		}
+	for t := range toks {
+		toks[t] = s.Token(lo + t)
 	}
 	return HashBlock(prev, toks)
 }
