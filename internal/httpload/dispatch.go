@@ -300,7 +300,10 @@ func (r *run) dispatch(ctx, reqCtx context.Context, next func() (Job, bool)) boo
 			// result is owed: the collector pushes a result's follow-up
 			// before it stops owing it, so none can be missed here.
 			if srcDone && busy == 0 {
-				return false
+				// An interrupt that came after the check at the top but
+				// before the last result still counts: the user asked to
+				// stop before the run was over.
+				return ctx.Err() != nil
 			}
 			select {
 			case <-r.fq.notify:
