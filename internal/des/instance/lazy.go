@@ -245,21 +245,7 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 	lz.active = append(lz.active, in.running[first:]...)
 
 	// Execute.
-	st := &in.step
-	st.Prefill = st.Prefill[:0]
-	st.DecodeCount, st.DecodeContextSum = lz.n, lz.ctx
-	for _, r := range lz.active {
-		if r.grant <= 0 {
-			continue
-		}
-		if r.g >= 1 && r.target()-r.progress == 1 {
-			st.DecodeCount++
-			st.DecodeContextSum += int64(r.progress)
-		} else {
-			st.Prefill = append(st.Prefill, prefillWork(r))
-		}
-	}
-	delta := max(1, in.lat.StepTime(st)+reload)
+	delta := in.stepTime(lz.active, lz.n, lz.ctx, reload)
 	end = t + delta
 	in.busyUntil = end
 	idx := in.log.add(delta)
@@ -268,11 +254,7 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 	gen := in.cnt.OutputTokens
 	in.cnt.OutputTokens += int64(lz.n)
 	in.cnt.LazySteps++
-	for _, r := range lz.active {
-		if r.grant > 0 {
-			r.fin = in.settle(r, t, end, idx)
-		}
-	}
+	in.settleAll(lz.active, t, end, idx)
 	in.account(delta, 1)
 	if in.cfg.Steps != nil {
 		in.reportStep(t, end, in.cnt.OutputTokens-gen)

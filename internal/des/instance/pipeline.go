@@ -71,29 +71,11 @@ func (in *Instance) ppStep(t int64) {
 			i++
 			continue
 		}
-		self, stuck := false, false
-		for !in.kv.Grow(&r.seq, n) {
-			vi := in.ppVictim()
-			if vi < 0 {
-				stuck = true
-				break
-			}
-			v := in.running[vi]
-			budget += v.grant
-			if v.grant > 0 {
-				members--
-			}
-			in.preempt(vi, t)
-			preempted = true
-			if v == r {
-				self = true
-				break
-			}
-			if vi < i {
-				i--
-			}
-		}
-		if self || stuck {
+		rm := in.makeRoom(r, &i, t, func() bool { return in.kv.Grow(&r.seq, n) }, in.ppVictim)
+		budget += rm.freed
+		members -= rm.members
+		preempted = preempted || rm.preempted
+		if rm.self || rm.stuck {
 			break
 		}
 		r.grant = n
@@ -120,18 +102,13 @@ func (in *Instance) ppStep(t int64) {
 		// nothing in flight (blocks held outside the pipeline, e.g. by P/D
 		// parts), retry after an empty stage, as the vllm step spins.
 		if len(pp.flight) == 0 && (in.wait.Len() > 0 || len(in.running) > 0) {
-			st := &in.step
-			st.Prefill, st.DecodeCount, st.DecodeContextSum = st.Prefill[:0], 0, 0
-			in.scheduleStep(t + max(1, in.stageTime(st)))
+			in.scheduleStep(t + max(1, in.stageTime(in.describe(nil, 0, 0))))
 		}
 		return
 	}
 
 	// Launch: stage time τ, transfer x, the pipeline recurrence.
 	mb := &microBatch{start: t}
-	st := &in.step
-	st.Prefill = st.Prefill[:0]
-	st.DecodeCount, st.DecodeContextSum = 0, 0
 	tokens := 0
 	for _, r := range in.running {
 		if r.mb != nil || r.grant == 0 {
@@ -140,13 +117,8 @@ func (in *Instance) ppStep(t int64) {
 		r.mb = mb
 		mb.members = append(mb.members, r)
 		tokens += r.grant
-		if r.g >= 1 && r.target()-r.progress == 1 {
-			st.DecodeCount++
-			st.DecodeContextSum += int64(r.progress)
-		} else {
-			st.Prefill = append(st.Prefill, prefillWork(r))
-		}
 	}
+	st := in.describe(mb.members, 0, 0)
 	tau := max(1, in.stageTime(st)+reload)
 	x := int64(math.Ceil(float64(tokens) * pp.sendUs))
 	end := t

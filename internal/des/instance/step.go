@@ -148,22 +148,10 @@ func (in *Instance) runStep(t int64) (end int64, more bool) {
 			i++
 			continue
 		}
-		self := false
-		for !in.kv.Grow(&r.seq, n) {
-			vi := in.victim()
-			v := in.running[vi]
-			budget += v.grant
-			in.preempt(vi, t)
-			preempted = true
-			if v == r {
-				self = true
-				break
-			}
-			if vi < i {
-				i--
-			}
-		}
-		if self {
+		rm := in.makeRoom(r, &i, t, func() bool { return in.kv.Grow(&r.seq, n) }, in.victim)
+		budget += rm.freed
+		preempted = preempted || rm.preempted
+		if rm.self {
 			selfStop = true
 			break
 		}
@@ -197,30 +185,12 @@ func (in *Instance) runStep(t int64) (end int64, more bool) {
 // representation, and returns the step's end and whether another step must
 // follow.
 func (in *Instance) execute(t, reload int64) (end int64, more bool) {
-	st := &in.step
-	st.Prefill = st.Prefill[:0]
-	st.DecodeCount, st.DecodeContextSum = 0, 0
-	for _, r := range in.running {
-		if r.grant == 0 {
-			continue
-		}
-		if r.g >= 1 && r.target()-r.progress == 1 {
-			st.DecodeCount++
-			st.DecodeContextSum += int64(r.progress)
-		} else {
-			st.Prefill = append(st.Prefill, prefillWork(r))
-		}
-	}
-	delta := max(1, in.lat.StepTime(st)+reload)
+	delta := in.stepTime(in.running, 0, 0, reload)
 	end = t + delta
 	in.busyUntil = end
 	idx := in.log.add(delta)
 	gen := in.cnt.OutputTokens
-	for _, r := range in.running {
-		if r.grant > 0 {
-			r.fin = in.settle(r, t, end, idx)
-		}
-	}
+	in.settleAll(in.running, t, end, idx)
 	in.account(delta, 1)
 	if in.cfg.Steps != nil {
 		in.reportStep(t, end, in.cnt.OutputTokens-gen)
@@ -248,6 +218,82 @@ func (in *Instance) execute(t, reload int64) (end int64, more bool) {
 	}
 
 	return end, len(in.running) > 0 || in.wait.Len() > 0
+}
+
+// stepTime is Δ of a step whose explicit members are rs (those with a
+// grant) plus decodes implicit decoders of context sum ctxSum, with reload
+// µs of CPU-tier reloads.
+func (in *Instance) stepTime(rs []*Request, decodes int, ctxSum, reload int64) int64 {
+	return max(1, in.lat.StepTime(in.describe(rs, decodes, ctxSum))+reload)
+}
+
+// describe fills the instance's step description with the members of rs
+// that have a grant, on top of decodes implicit decoders of context sum
+// ctxSum.
+func (in *Instance) describe(rs []*Request, decodes int, ctxSum int64) *latency.Step {
+	st := &in.step
+	st.Prefill = st.Prefill[:0]
+	st.DecodeCount, st.DecodeContextSum = decodes, ctxSum
+	for _, r := range rs {
+		if r.grant <= 0 {
+			continue
+		}
+		if r.decoding() {
+			st.DecodeCount++
+			st.DecodeContextSum += int64(r.progress)
+		} else {
+			st.Prefill = append(st.Prefill, prefillWork(r))
+		}
+	}
+	return st
+}
+
+// settleAll settles every member of rs with a grant (settle).
+func (in *Instance) settleAll(rs []*Request, t, end, idx int64) {
+	for _, r := range rs {
+		if r.grant > 0 {
+			r.fin = in.settle(r, t, end, idx)
+		}
+	}
+}
+
+// room is what makeRoom did.
+type room struct {
+	freed     int  // grants of the preempted requests, back to the budget
+	members   int  // preempted requests that had a grant this step
+	preempted bool // anything was preempted
+	self      bool // r itself was preempted
+	stuck     bool // no victim was left and it still does not fit
+}
+
+// makeRoom calls fits until it succeeds (it allocates r's tokens), each
+// time preempting the victim pick chooses (its index in the running list;
+// −1 = none left). The Phase-1 cursor *i moves back for each victim before
+// it, so no request is skipped (INV-12).
+func (in *Instance) makeRoom(r *Request, i *int, t int64, fits func() bool, pick func() int) room {
+	var rm room
+	for !fits() {
+		vi := pick()
+		if vi < 0 {
+			rm.stuck = true
+			return rm
+		}
+		v := in.running[vi]
+		rm.freed += v.grant
+		if v.grant > 0 {
+			rm.members++
+		}
+		in.preempt(vi, t)
+		rm.preempted = true
+		if v == r {
+			rm.self = true
+			return rm
+		}
+		if vi < *i {
+			*i--
+		}
+	}
+	return rm
 }
 
 // Ways a step can finish a request (Request.fin).

@@ -71,22 +71,14 @@ func (in *Instance) passRunning(t int64, budget *int, want func(r *Request, budg
 			i++
 			continue
 		}
-		self := false
-		for grow := r.progress + n - r.seq.Tokens(); grow > 0 && !in.kv.Grow(&r.seq, grow); {
-			vi := in.victim()
-			v := in.running[vi]
-			*budget += v.grant
-			in.preempt(vi, t)
-			preempted = true
-			if v == r {
-				self = true
-				break
-			}
-			if vi < i {
-				i--
-			}
+		fits := func() bool {
+			grow := r.progress + n - r.seq.Tokens()
+			return grow <= 0 || in.kv.Grow(&r.seq, grow)
 		}
-		if self {
+		rm := in.makeRoom(r, &i, t, fits, in.victim)
+		*budget += rm.freed
+		preempted = preempted || rm.preempted
+		if rm.self {
 			continue // r left the list: index i holds the next request
 		}
 		r.grant = n

@@ -11,7 +11,7 @@ import (
 // Percentile of sorted values by linear interpolation at rank p/100·(n−1)
 // (Hyndman-Fan type 7, the rule of montanaflynn/stats.Percentile, which the
 // tests use as the oracle). 0 for no values.
-func Percentile(sorted []int64, p float64) float64 {
+func Percentile[T int64 | float64](sorted []T, p float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return 0
@@ -23,21 +23,6 @@ func Percentile(sorted []int64, p float64) float64 {
 		return float64(sorted[k]) + f*float64(sorted[k+1]-sorted[k])
 	}
 	return float64(sorted[k])
-}
-
-// PercentileFloat is Percentile for float64 values.
-func PercentileFloat(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	rank := p / 100 * float64(n-1)
-	k := int(rank)
-	f := rank - float64(k)
-	if k+1 < n && f != 0 && sorted[k+1] != sorted[k] {
-		return sorted[k] + f*(sorted[k+1]-sorted[k])
-	}
-	return sorted[k]
 }
 
 // MergeHistograms merges sorted histograms into one sorted histogram.

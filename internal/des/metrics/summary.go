@@ -139,10 +139,10 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 	if len(tpot) > 0 {
 		s.TPOTMeanMs = ts / float64(len(tpot)) / usPerMs
 	}
-	s.TPOTP50Ms = PercentileFloat(tpot, 50) / usPerMs
-	s.TPOTP90Ms = PercentileFloat(tpot, 90) / usPerMs
-	s.TPOTP95Ms = PercentileFloat(tpot, 95) / usPerMs
-	s.TPOTP99Ms = PercentileFloat(tpot, 99) / usPerMs
+	s.TPOTP50Ms = Percentile(tpot, 50) / usPerMs
+	s.TPOTP90Ms = Percentile(tpot, 90) / usPerMs
+	s.TPOTP95Ms = Percentile(tpot, 95) / usPerMs
+	s.TPOTP99Ms = Percentile(tpot, 99) / usPerMs
 	s.ITLMeanMs = HistMean(info.ITL) / usPerMs
 	s.ITLP50Ms = HistPercentile(info.ITL, 50) / usPerMs
 	s.ITLP90Ms = HistPercentile(info.ITL, 90) / usPerMs
