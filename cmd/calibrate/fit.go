@@ -14,6 +14,7 @@ import (
 	"servesim/internal/deploy"
 	"servesim/internal/des/latency"
 	"servesim/internal/fit"
+	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
 
@@ -31,6 +32,8 @@ func fitCommand() cli.Command {
 		&ucli.Int64Flag{Name: "network-rtt-us", Value: -1, Usage: "round trip taken off the measured TTFT, µs; -1 = the header's network.measured_rtt_ms"},
 		&ucli.IntFlag{Name: "max-iterations", Value: 10, Usage: "replays of the fixed-point iteration (one more checks the result)"},
 		&ucli.BoolFlag{Name: "fit-token-overhead", Usage: "also fit A_tok (alpha[2]); by default it keeps its starting value, which the data cannot tell from the per-step constant"},
+		&ucli.StringFlag{Name: "session-mode", Value: "fixed", Usage: "as replay's: fixed (every row at its own time) or closed-loop (the errors are those of a replay whose later session rounds follow the simulated completions)"},
+		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
 	}
 	flags = append(flags, cli.DeploymentFlags()...)
 	return cli.Command{
@@ -49,6 +52,12 @@ coefficients, attributes each request's TTFT and decode time to the steps the
 replay put it in, and solves for all requests at once by non-negative least
 squares on relative errors; the mean of the last rounds is kept. A_tok (alpha[2])
 keeps its starting value unless --fit-token-overhead.
+
+Closed loops: with --session-mode closed-loop (as given to replay), the errors
+shown, and the choice between the fitted and the starting coefficients, are
+those of the closed-loop replay that will grade them; the replays that give the
+equations still inject every row at its measured send time, which keeps their
+batches on the measured ones.
 
 Output (-o, default stdout): a deployment YAML with the fitted latency_model,
 alpha_coeffs and beta_coeffs and the deployment keys that differ from the
@@ -88,6 +97,19 @@ func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Log
 	}
 	if c.Int("max-iterations") < 1 {
 		return cli.Usagef("--max-iterations %d: want at least 1", c.Int("max-iterations"))
+	}
+	var opts replay.TraceOptions
+	switch c.String("session-mode") {
+	case "fixed":
+	case "closed-loop":
+		opts.ClosedLoop = true
+	default:
+		return cli.Usagef("--session-mode %q: want fixed or closed-loop", c.String("session-mode"))
+	}
+	if d := c.Duration("think-time"); d < 0 {
+		return cli.Usagef("--think-time %v is negative", d)
+	} else {
+		opts.ThinkTimeUs = d.Microseconds()
 	}
 	in, err := fitTraceInput(c, args)
 	if err != nil {
@@ -136,6 +158,7 @@ func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Log
 		Holdout:          holdout,
 		MaxIterations:    c.Int("max-iterations"),
 		FitTokenOverhead: c.Bool("fit-token-overhead"),
+		Replay:           opts,
 	}
 	if tr.Header != nil {
 		if !c.IsSet("seed") && tr.Header.WorkloadSeed != nil {

@@ -44,9 +44,26 @@
 //     the second half of the iterations (Polyak averaging), checked by one
 //     more replay. If that replay is worse than the start, the start is kept.
 //
-// ITL data, when it has one chunk per output token, splits each decode into
-// segments of 32 tokens, each an equation; single intervals would be blurred
-// by the up-to-one-step offset between replayed and real steps.
+// ITL data split each decode into segments of 32 tokens, each an equation;
+// single intervals would be blurred by the up-to-one-step offset between
+// replayed and real steps. The token times are the output_tokens chunks from
+// the one stamped at the first token: chunks that carry no token (a leading
+// role-only chunk, Ollama's trailing finish-only and usage-only chunks) are
+// left out, and the last segment runs to the last chunk, as E2E does.
+//
+// # Closed loops
+//
+// With Config.Replay.ClosedLoop the fit is graded as `replay --session-mode
+// closed-loop` replays: later session rounds arrive at the simulated
+// completion of the round before plus the think time. The errors reported,
+// and the choice between the fitted and the starting coefficients, come from
+// that replay. The equations do not: they come from replays that inject every
+// row at its measured send time. A closed-loop replay with coefficients a
+// little off drifts away from the measured timeline round after round, so
+// the batches it puts a request in are no longer the ones the request met;
+// taken from such replays, the equations of a 4-user closed loop oscillated
+// between two wrong points, where the anchored ones converge to the truth
+// (TestFitClosedLoop).
 //
 // Terms the data cannot separate are tied or held:
 //

@@ -116,7 +116,13 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 				if g == nseg-1 {
 					b = t.output - 1
 				}
-				y := float64(t.chunks[b] - t.chunks[a])
+				end := t.chunks[b]
+				if g == nseg-1 {
+					// The last segment runs to the last chunk, as E2E
+					// does: A_end covers what follows the last token.
+					end = t.lastChunk
+				}
+				y := float64(end - t.chunks[a])
 				off := rec.Sum(lo+a, lo+b, 1, x)
 				sp.decodeAlpha(b-a+1, x)
 				if g < nseg-1 {

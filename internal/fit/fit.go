@@ -22,9 +22,16 @@ type Config struct {
 	// (else the deployment's, else the model's reference ones).
 	StartAlpha, StartBeta []float64
 
-	Seed          int64               // token synthesis of the replay, and the holdout draw
-	ContextGrowth string              // the trace header's session_context_growth
-	Replay        replay.TraceOptions // how rows become requests; the zero value is replay's default
+	Seed          int64  // token synthesis of the replay, and the holdout draw
+	ContextGrowth string // the trace header's session_context_growth
+	// Replay says how rows become requests, as `replay` is told; the zero
+	// value is replay's default. With ClosedLoop, the errors (Start, Fit,
+	// Holdout, Iteration) are those of the closed-loop replay that grades
+	// the fit — later session rounds arrive at the simulated completion of
+	// the round before plus the think time — while the replays that give
+	// the equations inject every row at its recorded send time (see
+	// doc.go, "Closed loops").
+	Replay replay.TraceOptions
 
 	RTTUs          int64   // round trip taken off the measured TTFT (calibrate adds it to the sim)
 	WarmupRequests int64   // request ids below this are replayed but not fitted
@@ -40,8 +47,8 @@ type Config struct {
 	// batches does not see (see doc.go).
 	FitTokenOverhead bool
 
-	// Iteration, if set, is told the error of each replay (iteration 0 is
-	// the start) and the coefficients it used.
+	// Iteration, if set, is told the error of each iteration's
+	// coefficients (iteration 0 is the start) and the coefficients.
 	Iteration func(iter int, fit, holdout Errors, alpha, beta []float64)
 }
 
@@ -135,6 +142,11 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 		}
 	}
 
+	// The equations come from replays anchored to the measured send times,
+	// the errors from the replay that grades (see Config.Replay).
+	eq, closed := cfg, cfg.Replay.ClosedLoop
+	eq.Replay.ClosedLoop = false
+
 	theta := sp.theta()
 	prior := sp.theta()
 	fixed := make([]bool, len(theta))
@@ -148,9 +160,14 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	// is the estimate (Polyak averaging), checked by a last replay.
 	var hist [][]float64
 	for iter := 0; iter < maxIter; iter++ {
-		rec, fe, he, err := replayErrors(ctx, &cfg, in.Records, sp, kind, ts, theta)
+		rec, fe, he, err := replayErrors(ctx, &eq, in.Records, sp, kind, ts, theta)
 		if err != nil {
 			return nil, err
+		}
+		if closed {
+			if _, fe, he, err = replayErrors(ctx, &cfg, in.Records, sp, kind, ts, theta); err != nil {
+				return nil, err
+			}
 		}
 		if cfg.Iteration != nil {
 			a, b := sp.coefficients(theta)

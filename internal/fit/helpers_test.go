@@ -2,12 +2,14 @@ package fit
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/latency"
+	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
 
@@ -26,6 +28,11 @@ type synth struct {
 	noise       float64 // relative, uniform in ±noise
 	seed        uint64
 	itl         bool // also write one ITL chunk per token
+	// users, if positive, makes the run a closed loop instead: that many
+	// users (sessions "concurrency_<u>"), each sending its next request
+	// thinkUs after its last one completed, n requests in all.
+	users   int
+	thinkUs int64
 }
 
 // deployment is the test deployment: the default one (Qwen3-14B on an H100)
@@ -46,16 +53,33 @@ func testDeployment(t testing.TB, kind string, alpha, beta []float64) *deploy.Re
 // (mode real: send, first and last chunk times) and its ITL rows.
 func (s synth) make(t testing.TB) ([]tracev2.Record, []tracev2.ITLRow) {
 	t.Helper()
+	return s.makeOn(t, testDeployment(t, s.kind, s.alpha, s.beta))
+}
+
+// makeOn is make on the deployment dep (its coefficients are the truth).
+func (s synth) makeOn(t testing.TB, dep *deploy.Resolved) ([]tracev2.Record, []tracev2.ITLRow) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(s.seed, 7))
 	recs := make([]tracev2.Record, s.n)
 	at := int64(1000)
 	for i := range recs {
-		at += int64(rng.ExpFloat64() / s.ratePerS * 1e6)
 		recs[i] = tracev2.Record{RequestID: int64(i), SLOClass: "standard", Streaming: true,
 			InputTokens: s.promptLo + rng.IntN(s.promptHi-s.promptLo+1), OutputTokens: s.outLo + rng.IntN(s.outHi-s.outLo+1),
-			ArrivalTimeUs: at, SendTimeUs: at, Status: "ok"}
+			Status: "ok"}
+		if s.users > 0 {
+			// Round i/users of user i%users; the first rounds start 1 ms
+			// apart, the later ones follow completions (their times are
+			// set from the simulation below).
+			u := i % s.users
+			recs[i].SessionID, recs[i].RoundIndex, recs[i].ThinkTimeUs = fmt.Sprintf("concurrency_%d", u), i/s.users, s.thinkUs
+			if i < s.users {
+				at += 1000
+			}
+		} else {
+			at += int64(rng.ExpFloat64() / s.ratePerS * 1e6)
+		}
+		recs[i].ArrivalTimeUs, recs[i].SendTimeUs = at, at
 	}
-	dep := testDeployment(t, s.kind, s.alpha, s.beta)
 	sp, err := newSpace(kindOf(t, s.kind), dep.Instance.Latency, s.alpha, s.beta)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +87,7 @@ func (s synth) make(t testing.TB) ([]tracev2.Record, []tracev2.ITLRow) {
 	rec := newRecorder(dep.Instance.Latency, sp, s.n)
 	d := *dep
 	d.Instance.Latency, d.Instance.FastForward = rec, false
-	cfg := Config{Deploy: &d}
+	cfg := Config{Deploy: &d, Replay: replay.TraceOptions{ClosedLoop: s.users > 0}}
 	if err := replayTrace(context.Background(), &cfg, recs, &d, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +100,9 @@ func (s synth) make(t testing.TB) ([]tracev2.Record, []tracev2.ITLRow) {
 		if !ok || !res.completed {
 			t.Fatalf("request %d did not complete", r.RequestID)
 		}
+		// A closed loop's later rounds were sent when the simulation
+		// made them arrive.
+		r.ArrivalTimeUs, r.SendTimeUs = res.arrival, res.arrival
 		jitter := func() float64 { return 1 + s.noise*(2*rng.Float64()-1) }
 		ttft := float64(res.ttft) * jitter()
 		r.FirstChunkTimeUs = r.SendTimeUs + int64(math.Round(ttft))

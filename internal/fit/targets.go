@@ -18,7 +18,8 @@ type target struct {
 	decode     float64 // last − first, µs
 	output     int
 	holdout    bool
-	chunks     []int64 // client times of the output tokens (ITL data), when they map one to one
+	lastChunk  int64   // client time of the last chunk, µs (it may follow the last token: finish-only and usage-only chunks)
+	chunks     []int64 // client times of the output tokens (ITL data), when the data hold one chunk per token
 }
 
 // targets picks the requests a fit can use: status ok, not warm-up, with
@@ -35,7 +36,7 @@ func targets(recs []tracev2.Record, cfg *Config) (fit, holdout int, ts []target)
 			continue
 		}
 		t := target{id: r.RequestID, ttftClient: float64(first - send), e2eClient: float64(last - send),
-			ttft: float64(first-send) - float64(cfg.RTTUs), decode: float64(last - first), output: r.OutputTokens}
+			ttft: float64(first-send) - float64(cfg.RTTUs), decode: float64(last - first), output: r.OutputTokens, lastChunk: last}
 		t.holdout = cfg.Holdout > 0 && unitHash(cfg.Seed, r.RequestID) < cfg.Holdout
 		if t.holdout {
 			holdout++
@@ -47,11 +48,19 @@ func targets(recs []tracev2.Record, cfg *Config) (fit, holdout int, ts []target)
 	return fit, holdout, ts
 }
 
-// attachITL gives each target the times of its output tokens when the ITL
-// data has exactly one chunk per output token between the first and the
-// last chunk (inclusive); other chunk layouts (role-only or usage-only
-// chunks, several tokens per chunk) leave the request to its aggregate
-// equation. It returns how many requests got token times.
+// attachITL gives each target the client times of its output tokens from
+// the ITL data: the output_tokens chunks starting at the first chunk stamped
+// at the record's first-token time (ext_first_token_time_us; the first
+// chunk's time when the trace has no such column). Chunks that carry no
+// token are left out that way: a leading role-only chunk stamped before the
+// first token, and trailing finish-only and usage-only chunks (Ollama sends
+// both after the last token). A role-only chunk stamped in the same
+// microsecond as the first token cannot be told from it by time; it is then
+// taken for the first token, which shifts the token times by one chunk (a
+// trace that recorded the first token's chunk index would settle it).
+// Requests whose chunks are fewer than their tokens (several tokens per
+// chunk) or out of order keep their aggregate equation. It returns how many
+// requests got token times.
 func attachITL(ts []target, recs []tracev2.Record, rows []tracev2.ITLRow) int {
 	if len(rows) == 0 {
 		return 0
@@ -60,37 +69,50 @@ func attachITL(ts []target, recs []tracev2.Record, rows []tracev2.ITLRow) int {
 	for _, r := range rows {
 		byID[r.RequestID] = append(byID[r.RequestID], r)
 	}
-	times := make(map[int64][2]int64, len(recs))
+	firstTok := make(map[int64]int64, len(recs))
 	for i := range recs {
-		times[recs[i].RequestID] = [2]int64{recs[i].FirstChunkTimeUs, recs[i].LastChunkTimeUs}
+		ft := recs[i].FirstTokenTimeUs
+		if ft <= 0 {
+			ft = recs[i].FirstChunkTimeUs
+		}
+		firstTok[recs[i].RequestID] = ft
 	}
 	n := 0
 	for i := range ts {
 		t := &ts[i]
 		chunks := byID[t.id]
-		if len(chunks) < 2 || t.output < 2 {
+		if len(chunks) < t.output || t.output < 2 {
 			continue
 		}
 		slices.SortFunc(chunks, func(a, b tracev2.ITLRow) int { return a.ChunkIndex - b.ChunkIndex })
-		fl := times[t.id]
-		var tok []int64
-		ok := true
-		for k, c := range chunks {
-			if c.TimestampUs < fl[0] || c.TimestampUs > fl[1] {
-				continue
-			}
-			if k > 0 && len(tok) > 0 && c.TimestampUs < tok[len(tok)-1] {
-				ok = false
-				break
-			}
-			tok = append(tok, c.TimestampUs)
-		}
-		if ok && len(tok) == t.output && tok[0] == fl[0] && tok[len(tok)-1] == fl[1] {
+		if tok := tokenTimes(chunks, firstTok[t.id], t.output, t.lastChunk); tok != nil {
 			t.chunks = tok
 			n++
 		}
 	}
 	return n
+}
+
+// tokenTimes picks the out token-bearing chunk times from one request's
+// chunks (in index order): out chunks from the first stamped at first, in
+// non-decreasing time, ending no later than last (the record's last chunk).
+// It returns nil when the chunks do not hold such a run.
+func tokenTimes(chunks []tracev2.ITLRow, first int64, out int, last int64) []int64 {
+	k := slices.IndexFunc(chunks, func(c tracev2.ITLRow) bool { return c.TimestampUs >= first })
+	if k < 0 || chunks[k].TimestampUs != first || k+out > len(chunks) {
+		return nil
+	}
+	tok := make([]int64, out)
+	for j := range tok {
+		tok[j] = chunks[k+j].TimestampUs
+		if j > 0 && tok[j] < tok[j-1] {
+			return nil
+		}
+	}
+	if tok[out-1] > last {
+		return nil
+	}
+	return tok
 }
 
 // unitHash maps (seed, id) to [0, 1) deterministically (splitmix64).
