@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"servesim/internal/nnls"
 	"servesim/internal/tracev2"
 )
 
@@ -82,7 +83,10 @@ func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResu
 	res := &FitResult{Objective: math.Inf(1)}
 	a := make([]float64, nu)
 	for it := 0; it < iters; it++ {
-		l := newLSQ(nu)
+		l, err := nnls.New(nu)
+		if err != nil {
+			return nil, fmt.Errorf("fidelity: fit: %w", err)
+		}
 		var obj float64
 		var per []RunError
 		for i, c := range cases {
@@ -104,11 +108,11 @@ func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResu
 				}
 				fix := rec.span(et.enqueue, et.firstToken, a)
 				if y := ttft - q - u.TokenUs - fix; ttft > 0 {
-					l.add(a, y, 1/(ttft*ttft))
+					l.Add(a, y, 1/(ttft*ttft))
 				}
 				if dec := e2e - ttft; dec > 0 && et.done > et.firstToken {
 					fix = rec.span(et.firstToken, et.done, a)
-					l.add(a, dec-float64(max(et.output-1, 0))*u.TokenUs-u.EndUs-fix, 1/(dec*dec))
+					l.Add(a, dec-float64(max(et.output-1, 0))*u.TokenUs-u.EndUs-fix, 1/(dec*dec))
 				}
 			}
 			steps[i] = itl
@@ -120,7 +124,7 @@ func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResu
 			res.Universal, res.Objective, res.PerRun = u, obj, per
 		}
 		res.Iterations = it + 1
-		theta, err := l.solve(u.vector(), nil, ridge)
+		theta, err := l.Solve(nnls.Options{Prior: u.vector(), Ridge: ridge})
 		if err != nil {
 			return nil, fmt.Errorf("fidelity: fit: %w", err)
 		}

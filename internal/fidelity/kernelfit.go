@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"servesim/internal/des/latency"
+	"servesim/internal/nnls"
 )
 
 // KernelFit is the GPU part of a kernel-physics model fitted to a kernel
@@ -119,15 +120,18 @@ func FitKernels(km *latency.KernelPhysics, mc *latency.ModelConfig, p *Profile, 
 		if len(rows) == 0 {
 			continue
 		}
-		l := newLSQ(len(cols))
+		l, err := nnls.New(len(cols))
+		if err != nil {
+			return nil, fmt.Errorf("fidelity: kernel fit %s: %w", name, err)
+		}
 		a := make([]float64, len(cols))
 		for _, r := range rows {
 			for j, c := range cols {
 				a[j] = r.basis[c]
 			}
-			l.add(a, r.y, 1/(r.scale*r.scale))
+			l.Add(a, r.y, 1/(r.scale*r.scale))
 		}
-		theta, err := l.solve(nil, nil, 1e-9)
+		theta, err := l.Solve(nnls.Options{Ridge: 1e-9})
 		if err != nil {
 			return nil, fmt.Errorf("fidelity: kernel fit %s: %w", name, err)
 		}

@@ -92,46 +92,6 @@ func TestHardwareFile(t *testing.T) {
 	}
 }
 
-// TestLSQ: the non-negative solve recovers an exact solution, clamps a
-// coefficient that wants to be negative, and holds fixed ones.
-func TestLSQ(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	l := newLSQ(3)
-	for range 50 {
-		a := []float64{rng.Float64() * 10, rng.Float64(), rng.Float64() * 1000}
-		l.add(a, 2*a[0]+0.5*a[1]+0.003*a[2], 1)
-	}
-	got, err := l.solve(nil, nil, 1e-12)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, w := range []float64{2, 0.5, 0.003} {
-		if math.Abs(got[i]-w) > 1e-6*w {
-			t.Errorf("exact: θ%d = %v, want %v", i, got[i], w)
-		}
-	}
-	// y = a0 − a1: the best non-negative fit drops a1.
-	l = newLSQ(2)
-	for i := range 20 {
-		a := []float64{float64(i), float64(i % 3)}
-		l.add(a, a[0]-a[1], 1)
-	}
-	got, _ = l.solve(nil, nil, 1e-12)
-	if got[1] != 0 || got[0] <= 0 {
-		t.Errorf("clamped: %v, want θ1 = 0", got)
-	}
-	// Fixed at its prior, the other absorbs the rest.
-	l = newLSQ(2)
-	for i := range 20 {
-		a := []float64{1, float64(i)}
-		l.add(a, 3+2*a[1], 1)
-	}
-	got, _ = l.solve([]float64{3, 0}, []bool{true, false}, 1e-12)
-	if got[0] != 3 || math.Abs(got[1]-2) > 1e-9 {
-		t.Errorf("fixed: %v, want [3 2]", got)
-	}
-}
-
 // testModel is a kernel-physics model of Llama-3.1-8B on the RTX 4090 with
 // known coefficients, used to make synthetic profiles and runs.
 func testModel(t testing.TB, tp int) (*latency.KernelPhysics, *latency.ModelConfig, []float64) {

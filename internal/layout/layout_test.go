@@ -20,6 +20,7 @@ func rules() []rule {
 	cliLibs := []string{"github.com/urfave/cli", "github.com/schollz/progressbar"}
 	return []rule{
 		{module + "/internal/tracev2", []string{module + "/internal/"}, "tracev2 is a leaf: it knows no other internal package"},
+		{module + "/internal/nnls", []string{module + "/internal/"}, "nnls is a leaf: a solver that knows nothing of what its unknowns mean"},
 		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
 		{module + "/internal/report", []string{module + "/internal/des", module + "/internal/httpload"}, "reports know no simulator internals"},
