@@ -2,7 +2,9 @@ package fidelity
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"servesim/internal/des/latency"
 	"servesim/internal/nnls"
@@ -115,8 +117,9 @@ func FitKernels(km *latency.KernelPhysics, mc *latency.ModelConfig, p *Profile, 
 				y + p.DenseStep(float64(m.Tokens), L)})
 		}
 	}
-	for name, cols := range kernelGroups() {
-		rows := groups[name]
+	kg := kernelGroups()
+	for _, name := range slices.Sorted(maps.Keys(kg)) {
+		cols, rows := kg[name], groups[name]
 		if len(rows) == 0 {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -138,10 +139,12 @@ func (p *Profile) DenseTokens() []float64 {
 // DenseStep is the dense-op time of one step at t tokens (µs): every
 // per-layer op times layers, the per-model ops once. Missing sizes are
 // interpolated linearly (extrapolated proportionally above the largest).
+// The ops are added in name order: a sum in map order would differ in its
+// last bits from call to call, and so would every fit built on it.
 func (p *Profile) DenseStep(t float64, layers int) float64 {
 	var perLayer, once float64
-	for name, pts := range p.Dense {
-		v := interp(pts, t)
+	for _, name := range slices.Sorted(maps.Keys(p.Dense)) {
+		v := interp(p.Dense[name], t)
 		switch {
 		case slices.Contains(perModelOps(), name):
 			once += v
