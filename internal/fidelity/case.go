@@ -8,12 +8,16 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/latency"
+	"servesim/internal/des/metrics"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
 
 // Case is a run ready to be simulated: its deployment with the
 // kernel-physics model, the kernel fit from its profile, and its topology.
+// Its replays count each request's TTFT and E2E from where vLLM would have
+// stamped it queued: the start of the simulated step in flight when it
+// arrived (see the package documentation, Method 4).
 type Case struct {
 	Run      *Run
 	Deploy   deploy.Config // latency_model kernel-physics, coefficients unset
@@ -70,9 +74,9 @@ func newCase(r *Run, cfg deploy.Config, mc *latency.ModelConfig, kf *KernelFit, 
 }
 
 // Deployment returns the case's deployment with the coefficients of u
-// (meanStepUs sets Q; see [Coefficients]).
-func (c *Case) Deployment(u Universal, meanStepUs float64) (deploy.Config, error) {
-	alpha, beta, err := Coefficients(c.Kernels, u, c.Topology, meanStepUs)
+// (see [Coefficients]).
+func (c *Case) Deployment(u Universal) (deploy.Config, error) {
+	alpha, beta, err := Coefficients(c.Kernels, u, c.Topology)
 	if err != nil {
 		return deploy.Config{}, err
 	}
@@ -81,58 +85,82 @@ func (c *Case) Deployment(u Universal, meanStepUs float64) (deploy.Config, error
 	return cfg, nil
 }
 
-// simulate replays the run under u; obs (may be nil) watches it. It returns
-// the SimResults in completion order and their mean ITL (µs).
-func (c *Case) simulate(ctx context.Context, u Universal, meanStepUs float64, obs *recorder) ([]tracev2.SimResult, float64, error) {
-	cfg, err := c.Deployment(u, meanStepUs)
+// replayed is one replay of a case.
+type replayed struct {
+	// sims are the completed requests in completion order, with TTFT, E2E
+	// and the scheduling delay counted from where vLLM would have stamped
+	// the request queued: the start of the simulated step in flight when
+	// it arrived ([recorder.queuedAt]). The simulator's own figures count
+	// from the arrival; rawE2EMean is their mean E2E, for checks that
+	// replay a deployment file through the binaries' path.
+	sims       []tracev2.SimResult
+	rawE2EMean float64
+	rec        *recorder
+	summary    metrics.Summary
+}
+
+// simulate replays the run under u.
+func (c *Case) simulate(ctx context.Context, u Universal) (*replayed, error) {
+	cfg, err := c.Deployment(u)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return c.run(ctx, cfg, obs)
+	return c.replay(ctx, cfg, u)
 }
 
-// simulateConfig replays the run on any deployment.
-func (c *Case) simulateConfig(ctx context.Context, cfg deploy.Config) ([]tracev2.SimResult, error) {
-	sims, _, err := c.run(ctx, cfg, nil)
-	return sims, err
-}
-
-func (c *Case) run(ctx context.Context, cfg deploy.Config, obs *recorder) ([]tracev2.SimResult, float64, error) {
+// replay replays the run on any kernel-physics deployment of it; u only
+// splits the logged step times between the universal terms and the rest
+// (for the fit).
+func (c *Case) replay(ctx context.Context, cfg deploy.Config, u Universal) (*replayed, error) {
 	dep, err := deploy.Resolve(cfg)
 	if err != nil {
-		return nil, 0, fmt.Errorf("fidelity: run %s: %w", c.Run.Name, err)
+		return nil, fmt.Errorf("fidelity: run %s: %w", c.Run.Name, err)
 	}
-	rc := replay.Config{Deploy: dep, Seed: 42}
-	if obs != nil {
-		km, ok := dep.Instance.Latency.(*latency.KernelPhysics)
-		if !ok {
-			return nil, 0, fmt.Errorf("fidelity: run %s: not a kernel-physics model", c.Run.Name)
-		}
-		obs.reset(km, c.Topology)
-		d := *dep
-		d.Instance.Latency = obs
-		dep = &d
-		rc.Deploy, rc.Observer = dep, obs
+	km, ok := dep.Instance.Latency.(*latency.KernelPhysics)
+	if !ok || dep.IsCluster() {
+		return nil, fmt.Errorf("fidelity: run %s: the deployment is not one kernel-physics instance", c.Run.Name)
 	}
-	sims := make([]tracev2.SimResult, 0, len(c.inject))
-	var itl, n float64
-	_, err = replay.Simulate(ctx, rc, &replay.SliceSource{Records: c.inject}, nil,
+	rec := newRecorder(u)
+	rec.reset(km, c.Topology)
+	d := *dep
+	d.Instance.Latency = rec
+	out := &replayed{rec: rec, sims: make([]tracev2.SimResult, 0, len(c.inject))}
+	o, err := replay.Simulate(ctx, replay.Config{Deploy: &d, Seed: 42, Observer: rec}, &replay.SliceSource{Records: c.inject}, nil,
 		func(_ *tracev2.Record, res *tracev2.SimResult) error {
-			if res == nil {
-				return nil
-			}
-			sims = append(sims, *res)
-			if res.OutputTokens > 1 {
-				itl += float64(res.E2EUs-res.TTFTUs) / float64(res.OutputTokens-1)
-				n++
+			if res != nil {
+				out.sims = append(out.sims, *res)
 			}
 			return nil
 		})
 	if err != nil {
-		return nil, 0, fmt.Errorf("fidelity: run %s: %w", c.Run.Name, err)
+		return nil, fmt.Errorf("fidelity: run %s: %w", c.Run.Name, err)
 	}
-	if n > 0 {
-		itl /= n
+	out.summary = o.Summary
+	for i := range out.sims {
+		s := &out.sims[i]
+		out.rawE2EMean += s.E2EUs
+		shift := float64(s.ArrivalUs - rec.queuedAt(s.ArrivalUs))
+		s.TTFTUs += shift
+		s.E2EUs += shift
+		s.SchedulingDelayUs += shift
 	}
-	return sims, itl, nil
+	if n := len(out.sims); n > 0 {
+		out.rawE2EMean /= float64(n)
+	}
+	return out, nil
+}
+
+// meanITL is the mean over requests of their mean inter-token time (µs).
+func meanITL(sims []tracev2.SimResult) float64 {
+	var sum, n float64
+	for i := range sims {
+		if s := &sims[i]; s.OutputTokens > 1 {
+			sum += (s.E2EUs - s.TTFTUs) / float64(s.OutputTokens-1)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
 }

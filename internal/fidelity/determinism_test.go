@@ -50,7 +50,7 @@ func fitDeployment(t *testing.T, c *Case, k *latency.KernelPhysics) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := cc.Deployment(res.Universal, 0)
+	cfg, err := cc.Deployment(res.Universal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,10 @@
 //  1. Deployment: meta.json gives model, GPU, TP, DP, max_num_seqs,
 //     max_num_batched_tokens, block size, KV blocks (computed from GPU
 //     memory when the run does not record them) and max_model_len
-//     ([Deployment]); data-parallel ranks are folded into one instance.
+//     ([Deployment]); data-parallel ranks are folded into one instance
+//     stepping in lockstep, as vLLM's expert-parallel ranks do (a cluster
+//     of independent instances, each reading all the experts its tokens
+//     touch, put the Qwen3-30B-A3B run's TPOT 19% and TTFT MAPE 30% off).
 //  2. Kernel fit: the deployment's kernel-physics latency model
 //     (des/latency.KernelPhysics) gets its GPU coefficients by
 //     non-negative least squares against the run's kernel profile, group
@@ -27,19 +30,35 @@
 //  3. Universal fit: host time per step and per request, the inter-GPU
 //     link (bytes and per-collective latency) are shared by every
 //     deployment of the software stack; [FitUniversal] fits them on a set
-//     of runs by alternating replays with a least-squares solve of every
-//     request's TTFT and decode time. Q (the wait that vLLM's asynchronous
-//     scheduling adds before a new request's first step) is half the mean
-//     step, from the physics, not fitted.
-//  4. [Evaluate]: for each run, the universal fit on all the other runs,
+//     of runs by alternating replays with a non-negative least-squares
+//     solve (internal/nnls) of every request's TTFT and decode time.
+//  4. Clocks: vLLM reads new requests between steps and stamps queued_ts
+//     there, while the next step (already scheduled: asynchronous
+//     scheduling) runs, so a request's measured TTFT is the rest of that
+//     step plus its own. The replay injects each request at its queued_ts,
+//     which falls anywhere in a simulated step; every simulated TTFT and
+//     E2E is therefore counted from the start of the simulated step in
+//     flight at the arrival (or the arrival, if the engine was idle). The
+//     step in flight could not take the request either way, so the
+//     simulation itself is unchanged; this replaces a fixed queue delay
+//     (Q, half a mean step), which left each request's phase in its step
+//     as noise: on the Qwen3-30B-A3B run, where 85% of the requests never
+//     queue and their TTFT is about two steps, it was most of the error.
+//  5. [Evaluate]: for each run, the universal fit on all the other runs,
 //     one replay of the run, and calibrate's statistics (report.Build):
 //     TTFT, TPOT and E2E means, p50/p90/p99 and request-level MAPE and
-//     Pearson r, plus a breakdown of where the error arises
-//     ([Sources]: queueing, time to first token, decode step, batch size
-//     and preemptions). [WriteMarkdown] renders it; [WriteDeployment]
-//     writes each run's deployment, coefficients included, as the YAML
-//     `replay --deployment` takes (data/deployments/), so the figures can
-//     be reproduced with the binaries.
+//     Pearson r, plus a breakdown of where the error arises ([Sources]:
+//     TTFT split at the first schedule into queueing and first-token
+//     error, decode, load, KV use and preemptions). [WriteMarkdown] renders
+//     it; [WriteDeployment] writes each run's deployment, coefficients
+//     included, as the YAML `replay --deployment` takes (data/deployments/),
+//     so the replays can be reproduced with the binaries (whose TTFT counts
+//     from the arrival, see 4).
+//
+// Fits are bit-for-bit repeatable: sums run in a fixed order (never over a
+// map), there is no concurrency and no randomness beyond the replay's
+// seed, so the committed deployments are what `-update` writes on any
+// machine.
 //
 // # Command entry
 //
@@ -56,6 +75,7 @@
 //
 // This package must never know flags, terminals or output streams: it
 // takes paths and returns reports, and writes only to the io.Writer it is
-// given. It knows the simulator only through deploy, replay, latency and
-// report.
+// given. It knows the simulator only through deploy, replay, latency, the
+// instance's results and the replay summary (des/instance, des/metrics),
+// and report.
 package fidelity

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"servesim/internal/deploy"
 	"servesim/internal/report"
-	"servesim/internal/tracev2"
 )
 
 // Config says where the measured runs and their kernel profiles are.
@@ -53,11 +51,15 @@ type RunReport struct {
 	Alpha     []float64 // the coefficients the replay used
 	Beta      []float64
 	// Deploy is the deployment the replay used, coefficients included:
-	// `replay --deployment` with it reproduces the run's figures.
-	Deploy   deploy.Config
-	Metrics  map[string]Metrics // ttft, tpot, e2e
-	Sources  Sources
-	Warnings []string
+	// `replay --deployment` with it reproduces the replay, whose mean E2E
+	// (counted from each request's injection, as replay counts it) is
+	// ReplayE2EMeanUs; the report counts from the step in flight at
+	// queueing (see [Case]).
+	Deploy          deploy.Config
+	ReplayE2EMeanUs float64
+	Metrics         map[string]Metrics // ttft, tpot, e2e
+	Sources         Sources
+	Warnings        []string
 }
 
 // Report is the fidelity of the simulator on every run, each predicted from
@@ -123,26 +125,22 @@ func Evaluate(ctx context.Context, cfg Config) (*Report, error) {
 // elsewhere and grades it.
 func evaluateRun(ctx context.Context, c *Case, fit *FitResult) (*RunReport, error) {
 	u := fit.Universal
-	_, step, err := c.simulate(ctx, u, 0, nil) // the mean step that sets Q
+	rp, err := c.simulate(ctx, u)
 	if err != nil {
 		return nil, err
 	}
-	sims, _, err := c.simulate(ctx, u, step, nil)
-	if err != nil {
-		return nil, err
-	}
-	rep, err := report.Build(report.Input{Header: report.HeaderFrom(c.Run.Header), Trace: c.Run.Records, Sim: sims}, report.DefaultConfig())
+	rep, err := report.Build(report.Input{Header: report.HeaderFrom(c.Run.Header), Trace: c.Run.Records, Sim: rp.sims}, report.DefaultConfig())
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s: %w", c.Run.Name, err)
 	}
-	dcfg, err := c.Deployment(u, step)
+	dcfg, err := c.Deployment(u)
 	if err != nil {
 		return nil, err
 	}
-	alpha, beta := dcfg.AlphaCoeffs, dcfg.BetaCoeffs
 	rr := &RunReport{Name: c.Run.Name, Model: c.Run.Meta.Model, GPU: c.Deploy.GPU, TP: c.Run.Meta.TensorParallel,
 		DP: max(c.Run.Meta.DataParallel, 1), Universal: u, Fit: fit, Kernels: c.Kernels.Groups,
-		Alpha: alpha, Beta: beta, Deploy: dcfg, Metrics: map[string]Metrics{}, Warnings: c.Warnings}
+		Alpha: dcfg.AlphaCoeffs, Beta: dcfg.BetaCoeffs, Deploy: dcfg, Metrics: map[string]Metrics{}, Warnings: c.Warnings,
+		ReplayE2EMeanUs: rp.rawE2EMean}
 	for _, name := range MetricNames() {
 		cmp, ok := rep.Metrics[name]
 		if !ok {
@@ -150,7 +148,7 @@ func evaluateRun(ctx context.Context, c *Case, fit *FitResult) (*RunReport, erro
 		}
 		rr.Metrics[name] = metricsOf(cmp)
 	}
-	rr.Sources = sources(c, sims, step)
+	rr.Sources = sources(c, rp)
 	return rr, nil
 }
 
@@ -199,89 +197,4 @@ func overall(runs []RunReport) map[string]Metrics {
 		out[name] = m
 	}
 	return out
-}
-
-// Sources splits a run's error by where it arises (all means in µs):
-// queueing before the first schedule, the prefill to the first token, the
-// decode step time, and the batch the engine ran (a KV-bound engine runs
-// fewer requests at once).
-type Sources struct {
-	RealQueueUs, SimQueueUs     float64 // scheduled − queued (sim: includes Q)
-	RealPrefillUs, SimPrefillUs float64 // TTFT − queueing
-	RealTPOTUs, SimTPOTUs       float64
-	RealBatch, SimBatch         float64 // time-averaged requests between first schedule and last token
-	SimPreemptions              int
-	// TTFT MAPE of the requests that waited in vLLM's queue longer than a
-	// mean step before their first schedule (queueing dominates their
-	// TTFT) and of the others (step times do).
-	QueuedN, OtherN               int
-	QueuedTTFTMAPE, OtherTTFTMAPE float64
-}
-
-// sources computes the breakdown of a replay; stepUs is its mean step.
-func sources(c *Case, sims []tracev2.SimResult, stepUs float64) Sources {
-	var s Sources
-	byID := make(map[int64]*tracev2.SimResult, len(sims))
-	for i := range sims {
-		byID[sims[i].RequestID] = &sims[i]
-	}
-	sched := c.Run.Scheduled
-	var n, nt float64
-	var realBusy, simBusy float64
-	var realLo, realHi, simLo, simHi int64 = 1 << 62, 0, 1 << 62, 0
-	for i := range c.Run.Records {
-		m := &c.Run.Records[i]
-		ttft, e2e, ok := measured(m)
-		sim := byID[m.RequestID]
-		if !ok || sim == nil || i >= len(sched) || sched[i] <= 0 {
-			continue
-		}
-		n++
-		rq := float64(sched[i] - m.SendTimeUs)
-		s.RealQueueUs += rq
-		s.RealPrefillUs += ttft - rq
-		s.SimQueueUs += sim.SchedulingDelayUs
-		s.SimPrefillUs += sim.TTFTUs - sim.SchedulingDelayUs
-		if m.OutputTokens > 1 && sim.OutputTokens > 1 {
-			s.RealTPOTUs += (e2e - ttft) / float64(m.OutputTokens-1)
-			s.SimTPOTUs += (sim.E2EUs - sim.TTFTUs) / float64(sim.OutputTokens-1)
-			nt++
-		}
-		s.SimPreemptions += sim.NumPreemptions
-		if e := math.Abs(sim.TTFTUs-ttft) / ttft; rq > stepUs {
-			s.QueuedN++
-			s.QueuedTTFTMAPE += e
-		} else {
-			s.OtherN++
-			s.OtherTTFTMAPE += e
-		}
-		realBusy += float64(m.LastChunkTimeUs - sched[i])
-		realLo, realHi = min(realLo, sched[i]), max(realHi, m.LastChunkTimeUs)
-		start := sim.ArrivalUs + int64(sim.SchedulingDelayUs)
-		simBusy += sim.E2EUs - sim.SchedulingDelayUs
-		simLo, simHi = min(simLo, start), max(simHi, sim.ArrivalUs+int64(sim.E2EUs))
-	}
-	if n > 0 {
-		s.RealQueueUs /= n
-		s.SimQueueUs /= n
-		s.RealPrefillUs /= n
-		s.SimPrefillUs /= n
-	}
-	if s.QueuedN > 0 {
-		s.QueuedTTFTMAPE /= float64(s.QueuedN)
-	}
-	if s.OtherN > 0 {
-		s.OtherTTFTMAPE /= float64(s.OtherN)
-	}
-	if nt > 0 {
-		s.RealTPOTUs /= nt
-		s.SimTPOTUs /= nt
-	}
-	if realHi > realLo {
-		s.RealBatch = realBusy / float64(realHi-realLo)
-	}
-	if simHi > simLo {
-		s.SimBatch = simBusy / float64(simHi-simLo)
-	}
-	return s
 }

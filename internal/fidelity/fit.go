@@ -51,11 +51,13 @@ func (e RunError) Objective() float64 {
 // the simulated timeline, with a non-negative least-squares solve of all
 // requests' equations
 //
-//	TTFT − Q − A_tok        = Σ step times from enqueue to the first token
+//	TTFT − A_tok                     = Σ step times from queued to the first token
 //	E2E − TTFT − (O−1)·A_tok − A_end = Σ step times from the first token to the last
 //
-// on relative error. It keeps the iterate whose replays had the lowest
-// objective. Q, A_tok and A_end are held at their starting values.
+// on relative error, where queued is the start of the step in flight when
+// the request arrived ([recorder.queuedAt]). It keeps the iterate whose
+// replays had the lowest objective. A_tok and A_end are held at their
+// starting values.
 func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResult, error) {
 	if len(cases) == 0 {
 		return nil, errors.New("fidelity: fit: no runs")
@@ -72,14 +74,6 @@ func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResu
 	if ridge <= 0 {
 		ridge = 1e-3
 	}
-	steps := make([]float64, len(cases))
-	for i, c := range cases {
-		_, itl, err := c.simulate(ctx, u, 0, nil)
-		if err != nil {
-			return nil, err
-		}
-		steps[i] = itl
-	}
 	res := &FitResult{Objective: math.Inf(1)}
 	a := make([]float64, nu)
 	for it := 0; it < iters; it++ {
@@ -89,16 +83,15 @@ func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResu
 		}
 		var obj float64
 		var per []RunError
-		for i, c := range cases {
-			rec := newRecorder(u)
-			sims, itl, err := c.simulate(ctx, u, steps[i], rec)
+		for _, c := range cases {
+			rp, err := c.simulate(ctx, u)
 			if err != nil {
 				return nil, err
 			}
-			e := runErrors(c.Run, sims)
+			e := runErrors(c.Run, rp.sims)
 			per = append(per, e)
 			obj += e.Objective() / float64(len(cases))
-			q := u.QueueSteps * steps[i]
+			rec := rp.rec
 			for j := range c.Run.Records {
 				m := &c.Run.Records[j]
 				ttft, e2e, ok := measured(m)
@@ -106,8 +99,8 @@ func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResu
 				if !ok || !done || !et.completed || et.firstToken < 0 {
 					continue
 				}
-				fix := rec.span(et.enqueue, et.firstToken, a)
-				if y := ttft - q - u.TokenUs - fix; ttft > 0 {
+				fix := rec.span(rec.queuedAt(et.arrival), et.firstToken, a)
+				if y := ttft - u.TokenUs - fix; ttft > 0 {
 					l.Add(a, y, 1/(ttft*ttft))
 				}
 				if dec := e2e - ttft; dec > 0 && et.done > et.firstToken {
@@ -115,7 +108,6 @@ func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResu
 					l.Add(a, dec-float64(max(et.output-1, 0))*u.TokenUs-u.EndUs-fix, 1/(dec*dec))
 				}
 			}
-			steps[i] = itl
 		}
 		if it == 0 {
 			res.Start = obj

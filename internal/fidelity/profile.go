@@ -79,23 +79,23 @@ func LoadProfile(dir string) (*Profile, error) {
 	p := &Profile{Dir: dir, Dense: map[string][]Point{}, PerSequence: map[string][]Point{}}
 	var dense []denseRow
 	if err := readCSV(filepath.Join(dir, "dense.csv"), &dense); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fidelity: profile: %w", err)
 	}
 	for _, r := range dense {
 		p.Dense[r.Layer] = append(p.Dense[r.Layer], Point{float64(r.Tokens), r.Us})
 	}
 	var seqs []seqRow
 	if err := readCSV(filepath.Join(dir, "per_sequence.csv"), &seqs); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fidelity: profile: %w", err)
 	}
 	for _, r := range seqs {
 		p.PerSequence[r.Layer] = append(p.PerSequence[r.Layer], Point{float64(r.Seqs), r.Us})
 	}
 	if err := readCSV(filepath.Join(dir, "attention.csv"), &p.Attention); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fidelity: profile: %w", err)
 	}
 	if err := readCSV(filepath.Join(dir, "moe.csv"), &p.MoE); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+		return nil, fmt.Errorf("fidelity: profile: %w", err)
 	}
 	for _, m := range []map[string][]Point{p.Dense, p.PerSequence} {
 		for k := range m {
@@ -108,14 +108,15 @@ func LoadProfile(dir string) (*Profile, error) {
 	return p, nil
 }
 
-// readCSV binds a CSV file's rows by column name.
+// readCSV binds a CSV file's rows by column name. Its errors name the file
+// (os.ErrNotExist when it is absent).
 func readCSV(path string, out any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("fidelity: profile: %w", err)
+		return err
 	}
 	if err := gocsv.UnmarshalBytes(data, out); err != nil {
-		return fmt.Errorf("fidelity: profile %s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

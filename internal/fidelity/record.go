@@ -6,11 +6,12 @@ import (
 	"servesim/internal/fit"
 )
 
-// recorder watches one replay for the universal fit. As the instance's
-// latency model it logs every step's universal basis, and the part of its
-// time no universal term scales, in its fit.StepLog; as a replay.Observer
-// (through the log) it learns each event's time and each request's engine
-// times.
+// recorder watches one replay. As the instance's latency model it logs
+// every step's universal basis, and the part of its time no universal term
+// scales, in its fit.StepLog; as a replay.Observer (through the log) it
+// learns each event's time and each request's engine times. The fit uses
+// all of it; the evaluation uses the step log to count each request's times
+// from the step in flight when it was queued (see [Case]).
 type recorder struct {
 	*fit.StepLog
 	inner *latency.KernelPhysics
@@ -18,14 +19,16 @@ type recorder struct {
 	u     []float64 // the universal coefficients in force (vector form)
 	buf   []float64
 
-	results map[int64]engineTimes
+	results  map[int64]engineTimes
+	maxBatch int // most requests in one step
 }
 
-// engineTimes is what the fit needs of one simulated request.
+// engineTimes is what the fit and the breakdown need of one simulated
+// request (engine µs).
 type engineTimes struct {
-	enqueue, firstToken, done int64
-	completed                 bool
-	output                    int
+	arrival, firstSched, firstToken, done int64
+	completed                             bool
+	output                                int
 }
 
 const nu = 5 // universal terms fitted (universalNames)
@@ -39,6 +42,7 @@ func (r *recorder) reset(km *latency.KernelPhysics, t Topology) {
 	r.inner, r.topo = km, t
 	r.Reset()
 	r.results = map[int64]engineTimes{}
+	r.maxBatch = 0
 }
 
 // StepTime implements latency.Model: the inner model's time, logged.
@@ -51,6 +55,7 @@ func (r *recorder) StepTime(s *latency.Step) int64 {
 		scaled += r.u[j] * v
 	}
 	r.Add(d, r.buf, float64(d)-scaled)
+	r.maxBatch = max(r.maxBatch, s.DecodeCount+len(s.Prefill))
 	return d
 }
 
@@ -61,8 +66,35 @@ func (r *recorder) EndOverhead() int64     { return r.inner.EndOverhead() }
 
 // Result implements replay.Observer.
 func (r *recorder) Result(res *instance.Result, _ *instance.Request) {
-	r.results[res.ID] = engineTimes{enqueue: res.EnqueueUs, firstToken: res.FirstTokenUs, done: res.DoneUs,
-		completed: res.Status == instance.StatusCompleted, output: res.OutputTokens}
+	r.results[res.ID] = engineTimes{arrival: res.ArrivalUs, firstSched: res.FirstScheduledUs, firstToken: res.FirstTokenUs,
+		done: res.DoneUs, completed: res.Status == instance.StatusCompleted, output: res.OutputTokens}
+}
+
+// queuedAt is where a request that arrived at t is queued in vLLM's terms:
+// the start of the step in flight at t, or t when the engine was idle.
+// vLLM reads new requests between steps and stamps queued_ts there, while a
+// step is already running; the replay injects at that stamp, which falls
+// anywhere in a simulated step, so counting from the simulated step's start
+// lines the two clocks up. The step in flight cannot take the request
+// either way (its batch was formed before), so nothing else changes.
+func (r *recorder) queuedAt(t int64) int64 {
+	lo, _ := r.Steps(t, t)
+	if lo < r.Len() && r.StartUs(lo) <= t {
+		return r.StartUs(lo)
+	}
+	return t
+}
+
+// scheduledAt is a request's first schedule in vLLM's terms: with
+// asynchronous scheduling a batch is formed when the step before it starts,
+// so a request whose first step (starting at first) follows another step
+// without a gap was scheduled when that step started; not before queued.
+func (r *recorder) scheduledAt(first, queued int64) int64 {
+	lo, _ := r.Steps(first-1, first-1)
+	if lo < r.Len() && r.EndUs(lo) == first && r.StartUs(lo) >= queued {
+		return r.StartUs(lo)
+	}
+	return max(first, queued)
 }
 
 // span returns the universal basis (into dst) and the fixed time of the

@@ -27,7 +27,11 @@ type Run struct {
 	Scheduled []int64
 	Meta      importer.LLMServingSimMeta
 	Hardware  string // accelerator name of LLMServingSim's config.json ("RTX4090"), "" if absent
-	Warnings  []string
+	// KVPeak is the highest KV cache use vLLM's stat logger reported
+	// (timeseries.csv, kv_cache_pct as a fraction), −1 when the run has no
+	// timeseries or its logger did not fill the column (all zero).
+	KVPeak   float64
+	Warnings []string
 }
 
 // LoadRun imports the run in dir (a directory holding requests.jsonl and
@@ -59,7 +63,43 @@ func LoadRun(name, dir string) (*Run, error) {
 	r.Warnings = imp.Warnings()
 	r.Scheduled = imp.ScheduledTimesUs()
 	r.Hardware = clusterHardware(dir)
+	if r.KVPeak, err = timeseriesKVPeak(filepath.Join(dir, timeseriesFile)); err != nil {
+		return nil, fmt.Errorf("fidelity: run %s: %w", name, err)
+	}
 	return r, nil
+}
+
+// timeseriesFile is the bench's per-tick log of vLLM's scheduler state,
+// beside requests.jsonl.
+const timeseriesFile = "timeseries.csv"
+
+// tick is one row of timeseries.csv (the columns the report uses).
+type tick struct {
+	T       float64 `csv:"t"`
+	Running int     `csv:"running"`
+	Waiting int     `csv:"waiting"`
+	KVPct   float64 `csv:"kv_cache_pct"`
+}
+
+// timeseriesKVPeak returns the peak kv_cache_pct of a timeseries.csv as a
+// fraction, or −1 when the file is absent or the column is all zero (the
+// bench's stat logger leaves it 0 with data parallelism and on some runs).
+func timeseriesKVPeak(path string) (float64, error) {
+	var ticks []tick
+	if err := readCSV(path, &ticks); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return -1, nil
+		}
+		return 0, err
+	}
+	peak := 0.0
+	for _, t := range ticks {
+		peak = max(peak, t.KVPct)
+	}
+	if peak <= 0 {
+		return -1, nil
+	}
+	return peak / 100, nil
 }
 
 // clusterHardware reads the accelerator name from LLMServingSim's cluster

@@ -200,29 +200,33 @@ func syntheticCase(t *testing.T, truth Universal) *Case {
 			OutputTokens: 20 + rng.IntN(400), ArrivalTimeUs: at, SendTimeUs: at, Status: "ok"})
 	}
 	c := newCase(r, cfg, mc, &KernelFit{Beta: beta}, Topology{LinkBytes: 1, LinkOps: 1})
-	_, step, err := c.simulate(context.Background(), truth, 0, nil)
+	rp, err := c.simulate(context.Background(), truth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sims, _, err := c.simulate(context.Background(), truth, step, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range sims {
+	// The simulator's own times in vLLM's terms play the measurement:
+	// TTFT and E2E from the step in flight at arrival, the first schedule
+	// when the batch was formed.
+	r.Scheduled = make([]int64, len(r.Records))
+	for _, s := range rp.sims {
 		rec := &r.Records[s.RequestID]
 		rec.FirstChunkTimeUs = rec.SendTimeUs + int64(s.TTFTUs)
 		rec.LastChunkTimeUs = rec.SendTimeUs + int64(s.E2EUs)
 		rec.NumChunks = rec.OutputTokens
+		et := rp.rec.results[s.RequestID]
+		q := rp.rec.queuedAt(et.arrival)
+		r.Scheduled[s.RequestID] = rec.SendTimeUs + rp.rec.scheduledAt(et.firstSched, q) - q
 	}
+	r.KVPeak = rp.summary.KVUtilizationPeak
 	return newCase(r, cfg, mc, &KernelFit{Beta: beta}, Topology{LinkBytes: 1, LinkOps: 1})
 }
 
 // TestFitUniversalRecovers: latencies simulated under known host terms are
 // fitted back from another start.
 func TestFitUniversalRecovers(t *testing.T) {
-	truth := Universal{HostStepUs: 900, HostSeqUs: 12, QueueSteps: 0.5}
+	truth := Universal{HostStepUs: 900, HostSeqUs: 12}
 	c := syntheticCase(t, truth)
-	res, err := FitUniversal(context.Background(), []*Case{c}, FitOptions{Start: Universal{HostStepUs: 100, QueueSteps: 0.5}, Iterations: 6})
+	res, err := FitUniversal(context.Background(), []*Case{c}, FitOptions{Start: Universal{HostStepUs: 100}, Iterations: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,14 +328,18 @@ func TestMarkdownGolden(t *testing.T) {
 	}
 	runs := []RunReport{
 		{Name: "GPU-A/model-x", Model: "org/model-x", GPU: "GPU-A", TP: 1, DP: 1,
-			Universal: Universal{HostStepUs: 640, HostSeqUs: 2, LinkBytes: 95.7, LinkOpUs: 27, QueueSteps: 0.5},
+			Universal: Universal{HostStepUs: 640, HostSeqUs: 2, LinkBytes: 95.7, LinkOpUs: 27},
 			Fit:       &FitResult{Objective: 0.028}, Kernels: map[string]FitStat{"dense": {RMSRel: 0.035}, "attention": {RMSRel: 0.07}},
 			Metrics: map[string]Metrics{"ttft": mk(65.5e6, 65.9e6, 0.038, 0.998), "tpot": mk(32400, 32300, 0.05, 0.765), "e2e": mk(86.6e6, 86.9e6, 0.013, 0.999)},
-			Sources: Sources{RealQueueUs: 65.2e6, SimQueueUs: 65.6e6, RealPrefillUs: 266e3, SimPrefillUs: 333e3, RealTPOTUs: 32400, SimTPOTUs: 32300, RealBatch: 35, SimBatch: 34.9, SimPreemptions: 226}},
+			Sources: Sources{N: 300, RealQueueUs: 65.2e6, SimQueueUs: 65.6e6, RealFirstUs: 266e3, SimFirstUs: 333e3, QueueErr: 0.031,
+				QueueAbsErr: 0.05, FirstErr: -0.018, FirstAbsErr: 0.027, QueuedN: 287, OtherN: 13, QueuedTTFTMAPE: 0.028, OtherTTFTMAPE: 0.25,
+				RealTPOTUs: 32400, SimTPOTUs: 32300, RealBatch: 35, SimBatch: 34.9, RealPeak: 42, SimPeak: 41, RealKVPeak: 0.9996, SimKVPeak: 1,
+				SimPreemptions: 226, SimPreempted: 150}},
 		{Name: "GPU-B/model-y", Model: "org/model-y", GPU: "GPU-B", TP: 1, DP: 2,
-			Universal: Universal{HostStepUs: 380, LinkBytes: 95.5, LinkOpUs: 32.5, QueueSteps: 0.5},
+			Universal: Universal{HostStepUs: 380, LinkBytes: 95.5, LinkOpUs: 32.5},
 			Fit:       &FitResult{Objective: 0.021}, Kernels: map[string]FitStat{"moe": {RMSRel: 0.072}},
-			Metrics: map[string]Metrics{"ttft": mk(1.09e6, 1.03e6, 0.117, 0.995), "tpot": mk(47300, 47200, 0.005, 0.997), "e2e": mk(32.3e6, 32.3e6, 0.005, 0.998)}},
+			Metrics: map[string]Metrics{"ttft": mk(1.09e6, 1.03e6, 0.117, 0.995), "tpot": mk(47300, 47200, 0.005, 0.997), "e2e": mk(32.3e6, 32.3e6, 0.005, 0.998)},
+			Sources: Sources{RealKVPeak: -1, SimKVPeak: 0.41}},
 	}
 	rep := &Report{Runs: runs, Overall: overall(runs)}
 	var buf bytes.Buffer
@@ -351,9 +359,11 @@ func TestMarkdownGolden(t *testing.T) {
 	if buf.String() != string(want) {
 		t.Errorf("Markdown differs from %s (run with -update):\n%s", golden, buf.String())
 	}
+	// The overall TTFT MAPE (7.75%) meets its target, GPU-B's own 11.7%
+	// does not: a target is met only on every run.
 	met := DefaultTargets().Met(rep)
-	if !met["e2e_mape"] || !met["tpot_mean"] || !met["ttft_mape"] || !met["e2e_pearson_r"] {
-		t.Errorf("targets %v", met)
+	if want := map[string]bool{"e2e_mape": true, "tpot_mean": true, "ttft_mape": false, "e2e_pearson_r": true}; !reflect.DeepEqual(met, want) {
+		t.Errorf("targets: got %v, want %v", met, want)
 	}
 	if o := rep.Overall["ttft"]; math.Abs(o.MAPE-(0.038+0.117)/2) > 1e-12 || o.N != 600 {
 		t.Errorf("overall ttft %+v", o)

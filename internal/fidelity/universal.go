@@ -19,20 +19,14 @@ type Universal struct {
 	// ratio of HBM to link bandwidth (about 1 on NVLink, tens on PCIe).
 	LinkBytes float64
 	LinkOpUs  float64 // per collective, µs
-	// QueueSteps is Q as a share of the deployment's mean step: with
-	// asynchronous scheduling a request queued during step n waits for
-	// step n + 1, which was scheduled before it arrived; the simulator,
-	// which joins it at the next step, sees half a step on average, so the
-	// physics says 0.5.
-	QueueSteps float64
-	TokenUs    float64 // A_tok, µs
-	EndUs      float64 // A_end, µs
+	TokenUs   float64 // A_tok, µs
+	EndUs     float64 // A_end, µs
 }
 
-// DefaultUniversal is the starting point of a fit: no host time, links at
-// PCIe-like speed, Q from asynchronous scheduling.
+// DefaultUniversal is the starting point of a fit: some host time per
+// step, links at PCIe-like speed.
 func DefaultUniversal() Universal {
-	return Universal{HostStepUs: 500, LinkBytes: 50, LinkOpUs: 20, QueueSteps: 0.5}
+	return Universal{HostStepUs: 500, LinkBytes: 50, LinkOpUs: 20}
 }
 
 // universalNames names the fitted linear terms, in the order of their
@@ -71,9 +65,11 @@ func TopologyOf(r *Run, mc *latency.ModelConfig) Topology {
 }
 
 // Coefficients are the latency coefficients of one deployment: its kernel
-// fit plus the universal terms through its topology. meanStepUs is the
-// deployment's mean step (mean ITL of a replay), which sets Q.
-func Coefficients(k *KernelFit, u Universal, t Topology, meanStepUs float64) (alpha, beta []float64, err error) {
+// fit plus the universal terms through its topology. Q (α₀) is 0: the wait
+// that vLLM's asynchronous scheduling adds before a new request's first
+// step is modelled by where its times are counted from (see [Case]), not
+// by a fixed delay.
+func Coefficients(k *KernelFit, u Universal, t Topology) (alpha, beta []float64, err error) {
 	if len(k.Beta) != latency.KPNumBetas {
 		return nil, nil, fmt.Errorf("fidelity: kernel fit has %d coefficients, want %d", len(k.Beta), latency.KPNumBetas)
 	}
@@ -83,7 +79,7 @@ func Coefficients(k *KernelFit, u Universal, t Topology, meanStepUs float64) (al
 	beta[latency.KPHostPrefillSeq] = u.HostPrefillUs
 	beta[latency.KPLinkBytes] = u.LinkBytes * t.LinkBytes
 	beta[latency.KPLinkOps] = u.LinkOpUs * t.LinkOps
-	alpha = []float64{u.QueueSteps * max(meanStepUs, 0), u.EndUs, u.TokenUs}
+	alpha = []float64{0, u.EndUs, u.TokenUs}
 	return alpha, beta, nil
 }
 
