@@ -10,8 +10,9 @@ import (
 )
 
 // replayTrace runs the measured trace through the simulator of dep, the way
-// `replay` does (injection at send time, every row whatever its status),
-// with rec watching.
+// `replay` does (injection at send time, every row whatever its status;
+// with cfg.Replay.ClosedLoop, later session rounds at the simulated
+// completion of the round before plus the think time), with rec watching.
 func replayTrace(ctx context.Context, cfg *Config, recs []tracev2.Record, dep *deploy.Resolved, rec *recorder) error {
 	tr, err := replay.NewTrace(replay.RecordRows(recs), cfg.Replay)
 	if err != nil {

@@ -80,6 +80,7 @@ type Result struct {
 	Start           Errors   // the starting coefficients' replay, fit set
 	Fit, Holdout    Errors   // the chosen coefficients' replay; Holdout.N = 0 without a holdout
 	Iterations      int      // replays run, the first included
+	Chosen          int      // the coefficients kept: -1 the iterates' mean, 0 the start, k > 0 the k-th iterate (the one that graded best)
 	Converged       bool     // the coefficients stopped moving (by Tolerance) before MaxIterations
 	Spread          float64  // largest relative standard deviation of a beta over the averaged iterates
 	FitRequests     int      // requests whose equations were used
@@ -157,7 +158,16 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	// A replay with other coefficients puts its steps at other phases
 	// against the arrivals, so the iterates do not settle exactly but
 	// wander within the noise this leaves; their mean over the second half
-	// is the estimate (Polyak averaging), checked by a last replay.
+	// is the estimate (Polyak averaging), checked by a last replay. On
+	// measured data the wandering can be wide (terms the data barely tell
+	// apart) and the mean replay worse than the start; then the replayed
+	// iterate that graded best is kept, or the start if none beat it.
+	type candidate struct {
+		theta   []float64
+		fit, ho Errors
+		index   int
+	}
+	var cands []candidate
 	var hist [][]float64
 	for iter := 0; iter < maxIter; iter++ {
 		rec, fe, he, err := replayErrors(ctx, &eq, in.Records, sp, kind, ts, theta)
@@ -176,6 +186,7 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 		if iter == 0 {
 			res.Start = fe
 		}
+		cands = append(cands, candidate{theta, fe, he, iter})
 		next, neq, resid, err := solve(rec, sp, ts, theta, prior, fixed, ridge)
 		if err != nil {
 			return nil, err
@@ -200,19 +211,30 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 		return nil, err
 	}
 	res.Iterations = len(hist) + 1
-	res.Alpha, res.Beta = sp.coefficients(theta)
-	res.Fit, res.Holdout = fe, he
 	if cfg.Iteration != nil {
-		cfg.Iteration(len(hist), fe, he, res.Alpha, res.Beta)
+		a, b := sp.coefficients(theta)
+		cfg.Iteration(len(hist), fe, he, a, b)
 	}
+	best := candidate{theta, fe, he, -1}
 	if fe.Objective() > res.Start.Objective() {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the fitted coefficients replay worse than the starting ones (error %.3g against %.3g); keeping the start",
-			fe.Objective(), res.Start.Objective()))
-		res.Alpha, res.Beta = sp.coefficients(prior)
-		_, res.Fit, res.Holdout, err = replayErrors(ctx, &cfg, in.Records, sp, kind, ts, prior)
-		if err != nil {
-			return nil, err
+		// The mean, the estimate that least depends on one replay's
+		// phases, is kept unless it replays worse than the start; then
+		// the iterate that replays best (the start if none beats it).
+		best = cands[0]
+		for _, c := range cands[1:] {
+			if c.fit.Objective() < best.fit.Objective() {
+				best = c
+			}
 		}
+	}
+	res.Alpha, res.Beta = sp.coefficients(best.theta)
+	res.Fit, res.Holdout, res.Chosen = best.fit, best.ho, best.index
+	if best.index == 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("no fitted coefficients replay better than the starting ones (the iterates' mean: error %.3g against %.3g); keeping the start",
+			fe.Objective(), res.Start.Objective()))
+	} else if best.index > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the iterates' mean replays worse than the start (error %.3g against %.3g); keeping iterate %d (error %.3g)",
+			fe.Objective(), res.Start.Objective(), best.index, best.fit.Objective()))
 	}
 	if res.Fit.Missing > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the replay did not complete %d measured requests (dropped or cut); they are left out of the error", res.Fit.Missing))

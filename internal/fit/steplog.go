@@ -95,10 +95,13 @@ func (l *StepLog) Sum(lo, hi int, phi float64, dst []float64) float64 {
 	return off + l.cumOff[hi] - l.cumOff[first]
 }
 
-// The replay.Observer methods other than Result.
-func (l *StepLog) Scheduled(int64, *instance.Request, int) {}
-func (l *StepLog) Preempted(int64, *instance.Request)      {}
-func (l *StepLog) Left(int64, *instance.Request)           {}
-func (l *StepLog) Start(*instance.Instance)                {}
-func (l *StepLog) Event(atUs int64, _ int)                 { l.now = atUs }
-func (l *StepLog) Finish(int64) error                      { return nil }
+// The replay.Observer methods other than Result. The log is its own
+// instance.Tracer, one that does nothing.
+func (l *StepLog) Scheduled(int64, *instance.Request, int)   {}
+func (l *StepLog) Preempted(int64, *instance.Request)        {}
+func (l *StepLog) Left(int64, *instance.Request)             {}
+func (l *StepLog) Tracer(int) instance.Tracer                { return l }
+func (l *StepLog) Step(int, int64, int64, instance.StepInfo) {}
+func (l *StepLog) Start([]*instance.Instance, []string)      {}
+func (l *StepLog) Event(atUs int64, _ int)                   { l.now = atUs }
+func (l *StepLog) Finish(int64) error                        { return nil }
