@@ -77,7 +77,9 @@ func sources(c *Case, rp *replayed) Sources {
 			s.SimPreempted++
 		}
 		realSpans = append(realSpans, [2]int64{sched[i], m.LastChunkTimeUs})
-		simSpans = append(simSpans, [2]int64{rec.scheduledAt(et.firstSched, queued), et.done})
+		// The simulator's occupancy starts at its first step (bounded by
+		// max_num_seqs), not when that step's batch was formed.
+		simSpans = append(simSpans, [2]int64{et.firstSched, et.done})
 	}
 	if nt > 0 {
 		s.RealTPOTUs /= nt
