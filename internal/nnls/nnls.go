@@ -99,7 +99,8 @@ func (n *Problem) RMSRelative(theta []float64) float64 {
 type Options struct {
 	// Prior is where the ridge pulls each unknown, and the value of the
 	// unknowns that are fixed or that no equation touches (nil = all 0).
-	// Prior values must be ≥ 0.
+	// Values must be finite; only the free unknowns are kept ≥ 0, so a
+	// held unknown may stay negative.
 	Prior []float64
 	// Fixed marks unknowns held at their prior (nil = none).
 	Fixed []bool
@@ -130,8 +131,8 @@ func (n *Problem) Solve(o Options) ([]float64, error) {
 	}
 	theta := make([]float64, p)
 	for i, v := range o.Prior {
-		if !finite(v) || v < 0 {
-			return nil, fmt.Errorf("nnls: prior %d is %v, want finite and ≥ 0", i, v)
+		if !finite(v) {
+			return nil, fmt.Errorf("nnls: prior %d is %v, want a finite value", i, v)
 		}
 		theta[i] = v
 	}

@@ -86,6 +86,15 @@ func TestSolve(t *testing.T) {
 			want: []float64{1, 20.0 / 7},
 		},
 		{
+			// A held unknown may be negative: y = x₂ − 1 with θ₁ held at −1
+			// leaves θ₂ = 1 exactly.
+			name: "fixed negative",
+			p:    2,
+			eqs:  []eq{{[]float64{1, 1}, 0, 1}, {[]float64{1, 3}, 2, 1}},
+			opts: Options{Prior: []float64{-1, 0}, Fixed: []bool{true, false}},
+			want: []float64{-1, 1},
+		},
+		{
 			// θ = 2 measured once (G₁₁ = 1); ridge 1 towards 0 minimises
 			// (θ − 2)² + θ², so θ = 1.
 			name: "ridge towards zero",
@@ -213,7 +222,7 @@ func TestErrors(t *testing.T) {
 		{"infinite term", []eq{{[]float64{1, math.Inf(1)}, 1, 1}}, Options{}, "term 1 is +Inf"},
 		{"prior size", []eq{{[]float64{1, 2}, 1, 1}}, Options{Prior: []float64{1}}, "prior of 1"},
 		{"fixed size", []eq{{[]float64{1, 2}, 1, 1}}, Options{Fixed: []bool{true}}, "fixed of 1"},
-		{"negative prior", []eq{{[]float64{1, 2}, 1, 1}}, Options{Prior: []float64{1, -2}}, "prior 1 is -2"},
+		{"infinite prior", []eq{{[]float64{1, 2}, 1, 1}}, Options{Prior: []float64{1, math.Inf(-1)}}, "prior 1 is -Inf"},
 		{"negative ridge", []eq{{[]float64{1, 2}, 1, 1}}, Options{Ridge: -1}, "ridge -1"},
 	}
 	for _, tc := range tests {
