@@ -5,66 +5,94 @@ import "servesim/internal/des/kvcache"
 // lru is a router-side prefix index of one instance: the block hashes of
 // requests routed there, most recently routed first, at most cap of them
 // (spec §10, prefix-affinity). It approximates the instance's real cache
-// without reading it. Hashes are found through an open-addressing table
-// (linear probing on the hash's low word, backward-shift deletion, load ≤
-// 1/2), which costs a fraction of a Go map with 16-byte keys.
+// without reading it.
+//
+// Routing touches it for every block of every routed request, so it is
+// built for few cache misses (16 instances' indexes do not fit in a core's
+// cache):
+//
+//   - Nodes (hash, recency links) live in one slice; a full index reuses
+//     its least recent node for the new hash, so nodes are recycled in
+//     order and the tail is read sequentially.
+//   - Hashes are found through an open-addressing table of 4-byte slots
+//     (linear probing on the hash's low word), each holding the node
+//     number and a 16-bit tag from the hash's high word: a probe that
+//     misses rarely reads a node.
+//   - Evicting a node leaves its slot behind (stale: the node no longer
+//     holds that hash, which a lookup checks against the node). Slots are
+//     never deleted; the table is rebuilt from the nodes when live and
+//     stale slots exceed 3/4 of it. An eviction thus costs no probe.
 type lru struct {
 	cap        int
-	slots      []int32 // node + 1; 0 = empty
+	slots      []uint32 // tag<<16 | node+1; 0 = empty
 	mask       uint64
-	n          int
-	hash       []kvcache.Hash
-	prev, next []int32
+	used       int // occupied slots, live or stale
+	limit      int // rebuild when used exceeds it
+	nodes      []lruNode
 	head, tail int32 // head: most recent; -1 when empty
+	first      *firstFilter
+	sink       uint32 // keeps record's early loads alive
 }
 
-func newLRU(capacity int) *lru {
+type lruNode struct {
+	hash       kvcache.Hash
+	prev, next int32
+	first      bool // counted in the first-block filter
+}
+
+// maxLRU is the largest capacity: node numbers + 1 fit 16 bits.
+const maxLRU = 1<<16 - 2
+
+// Compile-time check that the router's index fits.
+const _ uint = maxLRU - PrefixIndexBlocks
+
+// newLRU returns an empty index of capacity min(capacity, maxLRU) ≥ 1. first,
+// if not nil, counts the first blocks it holds.
+func newLRU(capacity int, first *firstFilter) *lru {
+	capacity = min(max(capacity, 1), maxLRU)
 	size := 16
 	for size < 2*capacity {
 		size *= 2
 	}
-	return &lru{cap: capacity, slots: make([]int32, size), mask: uint64(size - 1), head: -1, tail: -1}
+	return &lru{cap: capacity, slots: make([]uint32, size), mask: uint64(size - 1), limit: size * 3 / 4,
+		head: -1, tail: -1, first: first}
 }
+
+func slotTag(h kvcache.Hash) uint32 { return uint32(h.Hi>>48) << 16 }
 
 // find returns the node holding h, or -1.
 func (l *lru) find(h kvcache.Hash) int32 {
+	tag := slotTag(h)
 	for i := h.Lo & l.mask; ; i = (i + 1) & l.mask {
 		s := l.slots[i]
 		if s == 0 {
 			return -1
 		}
-		if l.hash[s-1] == h {
-			return s - 1
+		if s&0xffff0000 == tag {
+			if n := int32(s&0xffff) - 1; l.nodes[n].hash == h {
+				return n
+			}
 		}
 	}
 }
 
+// insert adds a slot for node, whose hash has none that is live.
 func (l *lru) insert(node int32) {
-	i := l.hash[node].Lo & l.mask
+	h := l.nodes[node].hash
+	i := h.Lo & l.mask
 	for l.slots[i] != 0 {
 		i = (i + 1) & l.mask
 	}
-	l.slots[i] = node + 1
-	l.n++
+	l.slots[i] = slotTag(h) | uint32(node+1)
+	l.used++
 }
 
-// remove deletes node's hash from the table, shifting later entries of its
-// probe run back so that no tombstone is needed.
-func (l *lru) remove(node int32) {
-	i := l.hash[node].Lo & l.mask
-	for l.slots[i] != node+1 {
-		i = (i + 1) & l.mask
-	}
-	l.slots[i] = 0
-	l.n--
-	for j := (i + 1) & l.mask; l.slots[j] != 0; j = (j + 1) & l.mask {
-		home := l.hash[l.slots[j]-1].Lo & l.mask
-		// The entry at j may move to the hole at i unless its home lies
-		// cyclically in (i, j].
-		if (j-home)&l.mask >= (j-i)&l.mask {
-			l.slots[i], l.slots[j] = l.slots[j], 0
-			i = j
-		}
+// rebuild drops the stale slots.
+func (l *lru) rebuild() {
+	clear(l.slots)
+	l.used = 0
+	for n := range l.nodes {
+		l.insert(int32(n))
 	}
 }
 
@@ -79,54 +107,83 @@ func (l *lru) match(hs []kvcache.Hash) int {
 
 // record makes every hash of hs most recent, the first block last so that
 // it is evicted last: a prefix outlives its tail, as in the real cache.
+// hs[0] is a request's first block.
 func (l *lru) record(hs []kvcache.Hash) {
+	// Load every home slot first: the loads are independent, so their
+	// cache misses overlap instead of stalling each probe in turn.
+	var s uint32
+	for _, h := range hs {
+		s |= l.slots[h.Lo&l.mask]
+	}
+	l.sink = s
 	for k := len(hs) - 1; k >= 0; k-- {
-		l.touch(hs[k])
+		l.touch(hs[k], k == 0)
 	}
 }
 
-func (l *lru) touch(h kvcache.Hash) {
-	if i := l.find(h); i >= 0 {
-		l.unlink(i)
-		l.pushFront(i)
-		return
-	}
-	var i int32
-	if len(l.hash) < l.cap {
-		i = int32(len(l.hash))
-		l.hash = append(l.hash, h)
-		l.prev = append(l.prev, -1)
-		l.next = append(l.next, -1)
-	} else {
+// touch makes h most recent, adding it if absent (evicting the least
+// recent hash when full). first marks a request's first block.
+func (l *lru) touch(h kvcache.Hash, first bool) {
+	i := l.find(h)
+	switch {
+	case i >= 0:
+		if i != l.head {
+			l.unlink(i)
+			l.pushFront(i)
+		}
+	case len(l.nodes) < l.cap:
+		i = int32(len(l.nodes))
+		l.nodes = append(l.nodes, lruNode{hash: h, prev: -1, next: -1})
+		l.add(i)
+	default:
 		i = l.tail
 		l.unlink(i)
-		l.remove(i)
-		l.hash[i] = h
+		nd := &l.nodes[i]
+		if nd.first {
+			l.first.add(nd.hash, -1)
+			nd.first = false
+		}
+		nd.hash = h
+		l.add(i)
 	}
-	l.insert(i)
+	if first && !l.nodes[i].first && l.first != nil {
+		l.nodes[i].first = true
+		l.first.add(h, 1)
+	}
+}
+
+// add gives node i (holding a hash new to the index) a slot and makes it
+// most recent.
+func (l *lru) add(i int32) {
+	if l.used >= l.limit {
+		l.rebuild() // i included
+	} else {
+		l.insert(i)
+	}
 	l.pushFront(i)
 }
 
 func (l *lru) unlink(i int32) {
-	p, n := l.prev[i], l.next[i]
+	nd := &l.nodes[i]
+	p, n := nd.prev, nd.next
 	if p >= 0 {
-		l.next[p] = n
+		l.nodes[p].next = n
 	} else {
 		l.head = n
 	}
 	if n >= 0 {
-		l.prev[n] = p
+		l.nodes[n].prev = p
 	} else {
 		l.tail = p
 	}
-	l.prev[i], l.next[i] = -1, -1
+	nd.prev, nd.next = -1, -1
 }
 
 func (l *lru) pushFront(i int32) {
-	l.prev[i] = -1
-	l.next[i] = l.head
+	nd := &l.nodes[i]
+	nd.prev, nd.next = -1, l.head
 	if l.head >= 0 {
-		l.prev[l.head] = i
+		l.nodes[l.head].prev = i
 	} else {
 		l.tail = i
 	}
@@ -134,4 +191,36 @@ func (l *lru) pushFront(i int32) {
 }
 
 // len is the number of hashes held.
-func (l *lru) len() int { return l.n }
+func (l *lru) len() int { return len(l.nodes) }
+
+// firstFilter counts, per bucket of hash values, the first blocks (block 0
+// of a request) held by the router-side indexes of all instances. A bucket
+// at zero proves that no instance's index holds a hash of that bucket, so
+// every prefix-affinity match is 0 without a probe per instance (the usual
+// case when prompts share no prefix). Counts are exact, never saturating.
+// Block hashes are chained from a zero parent, so a request's first block
+// never appears at another position of a prompt (short of a 128-bit
+// collision): flagging hashes recorded as first blocks covers every index
+// entry a first block can match.
+type firstFilter struct {
+	count []uint32
+	mask  uint64
+}
+
+func newFirstFilter(entries int) *firstFilter {
+	size := 1024
+	for size < entries && size < 1<<20 {
+		size *= 2
+	}
+	return &firstFilter{count: make([]uint32, size), mask: uint64(size - 1)}
+}
+
+// bucket uses other bits of the hash than the indexes' table homes.
+func (f *firstFilter) bucket(h kvcache.Hash) uint64 { return (h.Lo >> 40) & f.mask }
+
+func (f *firstFilter) add(h kvcache.Hash, d int) {
+	f.count[f.bucket(h)] += uint32(d)
+}
+
+// mayHold reports whether some index may hold h as a first block.
+func (f *firstFilter) mayHold(h kvcache.Hash) bool { return f.count[f.bucket(h)] != 0 }

@@ -39,7 +39,8 @@ type router struct {
 	snapAt  int64
 	snapOK  bool
 
-	prefix []*lru // prefix-affinity: router-side index per instance
+	prefix []*lru       // prefix-affinity: router-side index per instance
+	first  *firstFilter // first blocks held by any of them
 
 	precise bool
 	delay   int64 // precise-prefix-cache refresh interval; 0 = live
@@ -79,8 +80,11 @@ func newRouter(cfg *Config, insts []*instance.Instance, load []int, rng *rand.Ra
 			switch s.Name {
 			case ScorerPrefixAffinity:
 				rt.prefix = make([]*lru, len(insts))
+				// Requests have tens of blocks: a bucket per 4 indexed
+				// blocks leaves most buckets empty.
+				rt.first = newFirstFilter(len(insts) * PrefixIndexBlocks / 4)
 				for i := range rt.prefix {
-					rt.prefix[i] = newLRU(PrefixIndexBlocks)
+					rt.prefix[i] = newLRU(PrefixIndexBlocks, rt.first)
 				}
 			case ScorerPrecisePrefixCache:
 				rt.precise = true
@@ -227,7 +231,9 @@ func (rt *router) weighted(now int64, pool []int) {
 		s := rt.snap[i]
 		rt.cands = append(rt.cands, cand{queue: s.queue, batch: s.batch, inFlight: rt.load[i], kvUtil: s.kvUtil})
 	}
-	if rt.prefix != nil {
+	// Without its first block no index can match a prompt: one filter
+	// probe instead of one per candidate.
+	if rt.prefix != nil && len(rt.hashes) > 0 && rt.first.mayHold(rt.hashes[0]) {
 		for k, i := range pool {
 			rt.cands[k].affinity = rt.prefix[i].match(rt.hashes)
 		}

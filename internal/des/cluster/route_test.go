@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,7 +221,7 @@ func TestPrefixAffinityFollowsRouting(t *testing.T) {
 // TestLRUEvictsOldest: the router-side index keeps the most recent blocks,
 // a prefix's first block last.
 func TestLRUEvictsOldest(t *testing.T) {
-	l := newLRU(3)
+	l := newLRU(3, nil)
 	h := func(i uint64) kvcache.Hash { return kvcache.Hash{Lo: i} }
 	l.record([]kvcache.Hash{h(1), h(2)})
 	l.record([]kvcache.Hash{h(3), h(4)}) // evicts 2: block 1 of the first prefix was recorded after it
@@ -382,7 +383,7 @@ func TestLRUAgainstModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	for round := 0; round < 50; round++ {
 		capacity := 1 + rng.IntN(40)
-		l := newLRU(capacity)
+		l := newLRU(capacity, nil)
 		var order []kvcache.Hash // most recent first
 		for op := 0; op < 2000; op++ {
 			// Few distinct low words: long probe runs and collisions.
@@ -399,7 +400,7 @@ func TestLRUAgainstModel(t *testing.T) {
 				}
 				continue
 			}
-			l.touch(h)
+			l.touch(h, false)
 			for i, x := range order {
 				if x == h {
 					order = append(order[:i], order[i+1:]...)
@@ -412,6 +413,50 @@ func TestLRUAgainstModel(t *testing.T) {
 			}
 			if l.len() != len(order) {
 				t.Fatalf("round %d op %d: size %d, model %d", round, op, l.len(), len(order))
+			}
+		}
+	}
+}
+
+// TestFirstFilterAgainstModel: several indexes share a first-block filter;
+// after random records of chained block hashes (prompts of few distinct
+// blocks, so prefixes repeat) the filter's counts equal the flagged first
+// blocks the indexes hold, bucket by bucket, and every first block an
+// index holds is in a bucket that is not zero.
+func TestFirstFilterAgainstModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for round := 0; round < 30; round++ {
+		f := newFirstFilter(16)
+		ls := []*lru{newLRU(1+rng.IntN(30), f), newLRU(1+rng.IntN(30), f), newLRU(1+rng.IntN(30), f)}
+		firsts := map[kvcache.Hash]bool{}
+		for op := 0; op < 400; op++ {
+			hs := make([]kvcache.Hash, rng.IntN(5))
+			var prev kvcache.Hash
+			for k := range hs {
+				prev = kvcache.HashBlock(prev, []int32{int32(rng.IntN(3))})
+				hs[k] = prev
+			}
+			if len(hs) > 0 {
+				firsts[hs[0]] = true
+			}
+			ls[rng.IntN(len(ls))].record(hs)
+			want := make([]uint32, len(f.count))
+			for _, l := range ls {
+				for _, nd := range l.nodes {
+					if nd.first {
+						want[f.bucket(nd.hash)]++
+					}
+				}
+			}
+			if !slices.Equal(f.count, want) {
+				t.Fatalf("round %d op %d: filter counts %v, flagged nodes %v", round, op, f.count, want)
+			}
+			for h := range firsts {
+				for _, l := range ls {
+					if l.match([]kvcache.Hash{h}) == 1 && !f.mayHold(h) {
+						t.Fatalf("round %d op %d: an index holds first block %v, the filter says none does", round, op, h)
+					}
+				}
 			}
 		}
 	}
