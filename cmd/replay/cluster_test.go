@@ -49,7 +49,6 @@ func TestClusterUsageErrors(t *testing.T) {
 		{[]string{"--trace-level", "all"}, `--trace-level "all"`},
 		{[]string{"--num-instances", "2", "--routing-policy", "closest"}, `routing-policy "closest"`},
 		{[]string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "1"}, "num-instances 3 must equal"},
-		{[]string{"--num-instances", "2", "--timeline", filepath.Join(dir, "tl.json")}, "timeline follows one instance"},
 	} {
 		r := replayIn(nil, append([]string{prefix + ".csv", "--results-path", filepath.Join(dir, "x.json"), "--quiet"}, tc.args...)...)
 		if cli.ExitCode(r.err) != 2 || !strings.Contains(r.err.Error(), tc.want) {

@@ -31,7 +31,7 @@ func command() cli.Command {
 		&ucli.StringFlag{Name: "results-path", Usage: "write the SimResult JSON here (default: stdout, unless --format text)"},
 		cli.FormatFlag("json", "json: SimResult array; jsonl: one SimResult per line; text: the summary table (SimResults only with --results-path)"),
 		&ucli.StringFlag{Name: "metrics-out", Usage: "write the summary JSON (the keys of run's output) to this file"},
-		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev); slows the run"},
+		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	}
 	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.DeploymentFlags()...)
@@ -64,6 +64,10 @@ Examples:
    # A production trace on an A100, with a timeline for ui.perfetto.dev:
    replay --from azure AzureLLMInferenceTrace_conv.csv --gpu A100-80 --format text \
           --metrics-out metrics.json --timeline timeline.json
+
+   # Prefill/decode disaggregation, with a timeline of both pools and the transfers:
+   replay chat.csv --prefill-instances 1 --decode-instances 2 --pd-decider always \
+          --format text --timeline pd-timeline.json
 
    # Compare routing policies on one trace, four replicas each:
    replay chat.csv --num-instances 4 --routing-policy least-loaded --format text

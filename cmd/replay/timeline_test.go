@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +52,85 @@ func TestTimeline(t *testing.T) {
 	}
 	if seen["b request"] != 60 || seen["e request"] != 60 {
 		t.Errorf("%d request slices begin and %d end, want 60", seen["b request"], seen["e request"])
+	}
+}
+
+// TestTimelineCluster: --timeline on a P/D cluster writes one process per
+// instance, named with its pool, holding as many step slices as the
+// summary's per-instance steps, and a router process with a routing
+// instant per routed request or part and a slice per KV transfer; the
+// SimResults are unchanged.
+func TestTimelineCluster(t *testing.T) {
+	dir := t.TempDir()
+	execRun(t, "--workload", "chatbot", "--rate", "40", "--num-requests", "60", "--trace-output", filepath.Join(dir, "gen"))
+	dep := []string{filepath.Join(dir, "gen.csv"), "--prefill-instances", "1", "--decode-instances", "2", "--pd-decider", "always",
+		"--metrics-out", filepath.Join(dir, "m.json")}
+	tl := filepath.Join(dir, "tl.json")
+	with := mustReplay(t, nil, append(dep, "--timeline", tl)...)
+	without := mustReplay(t, nil, dep...)
+	if with.stdout != without.stdout {
+		t.Error("SimResults differ with --timeline")
+	}
+	var m struct {
+		PerInstance []struct {
+			Pool   string `json:"pool"`
+			Routed int64  `json:"routed_requests"`
+			Steps  int64  `json:"steps"`
+		} `json:"per_instance"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "m.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil || len(m.PerInstance) != 3 {
+		t.Fatalf("metrics: %v, %d instances", err, len(m.PerInstance))
+	}
+	if b, err = os.ReadFile(tl); err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		TraceEvents []struct {
+			Ph   string         `json:"ph"`
+			Name string         `json:"name"`
+			Pid  int            `json:"pid"`
+			Cat  string         `json:"cat"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("timeline: %v", err)
+	}
+	names := map[int]string{}
+	steps, requests := map[int]int64{}, map[int]int64{}
+	var routed, transfers int64
+	for _, e := range f.TraceEvents {
+		switch {
+		case e.Ph == "M" && e.Name == "process_name":
+			names[e.Pid] = e.Args["name"].(string)
+		case e.Ph == "X":
+			steps[e.Pid]++
+		case e.Ph == "b" && e.Name == "request":
+			requests[e.Pid]++
+		case e.Ph == "i" && e.Name == "routed":
+			routed++
+		case e.Ph == "b" && e.Cat == "kv_transfer":
+			transfers++
+		}
+	}
+	var wantRouted int64
+	for i, is := range m.PerInstance {
+		wantRouted += is.Routed
+		if want := fmt.Sprintf("instance_%d %s (", i, is.Pool); !strings.HasPrefix(names[i], want) {
+			t.Errorf("process %d is %q, want %q…", i, names[i], want)
+		}
+		if steps[i] != is.Steps || requests[i] != is.Routed {
+			t.Errorf("instance %d: %d steps and %d requests, summary %d and %d", i, steps[i], requests[i], is.Steps, is.Routed)
+		}
+	}
+	// Every request disaggregates: 60 prefill parts, then one transfer
+	// per decode part.
+	if names[3] != "router" || routed != wantRouted || transfers != m.PerInstance[1].Routed+m.PerInstance[2].Routed || requests[0] != 60 {
+		t.Errorf("router %q: %d routed, %d transfers; want %d routed, one transfer per decode part, 60 prefill parts (have %d)",
+			names[3], routed, transfers, wantRouted, requests[0])
 	}
 }

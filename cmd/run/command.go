@@ -9,6 +9,7 @@ import (
 
 	"servesim/internal/cli"
 	"servesim/internal/replay"
+	"servesim/internal/replay/timeline"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
@@ -17,6 +18,7 @@ func command() cli.Command {
 	flags := []ucli.Flag{
 		cli.SeedFlag(),
 		cli.FormatFlag("json", "stdout format: json (the summary, keys documented in the README) or text"),
+		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run to this file (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	}
 	// With --trace-output - the trace takes stdout and the summary goes to stderr.
 	flags = append(flags, cli.SimOutputFlags()...)
@@ -45,7 +47,11 @@ Examples:
 
    # Four replicas behind a prefix- and load-aware router, with its decisions:
    run --workload chatbot --rate 80 --num-instances 4 --routing-policy weighted \
-       --trace-level decisions --decisions-out decisions.jsonl --format text`,
+       --trace-level decisions --decisions-out decisions.jsonl --format text
+
+   # Prefill/decode disaggregation, as a timeline for ui.perfetto.dev:
+   run --workload chatbot --rate 40 --num-requests 200 --prefill-instances 1 \
+       --decode-instances 2 --pd-decider always --timeline pd-timeline.json --format text`,
 		Flags:  flags,
 		Action: action,
 	}
@@ -80,6 +86,13 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if decisions != nil {
 		defer decisions.Abort()
 	}
+	tl, err := openTimeline(c.String("timeline"))
+	if err != nil {
+		return err
+	}
+	if tl != nil {
+		defer tl.out.Abort()
+	}
 	hdr := header(wl)
 	out, err := cli.OpenSimOutputs(c, stdio, hdr, columns(wl))
 	if err != nil {
@@ -105,6 +118,9 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if decisions != nil {
 		rcfg.Decisions = decisions
 	}
+	if tl != nil {
+		rcfg.Observer = tl.rec
+	}
 	res, err := replay.Simulate(ctx, rcfg, replay.FromWorkload(src), fu, out.Write)
 	progress.Finish()
 	if err != nil {
@@ -122,11 +138,37 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 			return err
 		}
 	}
+	if tl != nil {
+		if err := tl.out.Commit(); err != nil {
+			return err
+		}
+	}
 	summaryTo := stdio.Out
 	if c.String("trace-output") == "-" {
 		summaryTo = stdio.Err
 	}
 	return replay.WriteSummary(summaryTo, format, &res.Summary)
+}
+
+// timelineOut is --timeline: the recorder and the file it fills, made
+// visible only after a successful run.
+type timelineOut struct {
+	out *cli.Output
+	rec *timeline.Recorder
+}
+
+func openTimeline(path string) (*timelineOut, error) {
+	switch path {
+	case "":
+		return nil, nil
+	case "-":
+		return nil, cli.Usagef("--timeline needs a file (stdout carries the summary)")
+	}
+	f, err := cli.CreateOutput(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &timelineOut{out: f, rec: timeline.New(f)}, nil
 }
 
 func header(wl *workload.Workload) *tracev2.Header {

@@ -71,18 +71,24 @@ type simulator interface {
 	Now() int64
 }
 
-// Observer watches a simulation without changing it: the instance's
-// observational events (instance.Tracer), every engine event before it
-// runs, and every request's result.
+// Observer watches a simulation without changing it: each instance's
+// observational events (the Tracer it returns) and steps, every engine
+// event before it runs, and every request's end. A cluster also needs the
+// Observer to be a cluster.Observer: routing, refusals, KV transfers and
+// each instance's finished requests (P/D parts included) come through it
+// instead of Result.
 type Observer interface {
-	instance.Tracer
-	// Start is called once before the run with the instance to watch.
-	Start(in *instance.Instance)
+	instance.StepObserver
+	// Tracer returns the tracer of instance i (called before Start).
+	Tracer(i int) instance.Tracer
+	// Start is called once before the run with the instances to watch
+	// and their P/D pools ("" without P/D).
+	Start(insts []*instance.Instance, pools []string)
 	// Event is called before each engine event runs, with its time and
 	// priority (des.Prio*).
 	Event(atUs int64, prio int)
-	// Result is called once per request, when it becomes terminal or, for
-	// requests live at the end, after the run.
+	// Result is called once per request of a one-instance run, when it
+	// becomes terminal or, for requests live at the end, after the run.
 	Result(res *instance.Result, r *instance.Request)
 	// Finish is called once after the run with its end time.
 	Finish(endUs int64) error
@@ -118,6 +124,7 @@ type driver struct {
 	agg        *metrics.Aggregator
 	sim        simulator
 	obs        Observer
+	obsResults bool // the observer takes the sink's results (one instance)
 	done       int64
 	err        error
 }
@@ -140,10 +147,8 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	}
 	icfg := cfg.Deploy.Instance
 	if d.obs != nil {
-		icfg.Tracer = d.obs
-		if so, ok := d.obs.(instance.StepObserver); ok {
-			icfg.Steps = so
-		}
+		icfg.Tracer, icfg.Steps = d.obs.Tracer(0), d.obs
+		d.obsResults = true
 	}
 	s, err := sim.New(sim.Config{Instance: icfg, HorizonUs: cfg.HorizonUs, OnDone: d.onDone},
 		(*simSource)(d), sim.SinkFunc(d.record))
@@ -152,7 +157,7 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	}
 	d.sim = s
 	if d.obs != nil {
-		d.obs.Start(s.Instance())
+		d.obs.Start([]*instance.Instance{s.Instance()}, nil)
 		s.Engine().SetObserver(d.obs.Event)
 	}
 	out, err := s.Run()
@@ -174,24 +179,40 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 // policies.
 func (d *driver) runCluster() (Outcome, error) {
 	cfg := d.cfg
-	if d.obs != nil {
-		return Outcome{}, &inputError{msg: fmt.Sprintf("replay: the timeline follows one instance; this deployment is a cluster of %d", cfg.Deploy.Instances)}
-	}
 	cc := cfg.Deploy.ClusterConfig
 	cc.Instances = append([]instance.Config(nil), cc.Instances...)
 	cc.Seed, cc.HorizonUs, cc.OnDone, cc.Decisions = cfg.Seed, cfg.HorizonUs, d.onDone, cfg.Decisions
 	cc.MayInject = d.fu != nil
+	if d.obs != nil {
+		co, ok := d.obs.(cluster.Observer)
+		if !ok {
+			return Outcome{}, &inputError{msg: "replay: this observer cannot follow a cluster"}
+		}
+		cc.Observer = co
+		for i := range cc.Instances {
+			cc.Instances[i].Tracer, cc.Instances[i].Steps = d.obs.Tracer(i), d.obs
+		}
+	}
 	c, err := cluster.New(cc, (*simSource)(d), sim.SinkFunc(d.record))
 	if err != nil {
 		return Outcome{}, fmt.Errorf("replay: %w", err)
 	}
 	d.sim = c
+	if d.obs != nil {
+		d.obs.Start(c.Instances(), c.Pools())
+		c.Engine().SetObserver(d.obs.Event)
+	}
 	out, err := c.Run()
 	if d.err != nil {
 		return Outcome{}, d.err
 	}
 	if err != nil {
 		return Outcome{}, err
+	}
+	if d.obs != nil {
+		if err := d.obs.Finish(out.EndUs); err != nil {
+			return Outcome{}, err
+		}
 	}
 	return Outcome{Summary: d.agg.Summary(out.Info), Warnings: d.tok.warnings}, nil
 }
@@ -240,7 +261,7 @@ func (s *simSource) Next() (*instance.Request, error) {
 // record is the simulator's sink: every request exactly once.
 func (d *driver) record(res *instance.Result, r *instance.Request) {
 	d.agg.Add(res)
-	if d.obs != nil {
+	if d.obsResults {
 		d.obs.Result(res, r)
 	}
 	d.done++

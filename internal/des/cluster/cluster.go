@@ -191,6 +191,9 @@ func (c *Cluster) admission(now int64, r *instance.Request) {
 	if !ok {
 		res := instance.Reject(r, now)
 		c.rejected++
+		if c.cfg.Observer != nil {
+			c.cfg.Observer.Refused(now, r, "rejected")
+		}
 		c.finish(&res, r)
 		return
 	}
@@ -198,14 +201,17 @@ func (c *Cluster) admission(now int64, r *instance.Request) {
 		c.pd.route(now, r)
 		return
 	}
-	c.assign(now, r, c.rt.pick(now, r, c.pools[poolAll], poolAll))
+	c.assign(now, r, c.rt.pick(now, r, c.pools[poolAll], poolAll), poolAll)
 }
 
 // assign sends r to instance i: in-flight counts it at once; it arrives
 // after the routing latency.
-func (c *Cluster) assign(now int64, r *instance.Request, i int) {
+func (c *Cluster) assign(now int64, r *instance.Request, i int, pool int) {
 	c.load[i]++
 	c.routed[i]++
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.Routed(now, r, i, poolNames[pool])
+	}
 	if c.cfg.RoutingLatencyUs > 0 {
 		c.transit[r] = struct{}{}
 		c.eng.ScheduleSub(now+c.cfg.RoutingLatencyUs, des.PrioInstanceArrival, i, c.instArrive[i], r)
@@ -230,6 +236,9 @@ func (c *Cluster) submit(i int, r *instance.Request) {
 
 // done receives every instance's terminal results.
 func (c *Cluster) done(i int, res *instance.Result, r *instance.Request) {
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.InstanceDone(i, res, r)
+	}
 	if c.pd != nil && c.pd.done(i, res, r) {
 		return
 	}
@@ -302,8 +311,11 @@ func (c *Cluster) Run() (Outcome, error) {
 		end = max(end, in.LastStepUs(), in.LastLeftUs())
 	}
 	end = min(end, c.horizon)
-	for _, in := range c.insts {
+	for i, in := range c.insts {
 		in.Unfinished(func(res *instance.Result, r *instance.Request) {
+			if c.cfg.Observer != nil {
+				c.cfg.Observer.InstanceDone(i, res, r)
+			}
 			if c.pd != nil {
 				res, r = c.pd.unfinished(res, r)
 			}

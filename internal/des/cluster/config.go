@@ -156,6 +156,9 @@ type Config struct {
 	// Decisions, if set, receives one JSON line per routing decision with
 	// every candidate's signals and scores (--trace-level decisions).
 	Decisions io.Writer
+	// Observer, if set, sees routing, refusals, KV transfers and every
+	// instance's finished requests (the timeline).
+	Observer Observer
 }
 
 func (c *Config) validate() error {

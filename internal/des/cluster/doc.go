@@ -23,5 +23,6 @@
 // It knows instances only through their public API (Submit, the P/D hooks,
 // snapshot reads and the KV cache's prefix index); never files, flags,
 // workload specs or the wall clock. Routing decisions go to an io.Writer
-// the caller provides.
+// the caller provides; an Observer (the timeline) sees routing, refusals,
+// KV transfers and every request each instance finishes.
 package cluster

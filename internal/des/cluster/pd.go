@@ -71,12 +71,12 @@ func (p *pdState) route(now int64, r *instance.Request) {
 			c.dec.pd(now, r, p.decider, d, cached, dis)
 		}
 		if !dis {
-			c.assign(now, r, d)
+			c.assign(now, r, d, poolDecode)
 			return
 		}
 		p.start(now, r)
 	default:
-		c.assign(now, r, c.rt.pick(now, r, c.pools[poolDecode], poolDecode))
+		c.assign(now, r, c.rt.pick(now, r, c.pools[poolDecode], poolDecode), poolDecode)
 	}
 }
 
@@ -92,7 +92,7 @@ func (p *pdState) start(now int64, r *instance.Request) {
 	p.disaggreg++
 	i := c.rt.pick(now, part, c.pools[poolPrefill], poolPrefill)
 	rec.pre = i
-	c.assign(now, part, i)
+	c.assign(now, part, i, poolPrefill)
 }
 
 // done intercepts the results of P/D parts; it reports false for requests
@@ -158,11 +158,17 @@ func (p *pdState) onDecodeRouting(now int64, data any) {
 		delete(p.live, rec)
 		res := instance.Drop(rec.parent, now, d)
 		p.note(rec, "dropped", now)
+		if c.cfg.Observer != nil {
+			c.cfg.Observer.Refused(now, rec.parent, "dropped")
+		}
 		c.finish(&res, rec.parent)
 		return
 	}
 	c.load[d]++
 	c.routed[d]++
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.Routed(now, rec.parent, d, poolNames[poolDecode])
+	}
 	rec.dec, rec.phase, rec.xferStart = d, phaseTransfer, now
 	p.byParent[rec.parent] = rec
 	k := 1
@@ -173,6 +179,9 @@ func (p *pdState) onDecodeRouting(now int64, data any) {
 	p.active++
 	p.started++
 	p.note(rec, "transfer", now)
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.Transfer(now, now+dur, rec.parent, rec.pre, d)
+	}
 	c.scheduleCluster(now+dur, des.PrioTransferDone, p.xferAct, rec)
 }
 
