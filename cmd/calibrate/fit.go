@@ -55,9 +55,11 @@ keeps its starting value unless --fit-token-overhead.
 
 Closed loops: with --session-mode closed-loop (as given to replay), the errors
 shown, and the choice between the fitted and the starting coefficients, are
-those of the closed-loop replay that will grade them; the replays that give the
-equations still inject every row at its measured send time, which keeps their
-batches on the measured ones.
+those of the closed-loop replay that will grade them; in the replays that give
+the equations a later round also waits for its measured send time, which keeps
+their batches on the measured ones. Each solve is reweighted towards least
+absolute relative error (MAPE's measure), so a few stalled requests do not
+pull the coefficients.
 
 Output (-o, default stdout): a deployment YAML with the fitted latency_model,
 alpha_coeffs and beta_coeffs and the deployment keys that differ from the

@@ -117,3 +117,48 @@ func replayMAPE(t *testing.T, dep *deploy.Resolved, opts replay.TraceOptions, re
 	}
 	return ttft / float64(len(recs)), e2e / float64(len(recs))
 }
+
+// stubFollowUps hands out one fixed next round, arriving at done + think.
+type stubFollowUps struct {
+	next  tracev2.Record
+	think int64
+}
+
+func (s *stubFollowUps) OnComplete(_ *tracev2.Record, doneUs int64, _ int) (*tracev2.Record, bool) {
+	n := s.next
+	n.ArrivalTimeUs = doneUs + s.think
+	return &n, true
+}
+
+func (s *stubFollowUps) OnFailed(*tracev2.Record, int64, bool) (*tracev2.Record, bool) {
+	return nil, false
+}
+
+// TestAnchoredFollowUps: a later round arrives at the later of its
+// measured send time and the simulated completion plus think time, keeping
+// its deadline budget.
+func TestAnchoredFollowUps(t *testing.T) {
+	tests := []struct {
+		name              string
+		send, done, think int64
+		deadline          int64 // 700 µs after the unanchored arrival, when set
+		wantArrival       int64
+	}{
+		{"replay faster: waits for the measured send", 5000, 3000, 100, 0, 5000},
+		{"replay slower: follows its completion", 5000, 6000, 100, 0, 6100},
+		{"deadline budget kept", 5000, 3000, 100, 3100 + 700, 5000},
+		{"no send time: completion", 0, 3000, 100, 0, 3100},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &anchoredFollowUps{inner: &stubFollowUps{next: tracev2.Record{RequestID: 2, SendTimeUs: tc.send, DeadlineUs: tc.deadline}, think: tc.think}}
+			got, ok := a.OnComplete(&tracev2.Record{RequestID: 1}, tc.done, 10)
+			if !ok || got.ArrivalTimeUs != tc.wantArrival {
+				t.Fatalf("arrival %d (ok %v), want %d", got.ArrivalTimeUs, ok, tc.wantArrival)
+			}
+			if tc.deadline > 0 && got.DeadlineUs != tc.wantArrival+700 {
+				t.Errorf("deadline %d, want %d (700 µs after arrival, as before)", got.DeadlineUs, tc.wantArrival+700)
+			}
+		})
+	}
+}

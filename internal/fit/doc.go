@@ -19,7 +19,7 @@
 //     terms, and each request's enqueue, first-token and completion times;
 //  2. attribute each measured request's TTFT and E2E − TTFT to the steps the
 //     replay placed it in, and solve the equations of all requests at once
-//     by non-negative least squares.
+//     by non-negative least squares (reweighted: see Robustness).
 //
 // With the right coefficients the replayed batches are the real ones, so the
 // truth is a fixed point; from a wrong start each replay's batches are closer
@@ -56,14 +56,31 @@
 // With Config.Replay.ClosedLoop the fit is graded as `replay --session-mode
 // closed-loop` replays: later session rounds arrive at the simulated
 // completion of the round before plus the think time. The errors reported,
-// and the choice between the fitted and the starting coefficients, come from
-// that replay. The equations do not: they come from replays that inject every
-// row at its measured send time. A closed-loop replay with coefficients a
-// little off drifts away from the measured timeline round after round, so
-// the batches it puts a request in are no longer the ones the request met;
-// taken from such replays, the equations of a 4-user closed loop oscillated
-// between two wrong points, where the anchored ones converge to the truth
-// (TestFitClosedLoop).
+// and the choice of coefficients, come from that replay. The replays that
+// give the equations hold a later round until its measured send time as
+// well (the later of the two), which keeps their batches on the measured
+// ones from both sides: injecting every row at its measured time lets a
+// replay a little slower than the server start a user's next round while
+// its last one still runs — at four users on four slots with no think time
+// the extra request queues and the queue cascades (TTFT MAPE 71 % at the
+// start of a measured Ollama run, and no fitted coefficients that beat the
+// start) — while a plain closed loop drifts off the measured timeline
+// whenever the replay is faster.
+//
+// A run in which requests really queue for a slot (more users than
+// sequences) is fitted only from a start near the truth: the TTFT of a
+// queued request is its wait, which the replay reproduces only when its
+// completions are the measured ones.
+//
+// # Robustness
+//
+// Measured times carry stalls: a busy machine adds tens of milliseconds to
+// a few requests. Each solve is iteratively reweighted towards least
+// absolute standardised residuals (Huber's weights at one standard error),
+// in line with MAPE, the L1 measure calibrate grades, instead of chasing
+// the stalls as least squares does. And if the iterates' mean replays worse
+// than the start, the replayed iterate that graded best is kept
+// (Result.Chosen), or the start if none beat it.
 //
 // Terms the data cannot separate are tied or held:
 //

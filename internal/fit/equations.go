@@ -3,6 +3,8 @@ package fit
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 
 	"servesim/internal/deploy"
 	"servesim/internal/replay"
@@ -12,19 +14,87 @@ import (
 // replayTrace runs the measured trace through the simulator of dep, the way
 // `replay` does (injection at send time, every row whatever its status;
 // with cfg.Replay.ClosedLoop, later session rounds at the simulated
-// completion of the round before plus the think time), with rec watching.
+// completion of the round before plus the think time, and with
+// cfg.anchored not before their measured send time), with rec watching.
 func replayTrace(ctx context.Context, cfg *Config, recs []tracev2.Record, dep *deploy.Resolved, rec *recorder) error {
 	tr, err := replay.NewTrace(replay.RecordRows(recs), cfg.Replay)
 	if err != nil {
 		return fmt.Errorf("fit: %w", err)
 	}
 	defer tr.Close()
+	fu := tr.FollowUps()
+	if cfg.anchored && fu != nil {
+		fu = &anchoredFollowUps{inner: fu, shift: originShift(recs, cfg.Replay)}
+	}
 	_, err = replay.Simulate(ctx, replay.Config{Deploy: dep, Seed: cfg.Seed, ContextGrowth: cfg.ContextGrowth, Observer: rec},
-		tr, tr.FollowUps(), nil)
+		tr, fu, nil)
 	if err != nil {
 		return fmt.Errorf("fit: replay: %w", err)
 	}
 	return tr.Close()
+}
+
+// anchoredFollowUps is the closed loop of the replays that give the
+// equations: a later session round arrives at the later of its measured
+// send time and the simulated completion of the round before plus the
+// think time. Injecting every row at its measured time instead lets a
+// replay a little slower than the server start a user's next round while
+// its last one still runs, which no closed loop does: at four users on four
+// slots with no think time the fifth request queues, the queue cascades
+// (TTFT MAPE 71 % at the start of a measured Ollama run) and the next solve
+// sees batches that never were. A plain closed loop drifts off the measured
+// timeline whenever the replay is faster. The later of the two does
+// neither.
+type anchoredFollowUps struct {
+	inner replay.FollowUps
+	shift int64 // the replay's shift of a trace starting before its origin
+}
+
+func (a *anchoredFollowUps) anchor(nxt *tracev2.Record, ok bool) (*tracev2.Record, bool) {
+	if ok && nxt.SendTimeUs > 0 {
+		if at := nxt.SendTimeUs + a.shift; at > nxt.ArrivalTimeUs {
+			if nxt.DeadlineUs > 0 {
+				nxt.DeadlineUs = at + max(0, nxt.DeadlineUs-nxt.ArrivalTimeUs)
+			}
+			nxt.ArrivalTimeUs = at
+		}
+	}
+	return nxt, ok
+}
+
+// OnComplete and OnFailed implement replay.FollowUps.
+func (a *anchoredFollowUps) OnComplete(rec *tracev2.Record, doneUs int64, generated int) (*tracev2.Record, bool) {
+	return a.anchor(a.inner.OnComplete(rec, doneUs, generated))
+}
+
+func (a *anchoredFollowUps) OnFailed(rec *tracev2.Record, atUs int64, timedOut bool) (*tracev2.Record, bool) {
+	return a.anchor(a.inner.OnFailed(rec, atUs, timedOut))
+}
+
+// Refused passes a refused follow-up on to the trace (a replay with a
+// horizon; fit sets none).
+func (a *anchoredFollowUps) Refused(rec *tracev2.Record) {
+	if r, ok := a.inner.(interface{ Refused(*tracev2.Record) }); ok {
+		r.Refused(rec)
+	}
+}
+
+// originShift is the shift replay.NewTrace gives a trace whose injection
+// times start before its origin.
+func originShift(recs []tracev2.Record, opts replay.TraceOptions) int64 {
+	low := int64(0)
+	for i := range recs {
+		r := &recs[i]
+		if opts.SkipFailed && r.Status != "ok" {
+			continue
+		}
+		at := r.ArrivalTimeUs
+		if !opts.InjectAtArrival && r.SendTimeUs > 0 {
+			at = r.SendTimeUs
+		}
+		low = min(low, at)
+	}
+	return -low
 }
 
 // relNoise is the relative error assumed of every measured time when
@@ -40,9 +110,8 @@ const itlSegment = 32
 // relative residual at the solution.
 func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []bool, ridge float64) ([]float64, int, float64, error) {
 	p := sp.params()
-	ne := newNormal(p)
 	x := make([]float64, p)
-	rows := 0
+	var eqs []equation
 	// add accumulates x·θ + off ≈ y with weight w/σ², σ² = (ε·ŷ)² + v:
 	// a relative error of the equation's own prediction ŷ at the current θ
 	// (not of the measured y, whose noise would otherwise pick the weights:
@@ -68,8 +137,7 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 			return
 		}
 		sigma2 := relNoise*relNoise*pred*pred + v
-		ne.add(x, y, w/sigma2)
-		rows++
+		eqs = append(eqs, equation{x: slices.Clone(x), y: y, w: w / sigma2, sigma: math.Sqrt(sigma2)})
 	}
 	for i := range ts {
 		t := &ts[i]
@@ -137,12 +205,63 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 		sp.decodeAlpha(t.output, x)
 		add(t.decode, off, 1, 0)
 	}
-	if rows == 0 {
+	if len(eqs) == 0 {
 		return prior, 0, 0, nil
 	}
-	theta, err := ne.solveNNLS(prior, ridge)
+	theta, err := robustSolve(eqs, p, prior, ridge)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("fit: %w", err)
 	}
-	return theta, rows, ne.rmsRelative(theta), nil
+	var sq float64
+	for i := range eqs {
+		r := (eqs[i].at(theta) - eqs[i].y) / eqs[i].y
+		sq += r * r
+	}
+	return theta, len(eqs), math.Sqrt(sq / float64(len(eqs))), nil
+}
+
+// equation is x·θ ≈ y with weight w = weight/σ², σ its standard error.
+type equation struct {
+	x           []float64
+	y, w, sigma float64
+}
+
+func (e *equation) at(theta []float64) float64 {
+	v := 0.0
+	for j, xv := range e.x {
+		v += xv * theta[j]
+	}
+	return v
+}
+
+// robustPasses is the number of reweighted solves after the first.
+const robustPasses = 4
+
+// robustSolve fits the equations by iteratively reweighted least squares
+// towards least absolute standardised residuals: after a plain solve, each
+// equation's weight is divided by its |residual|/σ where that exceeds 1
+// (Huber's weights at one σ). calibrate grades MAPE, an L1 measure of
+// relative error, and measured times carry stalls — a busy machine adds tens
+// of milliseconds to a few requests — which least squares would chase.
+func robustSolve(eqs []equation, p int, prior []float64, ridge float64) ([]float64, error) {
+	robust := make([]float64, len(eqs))
+	for i := range robust {
+		robust[i] = 1
+	}
+	var theta []float64
+	for pass := 0; pass <= robustPasses; pass++ {
+		ne := newNormal(p)
+		for i := range eqs {
+			ne.add(eqs[i].x, eqs[i].y, eqs[i].w*robust[i])
+		}
+		var err error
+		if theta, err = ne.solveNNLS(prior, ridge); err != nil {
+			return nil, err
+		}
+		for i := range eqs {
+			z := math.Abs(eqs[i].at(theta)-eqs[i].y) / eqs[i].sigma
+			robust[i] = 1 / max(z, 1)
+		}
+	}
+	return theta, nil
 }

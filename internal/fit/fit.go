@@ -28,9 +28,9 @@ type Config struct {
 	// value is replay's default. With ClosedLoop, the errors (Start, Fit,
 	// Holdout, Iteration) are those of the closed-loop replay that grades
 	// the fit — later session rounds arrive at the simulated completion of
-	// the round before plus the think time — while the replays that give
-	// the equations inject every row at its recorded send time (see
-	// doc.go, "Closed loops").
+	// the round before plus the think time — while in the replays that give
+	// the equations a later round also waits for its measured send time
+	// (see doc.go, "Closed loops").
 	Replay replay.TraceOptions
 
 	RTTUs          int64   // round trip taken off the measured TTFT (calibrate adds it to the sim)
@@ -50,6 +50,8 @@ type Config struct {
 	// Iteration, if set, is told the error of each iteration's
 	// coefficients (iteration 0 is the start) and the coefficients.
 	Iteration func(iter int, fit, holdout Errors, alpha, beta []float64)
+
+	anchored bool // closed-loop replays hold later rounds until their measured send times (anchoredFollowUps)
 }
 
 // Input is the measured trace: records on one time origin (tracev2.ReadAll)
@@ -144,9 +146,10 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	}
 
 	// The equations come from replays anchored to the measured send times,
-	// the errors from the replay that grades (see Config.Replay).
+	// the errors from the replay that grades (see Config.Replay and
+	// anchoredFollowUps).
 	eq, closed := cfg, cfg.Replay.ClosedLoop
-	eq.Replay.ClosedLoop = false
+	eq.anchored = closed
 
 	theta := sp.theta()
 	prior := sp.theta()

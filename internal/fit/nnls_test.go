@@ -79,3 +79,35 @@ func TestRMSRelative(t *testing.T) {
 		t.Errorf("got %v, want 0.1", got)
 	}
 }
+
+// TestRobustSolve: one equation off by a stall (10×) barely moves the
+// robust solution, where least squares would follow it.
+func TestRobustSolve(t *testing.T) {
+	var eqs []equation
+	for i := 1; i <= 20; i++ {
+		y := 2 * float64(i)
+		if i == 20 {
+			y *= 10 // a stall
+		}
+		sigma := 0.02 * 2 * float64(i)
+		eqs = append(eqs, equation{x: []float64{float64(i)}, y: y, w: 1 / (sigma * sigma), sigma: sigma})
+	}
+	got, err := robustSolve(eqs, 1, []float64{1}, 1e-9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got[0]-2) > 0.02 {
+		t.Errorf("robust slope %.4f, want 2 ± 0.02", got[0])
+	}
+	ne := newNormal(1)
+	for _, e := range eqs {
+		ne.add(e.x, e.y, e.w)
+	}
+	ls, err := ne.solveNNLS([]float64{1}, 1e-9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls[0] < 2.2 {
+		t.Errorf("least squares slope %.4f: the stall should pull it past 2.2 (else the test shows nothing)", ls[0])
+	}
+}
