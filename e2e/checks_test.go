@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -251,30 +250,4 @@ func checkStructure(t *testing.T, s setup, runs map[string]*run) {
 	if t8 < 0.5*e4 || t8 < 3*t4 {
 		t.Errorf("c8 median TTFT %.1f ms: want ≥ half of c4's median E2E (%.1f ms) and ≥ 3× c4's TTFT (%.1f ms): the 5th–8th requests should wait for a slot", t8, e4, t4)
 	}
-}
-
-// repeatMAPE is the E2E MAPE of one real run against its repeat (same seed,
-// one user, so the same requests in the same order): the noise of the
-// server on this machine, a floor no simulator can go under.
-func repeatMAPE(t *testing.T, a, b *run) float64 {
-	t.Helper()
-	byID := map[int64]*tracev2.Record{}
-	for i := range b.trace.Records {
-		byID[b.trace.Records[i].RequestID] = &b.trace.Records[i]
-	}
-	var sum float64
-	n := 0
-	for i := range a.trace.Records {
-		ra := &a.trace.Records[i]
-		rb, ok := byID[ra.RequestID]
-		if !ok {
-			continue
-		}
-		sum += math.Abs(e2eMs(ra)-e2eMs(rb)) / e2eMs(rb)
-		n++
-	}
-	if n == 0 {
-		t.Fatalf("%s and %s share no request", a.name, b.name)
-	}
-	return sum / float64(n)
 }

@@ -2,14 +2,12 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -138,7 +136,12 @@ func TestOllamaLoop(t *testing.T) {
 	})
 
 	// The load levels. The open-loop rate is half the capacity measured at
-	// 4 users (see heldOutBound for why not nearer).
+	// 4 users: at 70% the Poisson run was near its own saturation, where
+	// queueing multiplies every error of the step time (measured 26–63%
+	// held-out E2E MAPE then). Every level runs twice,
+	// the second time after all the others: the same requests sent again
+	// measure the server's own noise at that level, the floor of any
+	// prediction (grade_test.go).
 	obs := func(l level) *run {
 		prefix := filepath.Join(s.out, l.name)
 		args := append([]string{"--url", srv.url(), "--model", modelName, "--record-itl", "--quiet",
@@ -151,7 +154,6 @@ func TestOllamaLoop(t *testing.T) {
 		{"c2", []string{"--concurrency", "2"}, "closed"},
 		{"c4", []string{"--concurrency", "4"}, "closed"},
 		{"c8", []string{"--concurrency", "8"}, "closed"},
-		{"c1-repeat", []string{"--concurrency", "1"}, "closed"},
 	}
 	runs := map[string]*run{}
 	for _, l := range levels {
@@ -164,26 +166,40 @@ func TestOllamaLoop(t *testing.T) {
 	open := level{"open", []string{"--rate", strconv.FormatFloat(math.Round(rate*10)/10, 'f', 1, 64), "--arrival", "poisson"}, "open"}
 	levels = append(levels, open)
 	runs["open"] = obs(open)
+	for _, l := range levels[:5] {
+		r := level{l.name + repeatSuffix, l.args, l.loop}
+		levels = append(levels, r)
+		runs[r.name] = obs(r)
+	}
 	t.Logf("capacity at 4 users %.2f req/s; open loop at %s req/s", capacity, open.args[1])
 
 	t.Run("structure", func(t *testing.T) { checkStructure(t, s, runs) })
 
 	// Fit on c1 and c4 (one slot busy; all four busy with prefills mixed
-	// in), hold out c2, c8 (queueing beyond the slots) and the open loop.
+	// in), closed loop as replay grades them; every other run is held out.
+	// α₁ (queue delay per prompt token) stays 0: the server's work per
+	// prompt token outside the step is a byte tokenizer's, microseconds,
+	// and at c1 α₁·P and β₁·P add up alike. Left free, the fit moved half
+	// the prefill cost there in one loop of four (α₁ 199 µs, β₁ 150 µs per
+	// token) and predicted c2 and c8 30% fast; held, the mean held-out E2E
+	// MAPE of four loops' data was 17.7% against 18.8% free.
 	train := filepath.Join(s.out, "train")
 	mergeRuns(t, train, 3_000_000, runs["c1"], runs["c4"])
 	fitted := filepath.Join(s.out, "fitted-deployment.yaml")
 	alpha, beta := startCoefficients(t, runs["c1"], runs["c4"])
-	t.Logf("fit starts from alpha %s, beta %s (read off c1)", alpha, beta)
+	t.Logf("fit starts from alpha %s, beta %s (read off c1 and c4)", alpha, beta)
 	s.mustTool(t, 3*time.Minute, "fit.log", "calibrate", "fit", train+".csv", "--deployment", deployPath,
-		"--alpha-coeffs", alpha, "--beta-coeffs", beta, "-o", fitted)
+		"--alpha-coeffs", alpha, "--beta-coeffs", beta, "--session-mode", "closed-loop", "--hold-alpha", "1", "-o", fitted)
 
 	var rows []gradeRow
 	for _, l := range levels {
 		rows = append(rows, grade(t, s, l, fitted, l.name == "c1" || l.name == "c4"))
 	}
-	noise := repeatMAPE(t, runs["c1"], runs["c1-repeat"])
-	writeSummary(t, s, rows, probe, capacity, open.args[1], noise, time.Since(began))
+	noise := map[string]levelNoise{}
+	for _, l := range levels[:5] {
+		noise[l.name] = repeatNoise(t, runs[l.name], runs[l.name+repeatSuffix])
+	}
+	writeSummary(t, s, rows, noise, probe, capacity, open.args[1], time.Since(began))
 	checkHeldOut(t, rows, noise)
 }
 
@@ -224,147 +240,4 @@ func startCoefficients(t *testing.T, c1, c4 *run) (alpha, beta string) {
 	b1 := math.Max((mtl-mts)/math.Max(mpl-mps, 1), 1)
 	a0 := math.Max(mts-b0-b1*mps, 0)
 	return fmt.Sprintf("%.0f,0,0", a0), fmt.Sprintf("%.0f,%.1f,%.0f", b0, b1, b2)
-}
-
-// gradeRow is one run's grade.
-type gradeRow struct {
-	name     string
-	fitted   bool // part of the training trace
-	e2eMAPE  float64
-	e2eR     float64
-	ttftMAPE float64
-	ttftR    float64
-	itlMAPE  float64
-	realE2E  float64 // median, ms
-	simE2E   float64
-	html     string
-}
-
-// grade replays one run with the fitted deployment and grades it.
-func grade(t *testing.T, s setup, l level, deployment string, fitted bool) gradeRow {
-	t.Helper()
-	prefix := filepath.Join(s.out, l.name)
-	sim := prefix + ".sim.json"
-	args := []string{prefix + ".csv", "--deployment", deployment, "--results-path", sim, "--quiet"}
-	if l.loop == "closed" {
-		// Each user's next request follows the simulated completion of its
-		// last, as it followed the real one.
-		args = append(args, "--session-mode", "closed-loop")
-	}
-	s.mustTool(t, time.Minute, l.name+".replay.log", "replay", args...)
-	report := prefix + ".report.json"
-	html := prefix + ".html"
-	_, exit := s.tool(t, time.Minute, l.name+".calibrate.log", "calibrate", prefix+".csv", sim,
-		"--report", report, "--html", html, "--markdown", prefix+".md", "--quiet")
-	if exit != 0 && exit != 3 {
-		t.Fatalf("calibrate %s exited %d", l.name, exit)
-	}
-	b, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep struct {
-		Metrics map[string]struct {
-			Workload struct {
-				RealMedian float64 `json:"real_median"`
-				SimMedian  float64 `json:"sim_median"`
-			} `json:"workload_level"`
-			Request struct {
-				MAPE    float64 `json:"mape"`
-				Pearson float64 `json:"pearson_r"`
-			} `json:"request_level"`
-		} `json:"metrics"`
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("%s: %v", report, err)
-	}
-	m := rep.Metrics
-	return gradeRow{
-		name: l.name, fitted: fitted, html: html,
-		e2eMAPE: m["e2e"].Request.MAPE, e2eR: m["e2e"].Request.Pearson,
-		ttftMAPE: m["ttft"].Request.MAPE, ttftR: m["ttft"].Request.Pearson,
-		itlMAPE: m["itl"].Request.MAPE,
-		realE2E: m["e2e"].Workload.RealMedian / 1000, simE2E: m["e2e"].Workload.SimMedian / 1000,
-	}
-}
-
-// writeSummary writes summary.md, the index of the reports, and logs it.
-func writeSummary(t *testing.T, s setup, rows []gradeRow, p prefillProbe, capacity float64, rate string, noise float64, took time.Duration) {
-	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "# servesim against Ollama on the CPU\n\n")
-	fmt.Fprintf(&b, "Server: Ollama v0.17.4, %d slots, num_ctx %d, one compute thread, model %s (internal/gguf).\n", slots, numCtx, modelName)
-	fmt.Fprintf(&b, "Prefill: a %d-token prompt took %d steps of a decoding neighbour (chunked at %d tokens per slot per step).\n", 4*chunkLimit, p.LongGaps, chunkLimit)
-	fmt.Fprintf(&b, "Capacity at 4 users: %.2f req/s; open loop at %s req/s (Poisson).\n", capacity, rate)
-	fmt.Fprintf(&b, "Fit: blackbox on c1 + c4 (fitted-deployment.yaml); the other runs are held out.\n\n")
-	fmt.Fprintf(&b, "| run | set | E2E MAPE | bound | E2E r | TTFT MAPE | TTFT r | ITL MAPE | median E2E real / sim (ms) | report |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, r := range rows {
-		set, bound := "held out", fmt.Sprintf("%.0f%%", 100*math.Max(heldOutBound(r.name), 2*noise))
-		if r.fitted {
-			set, bound = "fit", "-"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %.1f%% | %s | %.3f | %.1f%% | %.3f | %.1f%% | %s / %s | %s |\n", r.name, set, 100*r.e2eMAPE, bound, r.e2eR,
-			100*r.ttftMAPE, r.ttftR, 100*r.itlMAPE, fmtMs(r.realE2E), fmtMs(r.simE2E), filepath.Base(r.html))
-	}
-	fmt.Fprintf(&b, "\nServer noise (E2E MAPE of c1 against its repeat, same requests): %.1f%%.\n", 100*noise)
-	fmt.Fprintf(&b, "Loop time: %.0f s.\n", took.Seconds())
-	writeFile(t, filepath.Join(s.out, "summary.md"), b.String())
-	t.Log("\n" + b.String())
-}
-
-// heldOutBound is the largest held-out E2E MAPE each run may show. The
-// bounds come from five runs of this loop on this 2-core machine (Ollama
-// v0.17.4, this model), and say what the blackbox model can and cannot do
-// here:
-//
-//   - c1-repeat, 15%: c1's requests sent again; measured 7–21%, tracking
-//     the server's own noise.
-//   - c2, 30%: measured 19–25%. The server's decode step is not linear in
-//     the batch: median token gap 1.5 ms with one request, 3.2 ms with two,
-//     5.4 ms with four (the second sequence costs more than the third and
-//     fourth together), while blackbox is β₀ + β₂·D through c1 and c4, so
-//     it under-predicts two in flight by 10–15% per token, and TTFT more.
-//     (The 10% aim holds for c4 and c1, and for c1-repeat when quiet.)
-//   - c8, 35%: measured 19–33%. Half the requests wait for a slot; a wait
-//     sums the remaining service of the running requests, and the order in
-//     which Ollama hands a freed slot to a waiting request (Go semaphore
-//     wake-ups) is not the simulator's FCFS queue (per-request r 0.3–0.7).
-//   - open, 50%: a regression bound, not a quality claim. Under Poisson
-//     arrivals the server decodes about 1.35× slower than under a closed loop
-//     with as many requests in flight (median token gap with two in flight:
-//     2.9–3.0 ms open against 2.1–2.3 ms closed, reproduced twice in a row);
-//     the simulator, fitted on closed loops, has no term for that, and
-//     queueing amplifies a service-time error by about 1/(1−ρ). At 70% of the
-//     closed-loop capacity the open run was near its own saturation and
-//     measured 26–63%; the rate is now 50%.
-//
-// Every bound rises to twice the server's own noise (noise: the same
-// requests sent twice, E2E MAPE of one run against the other), which on a
-// machine busy with other work reached 15–45%: no simulator can be more
-// exact than the server is with itself.
-func heldOutBound(name string) float64 {
-	switch name {
-	case "c2":
-		return 0.30
-	case "c8":
-		return 0.35
-	case "open":
-		return 0.50
-	}
-	return 0.15
-}
-
-// checkHeldOut asserts the fitted simulator's error on the runs it was not
-// fitted on (see heldOutBound).
-func checkHeldOut(t *testing.T, rows []gradeRow, noise float64) {
-	t.Helper()
-	for _, r := range rows {
-		if r.fitted {
-			continue
-		}
-		limit := math.Max(heldOutBound(r.name), 2*noise)
-		if r.e2eMAPE > limit {
-			t.Errorf("%s: held-out E2E MAPE %.1f%% > %.1f%% (bound %.0f%%, server noise %.1f%%)", r.name, 100*r.e2eMAPE, 100*limit, 100*heldOutBound(r.name), 100*noise)
-		}
-	}
 }

@@ -128,13 +128,14 @@ func (r *run) maxInService() int {
 }
 
 // mergeRuns writes one trace that holds the given runs one after the other,
-// gapUs of idle time apart: times are shifted, request ids renumbered and
-// session ids prefixed with the run's name, so `calibrate fit` (which takes
-// one trace) can fit on several load levels at once. The header is the first
-// run's.
+// gapUs of idle time apart, with its ITL file: times are shifted, request ids
+// renumbered and session ids prefixed with the run's name, so `calibrate fit`
+// (which takes one trace) can fit on several load levels at once. The header
+// is the first run's.
 func mergeRuns(t *testing.T, prefix string, gapUs int64, runs ...*run) {
 	t.Helper()
 	var recs []tracev2.Record
+	chunks := map[int64][]int64{}
 	var offset, idBase int64
 	for _, r := range runs {
 		var end, maxID int64
@@ -146,6 +147,13 @@ func mergeRuns(t *testing.T, prefix string, gapUs int64, runs ...*run) {
 			}
 			end = max(end, rec.LastChunkTimeUs)
 			maxID = max(maxID, rec.RequestID)
+			if ts := r.itl[rec.RequestID]; len(ts) > 0 {
+				shifted := make([]int64, len(ts))
+				for i, v := range ts {
+					shifted[i] = v + offset
+				}
+				chunks[rec.RequestID+idBase] = shifted
+			}
 			rec.RequestID += idBase
 			if rec.SessionID != "" {
 				rec.SessionID = r.name + "/" + rec.SessionID
@@ -155,7 +163,7 @@ func mergeRuns(t *testing.T, prefix string, gapUs int64, runs ...*run) {
 		offset, idBase = end+gapUs, idBase+maxID+1
 	}
 	slices.SortStableFunc(recs, func(a, b tracev2.Record) int { return int(a.SendTimeUs - b.SendTimeUs) })
-	hdr, data, _ := tracev2.PrefixPaths(prefix)
+	hdr, data, itlPath := tracev2.PrefixPaths(prefix)
 	w, err := tracev2.CreateFiles(hdr, data, runs[0].trace.Header, runs[0].trace.Columns, false)
 	if err != nil {
 		t.Fatalf("merge: %v", err)
@@ -166,6 +174,22 @@ func mergeRuns(t *testing.T, prefix string, gapUs int64, runs ...*run) {
 		}
 	}
 	if err := w.Close(runs[0].trace.Header); err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	f, err := os.Create(itlPath)
+	if err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	iw, err := tracev2.NewITLWriter(f)
+	if err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	for i := range recs {
+		if err := iw.WriteRequest(recs[i].RequestID, chunks[recs[i].RequestID]); err != nil {
+			t.Fatalf("merge: %v", err)
+		}
+	}
+	if err := f.Close(); err != nil {
 		t.Fatalf("merge: %v", err)
 	}
 }

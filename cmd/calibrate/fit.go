@@ -32,6 +32,7 @@ func fitCommand() cli.Command {
 		&ucli.Int64Flag{Name: "network-rtt-us", Value: -1, Usage: "round trip taken off the measured TTFT, µs; -1 = the header's network.measured_rtt_ms"},
 		&ucli.IntFlag{Name: "max-iterations", Value: 10, Usage: "replays of the fixed-point iteration (one more checks the result)"},
 		&ucli.BoolFlag{Name: "fit-token-overhead", Usage: "also fit A_tok (alpha[2]); by default it keeps its starting value, which the data cannot tell from the per-step constant"},
+		&ucli.IntSliceFlag{Name: "hold-alpha", Usage: "keep these alpha coefficients (indices 0-2) at their starting values, e.g. 1 for blackbox's per-prompt-token queue delay"},
 		&ucli.StringFlag{Name: "session-mode", Value: "fixed", Usage: "as replay's: fixed (every row at its own time) or closed-loop (the errors are those of a replay whose later session rounds follow the simulated completions)"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
 	}
@@ -100,6 +101,13 @@ func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Log
 	if c.Int("max-iterations") < 1 {
 		return cli.Usagef("--max-iterations %d: want at least 1", c.Int("max-iterations"))
 	}
+	var hold [3]bool
+	for _, i := range c.IntSlice("hold-alpha") {
+		if i < 0 || i > 2 {
+			return cli.Usagef("--hold-alpha %d: want an alpha index 0, 1 or 2", i)
+		}
+		hold[i] = true
+	}
 	var opts replay.TraceOptions
 	switch c.String("session-mode") {
 	case "fixed":
@@ -160,6 +168,7 @@ func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Log
 		Holdout:          holdout,
 		MaxIterations:    c.Int("max-iterations"),
 		FitTokenOverhead: c.Bool("fit-token-overhead"),
+		HoldAlpha:        hold,
 		Replay:           opts,
 	}
 	if tr.Header != nil {

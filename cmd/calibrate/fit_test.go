@@ -251,6 +251,7 @@ func TestFitBadInputs(t *testing.T) {
 		{"bad ITL", []string{realCSV, "--itl-data", bad}, "bad.csv"},
 		{"cluster", []string{realCSV, "--num-instances", "2"}, "fit models one instance"},
 		{"unknown flag", []string{realCSV, "--frobnicate"}, "frobnicate"},
+		{"hold alpha", []string{realCSV, "--hold-alpha", "3"}, "--hold-alpha 3: want an alpha index 0, 1 or 2"},
 		{"session mode", []string{realCSV, "--session-mode", "open"}, `--session-mode "open": want fixed or closed-loop`},
 		{"think time", []string{realCSV, "--session-mode", "closed-loop", "--think-time", "-1s"}, "--think-time -1s is negative"},
 	}

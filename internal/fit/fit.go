@@ -46,6 +46,13 @@ type Config struct {
 	// constant except through queueing, which least squares on a replay's
 	// batches does not see (see doc.go).
 	FitTokenOverhead bool
+	// HoldAlpha keeps the marked alpha coefficients at their starting
+	// values. Blackbox's α₁ (pre-queue time per prompt token) and β₁
+	// (step time per prefill token) add up alike in every TTFT and differ
+	// only in whether the time delays other requests; where the server's
+	// per-token work outside the step is known to be nil, holding α₁ at 0
+	// keeps noise from moving prefill cost off the step.
+	HoldAlpha [3]bool
 
 	// Iteration, if set, is told the error of each iteration's
 	// coefficients (iteration 0 is the start) and the coefficients.
@@ -156,6 +163,11 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	fixed := make([]bool, len(theta))
 	if !cfg.FitTokenOverhead {
 		fixed[sp.nb+2] = true
+	}
+	for i, h := range cfg.HoldAlpha {
+		if h {
+			fixed[sp.nb+i] = true
+		}
 	}
 	// Fixed-point iterations: replay, then solve on that replay's batches.
 	// A replay with other coefficients puts its steps at other phases

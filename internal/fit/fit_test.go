@@ -230,3 +230,22 @@ func TestImports(t *testing.T) {
 		}
 	}
 }
+
+// TestFitHoldAlpha: a held alpha keeps its starting value, and the others
+// are still fitted.
+func TestFitHoldAlpha(t *testing.T) {
+	s := blackboxTruth()
+	s.n = 200
+	recs, itl := s.make(t)
+	dep := testDeployment(t, "blackbox", []float64{0, 3, 0}, []float64{10000, 20, 100})
+	res, err := Fit(context.Background(), Config{Deploy: dep, Seed: 1, HoldAlpha: [3]bool{false, true, false}}, Input{Records: recs, ITL: itl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Alpha[1] != 3 {
+		t.Errorf("alpha[1] = %v, want it held at 3", res.Alpha[1])
+	}
+	if got, want := res.Beta[2], s.beta[2]; math.Abs(got-want) > 0.05*want {
+		t.Errorf("beta[2] = %.5g, want %.5g ± 5%%", got, want)
+	}
+}

@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/montanaflynn/stats"
+
+	"servesim/internal/tracev2"
+)
+
+// repeatSuffix names the second run of a level.
+const repeatSuffix = "-repeat"
+
+// gradeRow is one run's grade.
+type gradeRow struct {
+	name     string
+	level    string // the run's level: its name without the repeat suffix
+	fitted   bool   // part of the training trace
+	e2eMAPE  float64
+	e2eR     float64
+	ttftMAPE float64
+	ttftR    float64
+	itlMAPE  float64
+	realE2E  float64 // median, ms
+	simE2E   float64
+	html     string
+}
+
+// grade replays one run with the fitted deployment and grades it.
+func grade(t *testing.T, s setup, l level, deployment string, fitted bool) gradeRow {
+	t.Helper()
+	prefix := filepath.Join(s.out, l.name)
+	sim := prefix + ".sim.json"
+	args := []string{prefix + ".csv", "--deployment", deployment, "--results-path", sim, "--quiet"}
+	if l.loop == "closed" {
+		// Each user's next request follows the simulated completion of its
+		// last, as it followed the real one.
+		args = append(args, "--session-mode", "closed-loop")
+	}
+	s.mustTool(t, time.Minute, l.name+".replay.log", "replay", args...)
+	report := prefix + ".report.json"
+	html := prefix + ".html"
+	_, exit := s.tool(t, time.Minute, l.name+".calibrate.log", "calibrate", prefix+".csv", sim,
+		"--report", report, "--html", html, "--markdown", prefix+".md", "--quiet")
+	if exit != 0 && exit != 3 {
+		t.Fatalf("calibrate %s exited %d", l.name, exit)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Metrics map[string]struct {
+			Workload struct {
+				RealMedian float64 `json:"real_median"`
+				SimMedian  float64 `json:"sim_median"`
+			} `json:"workload_level"`
+			Request struct {
+				MAPE    float64 `json:"mape"`
+				Pearson float64 `json:"pearson_r"`
+			} `json:"request_level"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("%s: %v", report, err)
+	}
+	m := rep.Metrics
+	return gradeRow{
+		name: l.name, level: strings.TrimSuffix(l.name, repeatSuffix), fitted: fitted, html: html,
+		e2eMAPE: m["e2e"].Request.MAPE, e2eR: m["e2e"].Request.Pearson,
+		ttftMAPE: m["ttft"].Request.MAPE, ttftR: m["ttft"].Request.Pearson,
+		itlMAPE: m["itl"].Request.MAPE,
+		realE2E: m["e2e"].Workload.RealMedian / 1000, simE2E: m["e2e"].Workload.SimMedian / 1000,
+	}
+}
+
+// requestKey identifies the same request in two runs of one level: a
+// closed loop hands the seeded requests out per user and round (request ids
+// follow the send order, which differs from run to run), an open loop by
+// request id.
+func requestKey(r *tracev2.Record) string {
+	if r.SessionID != "" {
+		return fmt.Sprintf("%s/%d", r.SessionID, r.RoundIndex)
+	}
+	return fmt.Sprint(r.RequestID)
+}
+
+// levelNoise is how far a level's run is from its repeat (same level, same
+// seed, so the same requests): the E2E MAPE of the repeat as calibrate would
+// grade it as a prediction of the run, and the Pearson r of their E2E. It is
+// the noise of the server on this machine at that level. A closed-loop
+// replay is one more trajectory of the same loop, so no simulator can be
+// expected to do better.
+type levelNoise struct {
+	mape, r float64
+}
+
+func repeatNoise(t *testing.T, a, b *run) levelNoise {
+	t.Helper()
+	byKey := map[string]*tracev2.Record{}
+	for i := range a.trace.Records {
+		byKey[requestKey(&a.trace.Records[i])] = &a.trace.Records[i]
+	}
+	var sum float64
+	var xs, ys []float64
+	for i := range b.trace.Records {
+		rb := &b.trace.Records[i]
+		ra, ok := byKey[requestKey(rb)]
+		if !ok || ra.InputTokens != rb.InputTokens || ra.OutputTokens != rb.OutputTokens {
+			continue
+		}
+		sum += math.Abs(e2eMs(rb)-e2eMs(ra)) / e2eMs(ra)
+		xs, ys = append(xs, e2eMs(ra)), append(ys, e2eMs(rb))
+	}
+	if len(xs) < len(a.trace.Records)/2 {
+		t.Fatalf("%s and %s share %d requests of %d", a.name, b.name, len(xs), len(a.trace.Records))
+	}
+	r, err := stats.Pearson(xs, ys)
+	if err != nil {
+		t.Fatalf("%s against %s: %v", a.name, b.name, err)
+	}
+	return levelNoise{mape: sum / float64(len(xs)), r: r}
+}
+
+// writeSummary writes summary.md, the index of the reports, and logs it.
+func writeSummary(t *testing.T, s setup, rows []gradeRow, noise map[string]levelNoise, p prefillProbe, capacity float64, rate string, took time.Duration) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# servesim against Ollama on the CPU\n\n")
+	fmt.Fprintf(&b, "Server: Ollama v0.17.4, %d slots, num_ctx %d, one compute thread, model %s (internal/gguf).\n", slots, numCtx, modelName)
+	fmt.Fprintf(&b, "Prefill: a %d-token prompt took %d steps of a decoding neighbour (chunked at %d tokens per slot per step).\n", 4*chunkLimit, p.LongGaps, chunkLimit)
+	fmt.Fprintf(&b, "Capacity at 4 users: %.2f req/s; open loop at %s req/s (Poisson).\n", capacity, rate)
+	fmt.Fprintf(&b, "Fit: blackbox on c1 + c4, closed loop, alpha[1] held at 0 (fitted-deployment.yaml); every other run is held out. ")
+	fmt.Fprintf(&b, "Noise: E2E MAPE and r of a level's run against its repeat (same requests), the server against itself.\n\n")
+	fmt.Fprintf(&b, "| run | set | E2E MAPE | noise MAPE | bound | E2E r | noise r | TTFT MAPE | TTFT r | ITL MAPE | median E2E real / sim (ms) | report |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		n := noise[r.level]
+		set, bound := "held out", fmt.Sprintf("%.0f%%", 100*heldOutBound(n.mape))
+		if r.fitted {
+			set, bound = "fit", "-"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.1f%% | %.1f%% | %s | %.3f | %.3f | %.1f%% | %.3f | %.1f%% | %s / %s | %s |\n", r.name, set, 100*r.e2eMAPE, 100*n.mape, bound, r.e2eR, n.r,
+			100*r.ttftMAPE, r.ttftR, 100*r.itlMAPE, fmtMs(r.realE2E), fmtMs(r.simE2E), filepath.Base(r.html))
+	}
+	fmt.Fprintf(&b, "\nLoop time: %.0f s.\n", took.Seconds())
+	writeFile(t, filepath.Join(s.out, "summary.md"), b.String())
+	t.Log("\n" + b.String())
+}
+
+// heldOutBound is the largest held-out E2E MAPE a run may show, given its
+// level's noise (the level's run against its repeat, same requests):
+// min(50%, max(10%, 2 × noise)).
+//
+// Why relative to the noise: on this shared 2-core machine the server is
+// not reproducible to 10%. Over four loops (32 held-out runs) the noise
+// measured 6.6–20% at c1, 14–21% at c2, 8–13% at c4, 14–27% at c8 and
+// 13–46% in the Poisson runs, and the held-out E2E MAPE followed it: its
+// ratio to its level's noise ranged 0.5–1.7 (median 0.85). A closed-loop
+// replay is one more trajectory of the loop, so a ratio near 1 is what a
+// faithful simulator shows; the runs graded are up to a minute away from
+// the runs fitted, through the machine's drift, and a 40-request noise
+// figure is itself uncertain, hence 2×. The 10% floor is the aim, reached
+// where the server allows it (c4-repeat: 7–9% in three loops of four; c2 in
+// two). The 50% cap keeps the test able to fail when the machine is so
+// busy that twice its noise would excuse anything.
+func heldOutBound(noise float64) float64 {
+	return math.Min(0.50, math.Max(0.10, 2*noise))
+}
+
+// checkHeldOut asserts the fitted simulator's error on the runs it was not
+// fitted on (see heldOutBound).
+func checkHeldOut(t *testing.T, rows []gradeRow, noise map[string]levelNoise) {
+	t.Helper()
+	for _, r := range rows {
+		if r.fitted {
+			continue
+		}
+		if limit := heldOutBound(noise[r.level].mape); r.e2eMAPE > limit {
+			t.Errorf("%s: held-out E2E MAPE %.1f%% > %.1f%% (the level's noise %.1f%%)", r.name, 100*r.e2eMAPE, 100*limit, 100*noise[r.level].mape)
+		}
+	}
+}
