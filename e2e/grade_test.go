@@ -167,8 +167,8 @@ func writeSummary(t *testing.T, s setup, rows []gradeRow, noise map[string]level
 // faithful simulator shows; the runs graded are up to a minute away from
 // the runs fitted, through the machine's drift, and a 40-request noise
 // figure is itself uncertain, hence 2×. The 10% floor is the aim, reached
-// where the server allows it (c4-repeat: 7–9% in three loops of four; c2 in
-// two). The 50% cap keeps the test able to fail when the machine is so
+// where the server allows it (c4-repeat 7.4–8.5% and c2 8.5–11% in two
+// loops of four). The 50% cap keeps the test able to fail when the machine is so
 // busy that twice its noise would excuse anything.
 func heldOutBound(noise float64) float64 {
 	return math.Min(0.50, math.Max(0.10, 2*noise))
