@@ -35,16 +35,56 @@ func runChatbotCluster(tb testing.TB, n, insts int, policy RoutingPolicy) (metri
 	return agg.Summary(out.Info), out
 }
 
+// runChatbotSingle is the same workload on sim's one-instance simulator
+// (sim's BenchmarkChatbot/…/ff): the baseline of the per-request cost.
+func runChatbotSingle(tb testing.TB, n int) metrics.Summary {
+	agg, _ := metrics.NewAggregator(nil)
+	src := &destest.Source{Rng: rand.New(rand.NewPCG(42, 28)), N: n, MeanGapUs: 1e6 / 28, Lengths: destest.ChatbotLengths}
+	s, err := sim.New(sim.Config{Instance: destest.ChatbotInstance(tb, true)}, src, sim.SinkFunc(func(res *instance.Result, r *instance.Request) {
+		agg.Add(res)
+		src.Recycle(r)
+	}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := s.Run()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return agg.Summary(out.Info)
+}
+
 // BenchmarkClusterChatbot is sim's BenchmarkChatbot workload near
-// saturation (28 req/s per instance) on 1 and 16 instances with several
-// routing policies. Compare sim-req/cpu-s with sim's
-// BenchmarkChatbot/n=…/ff: the target is a 16-instance per-request
-// cost within 2× of the single instance's. Sizes 100k (quick) and 1M (run
-// with -benchtime 1x):
+// saturation (28 req/s per instance) on sim's single instance (the
+// baseline), and on clusters of 1 and 16 instances with several routing
+// policies. The target is a 16-instance per-request cost within 2×
+// of the single instance's: each cluster case reports x-single, its CPU
+// time per request over the baseline's measured just before it for the
+// same size (present when the baseline ran in the same invocation; on a
+// shared machine compare interleaved runs too). Sizes 100k (quick) and 1M
+// (run with -benchtime 1x):
 //
-//	go test ./internal/des/cluster -run '^$' -bench ClusterChatbot -benchtime 1x
+//	go test ./internal/des/cluster -run '^$' -bench 'ClusterChatbot/n=1000000/' -benchtime 1x
 func BenchmarkClusterChatbot(b *testing.B) {
+	single := map[int]float64{} // CPU seconds per request of the baseline, by size
 	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("n=%d/single", n), func(b *testing.B) {
+			if n > 100_000 && testing.Short() {
+				b.Skip("1M skipped in -short mode")
+			}
+			b.ReportAllocs()
+			var sum metrics.Summary
+			cpu0 := cpuSeconds()
+			for i := 0; i < b.N; i++ {
+				sum = runChatbotSingle(b, n)
+			}
+			cpu := cpuSeconds() - cpu0
+			single[n] = cpu / (float64(n) * float64(b.N))
+			b.ReportMetric(float64(n)*float64(b.N)/cpu, "sim-req/cpu-s")
+			if sum.CompletedRequests != int64(n) {
+				b.Fatalf("completed %d of %d", sum.CompletedRequests, n)
+			}
+		})
 		for _, c := range []struct {
 			insts  int
 			policy RoutingPolicy
@@ -63,6 +103,9 @@ func BenchmarkClusterChatbot(b *testing.B) {
 				wall, cpu := time.Since(start).Seconds(), cpuSeconds()-cpu0
 				b.ReportMetric(float64(n)*float64(b.N)/wall, "sim-req/s")
 				b.ReportMetric(float64(n)*float64(b.N)/cpu, "sim-req/cpu-s")
+				if s := single[n]; s > 0 {
+					b.ReportMetric(cpu/(float64(n)*float64(b.N))/s, "x-single")
+				}
 				b.ReportMetric(100*float64(out.Counters.FastSteps)/float64(max(1, out.Counters.Steps)), "inline-%")
 				b.ReportMetric(sum.TTFTMeanMs, "ttft-mean-ms")
 				if sum.CompletedRequests != int64(n) {

@@ -62,15 +62,22 @@ func slotTag(h kvcache.Hash) uint32 { return uint32(h.Hi>>48) << 16 }
 
 // find returns the node holding h, or -1.
 func (l *lru) find(h kvcache.Hash) int32 {
+	n, _ := l.probe(h)
+	return n
+}
+
+// probe returns the node holding h, or -1 and the empty slot that ended
+// the search (where h's slot goes).
+func (l *lru) probe(h kvcache.Hash) (int32, uint64) {
 	tag := slotTag(h)
 	for i := h.Lo & l.mask; ; i = (i + 1) & l.mask {
 		s := l.slots[i]
 		if s == 0 {
-			return -1
+			return -1, i
 		}
 		if s&0xffff0000 == tag {
 			if n := int32(s&0xffff) - 1; l.nodes[n].hash == h {
-				return n
+				return n, i
 			}
 		}
 	}
@@ -124,7 +131,7 @@ func (l *lru) record(hs []kvcache.Hash) {
 // touch makes h most recent, adding it if absent (evicting the least
 // recent hash when full). first marks a request's first block.
 func (l *lru) touch(h kvcache.Hash, first bool) {
-	i := l.find(h)
+	i, slot := l.probe(h)
 	switch {
 	case i >= 0:
 		if i != l.head {
@@ -134,7 +141,7 @@ func (l *lru) touch(h kvcache.Hash, first bool) {
 	case len(l.nodes) < l.cap:
 		i = int32(len(l.nodes))
 		l.nodes = append(l.nodes, lruNode{hash: h, prev: -1, next: -1})
-		l.add(i)
+		l.add(i, slot)
 	default:
 		i = l.tail
 		l.unlink(i)
@@ -144,7 +151,7 @@ func (l *lru) touch(h kvcache.Hash, first bool) {
 			nd.first = false
 		}
 		nd.hash = h
-		l.add(i)
+		l.add(i, slot)
 	}
 	if first && !l.nodes[i].first && l.first != nil {
 		l.nodes[i].first = true
@@ -152,13 +159,14 @@ func (l *lru) touch(h kvcache.Hash, first bool) {
 	}
 }
 
-// add gives node i (holding a hash new to the index) a slot and makes it
-// most recent.
-func (l *lru) add(i int32) {
+// add gives node i, holding a hash new to the index, the empty slot that
+// ended the hash's probe, and makes it most recent.
+func (l *lru) add(i int32, slot uint64) {
 	if l.used >= l.limit {
 		l.rebuild() // i included
 	} else {
-		l.insert(i)
+		l.slots[slot] = slotTag(l.nodes[i].hash) | uint32(i+1)
+		l.used++
 	}
 	l.pushFront(i)
 }

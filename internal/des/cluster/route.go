@@ -226,10 +226,13 @@ type cand struct {
 // weighted fills rt.parts (each scorer's score per candidate) and rt.total
 // = Σ clamp(score, 0, 1)·w.
 func (rt *router) weighted(now int64, pool []int) {
-	rt.cands = rt.cands[:0]
-	for _, i := range pool {
-		s := rt.snap[i]
-		rt.cands = append(rt.cands, cand{queue: s.queue, batch: s.batch, inFlight: rt.load[i], kvUtil: s.kvUtil})
+	if cap(rt.cands) < len(pool) {
+		rt.cands = make([]cand, len(pool))
+	}
+	rt.cands = rt.cands[:len(pool)]
+	for k, i := range pool {
+		s := &rt.snap[i]
+		rt.cands[k] = cand{queue: s.queue, batch: s.batch, inFlight: rt.load[i], kvUtil: s.kvUtil}
 	}
 	// Without its first block no index can match a prompt: one filter
 	// probe instead of one per candidate.
@@ -291,7 +294,14 @@ func scoreWeighted(scorers []Scorer, cs []cand, blocks int, parts [][]float64, t
 			}
 		}
 		for k, v := range p {
-			total[k] += min(1, max(0, v)) * sc.Weight
+			// clamp(v, 0, 1) by comparisons: scores are never NaN, and
+			// the builtin min and max pay for NaN and signed zeros.
+			if v < 0 {
+				v = 0
+			} else if v > 1 {
+				v = 1
+			}
+			total[k] += v * sc.Weight
 		}
 		parts[s] = p
 	}
