@@ -56,7 +56,10 @@ type Config struct {
 	// the number of requests finished.
 	Progress func(nowUs, done int64)
 	// Observer, if set, watches the run from inside (the timeline export).
-	// It turns the instance's fast-forward off; results are unchanged.
+	// It turns the instances' fast-forward off. Results are unchanged; a
+	// cluster may hand them to the sink in another order (without
+	// fast-forward, instances no longer run steps ahead of each other), so
+	// per-request lines and trace rows may come in another order.
 	Observer Observer
 	// Decisions, if set, receives every routing decision as a JSON line
 	// (the run then goes through the cluster simulator, even with one
