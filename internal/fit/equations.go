@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"servesim/internal/deploy"
+	"servesim/internal/nnls"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -250,13 +251,15 @@ func robustSolve(eqs []equation, p int, prior []float64, ridge float64) ([]float
 	}
 	var theta []float64
 	for pass := 0; pass <= robustPasses; pass++ {
-		ne := newNormal(p)
-		for i := range eqs {
-			ne.add(eqs[i].x, eqs[i].y, eqs[i].w*robust[i])
-		}
-		var err error
-		if theta, err = ne.solveNNLS(prior, ridge); err != nil {
+		ne, err := nnls.New(p)
+		if err != nil {
 			return nil, err
+		}
+		for i := range eqs {
+			ne.Add(eqs[i].x, eqs[i].y, eqs[i].w*robust[i])
+		}
+		if theta, err = ne.Solve(nnls.Options{Prior: prior, Ridge: ridge}); err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
 		}
 		for i := range eqs {
 			z := math.Abs(eqs[i].at(theta)-eqs[i].y) / eqs[i].sigma
