@@ -21,7 +21,12 @@ import "servesim/internal/des/kvcache"
 //   - Evicting a node leaves its slot behind (stale: the node no longer
 //     holds that hash, which a lookup checks against the node). Slots are
 //     never deleted; the table is rebuilt from the nodes when live and
-//     stale slots exceed 3/4 of it. An eviction thus costs no probe.
+//     stale slots exceed 3/4 of it. An eviction thus costs no probe, and
+//     a new hash takes the empty slot that ended its lookup.
+//   - record loads the home slots of all its hashes before touching any,
+//     so their misses overlap.
+//   - Hashes recorded as a request's first block are counted in a
+//     firstFilter shared by all instances' indexes (see there).
 type lru struct {
 	cap        int
 	slots      []uint32 // tag<<16 | node+1; 0 = empty
