@@ -23,8 +23,11 @@ import "servesim/internal/des/kvcache"
 //     never deleted; the table is rebuilt from the nodes when live and
 //     stale slots exceed 3/4 of it. An eviction thus costs no probe, and
 //     a new hash takes the empty slot that ended its lookup.
-//   - record loads the home slots of all its hashes before touching any,
+//   - apply loads the home slots of all its hashes before touching any,
 //     so their misses overlap.
+//   - Records are applied only when the index is read, and a record that
+//     newer ones are sure to evict entirely is dropped unapplied
+//     (pending.go): with prompts that share no prefix, most never are.
 //   - Hashes recorded as a request's first block are counted in a
 //     firstFilter shared by all instances' indexes (see there).
 type lru struct {
@@ -36,7 +39,8 @@ type lru struct {
 	nodes      []lruNode
 	head, tail int32 // head: most recent; -1 when empty
 	first      *firstFilter
-	sink       uint32 // keeps record's early loads alive
+	sink       uint32 // keeps apply's early loads alive
+	pending           // records not yet applied (pending.go)
 }
 
 type lruNode struct {
@@ -110,6 +114,7 @@ func (l *lru) rebuild() {
 
 // match is the length of the leading run of hs found in the index.
 func (l *lru) match(hs []kvcache.Hash) int {
+	l.flush()
 	k := 0
 	for k < len(hs) && l.find(hs[k]) >= 0 {
 		k++
@@ -117,10 +122,10 @@ func (l *lru) match(hs []kvcache.Hash) int {
 	return k
 }
 
-// record makes every hash of hs most recent, the first block last so that
+// apply makes every hash of hs most recent, the first block last so that
 // it is evicted last: a prefix outlives its tail, as in the real cache.
 // hs[0] is a request's first block.
-func (l *lru) record(hs []kvcache.Hash) {
+func (l *lru) apply(hs []kvcache.Hash) {
 	// Load every home slot first: the loads are independent, so their
 	// cache misses overlap instead of stalling each probe in turn.
 	var s uint32
@@ -204,36 +209,37 @@ func (l *lru) pushFront(i int32) {
 }
 
 // len is the number of hashes held.
-func (l *lru) len() int { return len(l.nodes) }
+func (l *lru) len() int {
+	l.flush()
+	return len(l.nodes)
+}
 
-// firstFilter counts, per bucket of hash values, the first blocks (block 0
-// of a request) held by the router-side indexes of all instances. A bucket
-// at zero proves that no instance's index holds a hash of that bucket, so
-// every prefix-affinity match is 0 without a probe per instance (the usual
-// case when prompts share no prefix). Counts are exact, never saturating.
+// firstFilter counts the first blocks (block 0 of a request) held by the
+// router-side indexes of all instances, and those of their pending
+// records. A hash it does not hold is held by no index, so every
+// prefix-affinity match is 0 without a probe per instance (the usual case
+// when prompts share no prefix). It is exact: a false "may hold" would
+// make the router apply every candidate's pending records for nothing.
 // Block hashes are chained from a zero parent, so a request's first block
 // never appears at another position of a prompt (short of a 128-bit
 // collision): flagging hashes recorded as first blocks covers every index
 // entry a first block can match.
 type firstFilter struct {
-	count []uint32
-	mask  uint64
+	count map[kvcache.Hash]int32
 }
 
-func newFirstFilter(entries int) *firstFilter {
-	size := 1024
-	for size < entries && size < 1<<20 {
-		size *= 2
+func newFirstFilter() *firstFilter {
+	return &firstFilter{count: map[kvcache.Hash]int32{}}
+}
+
+func (f *firstFilter) add(h kvcache.Hash, d int32) {
+	if n := f.count[h] + d; n != 0 {
+		f.count[h] = n
+	} else {
+		delete(f.count, h)
 	}
-	return &firstFilter{count: make([]uint32, size), mask: uint64(size - 1)}
 }
 
-// bucket uses other bits of the hash than the indexes' table homes.
-func (f *firstFilter) bucket(h kvcache.Hash) uint64 { return (h.Lo >> 40) & f.mask }
-
-func (f *firstFilter) add(h kvcache.Hash, d int) {
-	f.count[f.bucket(h)] += uint32(d)
-}
-
-// mayHold reports whether some index may hold h as a first block.
-func (f *firstFilter) mayHold(h kvcache.Hash) bool { return f.count[f.bucket(h)] != 0 }
+// mayHold reports whether some index, or a pending record, holds h as a
+// first block.
+func (f *firstFilter) mayHold(h kvcache.Hash) bool { return f.count[h] != 0 }

@@ -41,6 +41,7 @@ type router struct {
 
 	prefix []*lru       // prefix-affinity: router-side index per instance
 	first  *firstFilter // first blocks held by any of them
+	fresh  bool         // the current request's first block is held nowhere
 
 	precise bool
 	delay   int64 // precise-prefix-cache refresh interval; 0 = live
@@ -80,9 +81,7 @@ func newRouter(cfg *Config, insts []*instance.Instance, load []int, rng *rand.Ra
 			switch s.Name {
 			case ScorerPrefixAffinity:
 				rt.prefix = make([]*lru, len(insts))
-				// Requests have tens of blocks: a bucket per 4 indexed
-				// blocks leaves most buckets empty.
-				rt.first = newFirstFilter(len(insts) * PrefixIndexBlocks / 4)
+				rt.first = newFirstFilter()
 				for i := range rt.prefix {
 					rt.prefix[i] = newLRU(PrefixIndexBlocks, rt.first)
 				}
@@ -187,7 +186,7 @@ func (rt *router) pick(now int64, r *instance.Request, pool []int, poolID int) i
 		chosen = rt.argmax(pool)
 	}
 	if rt.prefix != nil {
-		rt.prefix[chosen].record(rt.hashes)
+		rt.prefix[chosen].record(rt.hashes, rt.fresh)
 	}
 	if logging {
 		rt.dec.decision(rt, now, r, pool, poolID, chosen)
@@ -236,7 +235,8 @@ func (rt *router) weighted(now int64, pool []int) {
 	}
 	// Without its first block no index can match a prompt: one filter
 	// probe instead of one per candidate.
-	if rt.prefix != nil && len(rt.hashes) > 0 && rt.first.mayHold(rt.hashes[0]) {
+	rt.fresh = rt.prefix != nil && len(rt.hashes) > 0 && !rt.first.mayHold(rt.hashes[0])
+	if rt.prefix != nil && len(rt.hashes) > 0 && !rt.fresh {
 		for k, i := range pool {
 			rt.cands[k].affinity = rt.prefix[i].match(rt.hashes)
 		}

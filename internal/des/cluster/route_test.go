@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -223,8 +223,8 @@ func TestPrefixAffinityFollowsRouting(t *testing.T) {
 func TestLRUEvictsOldest(t *testing.T) {
 	l := newLRU(3, nil)
 	h := func(i uint64) kvcache.Hash { return kvcache.Hash{Lo: i} }
-	l.record([]kvcache.Hash{h(1), h(2)})
-	l.record([]kvcache.Hash{h(3), h(4)}) // evicts 2: block 1 of the first prefix was recorded after it
+	l.record([]kvcache.Hash{h(1), h(2)}, false)
+	l.record([]kvcache.Hash{h(3), h(4)}, false) // evicts 2: block 1 of the first prefix was recorded after it
 	if got := l.match([]kvcache.Hash{h(1), h(2)}); got != 1 {
 		t.Errorf("prefix 1,2 after an eviction: matched %d, want 1 (its tail went first)", got)
 	}
@@ -421,12 +421,11 @@ func TestLRUAgainstModel(t *testing.T) {
 // TestFirstFilterAgainstModel: several indexes share a first-block filter;
 // after random records of chained block hashes (prompts of few distinct
 // blocks, so prefixes repeat) the filter's counts equal the flagged first
-// blocks the indexes hold, bucket by bucket, and every first block an
-// index holds is in a bucket that is not zero.
+// blocks the indexes hold, and it holds every first block an index holds.
 func TestFirstFilterAgainstModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	for round := 0; round < 30; round++ {
-		f := newFirstFilter(16)
+		f := newFirstFilter()
 		ls := []*lru{newLRU(1+rng.IntN(30), f), newLRU(1+rng.IntN(30), f), newLRU(1+rng.IntN(30), f)}
 		firsts := map[kvcache.Hash]bool{}
 		for op := 0; op < 400; op++ {
@@ -439,16 +438,16 @@ func TestFirstFilterAgainstModel(t *testing.T) {
 			if len(hs) > 0 {
 				firsts[hs[0]] = true
 			}
-			ls[rng.IntN(len(ls))].record(hs)
-			want := make([]uint32, len(f.count))
+			ls[rng.IntN(len(ls))].apply(hs)
+			want := map[kvcache.Hash]int32{}
 			for _, l := range ls {
 				for _, nd := range l.nodes {
 					if nd.first {
-						want[f.bucket(nd.hash)]++
+						want[nd.hash]++
 					}
 				}
 			}
-			if !slices.Equal(f.count, want) {
+			if !reflect.DeepEqual(f.count, want) {
 				t.Fatalf("round %d op %d: filter counts %v, flagged nodes %v", round, op, f.count, want)
 			}
 			for h := range firsts {
@@ -459,5 +458,73 @@ func TestFirstFilterAgainstModel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPendingMatchesEager: indexes that defer their records (and drop
+// superseded ones) answer every read as indexes that apply each record at
+// once, when driven as the router drives them: a match only where the
+// first-block filter may hold the prompt's first block, which must be
+// never where the eager indexes hold it. Prompts mix first blocks seen
+// before (shared prefixes) and new ones (disjoint records), over small
+// capacities so that records are dropped, applied early and evicted.
+func TestPendingMatchesEager(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var dropped int
+	for round := 0; round < 40; round++ {
+		fe, fl := newFirstFilter(), newFirstFilter()
+		var eager, lazy []*lru
+		for i := 0; i < 3; i++ {
+			c := 1 + rng.IntN(40)
+			eager, lazy = append(eager, newLRU(c, fe)), append(lazy, newLRU(c, fl))
+		}
+		fresh := int32(1000)
+		for op := 0; op < 600; op++ {
+			hs := make([]kvcache.Hash, 1+rng.IntN(8))
+			var prev kvcache.Hash
+			for k := range hs {
+				tok := int32(rng.IntN(3))
+				if k == 0 && rng.IntN(2) == 0 {
+					fresh++
+					tok = fresh
+				}
+				prev = kvcache.HashBlock(prev, []int32{tok})
+				hs[k] = prev
+			}
+			may := fl.mayHold(hs[0])
+			for i := range eager {
+				want := eager[i].match(hs)
+				if !may && want != 0 {
+					t.Fatalf("round %d op %d: the filter holds %v nowhere, eager index %d matches %d", round, op, hs[0], i, want)
+				}
+				if may {
+					if got := lazy[i].match(hs); got != want {
+						t.Fatalf("round %d op %d index %d: lazy match %d, eager %d", round, op, i, got, want)
+					}
+				}
+			}
+			i := rng.IntN(len(eager))
+			eager[i].apply(hs)
+			before := len(lazy[i].recs) - lazy[i].recAt + 1
+			lazy[i].record(hs, !may)
+			if after := len(lazy[i].recs) - lazy[i].recAt; after < before {
+				dropped += before - after
+			}
+			if op%97 == 0 {
+				for k := range eager {
+					if eager[k].len() != lazy[k].len() {
+						t.Fatalf("round %d op %d index %d: lazy holds %d, eager %d", round, op, k, lazy[k].len(), eager[k].len())
+					}
+					for _, nd := range eager[k].nodes {
+						if lazy[k].find(nd.hash) < 0 {
+							t.Fatalf("round %d op %d index %d: lazy lacks %v", round, op, k, nd.hash)
+						}
+					}
+				}
+			}
+		}
+	}
+	if dropped == 0 {
+		t.Error("no record was ever dropped or applied early")
 	}
 }
