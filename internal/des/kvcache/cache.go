@@ -18,12 +18,12 @@ type Config struct {
 }
 
 type block struct {
-	ref        int32
-	prev, next int32 // free-list links (-1 = none)
-	inFree     bool
-	hashed     bool
-	indexed    bool // its hash's index entry points at it
-	hash       Hash
+	ref     int32
+	fpos    uint32 // ring position of its live free-list entry (free.go)
+	inFree  bool
+	hashed  bool
+	indexed bool // its hash's index entry points at it
+	hash    Hash
 }
 
 // Stats are the cache's counters since creation.
@@ -42,7 +42,7 @@ type Cache struct {
 	b, t       int
 	shift      int // log2(b) when b is a power of two, else -1
 	blocks     []block
-	head, tail int32 // free list: head is evicted first
+	ring       freeRing // free list: its head is evicted first
 	free       int
 	index      hashIndex
 	stats      Stats
@@ -126,12 +126,11 @@ func New(cfg Config) (*Cache, error) {
 		return nil, errors.New("kvcache: CPU tier blocks, bandwidth and base latency must not be negative")
 	}
 	c := &Cache{b: cfg.BlockSize, t: cfg.Blocks, blocks: make([]block, cfg.Blocks),
-		head: -1, tail: -1, index: newHashIndex(cfg.Blocks), shift: -1}
+		ring: newFreeRing(cfg.Blocks), index: newHashIndex(cfg.Blocks), shift: -1}
 	if b := cfg.BlockSize; b&(b-1) == 0 {
 		c.shift = bits.TrailingZeros(uint(b))
 	}
 	for i := range c.blocks {
-		c.blocks[i].prev, c.blocks[i].next = -1, -1
 		c.pushTail(int32(i))
 	}
 	if cfg.CPUBlocks > 0 {
@@ -190,41 +189,10 @@ func (c *Cache) CPUEnabled() bool { return c.cpu != nil }
 // Contains reports whether a block with hash h is in the GPU prefix index.
 func (c *Cache) Contains(h Hash) bool { _, ok := c.lookup(h); return ok }
 
-func (c *Cache) pushTail(i int32) {
-	bl := &c.blocks[i]
-	bl.inFree = true
-	bl.next = -1
-	bl.prev = c.tail
-	if c.tail >= 0 {
-		c.blocks[c.tail].next = i
-	} else {
-		c.head = i
-	}
-	c.tail = i
-	c.free++
-}
-
-func (c *Cache) unlink(i int32) {
-	bl := &c.blocks[i]
-	if bl.prev >= 0 {
-		c.blocks[bl.prev].next = bl.next
-	} else {
-		c.head = bl.next
-	}
-	if bl.next >= 0 {
-		c.blocks[bl.next].prev = bl.prev
-	} else {
-		c.tail = bl.prev
-	}
-	bl.prev, bl.next = -1, -1
-	bl.inFree = false
-	c.free--
-}
-
 // popFree takes the LRU head, dropping its hash from the index (lazy
 // eviction), and returns it with reference count 1 and no hash.
 func (c *Cache) popFree() int32 {
-	i := c.head
+	i := c.freeHead()
 	c.unlink(i)
 	bl := &c.blocks[i]
 	if bl.hashed {
@@ -462,20 +430,8 @@ func (c *Cache) MirrorToCPU(s *Seq) {
 // list holds exactly the blocks with reference count 0, counts are ≥ 0, and
 // the index points only at hashed blocks with that hash.
 func (c *Cache) Check() error {
-	n, prev := 0, int32(-1)
-	for i := c.head; i >= 0; i = c.blocks[i].next {
-		bl := &c.blocks[i]
-		if bl.ref != 0 || !bl.inFree || bl.prev != prev {
-			return fmt.Errorf("kvcache: free list block %d has ref %d, inFree %v", i, bl.ref, bl.inFree)
-		}
-		prev = i
-		n++
-		if n > c.t {
-			return errors.New("kvcache: free list has a cycle")
-		}
-	}
-	if n != c.free || prev != c.tail {
-		return fmt.Errorf("kvcache: free list length %d, counter %d", n, c.free)
+	if err := c.checkFree(); err != nil {
+		return err
 	}
 	zero := 0
 	for i := range c.blocks {
@@ -495,7 +451,7 @@ func (c *Cache) Check() error {
 	if zero != c.free {
 		return fmt.Errorf("kvcache: %d blocks with ref 0, %d free", zero, c.free)
 	}
-	n = 0
+	n := 0
 	for _, sl := range c.index.slots {
 		if sl.v >= 0 {
 			n++
