@@ -11,6 +11,7 @@ import (
 
 	"servesim/internal/des"
 	"servesim/internal/des/instance"
+	"servesim/internal/des/kvcache"
 	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
 )
@@ -70,8 +71,10 @@ func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
 		h := cfg.HorizonUs + 1
 		bound = func() int64 { return min(c.eng.PeekTime(), h) }
 	}
+	pool := kvcache.NewPool() // one across instances and the router
 	for i, ic := range cfg.Instances {
 		ic.ID = i
+		ic.KV.Pool = pool
 		ic.FastForwardBound = bound
 		ic.OnDone = func(res *instance.Result, r *instance.Request) { c.done(i, res, r) }
 		in, err := instance.New(c.eng, ic)

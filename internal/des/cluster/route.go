@@ -50,6 +50,7 @@ type router struct {
 	viewOK  bool
 
 	hashes []kvcache.Hash // the current request's full prompt blocks
+	pool   *kvcache.Pool  // the instances' buffers: the request's hash list comes from it
 	cands  []cand
 	parts  [][]float64 // per scorer, per candidate
 	total  []float64
@@ -66,6 +67,7 @@ func newRouter(cfg *Config, insts []*instance.Instance, load []int, rng *rand.Ra
 		delay: cfg.CacheSignalDelayUs, snap: make([]signals, len(insts)), dec: dec}
 	if len(insts) > 0 {
 		rt.b = insts[0].KV().BlockSize()
+		rt.pool = insts[0].KV().Pool()
 	}
 	if rt.policy == Weighted {
 		sc := cfg.Scorers
@@ -144,6 +146,7 @@ func (rt *router) needHashes() bool { return rt.prefix != nil || rt.precise }
 // prepare computes r's full prompt block hashes into rt.hashes.
 func (rt *router) prepare(r *instance.Request) {
 	n := r.PromptBlocks(rt.b)
+	r.PrepareHashes(rt.pool)
 	rt.hashes = rt.hashes[:0]
 	for k := 0; k < n; k++ {
 		rt.hashes = append(rt.hashes, r.BlockHash(k, rt.b))

@@ -126,11 +126,22 @@ func (r *Request) Preemptions() int { return r.preemptions }
 // before Submit are kept for the instance, which must use the same block
 // size.
 func (r *Request) BlockHash(i, blockSize int) kvcache.Hash {
+	r.initSeq()
+	return r.seq.BlockHash(i, blockSize)
+}
+
+// PrepareHashes gives the request's hash list a recycled buffer from pool
+// (the pool the instances share) before BlockHash fills it.
+func (r *Request) PrepareHashes(pool *kvcache.Pool) {
+	r.initSeq()
+	pool.Prepare(&r.seq)
+}
+
+func (r *Request) initSeq() {
 	if r.seq.Prompt == nil {
 		r.seq.Prompt, r.seq.Output = r.Prompt, r.Output
 		r.seq.ExpectedTokens = len(r.Prompt) + r.MaxOutputLen // one hash list for the request's life
 	}
-	return r.seq.BlockHash(i, blockSize)
 }
 
 // PromptBlocks is the number of full blocks of the prompt.

@@ -15,6 +15,8 @@ type Config struct {
 	CPUBlocks            int     // C: CPU tier capacity in blocks; 0 = tier off
 	CPUBandwidthTokensUs float64 // reload bandwidth in tokens/µs; 0 = default 100
 	CPUBaseLatencyUs     int64   // fixed reload cost per block in µs
+
+	Pool *Pool // buffers shared with other caches; nil = the cache's own
 }
 
 type block struct {
@@ -49,9 +51,7 @@ type Cache struct {
 	cpu        *cpuTier
 	reloadCost int64 // µs per reloaded block
 
-	// Block tables and hash lists of finished sequences, reused (Recycle).
-	poolBlocks [][]int32
-	poolHashes [][]Hash
+	pool *Pool // block tables and hash lists of finished sequences (Recycle)
 
 	sink int32 // keeps prefetch loads alive
 
@@ -81,37 +81,13 @@ func (c *Cache) DrainJournal(fn func(IndexChange)) {
 	c.journal = c.journal[:0]
 }
 
-const poolMax = 4096
-
-// Recycle hands a released sequence's buffers back for reuse by later
-// sequences and clears s. s must hold no blocks.
+// Recycle hands a released sequence's buffers back to the pool for reuse
+// by later sequences and clears s. s must hold no blocks.
 func (c *Cache) Recycle(s *Seq) {
 	if len(s.blocks) != 0 {
 		panic("kvcache: Recycle of a sequence that holds blocks")
 	}
-	if cap(s.blocks) > 0 && len(c.poolBlocks) < poolMax {
-		c.poolBlocks = append(c.poolBlocks, s.blocks[:0])
-	}
-	if cap(s.hashes) > 0 && len(c.poolHashes) < poolMax {
-		c.poolHashes = append(c.poolHashes, s.hashes[:0])
-	}
-	*s = Seq{}
-}
-
-// prepare gives a fresh sequence pooled buffers.
-func (c *Cache) prepare(s *Seq) {
-	if s.hashes == nil {
-		if k := len(c.poolHashes); k > 0 {
-			s.hashes = c.poolHashes[k-1]
-			c.poolHashes = c.poolHashes[:k-1]
-		}
-	}
-	if s.blocks == nil {
-		if k := len(c.poolBlocks); k > 0 {
-			s.blocks = c.poolBlocks[k-1]
-			c.poolBlocks = c.poolBlocks[:k-1]
-		}
-	}
+	c.pool.put(s)
 }
 
 // New validates cfg and returns an empty cache with every block free.
@@ -127,6 +103,9 @@ func New(cfg Config) (*Cache, error) {
 	}
 	c := &Cache{b: cfg.BlockSize, t: cfg.Blocks, blocks: make([]block, cfg.Blocks),
 		ring: newFreeRing(cfg.Blocks), index: newHashIndex(cfg.Blocks), shift: -1}
+	if c.pool = cfg.Pool; c.pool == nil {
+		c.pool = NewPool()
+	}
 	if b := cfg.BlockSize; b&(b-1) == 0 {
 		c.shift = bits.TrailingZeros(uint(b))
 	}
@@ -155,6 +134,9 @@ func (c *Cache) div(n int) int {
 
 // blocksFor is ⌈n / b⌉ for n ≥ 0.
 func (c *Cache) blocksFor(n int) int { return c.div(n + c.b - 1) }
+
+// Pool is the pool the cache recycles sequences' buffers into.
+func (c *Cache) Pool() *Pool { return c.pool }
 
 // BlockSize is b.
 func (c *Cache) BlockSize() int { return c.b }
@@ -223,7 +205,7 @@ func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
 // cached: gpu in the GPU index, then cpu consecutive ones in the CPU tier.
 // It changes nothing (hashes of s are computed and kept in s).
 func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
-	c.prepare(s)
+	c.pool.Prepare(s)
 	full := c.div(target)
 	k := 0
 	for k < full {
@@ -275,7 +257,7 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 		c.stats.AllocFailures++
 		return 0, false
 	}
-	c.prepare(s)
+	c.pool.Prepare(s)
 	if want := c.blocksFor(s.ExpectedTokens); cap(s.blocks) < want {
 		s.blocks = make([]int32, 0, want)
 	}
@@ -313,7 +295,7 @@ func (c *Cache) Reserve(s *Seq, n int) bool {
 		c.stats.AllocFailures++
 		return false
 	}
-	c.prepare(s)
+	c.pool.Prepare(s)
 	c.grow(s, n-1)
 	if c.newBlocksFor(s, 1) > 0 {
 		s.blocks = append(s.blocks, c.popFree())
