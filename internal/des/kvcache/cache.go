@@ -25,7 +25,6 @@ type block struct {
 	inFree  bool
 	hashed  bool
 	indexed bool // its hash's index entry points at it
-	hash    Hash
 }
 
 // Stats are the cache's counters since creation.
@@ -41,9 +40,11 @@ type Stats struct {
 
 // Cache is a paged KV cache. It is not safe for concurrent use.
 type Cache struct {
-	b, t       int
-	shift      int // log2(b) when b is a power of two, else -1
-	blocks     []block
+	b, t   int
+	shift  int // log2(b) when b is a power of two, else -1
+	blocks []block
+	hashes []Hash // hashes[i]: block i's hash while blocks[i].hashed; apart, so the
+	// per-block state that every release and eviction touches is 12 bytes
 	ring       freeRing // free list: its head is evicted first
 	free       int
 	index      hashIndex
@@ -101,7 +102,7 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.CPUBlocks < 0 || cfg.CPUBandwidthTokensUs < 0 || cfg.CPUBaseLatencyUs < 0 {
 		return nil, errors.New("kvcache: CPU tier blocks, bandwidth and base latency must not be negative")
 	}
-	c := &Cache{b: cfg.BlockSize, t: cfg.Blocks, blocks: make([]block, cfg.Blocks),
+	c := &Cache{b: cfg.BlockSize, t: cfg.Blocks, blocks: make([]block, cfg.Blocks), hashes: make([]Hash, cfg.Blocks),
 		ring: newFreeRing(cfg.Blocks), index: newHashIndex(cfg.Blocks), shift: -1}
 	if c.pool = cfg.Pool; c.pool == nil {
 		c.pool = NewPool()
@@ -180,7 +181,7 @@ func (c *Cache) popFree() int32 {
 	if bl.hashed {
 		// Lazy eviction: the index entry goes stale with the hash.
 		if bl.indexed && c.journalOn {
-			c.journal = append(c.journal, IndexChange{Hash: bl.hash})
+			c.journal = append(c.journal, IndexChange{Hash: c.hashes[i]})
 		}
 		bl.hashed, bl.indexed = false, false
 		c.stats.Evictions++
@@ -194,7 +195,8 @@ func (c *Cache) popFree() int32 {
 func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
 	h := s.BlockHash(k, c.b)
 	bl := &c.blocks[i]
-	bl.hash, bl.hashed, bl.indexed = h, true, false
+	c.hashes[i] = h
+	bl.hashed, bl.indexed = true, false
 	c.register(h, i)
 	if computed {
 		c.stats.Misses++
@@ -448,7 +450,7 @@ func (c *Cache) Check() error {
 			return fmt.Errorf("kvcache: block %d indexed without a hash", i)
 		}
 		if bl.indexed {
-			if j, ok := c.lookup(bl.hash); !ok || j != int32(i) {
+			if j, ok := c.lookup(c.hashes[i]); !ok || j != int32(i) {
 				return fmt.Errorf("kvcache: indexed block %d is not found by its hash", i)
 			}
 		}

@@ -41,7 +41,7 @@ func tagOf(h Hash) uint32 { return uint32(h.Hi >> 32) }
 // holds reports whether block v holds hash h.
 func (c *Cache) holds(v int32, h Hash) bool {
 	bl := &c.blocks[v]
-	return bl.hashed && bl.hash == h
+	return bl.hashed && c.hashes[v] == h
 }
 
 // lookup returns the indexed block holding h. Slots whose block is not the
@@ -105,11 +105,12 @@ func (c *Cache) rebuildIndex() {
 		if !bl.hashed || !bl.indexed {
 			continue
 		}
-		j := bl.hash.Lo & x.mask
+		h := c.hashes[i]
+		j := h.Lo & x.mask
 		for x.slots[j].v >= 0 {
 			j = (j + 1) & x.mask
 		}
-		x.slots[j] = indexSlot{tag: tagOf(bl.hash), v: int32(i)}
+		x.slots[j] = indexSlot{tag: tagOf(h), v: int32(i)}
 		x.n++
 	}
 }
