@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"servesim/internal/cli/clitest"
 )
 
 // TestTimeline: --timeline writes a valid trace-event JSON with the step,
@@ -21,22 +23,9 @@ func TestTimeline(t *testing.T) {
 	if with.stdout != without.stdout {
 		t.Error("SimResults differ with --timeline")
 	}
-	b, err := os.ReadFile(tl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		TraceEvents []struct {
-			Ph   string         `json:"ph"`
-			Name string         `json:"name"`
-			Args map[string]any `json:"args"`
-		} `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("timeline: %v", err)
-	}
+	events := clitest.ReadTimeline(t, tl)
 	seen := map[string]int{}
-	for _, e := range f.TraceEvents {
+	for _, e := range events {
 		key := e.Ph + " " + e.Name
 		if e.Ph == "M" {
 			key += " " + e.Args["name"].(string)
@@ -85,25 +74,11 @@ func TestTimelineCluster(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil || len(m.PerInstance) != 3 {
 		t.Fatalf("metrics: %v, %d instances", err, len(m.PerInstance))
 	}
-	if b, err = os.ReadFile(tl); err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		TraceEvents []struct {
-			Ph   string         `json:"ph"`
-			Name string         `json:"name"`
-			Pid  int            `json:"pid"`
-			Cat  string         `json:"cat"`
-			Args map[string]any `json:"args"`
-		} `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("timeline: %v", err)
-	}
+	events := clitest.ReadTimeline(t, tl)
 	names := map[int]string{}
 	steps, requests := map[int]int64{}, map[int]int64{}
 	var routed, transfers int64
-	for _, e := range f.TraceEvents {
+	for _, e := range events {
 		switch {
 		case e.Ph == "M" && e.Name == "process_name":
 			names[e.Pid] = e.Args["name"].(string)

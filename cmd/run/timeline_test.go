@@ -2,9 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"servesim/internal/cli/clitest"
 )
 
 // TestTimeline: run --timeline on a P/D cluster prints the same summary as
@@ -30,23 +31,9 @@ func TestTimeline(t *testing.T) {
 	if err := json.Unmarshal([]byte(with), &sum); err != nil || len(sum.PerInstance) != 2 {
 		t.Fatalf("summary: %v, %d instances", err, len(sum.PerInstance))
 	}
-	b, err := os.ReadFile(tl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		TraceEvents []struct {
-			Ph   string         `json:"ph"`
-			Name string         `json:"name"`
-			Pid  int            `json:"pid"`
-			Args map[string]any `json:"args"`
-		} `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("timeline: %v", err)
-	}
+	events := clitest.ReadTimeline(t, tl)
 	steps, procs := map[int]int64{}, map[int]string{}
-	for _, e := range f.TraceEvents {
+	for _, e := range events {
 		switch {
 		case e.Ph == "X":
 			steps[e.Pid]++

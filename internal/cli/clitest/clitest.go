@@ -3,6 +3,7 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -121,4 +122,30 @@ func (b *Binaries) Remove() {
 		os.RemoveAll(b.dir)
 		b.dir, b.built = "", nil
 	}
+}
+
+// TraceEvent is one event of a timeline written by --timeline (Chrome
+// trace-event format), with the fields the commands' tests read.
+type TraceEvent struct {
+	Ph   string         `json:"ph"`
+	Name string         `json:"name"`
+	Cat  string         `json:"cat"`
+	Pid  int            `json:"pid"`
+	Args map[string]any `json:"args"`
+}
+
+// ReadTimeline parses the timeline at path, failing the test if it cannot.
+func ReadTimeline(tb testing.TB, path string) []TraceEvent {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var f struct {
+		TraceEvents []TraceEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		tb.Fatalf("timeline %s: %v", path, err)
+	}
+	return f.TraceEvents
 }
