@@ -2,13 +2,11 @@ package timeline
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
 
 	"servesim/internal/deploy"
-	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
 
@@ -56,29 +54,19 @@ func resolve(t *testing.T, blocks int) *deploy.Resolved {
 func simulate(t *testing.T, d *deploy.Resolved, recs []tracev2.Record, withTimeline bool) ([]tracev2.SimResult, int64, *file) {
 	t.Helper()
 	var buf bytes.Buffer
-	cfg := replay.Config{Deploy: d, Seed: 1}
+	var obs *Recorder
 	if withTimeline {
-		cfg.Observer = New(&buf)
+		obs = New(&buf)
 	}
-	var results []tracev2.SimResult
-	src := &replay.SliceSource{Records: append([]tracev2.Record(nil), recs...)}
-	out, err := replay.Simulate(context.Background(), cfg, src, nil, func(_ *tracev2.Record, res *tracev2.SimResult) error {
-		if res != nil {
-			results = append(results, *res)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	results, sum := simulateCluster(t, d, recs, obs)
 	if !withTimeline {
-		return results, out.Summary.TotalOutputTokens, nil
+		return results, sum.TotalOutputTokens, nil
 	}
 	var f file
 	if err := json.Unmarshal(buf.Bytes(), &f); err != nil {
 		t.Fatalf("timeline is not valid JSON: %v", err)
 	}
-	return results, out.Summary.TotalOutputTokens, &f
+	return results, sum.TotalOutputTokens, &f
 }
 
 func arg(e event, k string) int64 {
