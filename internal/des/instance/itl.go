@@ -1,6 +1,9 @@
 package instance
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+)
 
 // stepLog keeps the step times of one instance so that ITL samples need not
 // be stored per token. A request that produces tokens in consecutive steps
@@ -149,7 +152,7 @@ func (in *Instance) ITLHistogram() []ValueCount {
 	for v, c := range in.log.hist {
 		out = append(out, ValueCount{v, c})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Value < out[j].Value })
+	slices.SortFunc(out, func(a, b ValueCount) int { return cmp.Compare(a.Value, b.Value) })
 	return out
 }
 
