@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"servesim/internal/deploy"
+	"servesim/internal/des"
 	"servesim/internal/des/cluster"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/metrics"
@@ -159,11 +160,20 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		return Outcome{}, err
 	}
 	d.sim = s
+	return d.watchAndRun([]*instance.Instance{s.Instance()}, nil, s.Engine(), func() (int64, metrics.RunInfo, error) {
+		out, err := s.Run()
+		return out.EndUs, out.Info, err
+	})
+}
+
+// watchAndRun starts the observer (if any) on the simulation's instances
+// and engine, runs it, lets the observer finish, and summarises the run.
+func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *des.Engine, run func() (endUs int64, info metrics.RunInfo, err error)) (Outcome, error) {
 	if d.obs != nil {
-		d.obs.Start([]*instance.Instance{s.Instance()}, nil)
-		s.Engine().SetObserver(d.obs.Event)
+		d.obs.Start(insts, pools)
+		eng.SetObserver(d.obs.Event)
 	}
-	out, err := s.Run()
+	endUs, info, err := run()
 	if d.err != nil {
 		return Outcome{}, d.err
 	}
@@ -171,11 +181,11 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		return Outcome{}, err
 	}
 	if d.obs != nil {
-		if err := d.obs.Finish(out.EndUs); err != nil {
+		if err := d.obs.Finish(endUs); err != nil {
 			return Outcome{}, err
 		}
 	}
-	return Outcome{Summary: agg.Summary(out.Info), Warnings: d.tok.warnings}, nil
+	return Outcome{Summary: d.agg.Summary(info), Warnings: d.tok.warnings}, nil
 }
 
 // runCluster simulates a deployment of several instances or with cluster
@@ -201,23 +211,10 @@ func (d *driver) runCluster() (Outcome, error) {
 		return Outcome{}, fmt.Errorf("replay: %w", err)
 	}
 	d.sim = c
-	if d.obs != nil {
-		d.obs.Start(c.Instances(), c.Pools())
-		c.Engine().SetObserver(d.obs.Event)
-	}
-	out, err := c.Run()
-	if d.err != nil {
-		return Outcome{}, d.err
-	}
-	if err != nil {
-		return Outcome{}, err
-	}
-	if d.obs != nil {
-		if err := d.obs.Finish(out.EndUs); err != nil {
-			return Outcome{}, err
-		}
-	}
-	return Outcome{Summary: d.agg.Summary(out.Info), Warnings: d.tok.warnings}, nil
+	return d.watchAndRun(c.Instances(), c.Pools(), c.Engine(), func() (int64, metrics.RunInfo, error) {
+		out, err := c.Run()
+		return out.EndUs, out.Info, err
+	})
 }
 
 // request turns a record into a simulator request.
