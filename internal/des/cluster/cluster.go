@@ -35,7 +35,7 @@ type Cluster struct {
 	dec     *decisionLog
 	bucket  bucket
 	pools   [3][]int
-	cev     timeHeap                       // times of the pending cluster events
+	cev     des.TimeHeap[struct{}]         // times of the pending cluster events
 	transit map[*instance.Request]struct{} // between arrival and instance, with latencies > 0
 	pd      *pdState
 
@@ -66,7 +66,7 @@ func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
 		if h != des.NoHorizon {
 			h++
 		}
-		bound = func() int64 { return min(c.cev.min(), h) }
+		bound = func() int64 { return min(c.cevMin(), h) }
 	case cfg.HorizonUs > 0:
 		h := cfg.HorizonUs + 1
 		bound = func() int64 { return min(c.eng.PeekTime(), h) }
@@ -131,7 +131,7 @@ func (c *Cluster) InFlight(i int) int { return c.load[i] }
 // instances' fast-forward bound.
 func (c *Cluster) scheduleCluster(at int64, prio int, act des.Action, data any) {
 	c.eng.Schedule(at, prio, act, data)
-	c.cev.push(at)
+	c.cev.Push(at, struct{}{})
 }
 
 // Inject schedules an extra request (a session's next round) to arrive at
@@ -157,7 +157,7 @@ func (c *Cluster) fail(err error) {
 // onArrival is the Arrival event: count the request, then admission after
 // the admission latency (at once when it is 0).
 func (c *Cluster) onArrival(now int64, data any) {
-	c.cev.pop()
+	c.cev.Pop()
 	r := data.(*instance.Request)
 	c.injected++
 	if c.cfg.AdmissionLatencyUs > 0 {
@@ -174,7 +174,7 @@ func (c *Cluster) onSourceArrival(now int64, data any) {
 }
 
 func (c *Cluster) onAdmission(now int64, data any) {
-	c.cev.pop()
+	c.cev.Pop()
 	r := data.(*instance.Request)
 	delete(c.transit, r)
 	c.admission(now, r)
@@ -218,14 +218,14 @@ func (c *Cluster) assign(now int64, r *instance.Request, i int, pool int) {
 	if c.cfg.RoutingLatencyUs > 0 {
 		c.transit[r] = struct{}{}
 		c.eng.ScheduleSub(now+c.cfg.RoutingLatencyUs, des.PrioInstanceArrival, i, c.instArrive[i], r)
-		c.cev.push(now + c.cfg.RoutingLatencyUs)
+		c.cev.Push(now+c.cfg.RoutingLatencyUs, struct{}{})
 		return
 	}
 	c.submit(i, r)
 }
 
 func (c *Cluster) onInstanceArrival(i int, data any) {
-	c.cev.pop()
+	c.cev.Pop()
 	r := data.(*instance.Request)
 	delete(c.transit, r)
 	c.submit(i, r)
@@ -406,50 +406,12 @@ func (b *bucket) take(now int64, cost float64) bool {
 	return true
 }
 
-// timeHeap is a min-heap of event times. Cluster events are never
-// cancelled and fire in time order, so the one firing is always the
-// minimum.
-type timeHeap []int64
-
-func (h timeHeap) min() int64 {
-	if len(h) == 0 {
-		return des.NoHorizon
+// cevMin is the time of the earliest pending cluster event (des.NoHorizon
+// if none). Cluster events are never cancelled and fire in time order, so
+// the heap holds exactly the pending ones and the one firing is its minimum.
+func (c *Cluster) cevMin() int64 {
+	if e, ok := c.cev.Min(); ok {
+		return e.At
 	}
-	return h[0]
-}
-
-func (h *timeHeap) push(at int64) {
-	*h = append(*h, at)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if s[p] <= s[i] {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
-}
-
-func (h *timeHeap) pop() {
-	s := *h
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= len(s) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(s) && s[r] < s[l] {
-			m = r
-		}
-		if s[i] <= s[m] {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
+	return des.NoHorizon
 }

@@ -142,7 +142,7 @@ func (p *pdState) note(rec *pdReq, ev string, now int64) {
 // the KV transfer.
 func (p *pdState) onDecodeRouting(now int64, data any) {
 	c := p.c
-	c.cev.pop()
+	c.cev.Pop()
 	rec := data.(*pdReq)
 	d := c.rt.pick(now, rec.parent, c.pools[poolDecode], poolDecode)
 	ok, err := c.insts[d].ReserveDecode(rec.parent)
@@ -204,7 +204,7 @@ func (p *pdState) transferUs(prompt, k int) int64 {
 // decode part is enqueued with its blocks held (spec §12 step 3).
 func (p *pdState) onTransferDone(now int64, data any) {
 	c := p.c
-	c.cev.pop()
+	c.cev.Pop()
 	rec := data.(*pdReq)
 	p.active--
 	p.completed++

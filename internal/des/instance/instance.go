@@ -60,11 +60,11 @@ type Instance struct {
 	lazyOn                         bool
 	lz                             lazyState
 	nextAseq                       int64
-	own                            ownEvents // pending Queued and Timeout events (with a FastForwardBound)
-	variant                        bool      // a batching variant other than vllm (variants.go)
-	variantInline                  bool      // a variant whose consecutive steps may run inline
-	pp                             pipeline  // pipeline parallelism (pipeline.go); stages 0 = off
-	decodeStreak                   int       // lightllm: consecutive decode-only batches
+	own                            des.TimeHeap[des.Handle] // pending Queued and Timeout events (with a FastForwardBound)
+	variant                        bool                     // a batching variant other than vllm (variants.go)
+	variantInline                  bool                     // a variant whose consecutive steps may run inline
+	pp                             pipeline                 // pipeline parallelism (pipeline.go); stages 0 = off
+	decodeStreak                   int                      // lightllm: consecutive decode-only batches
 
 	verify func(violation string) // set by tests: called on invariant violations
 }
@@ -302,7 +302,7 @@ func (in *Instance) scheduleStep(at int64) {
 func (in *Instance) schedule(at int64, prio int, act des.Action, r *Request) des.Handle {
 	h := in.eng.ScheduleSub(at, prio, in.cfg.ID, act, r)
 	if in.cfg.FastForwardBound != nil {
-		in.own.push(ownEvent{at: at, h: h})
+		in.own.Push(at, h)
 	}
 	return h
 }

@@ -61,58 +61,17 @@ func (in *Instance) bound() int64 {
 // event (des.NoHorizon if none). Entries of events that ran or were
 // cancelled are dropped lazily.
 func (in *Instance) ownNext() int64 {
-	for len(in.own) > 0 {
-		if top := in.own[0]; in.eng.Scheduled(top.h) {
-			return top.at
+	for {
+		top, ok := in.own.Min()
+		if !ok {
+			break
 		}
-		in.own.pop()
+		if in.eng.Scheduled(top.V) {
+			return top.At
+		}
+		in.own.Pop()
 	}
 	return des.NoHorizon
-}
-
-// ownEvent is a pending event of the instance itself.
-type ownEvent struct {
-	at int64
-	h  des.Handle
-}
-
-// ownEvents is a min-heap of ownEvent by time.
-type ownEvents []ownEvent
-
-func (h *ownEvents) push(e ownEvent) {
-	*h = append(*h, e)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if s[p].at <= s[i].at {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
-}
-
-func (h *ownEvents) pop() {
-	s := *h
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= len(s) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(s) && s[r].at < s[l].at {
-			m = r
-		}
-		if s[i].at <= s[m].at {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
 }
 
 // tokensFor is the tokens r may get from position progress: need, capped by
