@@ -50,6 +50,7 @@ type Source struct {
 	N         int     // requests in all
 	MeanGapUs float64 // mean inter-arrival time
 	Lengths   func(rng *rand.Rand) (in, out int)
+	Shared    bool // leave the requests' privacy undeclared: every KV block is hashed and indexed
 
 	i    int
 	t    float64
@@ -83,6 +84,7 @@ func (g *Source) Next() (*instance.Request, error) {
 		buf[k] = base + int32(k)
 	}
 	r.ID, r.ArrivalUs, r.Prompt, r.OutputLen, r.MaxOutputLen = int64(g.i), int64(g.t), buf, out, out
+	r.Private = !g.Shared // ids i·1024 + k: no two requests share one
 	return r, nil
 }
 

@@ -171,8 +171,7 @@ func (in *Instance) register(r *Request, now int64) {
 	setStatus(r, StatusPending)
 	r.qidx = -1
 	r.firstSchedUs, r.firstTokEnd, r.doneUs = -1, -1, -1
-	r.seq.Prompt, r.seq.Output = r.Prompt, r.Output
-	r.seq.Seed = uint64(r.ID)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	r.fillSeq(&r.seq)
 	in.pending[r] = struct{}{}
 	in.cnt.Submitted++
 	if r.DeadlineUs > 0 {
@@ -193,8 +192,8 @@ func (in *Instance) ReserveDecode(r *Request) (bool, error) {
 	if p == 0 || r.PrefillOnly {
 		return false, fmt.Errorf("instance %d: decode part %d needs a prompt and no PrefillOnly", in.cfg.ID, r.ID)
 	}
-	seq := kvcache.Seq{Prompt: r.Prompt, Output: r.Output}
-	seq.Seed = uint64(r.ID)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	var seq kvcache.Seq
+	r.fillSeq(&seq)
 	if !in.kv.Reserve(&seq, p) {
 		return false, nil
 	}

@@ -52,6 +52,15 @@ type Request struct {
 	Round        int
 	Tag          any // caller's data, carried to the Result untouched
 
+	// Private declares that the request's tokens from position PrivateFrom
+	// on, prompt and generated, follow its prefix in no other request of the
+	// run: true of fresh ids drawn for this request alone, false for a
+	// session round whose context a later round resends. The KV cache then
+	// neither hashes nor indexes those blocks (kvcache.Seq.Private), which
+	// leaves every result unchanged when the declaration is true.
+	Private     bool
+	PrivateFrom int
+
 	// PrefillOnly marks the prefill part of a disaggregated request (spec
 	// §12): it finishes as StatusPrefilled when its prefill completes,
 	// produces no token, and keeps its KV blocks until ReleaseKV.
@@ -139,9 +148,16 @@ func (r *Request) PrepareHashes(pool *kvcache.Pool) {
 
 func (r *Request) initSeq() {
 	if r.seq.Prompt == nil {
-		r.seq.Prompt, r.seq.Output = r.Prompt, r.Output
+		r.fillSeq(&r.seq)
 		r.seq.ExpectedTokens = len(r.Prompt) + r.MaxOutputLen // one hash list for the request's life
 	}
+}
+
+// fillSeq gives s the request's tokens and privacy.
+func (r *Request) fillSeq(s *kvcache.Seq) {
+	s.Prompt, s.Output = r.Prompt, r.Output
+	s.Seed = uint64(r.ID)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	s.Private, s.PrivateFrom = r.Private, r.PrivateFrom
 }
 
 // PromptBlocks is the number of full blocks of the prompt.

@@ -190,17 +190,21 @@ func (c *Cache) popFree() int32 {
 	return i
 }
 
-// setFull records that block i of s is full: hash it, index it unless the
-// hash is already indexed (the first copy stays canonical), count a miss.
+// setFull records that block k of s, in block i, is full: hash and index it
+// (register), or tag it if it is private; count a miss when it was computed.
 func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
-	h := s.BlockHash(k, c.b)
 	bl := &c.blocks[i]
-	c.hashes[i] = h
 	bl.hashed, bl.indexed = true, false
-	c.register(h, i)
 	if computed {
 		c.stats.Misses++
 	}
+	if k >= c.privateBlock(s) {
+		c.hashes[i] = c.privateTag(s, k)
+		return
+	}
+	h := s.BlockHash(k, c.b)
+	c.hashes[i] = h
+	c.register(h, i)
 }
 
 // Match counts the leading full blocks of s's first target tokens that are
@@ -209,9 +213,10 @@ func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
 func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
 	c.pool.Prepare(s)
 	full := c.div(target)
+	pb := c.privateBlock(s)
 	k := 0
 	for k < full {
-		if _, ok := c.lookup(s.BlockHash(k, c.b)); !ok {
+		if _, ok := c.find(s, k, pb); !ok {
 			break
 		}
 		k++
@@ -239,9 +244,10 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 		panic(fmt.Sprintf("kvcache: Admit cached %d (block size %d), n %d", cached, c.b, n))
 	}
 	m := c.div(cached)
+	pb := c.privateBlock(s)
 	onFree, gpuUsed := 0, 0
 	for gpuUsed < m {
-		i, hit := c.lookup(s.BlockHash(gpuUsed, c.b))
+		i, hit := c.find(s, gpuUsed, pb)
 		if !hit {
 			break
 		}
@@ -261,10 +267,11 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 	}
 	c.pool.Prepare(s)
 	if want := c.blocksFor(s.ExpectedTokens); cap(s.blocks) < want {
-		s.blocks = make([]int32, 0, want)
+		// Keep the ids of held private blocks: find reads them below.
+		s.blocks = append(make([]int32, 0, want), s.blocks[:s.held]...)[:0]
 	}
 	for k := 0; k < gpuUsed; k++ {
-		i, _ := c.lookup(s.BlockHash(k, c.b))
+		i, _ := c.find(s, k, pb)
 		bl := &c.blocks[i]
 		if bl.ref == 0 {
 			c.unlink(i)
@@ -330,7 +337,7 @@ func (c *Cache) Grow(s *Seq, n int) bool {
 }
 
 func (c *Cache) grow(s *Seq, n int) {
-	if first, last := c.div(s.nTok), c.div(s.nTok+n); last-first > 1 {
+	if first, last := c.div(s.nTok), min(c.div(s.nTok+n), c.privateBlock(s)); last-first > 1 {
 		c.prefetch(s, first, last)
 	}
 	for n > 0 {
@@ -363,7 +370,9 @@ func (c *Cache) prefetch(s *Seq, first, last int) {
 
 // Release drops s's references in reverse block order; blocks reaching zero
 // join the free tail with their hashes kept, so a prefix outlives its tail.
+// The block table keeps the ids for finding private blocks again.
 func (c *Cache) Release(s *Seq) {
+	s.held = c.div(s.nTok)
 	for k := len(s.blocks) - 1; k >= 0; k-- {
 		i := s.blocks[k]
 		bl := &c.blocks[i]

@@ -61,10 +61,16 @@ func (c *Cache) lookup(h Hash) (int32, bool) {
 	}
 }
 
-// register indexes h → v unless a block holding h is already indexed (the
-// first copy stays canonical). Stale slots are never taken over (a tag does
-// not tell a stale entry of h from another hash's), only dropped by a
-// rebuild.
+// register makes v the indexed holder of h. When another block already
+// holds h (a prompt's last block recomputed while its cached copy sits on the
+// free list, or two requests filling the same prefix in one step), the newer
+// copy takes over the slot: the older one can no longer be hit, and when it
+// was a released copy it sits ahead of the newer one on the free list, so it
+// is evicted first and the hash stays findable as long as any copy is
+// cached. (It also makes a private block, found again through the block
+// table that last held it, behave exactly as a hashed one: private.go.)
+// Stale slots are never taken over (a tag does not tell a stale entry of h
+// from another hash's), only dropped by a rebuild.
 func (c *Cache) register(h Hash, v int32) {
 	x := &c.index
 	tag := tagOf(h)
@@ -80,6 +86,9 @@ func (c *Cache) register(h Hash, v int32) {
 			return
 		}
 		if s.tag == tag && c.holds(s.v, h) && c.blocks[s.v].indexed {
+			c.blocks[s.v].indexed = false // membership unchanged: no journal entry
+			c.blocks[v].indexed = true
+			s.v = v
 			return
 		}
 	}

@@ -8,6 +8,7 @@ package kvcache
 type Pool struct {
 	blocks [][]int32
 	hashes [][]Hash
+	owners uint64 // private-block owners handed out (private.go), unique across the caches
 }
 
 const poolMax = 4096

@@ -12,9 +12,24 @@ type Seq struct {
 	// capacity hint, e.g. prompt + declared output budget).
 	ExpectedTokens int
 
+	// Private declares that the tokens from position PrivateFrom on (prompt
+	// and generated alike) follow this sequence's prefix in no other
+	// sequence the cache will see: the block holding that position, and
+	// every later block (their hashes chain through it), can be hit by
+	// this sequence alone, after a preemption. The cache then neither
+	// hashes nor indexes them; it tags each with the sequence's identity
+	// and finds it again through the block table the sequence last held
+	// (private.go). The caller must only declare what is true: a wrong
+	// declaration loses prefix hits another sequence would have had.
+	Private     bool
+	PrivateFrom int
+
 	blocks []int32 // block table: block i holds tokens [i·b, (i+1)·b)
 	nTok   int     // tokens with a slot in blocks
 	hashes []Hash  // chained hashes of full blocks, computed lazily; kept across preemption
+
+	owner uint64 // identity in private block tags; 0 until the first private block
+	held  int    // full blocks at the last release: blocks[:held] may still hold them
 }
 
 // Token is the id at position i of the sequence (prompt, then generated).

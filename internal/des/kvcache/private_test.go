@@ -1,0 +1,126 @@
+package kvcache
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPrivateMatchesHashed runs the same random admissions, growth,
+// preemptions (release, later re-admission of the same sequence) and
+// completions on two caches: in one every sequence declares its tail after
+// its group's shared prefix private, in the other nothing is private. Every
+// match, every block id handed out and every counter must agree, and each
+// cache must pass Check after every operation.
+func TestPrivateMatchesHashed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 17))
+	for round := 0; round < 300; round++ {
+		b := 1 + rng.IntN(5)
+		cfg := Config{Blocks: 1 + rng.IntN(30), BlockSize: b}
+		pool := NewPool()
+		twins := [2]*Cache{mustNew(t, cfg), mustNew(t, Config{Blocks: cfg.Blocks, BlockSize: b, Pool: pool})}
+		type pair struct {
+			s       [2]*Seq
+			running bool
+		}
+		groups := [][]int32{nil, seqOf(7, -5000).Prompt, seqOf(12, -6000).Prompt}
+		var all []*pair
+		ids := 0
+		newPair := func() *pair {
+			ids++
+			id := ids
+			g := groups[rng.IntN(len(groups))]
+			tail := seqOf(1+rng.IntN(20), int32(id)*100).Prompt // ids unique: tails private
+			prompt := append(append([]int32(nil), g...), tail...)
+			p := &pair{}
+			for v := range p.s {
+				p.s[v] = &Seq{Prompt: prompt, Seed: uint64(id), ExpectedTokens: len(prompt) + rng.IntN(8)}
+			}
+			p.s[1].Private, p.s[1].PrivateFrom = true, len(g)
+			return p
+		}
+		admit := func(p *pair) bool {
+			// A preempted sequence comes back with what it had generated.
+			target := max(len(p.s[0].Prompt), p.s[0].held*b+rng.IntN(b))
+			var ok [2]bool
+			var got [2][2]int
+			for v, c := range twins {
+				s := p.s[v]
+				gpu, cpu := c.Match(s, target)
+				got[v] = [2]int{gpu, cpu}
+				cached := min(gpu+cpu, (target-1)/b) * b
+				_, ok[v] = c.Admit(s, cached, target-cached)
+			}
+			if got[0] != got[1] || ok[0] != ok[1] {
+				t.Fatalf("round %d: admission of %v (held %d owner %d tokens %d): hashed matched %v ok %v, private %v ok %v", round, p.s[1].Prompt, p.s[1].held, p.s[1].owner, p.s[1].nTok, got[0], ok[0], got[1], ok[1])
+			}
+			return ok[0]
+		}
+		for op := 0; op < 300; op++ {
+			var running []*pair
+			var waiting []*pair
+			for _, p := range all {
+				if p.running {
+					running = append(running, p)
+				} else {
+					waiting = append(waiting, p)
+				}
+			}
+			switch r := rng.IntN(5); {
+			case r == 0 || len(all) == 0:
+				p := newPair()
+				all = append(all, p)
+				p.running = admit(p)
+			case r == 1 && len(waiting) > 0:
+				p := waiting[rng.IntN(len(waiting))]
+				p.running = admit(p)
+			case r == 2 && len(running) > 0:
+				p := running[rng.IntN(len(running))]
+				n := 1 + rng.IntN(2*b)
+				var ok [2]bool
+				for v, c := range twins {
+					ok[v] = c.Grow(p.s[v], n)
+				}
+				if ok[0] != ok[1] {
+					t.Fatalf("round %d op %d: grow: hashed %v, private %v", round, op, ok[0], ok[1])
+				}
+			case r == 3 && len(running) > 0: // preemption: released, re-admitted later
+				p := running[rng.IntN(len(running))]
+				for v, c := range twins {
+					c.Release(p.s[v])
+				}
+				p.running = false
+			case len(running) > 0: // completion
+				p := running[rng.IntN(len(running))]
+				for v, c := range twins {
+					c.Release(p.s[v])
+					c.Recycle(p.s[v])
+				}
+				for i := range all {
+					if all[i] == p {
+						all = append(all[:i], all[i+1:]...)
+						break
+					}
+				}
+			}
+			for _, p := range all {
+				if a, c := p.s[0].blocks, p.s[1].blocks; len(a) != len(c) || p.s[0].nTok != p.s[1].nTok {
+					t.Fatalf("round %d op %d: block tables %v and %v", round, op, a, c)
+				} else {
+					for i := range a {
+						if a[i] != c[i] {
+							t.Fatalf("round %d op %d: block tables %v and %v", round, op, a, c)
+						}
+					}
+				}
+			}
+			if a, c := twins[0].Stats(), twins[1].Stats(); a != c {
+				t.Fatalf("round %d op %d: stats hashed %+v, private %+v", round, op, a, c)
+			}
+			for v, c := range twins {
+				if err := c.Check(); err != nil {
+					t.Fatalf("round %d op %d twin %d: %v", round, op, v, err)
+				}
+			}
+		}
+	}
+}
