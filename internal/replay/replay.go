@@ -66,6 +66,8 @@ type Config struct {
 	// (the run then goes through the cluster simulator, even with one
 	// instance).
 	Decisions io.Writer
+
+	hashAll bool // declare no prompt private: every KV block hashed (tests compare)
 }
 
 // simulator is what the driver needs of the one-instance and the cluster
@@ -219,7 +221,8 @@ func (d *driver) runCluster() (Outcome, error) {
 
 // request turns a record into a simulator request.
 func (d *driver) request(rec *tracev2.Record) *instance.Request {
-	l := &live{rec: rec, prompt: d.tok.prompt(rec, d.accumulate), output: d.tok.output(rec, d.accumulate)}
+	prompt, own := d.tok.prompt(rec, d.accumulate)
+	l := &live{rec: rec, prompt: prompt, output: d.tok.output(rec, d.accumulate)}
 	if d.accumulate && rec.SessionID != "" {
 		// The context the next round will resend, as the trace says it
 		// will be (all OutputTokens ids). A replayed trace builds round
@@ -239,6 +242,8 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 		DeadlineUs:   rec.DeadlineUs,
 		SessionID:    rec.SessionID,
 		Round:        rec.RoundIndex,
+		Private:      own >= 0 && !d.cfg.hashAll,
+		PrivateFrom:  max(own, 0),
 		Tag:          l,
 	}
 }

@@ -44,6 +44,7 @@ type tokens struct {
 	pcg                              *rand.PCG
 	promptSeed, outputSeed, hashSeed uint64
 	warnings                         []string
+	rows                             idRows // rows met per request id, for private prompts
 }
 
 // sessionContext is an accumulating session's context after round `round`.
@@ -135,10 +136,13 @@ func promptLen(rec *tracev2.Record) int {
 }
 
 // prompt builds the prompt ids of a row. accumulate says whether session
-// rounds grow from their predecessors.
-func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) []int32 {
+// rounds grow from their predecessors. own is where the row's own fresh ids
+// begin when no other row can share them (instance.Request.Private), or −1:
+// an accumulating session's rounds are resent by the next round, and rows
+// whose ids are not tracked (idRows) might be repeated later.
+func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own int) {
 	n := promptLen(rec)
-	ids := make([]int32, n)
+	ids = make([]int32, n)
 	start := 0
 	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {
 		prev := t.sessions[rec.SessionID].ids
@@ -155,8 +159,18 @@ func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) []int32 {
 	if start == 0 && rec.PrefixGroup != "" && rec.PrefixLength > 0 {
 		start = copy(ids, t.prefix(rec.PrefixGroup, min(rec.PrefixLength, n)))
 	}
-	fill(ids[start:], t.fresh(t.promptSeed, rec.RequestID))
-	return ids
+	seed, own := t.promptSeed, start
+	repeats, tracked := t.rows.add(rec.RequestID)
+	if repeats > 0 {
+		// A repeated id (a defect of the trace) gets fresh ids of its own:
+		// sharing them with the earlier row would be an artifact.
+		seed += uint64(repeats) * 0x9E3779B97F4A7C15
+	}
+	if !tracked || (accumulate && rec.SessionID != "") {
+		own = -1
+	}
+	fill(ids[start:], t.fresh(seed, rec.RequestID))
+	return ids, own
 }
 
 // output returns the ids a request generates, or nil when nobody will ever
@@ -186,4 +200,36 @@ func (t *tokens) remember(session string, round int, prompt, output []int32, gen
 	ctx = append(ctx, prompt...)
 	ctx = append(ctx, output[:min(generated, len(output))]...)
 	t.sessions[session] = sessionContext{round: round, ids: ctx}
+}
+
+// idRows counts the rows met per request id, for ids in [0, 2²⁶): a bit per
+// id (at most 8 MB, as far as the largest id met) and a map for the ids met
+// more than once. Other ids are not tracked, and such rows never have
+// private prompts: keeping every id would make memory grow with the trace.
+type idRows struct {
+	seen  []uint64
+	extra map[int64]int // rows met beyond the first, by id
+}
+
+const maxTrackedID = 1 << 26
+
+// add records a row with the given id and returns how many rows had it
+// before, and whether the id is tracked.
+func (r *idRows) add(id int64) (before int, tracked bool) {
+	if id < 0 || id >= maxTrackedID {
+		return 0, false
+	}
+	w, bit := int(id>>6), uint64(1)<<(id&63)
+	if w >= len(r.seen) {
+		r.seen = append(r.seen, make([]uint64, w+1-len(r.seen))...)
+	}
+	if r.seen[w]&bit == 0 {
+		r.seen[w] |= bit
+		return 0, true
+	}
+	if r.extra == nil {
+		r.extra = map[int64]int{}
+	}
+	r.extra[id]++
+	return r.extra[id], true
 }

@@ -85,7 +85,8 @@ func (p *pdState) start(now int64, r *instance.Request) {
 	c := p.c
 	part := &instance.Request{ID: r.ID, ArrivalUs: r.ArrivalUs, Prompt: r.Prompt, Output: r.Output,
 		OutputLen: r.OutputLen, MaxOutputLen: r.MaxOutputLen, SLOClass: r.SLOClass, Tenant: r.Tenant,
-		DeadlineUs: r.DeadlineUs, SessionID: r.SessionID, Round: r.Round, PrefillOnly: true}
+		DeadlineUs: r.DeadlineUs, SessionID: r.SessionID, Round: r.Round, PrefillOnly: true,
+		Private: r.Private, PrivateFrom: r.PrivateFrom}
 	rec := &pdReq{parent: r, part: part, pre: -1, dec: -1}
 	part.Tag = rec
 	p.live[rec] = struct{}{}
