@@ -22,8 +22,9 @@ type Config struct {
 type block struct {
 	ref     int32
 	fpos    uint32 // ring position of its live free-list entry (free.go)
+	epoch   uint32 // times taken from the free list (private.go)
 	inFree  bool
-	hashed  bool
+	hashed  bool // full: holds a hash, or a private block's tokens
 	indexed bool // its hash's index entry points at it
 }
 
@@ -43,8 +44,8 @@ type Cache struct {
 	b, t   int
 	shift  int // log2(b) when b is a power of two, else -1
 	blocks []block
-	hashes []Hash // hashes[i]: block i's hash while blocks[i].hashed; apart, so the
-	// per-block state that every release and eviction touches is 12 bytes
+	hashes []Hash // hashes[i]: block i's hash while blocks[i].hashed and not private; apart, so the
+	// per-block state that every release and eviction touches is 16 bytes
 	ring       freeRing // free list: its head is evicted first
 	free       int
 	index      hashIndex
@@ -187,6 +188,7 @@ func (c *Cache) popFree() int32 {
 		c.stats.Evictions++
 	}
 	bl.ref = 1
+	bl.epoch++
 	return i
 }
 
@@ -199,7 +201,7 @@ func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
 		c.stats.Misses++
 	}
 	if k >= c.privateBlock(s) {
-		c.hashes[i] = c.privateTag(s, k)
+		s.notePrivate(k, bl.epoch)
 		return
 	}
 	h := s.BlockHash(k, c.b)

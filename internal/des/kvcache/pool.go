@@ -8,7 +8,7 @@ package kvcache
 type Pool struct {
 	blocks [][]int32
 	hashes [][]Hash
-	owners uint64 // private-block owners handed out (private.go), unique across the caches
+	epochs [][]uint32
 }
 
 const poolMax = 4096
@@ -30,6 +30,12 @@ func (p *Pool) Prepare(s *Seq) {
 			p.blocks = p.blocks[:k-1]
 		}
 	}
+	if s.epochs == nil && s.Private {
+		if k := len(p.epochs); k > 0 {
+			s.epochs = p.epochs[k-1]
+			p.epochs = p.epochs[:k-1]
+		}
+	}
 }
 
 // put takes s's buffers back and clears s.
@@ -39,6 +45,9 @@ func (p *Pool) put(s *Seq) {
 	}
 	if cap(s.hashes) > 0 && len(p.hashes) < poolMax {
 		p.hashes = append(p.hashes, s.hashes[:0])
+	}
+	if cap(s.epochs) > 0 && len(p.epochs) < poolMax {
+		p.epochs = append(p.epochs, s.epochs[:0])
 	}
 	*s = Seq{}
 }

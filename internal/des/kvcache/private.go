@@ -6,15 +6,17 @@ import "math"
 // private position can be hit only by that sequence, after a preemption,
 // so hashing it and indexing it is wasted work: in a workload without
 // shared prefixes that is every block, and the index's random accesses
-// are most of a busy cache's cost. Such a block carries a tag instead of
-// a hash: the sequence's owner id (unique across the caches of a Pool) and
-// the block's position, in the hash slot, never indexed. After a release
-// the sequence's block table still holds the ids it had, and block k is
-// still cached exactly when the block at that id carries the tag (owner,
-// k): a block reused for other tokens has lost the tag, and no other
-// sequence can write it. So a hit, a miss, an eviction and every counter
-// come out as with hashes, which TestPrivateMatchesHashed checks on random
-// runs.
+// are most of a busy cache's cost. Such a block is neither hashed nor
+// indexed. Every block counts the times it was taken from the free list
+// (its epoch), and the sequence notes the epoch of each private block it
+// filled. After a release its block table still holds the ids it had, and
+// block k is still cached exactly when the block at that id is full and
+// has kept the noted epoch: taking it for other tokens changes the epoch,
+// and nothing else can write it. So a hit, a miss, an eviction and every
+// counter come out as with hashes, which TestPrivateMatchesHashed and the
+// instance's TestPrivateDeclarationChangesNothing check on random runs.
+// The epoch sits beside the reference count, which the allocation touches
+// anyway; the hash array is not touched at all.
 //
 // The CPU tier is keyed by hash; with it on, every block is hashed.
 
@@ -26,13 +28,12 @@ func (c *Cache) privateBlock(s *Seq) int {
 	return c.div(s.PrivateFrom)
 }
 
-// privateTag is the tag of s's private block k.
-func (c *Cache) privateTag(s *Seq, k int) Hash {
-	if s.owner == 0 {
-		c.pool.owners++
-		s.owner = c.pool.owners
+// notePrivate records that s filled its private block k with block i.
+func (s *Seq) notePrivate(k int, epoch uint32) {
+	if k >= len(s.epochs) {
+		s.epochs = append(s.epochs, make([]uint32, k+1-len(s.epochs))...)
 	}
-	return Hash{Lo: s.owner, Hi: uint64(k) | 1<<63}
+	s.epochs[k] = epoch
 }
 
 // find returns the block holding s's block k if it is cached in the GPU
@@ -42,12 +43,11 @@ func (c *Cache) find(s *Seq, k, pb int) (int32, bool) {
 	if k < pb {
 		return c.lookup(s.BlockHash(k, c.b))
 	}
-	if k >= s.held || s.owner == 0 {
+	if k >= s.held || k >= len(s.epochs) {
 		return -1, false
 	}
 	i := s.blocks[:s.held][k]
-	bl := &c.blocks[i]
-	if !bl.hashed || bl.indexed || c.hashes[i] != (Hash{Lo: s.owner, Hi: uint64(k) | 1<<63}) {
+	if bl := &c.blocks[i]; !bl.hashed || bl.epoch != s.epochs[k] {
 		return -1, false
 	}
 	return i, true

@@ -51,7 +51,7 @@ func TestPrivateMatchesHashed(t *testing.T) {
 				_, ok[v] = c.Admit(s, cached, target-cached)
 			}
 			if got[0] != got[1] || ok[0] != ok[1] {
-				t.Fatalf("round %d: admission of %v (held %d owner %d tokens %d): hashed matched %v ok %v, private %v ok %v", round, p.s[1].Prompt, p.s[1].held, p.s[1].owner, p.s[1].nTok, got[0], ok[0], got[1], ok[1])
+				t.Fatalf("round %d: admission of %v (held %d tokens %d): hashed matched %v ok %v, private %v ok %v", round, p.s[1].Prompt, p.s[1].held, p.s[1].nTok, got[0], ok[0], got[1], ok[1])
 			}
 			return ok[0]
 		}
