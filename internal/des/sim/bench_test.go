@@ -25,12 +25,13 @@ func chatbotSource(n int, seed uint64) *destest.Source {
 	return &destest.Source{Rng: rand.New(rand.NewPCG(seed, 28)), N: n, MeanGapUs: 1e6 / 28, Lengths: destest.ChatbotLengths}
 }
 
-func runChatbot(tb testing.TB, n int, ff bool) (metrics.Summary, Outcome, uint64) {
+func runChatbot(tb testing.TB, n int, ff, hashed bool) (metrics.Summary, Outcome, uint64) {
 	agg, _ := metrics.NewAggregator(nil)
 	var peak uint64
 	var ms runtime.MemStats
 	k := 0
 	src := chatbotSource(n, 42)
+	src.Shared = hashed
 	sink := SinkFunc(func(res *instance.Result, r *instance.Request) {
 		agg.Add(res)
 		src.Recycle(r)
@@ -57,17 +58,20 @@ func runChatbot(tb testing.TB, n int, ff bool) (metrics.Summary, Outcome, uint64
 // of requests as a parameter (10k, 100k, 1M: run the large ones with
 // -benchtime=1x). It reports simulated requests per wall-second and per
 // CPU-second, the peak live heap (MB), the share of steps run inline and the
-// steps per request. Modes: ff (fast-forward), noff (the reference step).
+// steps per request. Modes: ff (fast-forward), noff (the reference step),
+// hashed (fast-forward with the prompts' privacy undeclared, so every KV
+// block is hashed and indexed, as in a workload whose prompts might be
+// shared).
 //
 //	go test ./internal/des/sim -run '^$' -bench Chatbot -benchtime 1x -benchmem
 func BenchmarkChatbot(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		for _, mode := range []string{"ff", "noff"} {
+		for _, mode := range []string{"ff", "noff", "hashed"} {
 			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
 				if n > 10_000 && testing.Short() {
 					b.Skip("large sizes skipped in -short mode")
 				}
-				ff := mode != "noff"
+				ff, hashed := mode != "noff", mode == "hashed"
 				b.ReportAllocs()
 				var out Outcome
 				var peak uint64
@@ -75,7 +79,7 @@ func BenchmarkChatbot(b *testing.B) {
 				start := time.Now()
 				cpu0 := cpuSeconds()
 				for i := 0; i < b.N; i++ {
-					sum, out, peak = runChatbot(b, n, ff)
+					sum, out, peak = runChatbot(b, n, ff, hashed)
 				}
 				wall := time.Since(start).Seconds()
 				cpu := cpuSeconds() - cpu0
@@ -94,13 +98,17 @@ func BenchmarkChatbot(b *testing.B) {
 	}
 }
 
-// TestChatbotSanity: the benchmark workload is near saturation and
-// fast-forward does not change its summary.
+// TestChatbotSanity: the benchmark workload is near saturation, and
+// neither fast-forward nor the prompts' privacy declaration changes its
+// summary.
 func TestChatbotSanity(t *testing.T) {
-	a, oa, _ := runChatbot(t, 2000, true)
-	b, ob, _ := runChatbot(t, 2000, false)
+	a, oa, _ := runChatbot(t, 2000, true, false)
+	b, ob, _ := runChatbot(t, 2000, false, false)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("summaries differ with fast-forward:\n%+v\n%+v", a, b)
+	}
+	if c, _, _ := runChatbot(t, 2000, true, true); !reflect.DeepEqual(a, c) {
+		t.Errorf("summaries differ with every block hashed:\n%+v\n%+v", a, c)
 	}
 	t.Logf("2000 chatbot requests: TTFT mean %.1f ms, ITL mean %.2f ms, E2E mean %.0f ms, KV util %.2f (peak %.2f), %.1f%% of %d steps lazy, %d preemptions",
 		a.TTFTMeanMs, a.ITLMeanMs, a.E2EMeanMs, a.KVUtilizationMean, a.KVUtilizationPeak,
