@@ -13,4 +13,11 @@
 // 128 bits keep the collision probability below 2⁻⁶⁴ for any realistic number
 // of blocks while costing a few nanoseconds per block instead of a SHA-256.
 // Bit equality with BLIS's hashes is not a goal.
+//
+// A sequence may declare the tokens past a position its own (Seq.Private):
+// blocks there could only ever be hit by the same sequence after a
+// preemption, so they are neither hashed nor indexed but found again
+// through the block table the sequence last held (private.go). Results are
+// identical either way when the declaration is true; in a workload without
+// shared prefixes it halves the cost of a simulation.
 package kvcache
