@@ -215,10 +215,14 @@ func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
 func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
 	c.pool.Prepare(s)
 	full := c.div(target)
-	pb := c.privateBlock(s)
 	k := 0
-	for k < full {
-		if _, ok := c.find(s, k, pb); !ok {
+	for shared := min(full, c.privateBlock(s)); k < shared; k++ {
+		if _, ok := c.lookup(s.BlockHash(k, c.b)); !ok {
+			break
+		}
+	}
+	for k < full && k >= c.privateBlock(s) {
+		if _, ok := c.findPrivate(s, k); !ok {
 			break
 		}
 		k++

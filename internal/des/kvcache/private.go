@@ -43,6 +43,12 @@ func (c *Cache) find(s *Seq, k, pb int) (int32, bool) {
 	if k < pb {
 		return c.lookup(s.BlockHash(k, c.b))
 	}
+	return c.findPrivate(s, k)
+}
+
+// findPrivate returns the block holding s's private block k if it is still
+// cached.
+func (c *Cache) findPrivate(s *Seq, k int) (int32, bool) {
 	if k >= s.held || k >= len(s.epochs) {
 		return -1, false
 	}
