@@ -16,7 +16,9 @@ import "math"
 // counter come out as with hashes, which TestPrivateMatchesHashed and the
 // instance's TestPrivateDeclarationChangesNothing check on random runs.
 // The epoch sits beside the reference count, which the allocation touches
-// anyway; the hash array is not touched at all.
+// anyway; the hash array is not touched at all. It has 32 bits: a false
+// match would need the same block taken exactly 2³² times while its
+// sequence waits.
 //
 // The CPU tier is keyed by hash; with it on, every block is hashed.
 
