@@ -19,12 +19,13 @@ type Config struct {
 	Pool *Pool // buffers shared with other caches; nil = the cache's own
 }
 
+// block is the state of a block that is not private (private blocks keep
+// theirs in the free ring and their sequence's block table).
 type block struct {
 	ref     int32
 	fpos    uint32 // ring position of its live free-list entry (free.go)
-	epoch   uint32 // times taken from the free list (private.go)
 	inFree  bool
-	hashed  bool // full: holds a hash, or a private block's tokens
+	hashed  bool
 	indexed bool // its hash's index entry points at it
 }
 
@@ -45,7 +46,10 @@ type Cache struct {
 	shift  int // log2(b) when b is a power of two, else -1
 	blocks []block
 	hashes []Hash // hashes[i]: block i's hash while blocks[i].hashed and not private; apart, so the
-	// per-block state that every release and eviction touches is 16 bytes
+	// per-block state that every release and eviction touches is 12 bytes
+	serial     uint64   // blocks released so far (free.go)
+	popped     uint64   // serial of the last entry taken from the free head
+	privHeld   int      // private blocks held by sequences
 	ring       freeRing // free list: its head is evicted first
 	free       int
 	index      hashIndex
@@ -94,8 +98,8 @@ func (c *Cache) Recycle(s *Seq) {
 
 // New validates cfg and returns an empty cache with every block free.
 func New(cfg Config) (*Cache, error) {
-	if cfg.Blocks <= 0 || cfg.Blocks > math.MaxInt32-1 {
-		return nil, fmt.Errorf("kvcache: total blocks %d must be in 1..%d", cfg.Blocks, math.MaxInt32-1)
+	if cfg.Blocks <= 0 || cfg.Blocks > maxBlocks {
+		return nil, fmt.Errorf("kvcache: total blocks %d must be in 1..%d", cfg.Blocks, maxBlocks)
 	}
 	if cfg.BlockSize <= 0 {
 		return nil, fmt.Errorf("kvcache: block size %d must be positive", cfg.BlockSize)
@@ -112,7 +116,7 @@ func New(cfg Config) (*Cache, error) {
 		c.shift = bits.TrailingZeros(uint(b))
 	}
 	for i := range c.blocks {
-		c.pushTail(int32(i))
+		c.pushTail(int32(i), 0)
 	}
 	if cfg.CPUBlocks > 0 {
 		bw := cfg.CPUBandwidthTokensUs
@@ -173,37 +177,17 @@ func (c *Cache) CPUEnabled() bool { return c.cpu != nil }
 // Contains reports whether a block with hash h is in the GPU prefix index.
 func (c *Cache) Contains(h Hash) bool { _, ok := c.lookup(h); return ok }
 
-// popFree takes the LRU head, dropping its hash from the index (lazy
-// eviction), and returns it with reference count 1 and no hash.
-func (c *Cache) popFree() int32 {
-	i := c.freeHead()
-	c.unlink(i)
-	bl := &c.blocks[i]
-	if bl.hashed {
-		// Lazy eviction: the index entry goes stale with the hash.
-		if bl.indexed && c.journalOn {
-			c.journal = append(c.journal, IndexChange{Hash: c.hashes[i]})
-		}
-		bl.hashed, bl.indexed = false, false
-		c.stats.Evictions++
-	}
-	bl.ref = 1
-	bl.epoch++
-	return i
-}
-
 // setFull records that block k of s, in block i, is full: hash and index it
-// (register), or tag it if it is private; count a miss when it was computed.
+// (register) unless it is private; count a miss when it was computed.
 func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
-	bl := &c.blocks[i]
-	bl.hashed, bl.indexed = true, false
 	if computed {
 		c.stats.Misses++
 	}
 	if k >= c.privateBlock(s) {
-		s.notePrivate(k, bl.epoch)
-		return
+		return // its release will say it is full (Release)
 	}
+	bl := &c.blocks[i]
+	bl.hashed, bl.indexed = true, false
 	h := s.BlockHash(k, c.b)
 	c.hashes[i] = h
 	c.register(h, i)
@@ -257,8 +241,8 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 		if !hit {
 			break
 		}
-		if c.blocks[i].ref == 0 {
-			onFree++
+		if gpuUsed >= pb || c.blocks[i].ref == 0 {
+			onFree++ // a private block found again is always free
 		}
 		gpuUsed++
 	}
@@ -278,15 +262,18 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 	}
 	for k := 0; k < gpuUsed; k++ {
 		i, _ := c.find(s, k, pb)
-		bl := &c.blocks[i]
-		if bl.ref == 0 {
+		if k >= pb {
+			c.takePrivate(s.serials[k])
+		} else if bl := &c.blocks[i]; bl.ref == 0 {
 			c.unlink(i)
+			bl.ref = 1
+		} else {
+			bl.ref++
 		}
-		bl.ref++
 		s.blocks = append(s.blocks, i)
 	}
 	for k := gpuUsed; k < m; k++ {
-		i := c.popFree()
+		i := c.popFree(false) // the CPU tier is on: nothing is private
 		c.setFull(s, k, i, false)
 		s.blocks = append(s.blocks, i)
 		c.stats.CPUReloads++
@@ -313,7 +300,7 @@ func (c *Cache) Reserve(s *Seq, n int) bool {
 	c.pool.Prepare(s)
 	c.grow(s, n-1)
 	if c.newBlocksFor(s, 1) > 0 {
-		s.blocks = append(s.blocks, c.popFree())
+		s.blocks = append(s.blocks, c.popFree(len(s.blocks) >= c.privateBlock(s)))
 	}
 	return true
 }
@@ -343,13 +330,14 @@ func (c *Cache) Grow(s *Seq, n int) bool {
 }
 
 func (c *Cache) grow(s *Seq, n int) {
-	if first, last := c.div(s.nTok), min(c.div(s.nTok+n), c.privateBlock(s)); last-first > 1 {
+	pb := c.privateBlock(s)
+	if first, last := c.div(s.nTok), min(c.div(s.nTok+n), pb); last-first > 1 {
 		c.prefetch(s, first, last)
 	}
 	for n > 0 {
 		room := len(s.blocks)*c.b - s.nTok
 		if room == 0 {
-			s.blocks = append(s.blocks, c.popFree())
+			s.blocks = append(s.blocks, c.popFree(len(s.blocks) >= pb))
 			room = c.b
 		}
 		step := min(room, n)
@@ -378,13 +366,28 @@ func (c *Cache) prefetch(s *Seq, first, last int) {
 // join the free tail with their hashes kept, so a prefix outlives its tail.
 // The block table keeps the ids for finding private blocks again.
 func (c *Cache) Release(s *Seq) {
-	s.held = c.div(s.nTok)
+	full := c.div(s.nTok)
+	s.held = full
+	pb := c.privateBlock(s)
 	for k := len(s.blocks) - 1; k >= 0; k-- {
 		i := s.blocks[k]
+		if k >= pb {
+			c.privHeld--
+			if k < full {
+				s.noteRelease(k, c.pushTail(i, freePrivate|freeFull))
+			} else {
+				c.pushTail(i, freePrivate)
+			}
+			continue
+		}
 		bl := &c.blocks[i]
 		bl.ref--
 		if bl.ref == 0 {
-			c.pushTail(i)
+			var flags uint32
+			if bl.hashed {
+				flags = freeFull
+			}
+			c.pushTail(i, flags)
 		}
 	}
 	s.blocks = s.blocks[:0]
@@ -429,26 +432,30 @@ func (c *Cache) MirrorToCPU(s *Seq) {
 // list holds exactly the blocks with reference count 0, counts are ≥ 0, and
 // the index points only at hashed blocks with that hash.
 func (c *Cache) Check() error {
-	if err := c.checkFree(); err != nil {
+	listed, err := c.checkFree()
+	if err != nil {
 		return err
 	}
-	zero := 0
+	used, inFree := 0, 0
 	for i := range c.blocks {
 		bl := &c.blocks[i]
-		if bl.ref < 0 {
+		switch {
+		case bl.ref < 0:
 			return fmt.Errorf("kvcache: block %d has ref %d", i, bl.ref)
-		}
-		if bl.ref == 0 {
-			zero++
-			if !bl.inFree {
-				return fmt.Errorf("kvcache: block %d has ref 0 but is not free", i)
-			}
-		} else if bl.inFree {
+		case bl.ref > 0 && bl.inFree:
 			return fmt.Errorf("kvcache: block %d has ref %d but is on the free list", i, bl.ref)
+		case bl.ref > 0:
+			used++
+		case bl.inFree:
+			inFree++
 		}
 	}
-	if zero != c.free {
-		return fmt.Errorf("kvcache: %d blocks with ref 0, %d free", zero, c.free)
+	if inFree != listed {
+		return fmt.Errorf("kvcache: %d blocks marked free, %d listed", inFree, listed)
+	}
+	if c.privHeld < 0 || used+c.privHeld+c.free != c.t {
+		return fmt.Errorf("kvcache: %d blocks held, %d private ones held and %d free make %d, not %d",
+			used, c.privHeld, c.free, used+c.privHeld+c.free, c.t)
 	}
 	n := 0
 	for _, sl := range c.index.slots {

@@ -28,7 +28,7 @@ func TestFreeRingIsLRU(t *testing.T) {
 		for op := 0; op < 5000; op++ {
 			switch k := rng.IntN(20); {
 			case k == 0 && len(model) > 0: // evict the head (rarely, so stale entries pile up)
-				i := c.freeHead()
+				i := int32(c.freeHead() & freeID)
 				if i != model[0] {
 					t.Fatalf("seed %d op %d: head %d, want %d", seed, op, i, model[0])
 				}
@@ -51,13 +51,13 @@ func TestFreeRingIsLRU(t *testing.T) {
 				if c.ring.ft-c.ring.fh == uint64(len(c.ring.ids)) {
 					compactions++
 				}
-				c.pushTail(i)
+				c.pushTail(i, 0)
 				model = append(model, i)
 			}
 			if c.FreeBlocks() != len(model) {
 				t.Fatalf("seed %d op %d: %d free, want %d", seed, op, c.FreeBlocks(), len(model))
 			}
-			if err := c.checkFree(); err != nil {
+			if _, err := c.checkFree(); err != nil {
 				t.Fatalf("seed %d op %d: %v", seed, op, err)
 			}
 		}

@@ -5,20 +5,22 @@ import "math"
 // Private blocks (Seq.Private). A block whose tokens follow a sequence's
 // private position can be hit only by that sequence, after a preemption,
 // so hashing it and indexing it is wasted work: in a workload without
-// shared prefixes that is every block, and the index's random accesses
-// are most of a busy cache's cost. Such a block is neither hashed nor
-// indexed. Every block counts the times it was taken from the free list
-// (its epoch), and the sequence notes the epoch of each private block it
-// filled. After a release its block table still holds the ids it had, and
-// block k is still cached exactly when the block at that id is full and
-// has kept the noted epoch: taking it for other tokens changes the epoch,
-// and nothing else can write it. So a hit, a miss, an eviction and every
-// counter come out as with hashes, which TestPrivateMatchesHashed and the
-// instance's TestPrivateDeclarationChangesNothing check on random runs.
-// The epoch sits beside the reference count, which the allocation touches
-// anyway; the hash array is not touched at all. It has 32 bits: a false
-// match would need the same block taken exactly 2³² times while its
-// sequence waits.
+// shared prefixes that is every block. Nor does such a block need the
+// shared state of c.blocks (a reference count, a hash, its free-list
+// position): only its holder refers to it. So a private block lives in its
+// sequence's block table while held and in the free ring once released,
+// and c.blocks is neither read nor written for it. At a cluster's scale,
+// where the blocks' states of 16 instances do not fit the core's cache,
+// those reads and writes were most of the allocation's cost.
+//
+// When a sequence releases a full private block, it notes the serial of
+// the block's free-ring entry. The block is still cached exactly while that
+// entry has not reached the free head (its serial is above c.popped), and
+// the sequence finds it again at the same place of its block table. A hit,
+// a miss, an eviction and every counter thus come out as with hashes,
+// which TestPrivateMatchesHashed, the instance's
+// TestPrivateDeclarationChangesNothing and the replay's
+// TestPrivatePromptsChangeNothing check on random runs.
 //
 // The CPU tier is keyed by hash; with it on, every block is hashed.
 
@@ -30,12 +32,12 @@ func (c *Cache) privateBlock(s *Seq) int {
 	return c.div(s.PrivateFrom)
 }
 
-// notePrivate records that s filled its private block k with block i.
-func (s *Seq) notePrivate(k int, epoch uint32) {
-	if k >= len(s.epochs) {
-		s.epochs = append(s.epochs, make([]uint32, k+1-len(s.epochs))...)
+// noteRelease records the release serial of s's full private block k.
+func (s *Seq) noteRelease(k int, serial uint64) {
+	if k >= len(s.serials) {
+		s.serials = append(s.serials, make([]uint64, k+1-len(s.serials))...)
 	}
-	s.epochs[k] = epoch
+	s.serials[k] = serial
 }
 
 // find returns the block holding s's block k if it is cached in the GPU
@@ -49,14 +51,11 @@ func (c *Cache) find(s *Seq, k, pb int) (int32, bool) {
 }
 
 // findPrivate returns the block holding s's private block k if it is still
-// cached.
+// cached: released full, at the last release, and not yet reached by the
+// free head.
 func (c *Cache) findPrivate(s *Seq, k int) (int32, bool) {
-	if k >= s.held || k >= len(s.epochs) {
+	if k >= s.held || k >= len(s.serials) || s.serials[k] <= c.popped {
 		return -1, false
 	}
-	i := s.blocks[:s.held][k]
-	if bl := &c.blocks[i]; !bl.hashed || bl.epoch != s.epochs[k] {
-		return -1, false
-	}
-	return i, true
+	return s.blocks[:s.held][k], true
 }

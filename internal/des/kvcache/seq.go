@@ -28,8 +28,8 @@ type Seq struct {
 	nTok   int     // tokens with a slot in blocks
 	hashes []Hash  // chained hashes of full blocks, computed lazily; kept across preemption
 
-	epochs []uint32 // epochs[k]: the epoch of the block that got private block k (private.go)
-	held   int      // full blocks at the last release: blocks[:held] may still hold them
+	serials []uint64 // serials[k]: free-ring serial of private block k at the last release (private.go)
+	held    int      // full blocks at the last release: blocks[:held] may still hold them
 }
 
 // Token is the id at position i of the sequence (prompt, then generated).
