@@ -143,14 +143,11 @@ func (rt *router) effLoad(i int) int { return rt.snap[i].queue + rt.snap[i].batc
 // needHashes reports whether decisions read the request's block hashes.
 func (rt *router) needHashes() bool { return rt.prefix != nil || rt.precise }
 
-// prepare computes r's full prompt block hashes into rt.hashes.
+// prepare points rt.hashes at r's full prompt block hashes (r's own list:
+// the router only reads it, and record copies it).
 func (rt *router) prepare(r *instance.Request) {
-	n := r.PromptBlocks(rt.b)
 	r.PrepareHashes(rt.pool)
-	rt.hashes = rt.hashes[:0]
-	for k := 0; k < n; k++ {
-		rt.hashes = append(rt.hashes, r.BlockHash(k, rt.b))
-	}
+	rt.hashes = r.PromptHashes(rt.b)
 }
 
 // pick chooses an instance of pool for r at now.

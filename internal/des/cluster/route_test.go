@@ -439,11 +439,11 @@ func TestFirstFilterAgainstModel(t *testing.T) {
 				firsts[hs[0]] = true
 			}
 			ls[rng.IntN(len(ls))].apply(hs)
-			want := map[kvcache.Hash]int32{}
+			want := map[uint64]int32{}
 			for _, l := range ls {
 				for _, nd := range l.nodes {
 					if nd.first {
-						want[nd.hash]++
+						want[nd.hash.Lo]++
 					}
 				}
 			}

@@ -139,6 +139,15 @@ func (r *Request) BlockHash(i, blockSize int) kvcache.Hash {
 	return r.seq.BlockHash(i, blockSize)
 }
 
+// PromptHashes returns the chained hashes of the request's full prompt
+// blocks (block size b), computed once and kept like BlockHash's. The
+// slice is the request's own: the caller reads it before the request is
+// submitted or recycled and does not modify it.
+func (r *Request) PromptHashes(blockSize int) []kvcache.Hash {
+	r.initSeq()
+	return r.seq.BlockHashes(r.PromptBlocks(blockSize), blockSize)
+}
+
 // PrepareHashes gives the request's hash list a recycled buffer from pool
 // (the pool the instances share) before BlockHash fills it.
 func (r *Request) PrepareHashes(pool *kvcache.Pool) {

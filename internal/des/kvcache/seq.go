@@ -60,6 +60,16 @@ func (s *Seq) BlockHash(i, blockSize int) Hash {
 	return s.hashTo(i, blockSize)
 }
 
+// BlockHashes returns the chained hashes of full blocks [0, n), computing
+// the missing ones. The slice is the sequence's own: read it before the
+// sequence changes, and do not modify it.
+func (s *Seq) BlockHashes(n, blockSize int) []Hash {
+	if n > len(s.hashes) {
+		s.hashTo(n-1, blockSize)
+	}
+	return s.hashes[:n]
+}
+
 // hashTo extends the hash list through block i.
 func (s *Seq) hashTo(i, blockSize int) Hash {
 	if want := s.ExpectedTokens / blockSize; cap(s.hashes) < want && i < want {
