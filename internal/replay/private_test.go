@@ -89,22 +89,28 @@ func randomTrace(rng *rand.Rand) []tracev2.Record {
 
 // TestPrivatePromptsChangeNothing: replaying random traces with the rows'
 // own ids declared private gives the same trace rows, results and summary
-// as hashing every block — on one instance and on a cluster whose router
-// reads the instances' prefix caches, with KV caches small enough to
-// preempt.
+// as hashing every block — on one instance, on a cluster whose router
+// reads the instances' prefix caches and on a disaggregated one routed on
+// prefix affinity, with KV caches small enough to preempt.
 func TestPrivatePromptsChangeNothing(t *testing.T) {
 	var hits float64
 	var preempts int64
-	for seed := uint64(0); seed < 40; seed++ {
+	for seed := uint64(0); seed < 60; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		recs := randomTrace(rng)
 		cfg := deploy.Default()
 		cfg.TotalKVBlocks = 40 + rng.IntN(100)
 		cfg.MaxNumSeqs = 4 + rng.IntN(16)
-		if seed%2 == 1 {
+		switch seed % 3 {
+		case 1:
 			cfg.Instances = 3
 			cfg.Cluster.RoutingPolicy = "weighted"
 			cfg.Cluster.RoutingScorers = "precise-prefix-cache:2,prefix-affinity:1,queue-depth:1"
+		case 2: // disaggregated: both pools routed on prefix affinity
+			cfg.Cluster.PrefillInstances, cfg.Cluster.DecodeInstances = 2, 2
+			cfg.Cluster.PDDecider = []string{"always", "prefix-threshold"}[rng.IntN(2)]
+			cfg.Cluster.RoutingPolicy = "weighted"
+			cfg.Cluster.RoutingScorers = "prefix-affinity:3,queue-depth:1"
 		}
 		dep, err := deploy.Resolve(cfg)
 		if err != nil {
@@ -144,7 +150,7 @@ func TestPrivatePromptsChangeNothing(t *testing.T) {
 		hits += sa.Summary.CacheHitRate
 		preempts += sa.Summary.PreemptionCount
 	}
-	t.Logf("40 traces: mean cache hit rate %.2f, %d preemptions", hits/40, preempts)
+	t.Logf("60 traces: mean cache hit rate %.2f, %d preemptions", hits/60, preempts)
 	if hits == 0 || preempts == 0 {
 		t.Errorf("the traces never hit the prefix cache (%g) or never preempt (%d)", hits, preempts)
 	}

@@ -87,6 +87,7 @@ func (p *pdState) start(now int64, r *instance.Request) {
 		OutputLen: r.OutputLen, MaxOutputLen: r.MaxOutputLen, SLOClass: r.SLOClass, Tenant: r.Tenant,
 		DeadlineUs: r.DeadlineUs, SessionID: r.SessionID, Round: r.Round, PrefillOnly: true,
 		Private: r.Private, PrivateFrom: r.PrivateFrom}
+	part.ShareRoutingStamp(r, &c.rt.stamps)
 	rec := &pdReq{parent: r, part: part, pre: -1, dec: -1}
 	part.Tag = rec
 	p.live[rec] = struct{}{}

@@ -50,6 +50,8 @@ type router struct {
 	viewOK  bool
 
 	hashes []kvcache.Hash // the current request's full prompt blocks
+	own    []kvcache.Hash // rt.hashes' buffer when it holds stand-ins
+	stamps uint64         // requests numbered for stand-ins (instance.Request.RoutingStamp)
 	pool   *kvcache.Pool  // the instances' buffers: the request's hash list comes from it
 	cands  []cand
 	parts  [][]float64 // per scorer, per candidate
@@ -143,11 +145,27 @@ func (rt *router) effLoad(i int) int { return rt.snap[i].queue + rt.snap[i].batc
 // needHashes reports whether decisions read the request's block hashes.
 func (rt *router) needHashes() bool { return rt.prefix != nil || rt.precise }
 
-// prepare points rt.hashes at r's full prompt block hashes (r's own list:
-// the router only reads it, and record copies it).
+// prepare sets rt.hashes to r's full prompt block hashes. Private blocks
+// (instance.Request.Private) get stand-ins instead, unique to the request
+// (its RoutingStamp in Lo, the block in Hi with the high bit set; a block
+// hash equals one with probability 2⁻¹²⁸), so that, like their hashes, they
+// match nothing but the same request's, while they fill the indexes
+// exactly as the hashes would. Decisions are the same as with every block
+// hashed (replay's TestPrivatePromptsChangeNothing), without hashing blocks
+// that only the request itself will ever hold.
 func (rt *router) prepare(r *instance.Request) {
 	r.PrepareHashes(rt.pool)
-	rt.hashes = r.PromptHashes(rt.b)
+	n, shared := r.PromptBlocks(rt.b), r.SharedPromptBlocks(rt.b)
+	rt.hashes = r.PromptHashes(shared, rt.b)
+	if shared == n {
+		return // r's own list: the router only reads it, and record copies it
+	}
+	rt.hashes = append(rt.own[:0], rt.hashes...)
+	stamp := r.RoutingStamp(&rt.stamps)
+	for k := shared; k < n; k++ {
+		rt.hashes = append(rt.hashes, kvcache.Hash{Lo: stamp, Hi: 1<<63 | uint64(k)})
+	}
+	rt.own = rt.hashes
 }
 
 // pick chooses an instance of pool for r at now.

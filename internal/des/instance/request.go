@@ -67,6 +67,7 @@ type Request struct {
 	PrefillOnly bool
 
 	status      Status
+	stamp       uint64 // RoutingStamp; 0 = none yet
 	inst        *Instance
 	seq         kvcache.Seq
 	progress    int // tokens whose KV is computed
@@ -139,13 +140,42 @@ func (r *Request) BlockHash(i, blockSize int) kvcache.Hash {
 	return r.seq.BlockHash(i, blockSize)
 }
 
-// PromptHashes returns the chained hashes of the request's full prompt
+// PromptHashes returns the chained hashes of the first n full prompt
 // blocks (block size b), computed once and kept like BlockHash's. The
 // slice is the request's own: the caller reads it before the request is
 // submitted or recycled and does not modify it.
-func (r *Request) PromptHashes(blockSize int) []kvcache.Hash {
+func (r *Request) PromptHashes(n, blockSize int) []kvcache.Hash {
 	r.initSeq()
-	return r.seq.BlockHashes(r.PromptBlocks(blockSize), blockSize)
+	return r.seq.BlockHashes(n, blockSize)
+}
+
+// RoutingStamp is the request's number for the stand-ins of its private
+// blocks in a router's prefix index (unique per request, so that picking
+// it twice, or picking a P/D part of it, sees the same stand-ins as it
+// would see the same hashes). The first call takes the next number from
+// *counter.
+func (r *Request) RoutingStamp(counter *uint64) uint64 {
+	if r.stamp == 0 {
+		*counter++
+		r.stamp = *counter
+	}
+	return r.stamp
+}
+
+// ShareRoutingStamp gives r the stamp of whole, a request with the same
+// tokens (r is a P/D part of it).
+func (r *Request) ShareRoutingStamp(whole *Request, counter *uint64) {
+	r.stamp = whole.RoutingStamp(counter)
+}
+
+// SharedPromptBlocks is the number of leading full prompt blocks that are
+// not private (Private): the others' hashes can equal no other request's.
+func (r *Request) SharedPromptBlocks(blockSize int) int {
+	n := r.PromptBlocks(blockSize)
+	if r.Private {
+		n = min(n, r.PrivateFrom/blockSize)
+	}
+	return n
 }
 
 // PrepareHashes gives the request's hash list a recycled buffer from pool
