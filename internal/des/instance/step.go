@@ -429,7 +429,7 @@ func (in *Instance) preempt(vi int, t int64) {
 	copy(in.running[vi:], in.running[vi+1:])
 	in.running[len(in.running)-1] = nil
 	in.running = in.running[:len(in.running)-1]
-	in.kv.Release(&v.seq)
+	in.kv.Preempt(&v.seq)
 	v.progress = 0
 	v.grant = 0
 	v.preemptions++

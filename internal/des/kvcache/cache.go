@@ -344,8 +344,11 @@ func (c *Cache) grow(s *Seq, n int) {
 		s.nTok += step
 		n -= step
 		if step == room {
-			k := len(s.blocks) - 1
-			c.setFull(s, k, s.blocks[k], true)
+			if k := len(s.blocks) - 1; k < pb {
+				c.setFull(s, k, s.blocks[k], true)
+			} else {
+				c.stats.Misses++ // private: nothing to record until its release
+			}
 		}
 	}
 }
@@ -364,19 +367,32 @@ func (c *Cache) prefetch(s *Seq, first, last int) {
 
 // Release drops s's references in reverse block order; blocks reaching zero
 // join the free tail with their hashes kept, so a prefix outlives its tail.
-// The block table keeps the ids for finding private blocks again.
-func (c *Cache) Release(s *Seq) {
+// s will not come back: its private blocks cannot be hit again (Preempt
+// keeps them findable).
+func (c *Cache) Release(s *Seq) { c.release(s, false) }
+
+// Preempt is Release for a sequence that will be admitted again: it can
+// then find its private blocks where it held them (private.go).
+func (c *Cache) Preempt(s *Seq) { c.release(s, true) }
+
+func (c *Cache) release(s *Seq, again bool) {
 	full := c.div(s.nTok)
-	s.held = full
+	s.held = 0
+	if again {
+		s.held = full
+	}
 	pb := c.privateBlock(s)
 	for k := len(s.blocks) - 1; k >= 0; k-- {
 		i := s.blocks[k]
 		if k >= pb {
 			c.privHeld--
-			if k < full {
-				s.noteRelease(k, c.pushTail(i, freePrivate|freeFull))
-			} else {
+			switch {
+			case k >= full:
 				c.pushTail(i, freePrivate)
+			case again:
+				s.noteRelease(k, c.pushTail(i, freePrivate|freeFull))
+			default:
+				c.pushTail(i, freePrivate|freeFull)
 			}
 			continue
 		}

@@ -86,7 +86,7 @@ func TestPrivateMatchesHashed(t *testing.T) {
 			case r == 3 && len(running) > 0: // preemption: released, re-admitted later
 				p := running[rng.IntN(len(running))]
 				for v, c := range twins {
-					c.Release(p.s[v])
+					c.Preempt(p.s[v])
 				}
 				p.running = false
 			case len(running) > 0: // completion
