@@ -215,18 +215,24 @@ func (rt *router) pick(now int64, r *instance.Request, pool []int, poolID int) i
 // argmax returns the candidate with the largest rt.total, ties broken
 // uniformly with the router stream (drawn only when there is a tie).
 func (rt *router) argmax(pool []int) int {
-	best := rt.total[0]
-	for _, v := range rt.total[1:] {
-		best = max(best, v)
-	}
-	rt.ties = rt.ties[:0]
-	for k, v := range rt.total {
-		if v == best {
-			rt.ties = append(rt.ties, pool[k])
+	best, at, n := rt.total[0], 0, 1
+	for k, v := range rt.total[1:] {
+		switch {
+		case v > best:
+			best, at, n = v, k+1, 1
+		case v == best:
+			n++
 		}
 	}
-	if len(rt.ties) == 1 {
-		return rt.ties[0]
+	rt.ties = rt.ties[:0]
+	if n == 1 {
+		rt.ties = append(rt.ties, pool[at])
+		return pool[at]
+	}
+	for k, v := range rt.total[at:] {
+		if v == best {
+			rt.ties = append(rt.ties, pool[at+k])
+		}
 	}
 	return rt.ties[rt.rng.IntN(len(rt.ties))]
 }
@@ -287,7 +293,7 @@ func scoreWeighted(scorers []Scorer, cs []cand, blocks int, parts [][]float64, t
 		case ScorerPrefixAffinity:
 			for _, c := range cs {
 				v := 0.0
-				if blocks > 0 {
+				if c.affinity > 0 {
 					v = float64(c.affinity) / float64(blocks)
 				}
 				p = append(p, v)
