@@ -336,7 +336,14 @@ func scoreWeighted(scorers []Scorer, cs []cand, blocks int, parts [][]float64, t
 func minMax(p []float64, invert bool) {
 	lo, hi := p[0], p[0]
 	for _, v := range p {
-		lo, hi = min(lo, v), max(hi, v)
+		// Comparisons, not the builtins, which pay for NaN and signed
+		// zeros: the values are counts.
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
 	}
 	for k, v := range p {
 		switch {
