@@ -24,34 +24,50 @@ import "servesim/internal/des/kvcache"
 // dropped. When records are not disjoint (shared prefixes), the oldest
 // is applied once more than 2·cap blocks wait, which bounds memory.
 type pending struct {
-	pend   []kvcache.Hash // hash lists of the pending records, from pendAt
-	pendAt int
-	recs   []pendRec // from recAt
-	recAt  int
-	pendN  int // pending blocks
-	dsum   int // blocks of disjoint pending records
+	pend    []kvcache.Hash // hash lists of the pending records, from pendAt
+	scratch []kvcache.Hash // a record's hashes with its stand-ins, to apply
+	pendAt  int
+	recs    []pendRec // from recAt
+	recAt   int
+	pendN   int // pending blocks
+	dsum    int // blocks of disjoint pending records
 }
 
+// pendRec is a pending record of n blocks: the first len hashes are in
+// pend, the rest are the stand-ins of a request's private blocks (standIn
+// with stamp), made only if the record is applied.
 type pendRec struct {
-	n        int
+	n, len   int
+	stamp    uint64
 	disjoint bool
 }
 
-// record makes hs, a request's block hashes (first block first), the most
-// recent, as apply does, when the index is next read. disjoint says the
-// first-block filter held hs[0] nowhere as it was routed.
-func (l *lru) record(hs []kvcache.Hash, disjoint bool) {
-	if len(hs) == 0 {
+// first is the record's first block.
+func (r *pendRec) first(hs []kvcache.Hash) kvcache.Hash {
+	if r.len > 0 {
+		return hs[0]
+	}
+	return standIn(r.stamp, 0)
+}
+
+// record makes a request's n block hashes (first block first) the most
+// recent, as apply does, when the index is next read: hs, then, when n >
+// len(hs), the stand-ins of its private blocks len(hs)…n−1 (standIn with
+// stamp). disjoint says the first-block filter held the first block
+// nowhere as the request was routed.
+func (l *lru) record(hs []kvcache.Hash, n int, stamp uint64, disjoint bool) {
+	if n == 0 {
 		return
 	}
+	r := pendRec{n: n, len: len(hs), stamp: stamp, disjoint: disjoint}
 	if l.first != nil {
-		l.first.add(hs[0], 1)
+		l.first.add(r.first(hs), 1)
 	}
 	l.pend = append(l.pend, hs...)
-	l.recs = append(l.recs, pendRec{n: len(hs), disjoint: disjoint})
-	l.pendN += len(hs)
+	l.recs = append(l.recs, r)
+	l.pendN += n
 	if disjoint {
-		l.dsum += len(hs)
+		l.dsum += n
 	}
 	l.trim()
 }
@@ -89,19 +105,27 @@ func (l *lru) flush() {
 // popRecord removes the oldest pending record, applying it if apply.
 func (l *lru) popRecord(apply bool) {
 	r := l.recs[l.recAt]
-	hs := l.pend[l.pendAt : l.pendAt+r.n]
+	hs := l.pend[l.pendAt : l.pendAt+r.len]
 	l.recAt++
-	l.pendAt += r.n
+	l.pendAt += r.len
 	l.pendN -= r.n
 	if r.disjoint {
 		l.dsum -= r.n
 	}
 	if l.first != nil {
-		l.first.add(hs[0], -1) // apply counts it again if it flags it
+		l.first.add(r.first(hs), -1) // apply counts it again if it flags it
 	}
-	if apply {
-		l.apply(hs)
+	if !apply {
+		return
 	}
+	if r.len < r.n {
+		l.scratch = append(l.scratch[:0], hs...)
+		for k := r.len; k < r.n; k++ {
+			l.scratch = append(l.scratch, standIn(r.stamp, k))
+		}
+		hs = l.scratch
+	}
+	l.apply(hs)
 }
 
 // compactPending moves the pending records to the front of their slices

@@ -51,6 +51,8 @@ type router struct {
 
 	hashes []kvcache.Hash // the current request's full prompt blocks
 	own    []kvcache.Hash // rt.hashes' buffer when it holds stand-ins
+	shared int            // rt.hashes[:shared] are hashes, the rest stand-ins
+	stamp  uint64         // the stand-ins' RoutingStamp
 	stamps uint64         // requests numbered for stand-ins (instance.Request.RoutingStamp)
 	pool   *kvcache.Pool  // the instances' buffers: the request's hash list comes from it
 	cands  []cand
@@ -157,15 +159,22 @@ func (rt *router) prepare(r *instance.Request) {
 	r.PrepareHashes(rt.pool)
 	n, shared := r.PromptBlocks(rt.b), r.SharedPromptBlocks(rt.b)
 	rt.hashes = r.PromptHashes(shared, rt.b)
+	rt.shared, rt.stamp = shared, 0
 	if shared == n {
 		return // r's own list: the router only reads it, and record copies it
 	}
 	rt.hashes = append(rt.own[:0], rt.hashes...)
-	stamp := r.RoutingStamp(&rt.stamps)
+	rt.stamp = r.RoutingStamp(&rt.stamps)
 	for k := shared; k < n; k++ {
-		rt.hashes = append(rt.hashes, kvcache.Hash{Lo: stamp, Hi: 1<<63 | uint64(k)})
+		rt.hashes = append(rt.hashes, standIn(rt.stamp, k))
 	}
 	rt.own = rt.hashes
+}
+
+// standIn is the stand-in for block k of the request with the given
+// RoutingStamp (prepare).
+func standIn(stamp uint64, k int) kvcache.Hash {
+	return kvcache.Hash{Lo: stamp, Hi: 1<<63 | uint64(k)}
 }
 
 // pick chooses an instance of pool for r at now.
@@ -204,7 +213,8 @@ func (rt *router) pick(now int64, r *instance.Request, pool []int, poolID int) i
 		chosen = rt.argmax(pool)
 	}
 	if rt.prefix != nil {
-		rt.prefix[chosen].record(rt.hashes, rt.fresh)
+		// Stand-ins are recorded as the stamp alone (pendRec).
+		rt.prefix[chosen].record(rt.hashes[:rt.shared], len(rt.hashes), rt.stamp, rt.fresh)
 	}
 	if logging {
 		rt.dec.decision(rt, now, r, pool, poolID, chosen)

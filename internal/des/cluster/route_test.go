@@ -223,8 +223,8 @@ func TestPrefixAffinityFollowsRouting(t *testing.T) {
 func TestLRUEvictsOldest(t *testing.T) {
 	l := newLRU(3, nil)
 	h := func(i uint64) kvcache.Hash { return kvcache.Hash{Lo: i} }
-	l.record([]kvcache.Hash{h(1), h(2)}, false)
-	l.record([]kvcache.Hash{h(3), h(4)}, false) // evicts 2: block 1 of the first prefix was recorded after it
+	l.record([]kvcache.Hash{h(1), h(2)}, 2, 0, false)
+	l.record([]kvcache.Hash{h(3), h(4)}, 2, 0, false) // evicts 2: block 1 of the first prefix was recorded after it
 	if got := l.match([]kvcache.Hash{h(1), h(2)}); got != 1 {
 		t.Errorf("prefix 1,2 after an eviction: matched %d, want 1 (its tail went first)", got)
 	}
@@ -467,7 +467,8 @@ func TestFirstFilterAgainstModel(t *testing.T) {
 // first-block filter may hold the prompt's first block, which must be
 // never where the eager indexes hold it. Prompts mix first blocks seen
 // before (shared prefixes) and new ones (disjoint records), over small
-// capacities so that records are dropped, applied early and evicted.
+// capacities so that records are dropped, applied early and evicted; some
+// records have a private tail, kept as the request's stamp alone.
 func TestPendingMatchesEager(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	var dropped int
@@ -479,6 +480,10 @@ func TestPendingMatchesEager(t *testing.T) {
 			eager, lazy = append(eager, newLRU(c, fe)), append(lazy, newLRU(c, fl))
 		}
 		fresh := int32(1000)
+		var stamps uint64
+		var last []kvcache.Hash
+		var lastShared int
+		var lastStamp uint64
 		for op := 0; op < 600; op++ {
 			hs := make([]kvcache.Hash, 1+rng.IntN(8))
 			var prev kvcache.Hash
@@ -491,6 +496,22 @@ func TestPendingMatchesEager(t *testing.T) {
 				prev = kvcache.HashBlock(prev, []int32{tok})
 				hs[k] = prev
 			}
+			// A private tail (stand-ins of a new request), or the last
+			// request picked again.
+			shared, stamp := len(hs), uint64(0)
+			switch rng.IntN(4) {
+			case 0:
+				stamps++
+				shared, stamp = rng.IntN(len(hs)+1), stamps
+				for k := shared; k < len(hs); k++ {
+					hs[k] = standIn(stamp, k)
+				}
+			case 1:
+				if last != nil {
+					hs, shared, stamp = last, lastShared, lastStamp
+				}
+			}
+			last, lastShared, lastStamp = hs, shared, stamp
 			may := fl.mayHold(hs[0])
 			for i := range eager {
 				want := eager[i].match(hs)
@@ -506,7 +527,7 @@ func TestPendingMatchesEager(t *testing.T) {
 			i := rng.IntN(len(eager))
 			eager[i].apply(hs)
 			before := len(lazy[i].recs) - lazy[i].recAt + 1
-			lazy[i].record(hs, !may)
+			lazy[i].record(hs[:shared], len(hs), stamp, !may)
 			if after := len(lazy[i].recs) - lazy[i].recAt; after < before {
 				dropped += before - after
 			}
