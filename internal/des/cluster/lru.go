@@ -124,8 +124,9 @@ func (l *lru) match(hs []kvcache.Hash) int {
 
 // apply makes every hash of hs most recent, the first block last so that
 // it is evicted last: a prefix outlives its tail, as in the real cache.
-// hs[0] is a request's first block.
-func (l *lru) apply(hs []kvcache.Hash) {
+// hs[0] is a request's first block, counted in the first-block filter
+// when count is set (not for a stand-in: see router.prepare).
+func (l *lru) apply(hs []kvcache.Hash, count bool) {
 	// Load every home slot first: the loads are independent, so their
 	// cache misses overlap instead of stalling each probe in turn.
 	var s uint32
@@ -134,7 +135,7 @@ func (l *lru) apply(hs []kvcache.Hash) {
 	}
 	l.sink = s
 	for k := len(hs) - 1; k >= 0; k-- {
-		l.touch(hs[k], k == 0)
+		l.touch(hs[k], k == 0 && count)
 	}
 }
 

@@ -42,14 +42,6 @@ type pendRec struct {
 	disjoint bool
 }
 
-// first is the record's first block.
-func (r *pendRec) first(hs []kvcache.Hash) kvcache.Hash {
-	if r.len > 0 {
-		return hs[0]
-	}
-	return standIn(r.stamp, 0)
-}
-
 // record makes a request's n block hashes (first block first) the most
 // recent, as apply does, when the index is next read: hs, then, when n >
 // len(hs), the stand-ins of its private blocks len(hs)…n−1 (standIn with
@@ -60,8 +52,8 @@ func (l *lru) record(hs []kvcache.Hash, n int, stamp uint64, disjoint bool) {
 		return
 	}
 	r := pendRec{n: n, len: len(hs), stamp: stamp, disjoint: disjoint}
-	if l.first != nil {
-		l.first.add(r.first(hs), 1)
+	if l.first != nil && r.len > 0 {
+		l.first.add(hs[0], 1)
 	}
 	l.pend = append(l.pend, hs...)
 	l.recs = append(l.recs, r)
@@ -112,8 +104,8 @@ func (l *lru) popRecord(apply bool) {
 	if r.disjoint {
 		l.dsum -= r.n
 	}
-	if l.first != nil {
-		l.first.add(r.first(hs), -1) // apply counts it again if it flags it
+	if l.first != nil && r.len > 0 {
+		l.first.add(hs[0], -1) // apply counts it again if it flags it
 	}
 	if !apply {
 		return
@@ -125,7 +117,7 @@ func (l *lru) popRecord(apply bool) {
 		}
 		hs = l.scratch
 	}
-	l.apply(hs)
+	l.apply(hs, r.len > 0)
 }
 
 // compactPending moves the pending records to the front of their slices

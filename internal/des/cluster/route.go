@@ -53,6 +53,10 @@ type router struct {
 	own    []kvcache.Hash // rt.hashes' buffer when it holds stand-ins
 	shared int            // rt.hashes[:shared] are hashes, the rest stand-ins
 	stamp  uint64         // the stand-ins' RoutingStamp
+	// newStamp: the stamp is new, so no index holds the request's stand-ins
+	// (a first block that is a stand-in is not counted by the first-block
+	// filter: the request's own picks are the only ones that can match it)
+	newStamp bool
 	stamps uint64         // requests numbered for stand-ins (instance.Request.RoutingStamp)
 	pool   *kvcache.Pool  // the instances' buffers: the request's hash list comes from it
 	cands  []cand
@@ -159,12 +163,12 @@ func (rt *router) prepare(r *instance.Request) {
 	r.PrepareHashes(rt.pool)
 	n, shared := r.PromptBlocks(rt.b), r.SharedPromptBlocks(rt.b)
 	rt.hashes = r.PromptHashes(shared, rt.b)
-	rt.shared, rt.stamp = shared, 0
+	rt.shared, rt.stamp, rt.newStamp = shared, 0, false
 	if shared == n {
 		return // r's own list: the router only reads it, and record copies it
 	}
 	rt.hashes = append(rt.own[:0], rt.hashes...)
-	rt.stamp = r.RoutingStamp(&rt.stamps)
+	rt.stamp, rt.newStamp = r.RoutingStamp(&rt.stamps)
 	for k := shared; k < n; k++ {
 		rt.hashes = append(rt.hashes, standIn(rt.stamp, k))
 	}
@@ -269,7 +273,14 @@ func (rt *router) weighted(now int64, pool []int) {
 	}
 	// Without its first block no index can match a prompt: one filter
 	// probe instead of one per candidate.
-	rt.fresh = rt.prefix != nil && len(rt.hashes) > 0 && !rt.first.mayHold(rt.hashes[0])
+	switch {
+	case rt.prefix == nil || len(rt.hashes) == 0:
+		rt.fresh = false
+	case rt.shared == 0:
+		rt.fresh = rt.newStamp
+	default:
+		rt.fresh = !rt.first.mayHold(rt.hashes[0])
+	}
 	if rt.prefix != nil && len(rt.hashes) > 0 && !rt.fresh {
 		for k, i := range pool {
 			rt.cands[k].affinity = rt.prefix[i].match(rt.hashes)

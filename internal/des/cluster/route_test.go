@@ -438,7 +438,7 @@ func TestFirstFilterAgainstModel(t *testing.T) {
 			if len(hs) > 0 {
 				firsts[hs[0]] = true
 			}
-			ls[rng.IntN(len(ls))].apply(hs)
+			ls[rng.IntN(len(ls))].apply(hs, true)
 			want := map[uint64]int32{}
 			for _, l := range ls {
 				for _, nd := range l.nodes {
@@ -497,8 +497,10 @@ func TestPendingMatchesEager(t *testing.T) {
 				hs[k] = prev
 			}
 			// A private tail (stand-ins of a new request), or the last
-			// request picked again.
-			shared, stamp := len(hs), uint64(0)
+			// request picked again. As the router does, a first block that
+			// is a stand-in may be held only if its request was picked
+			// before.
+			shared, stamp, picked := len(hs), uint64(0), false
 			switch rng.IntN(4) {
 			case 0:
 				stamps++
@@ -508,11 +510,14 @@ func TestPendingMatchesEager(t *testing.T) {
 				}
 			case 1:
 				if last != nil {
-					hs, shared, stamp = last, lastShared, lastStamp
+					hs, shared, stamp, picked = last, lastShared, lastStamp, true
 				}
 			}
 			last, lastShared, lastStamp = hs, shared, stamp
 			may := fl.mayHold(hs[0])
+			if shared == 0 {
+				may = picked
+			}
 			for i := range eager {
 				want := eager[i].match(hs)
 				if !may && want != 0 {
@@ -525,7 +530,7 @@ func TestPendingMatchesEager(t *testing.T) {
 				}
 			}
 			i := rng.IntN(len(eager))
-			eager[i].apply(hs)
+			eager[i].apply(hs, shared > 0)
 			before := len(lazy[i].recs) - lazy[i].recAt + 1
 			lazy[i].record(hs[:shared], len(hs), stamp, !may)
 			if after := len(lazy[i].recs) - lazy[i].recAt; after < before {

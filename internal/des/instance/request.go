@@ -154,18 +154,19 @@ func (r *Request) PromptHashes(n, blockSize int) []kvcache.Hash {
 // it twice, or picking a P/D part of it, sees the same stand-ins as it
 // would see the same hashes). The first call takes the next number from
 // *counter.
-func (r *Request) RoutingStamp(counter *uint64) uint64 {
+func (r *Request) RoutingStamp(counter *uint64) (stamp uint64, isNew bool) {
 	if r.stamp == 0 {
 		*counter++
 		r.stamp = *counter
+		return r.stamp, true
 	}
-	return r.stamp
+	return r.stamp, false
 }
 
 // ShareRoutingStamp gives r the stamp of whole, a request with the same
 // tokens (r is a P/D part of it).
 func (r *Request) ShareRoutingStamp(whole *Request, counter *uint64) {
-	r.stamp = whole.RoutingStamp(counter)
+	r.stamp, _ = whole.RoutingStamp(counter)
 }
 
 // SharedPromptBlocks is the number of leading full prompt blocks that are
