@@ -57,13 +57,13 @@ type router struct {
 	// (a first block that is a stand-in is not counted by the first-block
 	// filter: the request's own picks are the only ones that can match it)
 	newStamp bool
-	stamps uint64         // requests numbered for stand-ins (instance.Request.RoutingStamp)
-	pool   *kvcache.Pool  // the instances' buffers: the request's hash list comes from it
-	cands  []cand
-	parts  [][]float64 // per scorer, per candidate
-	total  []float64
-	ties   []int
-	dec    *decisionLog
+	stamps   uint64        // requests numbered for stand-ins (instance.Request.RoutingStamp)
+	pool     *kvcache.Pool // the instances' buffers: the request's hash list comes from it
+	cands    []cand
+	parts    [][]float64 // per scorer, per candidate
+	total    []float64
+	ties     []int
+	dec      *decisionLog
 }
 
 // PrefixIndexBlocks is the capacity of the router-side prefix-affinity
