@@ -50,8 +50,9 @@ type router struct {
 	viewOK  bool
 
 	hashes []kvcache.Hash // the current request's full prompt blocks
-	own    []kvcache.Hash // rt.hashes' buffer when it holds stand-ins
-	shared int            // rt.hashes[:shared] are hashes, the rest stand-ins
+	own    []kvcache.Hash // the whole list with stand-ins, when a match needs it (all)
+	n      int            // the request's full prompt blocks: rt.hashes, then stand-ins
+	shared int            // len(rt.hashes)
 	stamp  uint64         // the stand-ins' RoutingStamp
 	// newStamp: the stamp is new, so no index holds the request's stand-ins
 	// (a first block that is a stand-in is not counted by the first-block
@@ -151,28 +152,37 @@ func (rt *router) effLoad(i int) int { return rt.snap[i].queue + rt.snap[i].batc
 // needHashes reports whether decisions read the request's block hashes.
 func (rt *router) needHashes() bool { return rt.prefix != nil || rt.precise }
 
-// prepare sets rt.hashes to r's full prompt block hashes. Private blocks
-// (instance.Request.Private) get stand-ins instead, unique to the request
-// (its RoutingStamp in Lo, the block in Hi with the high bit set; a block
-// hash equals one with probability 2⁻¹²⁸), so that, like their hashes, they
+// prepare sets rt.hashes to the hashes of r's full prompt blocks up to its
+// private ones (instance.Request.Private). Those, rt.n − rt.shared of them,
+// stand in the prefix indexes as values unique to the request (its
+// RoutingStamp in Lo, the block in Hi with the high bit set; a block hash
+// equals one with probability 2⁻¹²⁸), so that, like their hashes, they
 // match nothing but the same request's, while they fill the indexes
 // exactly as the hashes would. Decisions are the same as with every block
 // hashed (replay's TestPrivatePromptsChangeNothing), without hashing blocks
-// that only the request itself will ever hold.
+// that only the request itself will ever hold. The stand-ins are made only
+// when a match needs them (all).
 func (rt *router) prepare(r *instance.Request) {
 	r.PrepareHashes(rt.pool)
-	n, shared := r.PromptBlocks(rt.b), r.SharedPromptBlocks(rt.b)
-	rt.hashes = r.PromptHashes(shared, rt.b)
-	rt.shared, rt.stamp, rt.newStamp = shared, 0, false
-	if shared == n {
-		return // r's own list: the router only reads it, and record copies it
+	rt.n, rt.shared = r.PromptBlocks(rt.b), r.SharedPromptBlocks(rt.b)
+	rt.hashes = r.PromptHashes(rt.shared, rt.b) // r's own list: the router only reads it, and record copies it
+	rt.stamp, rt.newStamp = 0, false
+	if rt.shared < rt.n {
+		rt.stamp, rt.newStamp = r.RoutingStamp(&rt.stamps)
 	}
-	rt.hashes = append(rt.own[:0], rt.hashes...)
-	rt.stamp, rt.newStamp = r.RoutingStamp(&rt.stamps)
-	for k := shared; k < n; k++ {
-		rt.hashes = append(rt.hashes, standIn(rt.stamp, k))
+}
+
+// all is the request's whole list for matching: its hashes, then the
+// stand-ins of its private blocks.
+func (rt *router) all() []kvcache.Hash {
+	if rt.shared == rt.n {
+		return rt.hashes
 	}
-	rt.own = rt.hashes
+	rt.own = append(rt.own[:0], rt.hashes...)
+	for k := rt.shared; k < rt.n; k++ {
+		rt.own = append(rt.own, standIn(rt.stamp, k))
+	}
+	return rt.own
 }
 
 // standIn is the stand-in for block k of the request with the given
@@ -218,7 +228,7 @@ func (rt *router) pick(now int64, r *instance.Request, pool []int, poolID int) i
 	}
 	if rt.prefix != nil {
 		// Stand-ins are recorded as the stamp alone (pendRec).
-		rt.prefix[chosen].record(rt.hashes[:rt.shared], len(rt.hashes), rt.stamp, rt.fresh)
+		rt.prefix[chosen].record(rt.hashes, rt.n, rt.stamp, rt.fresh)
 	}
 	if logging {
 		rt.dec.decision(rt, now, r, pool, poolID, chosen)
@@ -274,16 +284,17 @@ func (rt *router) weighted(now int64, pool []int) {
 	// Without its first block no index can match a prompt: one filter
 	// probe instead of one per candidate.
 	switch {
-	case rt.prefix == nil || len(rt.hashes) == 0:
+	case rt.prefix == nil || rt.n == 0:
 		rt.fresh = false
 	case rt.shared == 0:
 		rt.fresh = rt.newStamp
 	default:
 		rt.fresh = !rt.first.mayHold(rt.hashes[0])
 	}
-	if rt.prefix != nil && len(rt.hashes) > 0 && !rt.fresh {
+	if rt.prefix != nil && rt.n > 0 && !rt.fresh {
+		hs := rt.all()
 		for k, i := range pool {
-			rt.cands[k].affinity = rt.prefix[i].match(rt.hashes)
+			rt.cands[k].affinity = rt.prefix[i].match(hs)
 		}
 	}
 	if rt.precise {
@@ -297,7 +308,7 @@ func (rt *router) weighted(now int64, pool []int) {
 	for len(rt.total) < len(pool) {
 		rt.total = append(rt.total, 0)
 	}
-	scoreWeighted(rt.scorers, rt.cands, len(rt.hashes), rt.parts, rt.total)
+	scoreWeighted(rt.scorers, rt.cands, rt.n, rt.parts, rt.total)
 }
 
 // scoreWeighted is the weighted policy on candidates (spec §10 table):
@@ -379,7 +390,8 @@ func minMax(p []float64, invert bool) {
 }
 
 // cached is the number of leading blocks of the current request found in
-// instance i's prefix index: live, or as of the last refresh.
+// instance i's prefix index: live, or as of the last refresh. Private
+// blocks are never in an index, so the count stops before them.
 func (rt *router) cached(i int) int {
 	k := 0
 	if rt.delay == 0 {
