@@ -16,8 +16,9 @@
 //
 // A sequence may declare the tokens past a position its own (Seq.Private):
 // blocks there could only ever be hit by the same sequence after a
-// preemption, so they are neither hashed nor indexed but found again
-// through the block table the sequence last held (private.go). Results are
-// identical either way when the declaration is true; in a workload without
-// shared prefixes it halves the cost of a simulation.
+// preemption, so they are neither hashed nor indexed, keep no shared block
+// state, and are found again through the block table the sequence last
+// held (private.go). Results are identical either way when the declaration
+// is true; in a workload without shared prefixes it halves the cost of a
+// simulation, and more in a cluster.
 package kvcache

@@ -17,10 +17,10 @@ type Seq struct {
 	// sequence the cache will see: the block holding that position, and
 	// every later block (their hashes chain through it), can be hit by
 	// this sequence alone, after a preemption. The cache then neither
-	// hashes nor indexes them; it tags each with the sequence's identity
-	// and finds it again through the block table the sequence last held
-	// (private.go). The caller must only declare what is true: a wrong
-	// declaration loses prefix hits another sequence would have had.
+	// hashes nor indexes them, keeps no shared state for them, and after
+	// Preempt finds them again through the block table the sequence last
+	// held (private.go). The caller must only declare what is true: a
+	// wrong declaration loses prefix hits another sequence would have had.
 	Private     bool
 	PrivateFrom int
 
@@ -29,7 +29,7 @@ type Seq struct {
 	hashes []Hash  // chained hashes of full blocks, computed lazily; kept across preemption
 
 	serials []uint64 // serials[k]: free-ring serial of private block k at the last release (private.go)
-	held    int      // full blocks at the last release: blocks[:held] may still hold them
+	held    int      // full blocks at the last Preempt: blocks[:held] may still hold them
 }
 
 // Token is the id at position i of the sequence (prompt, then generated).
