@@ -14,8 +14,9 @@ import (
 
 // TestPromptOwnership: a row's own fresh ids start after its shared part
 // (group prefix or hash-id blocks); an accumulating session round has none
-// (the next round resends it), nor has a row whose id is not tracked; a
-// repeated id gets fresh ids that differ from the first row's.
+// (the next round resends it), nor has a row whose id is not tracked or
+// whose prompt is all shared; a repeated id gets fresh ids that differ from
+// the first row's.
 func TestPromptOwnership(t *testing.T) {
 	tok := newTokens(3, 16)
 	rec := func(id int64, mod func(*tracev2.Record)) *tracev2.Record {
@@ -34,6 +35,7 @@ func TestPromptOwnership(t *testing.T) {
 		{"fresh", rec(1, nil), false, 0},
 		{"group prefix", rec(2, func(r *tracev2.Record) { r.PrefixGroup, r.PrefixLength = "g", 40 }), false, 40},
 		{"hash ids", rec(3, func(r *tracev2.Record) { r.HashIDs = []int64{7, 8} }), false, 32},
+		{"hash ids over the whole prompt", rec(6, func(r *tracev2.Record) { r.HashIDs = []int64{1, 2, 3, 4, 5, 6, 7} }), false, -1},
 		{"session, not accumulating", rec(4, func(r *tracev2.Record) { r.SessionID = "s" }), false, 0},
 		{"accumulating session", rec(5, func(r *tracev2.Record) { r.SessionID = "s" }), true, -1},
 		{"id beyond the tracked range", rec(maxTrackedID, nil), false, -1},
@@ -55,8 +57,8 @@ func TestPromptOwnership(t *testing.T) {
 }
 
 // randomTrace draws rows with prefix groups, hash ids, accumulating
-// sessions, repeated and untracked ids, and bursts that fill a small KV
-// cache.
+// sessions, repeated and untracked ids, repeated rows, and bursts that fill
+// a small KV cache.
 func randomTrace(rng *rand.Rand) []tracev2.Record {
 	var out []tracev2.Record
 	var t int64
@@ -78,9 +80,14 @@ func randomTrace(rng *rand.Rand) []tracev2.Record {
 		}
 		switch rng.IntN(12) {
 		case 0:
-			r.RequestID = int64(rng.IntN(i + 1)) // a repeat
+			r.RequestID = int64(rng.IntN(i + 1)) // a repeated id
 		case 1:
 			r.RequestID = maxTrackedID + int64(i) // not tracked
+		case 2:
+			if i > 0 { // a repeated row (a retry logged twice): same id, same prompt
+				r = out[rng.IntN(i)]
+				r.ArrivalTimeUs = t
+			}
 		}
 		out = append(out, r)
 	}
@@ -95,7 +102,7 @@ func randomTrace(rng *rand.Rand) []tracev2.Record {
 func TestPrivatePromptsChangeNothing(t *testing.T) {
 	var hits float64
 	var preempts int64
-	for seed := uint64(0); seed < 60; seed++ {
+	for seed := uint64(0); seed < 100; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		recs := randomTrace(rng)
 		cfg := deploy.Default()
@@ -150,7 +157,7 @@ func TestPrivatePromptsChangeNothing(t *testing.T) {
 		hits += sa.Summary.CacheHitRate
 		preempts += sa.Summary.PreemptionCount
 	}
-	t.Logf("60 traces: mean cache hit rate %.2f, %d preemptions", hits/60, preempts)
+	t.Logf("100 traces: mean cache hit rate %.2f, %d preemptions", hits/100, preempts)
 	if hits == 0 || preempts == 0 {
 		t.Errorf("the traces never hit the prefix cache (%g) or never preempt (%d)", hits, preempts)
 	}

@@ -138,8 +138,9 @@ func promptLen(rec *tracev2.Record) int {
 // prompt builds the prompt ids of a row. accumulate says whether session
 // rounds grow from their predecessors. own is where the row's own fresh ids
 // begin when no other row can share them (instance.Request.Private), or −1:
-// an accumulating session's rounds are resent by the next round, and rows
-// whose ids are not tracked (idRows) might be repeated later.
+// an accumulating session's rounds are resent by the next round, rows whose
+// ids are not tracked (idRows) might be repeated later, and a prompt with
+// no fresh ids (all prefix or hash-id blocks) has none of its own.
 func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own int) {
 	n := promptLen(rec)
 	ids = make([]int32, n)
@@ -166,7 +167,10 @@ func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own 
 		// sharing them with the earlier row would be an artifact.
 		seed += uint64(repeats) * 0x9E3779B97F4A7C15
 	}
-	if !tracked || (accumulate && rec.SessionID != "") {
+	if !tracked || start == n || (accumulate && rec.SessionID != "") {
+		// Without fresh ids of its own, a row's generated tokens (drawn
+		// from its request id) are its own only if no other row repeats
+		// the id and the prompt, which is not known yet.
 		own = -1
 	}
 	fill(ids[start:], t.fresh(seed, rec.RequestID))
