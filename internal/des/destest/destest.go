@@ -84,7 +84,9 @@ func (g *Source) Next() (*instance.Request, error) {
 		buf[k] = base + int32(k)
 	}
 	r.ID, r.ArrivalUs, r.Prompt, r.OutputLen, r.MaxOutputLen = int64(g.i), int64(g.t), buf, out, out
-	r.Private = !g.Shared // ids i·1024 + k: no two requests share one
+	// Ids i·1024 + k: no two requests' prompts start alike while i·1024
+	// fits an int32 (2M requests); beyond, they wrap and may repeat.
+	r.Private = !g.Shared && g.i < 1<<21
 	return r, nil
 }
 
