@@ -154,9 +154,9 @@ func (rt *router) needHashes() bool { return rt.prefix != nil || rt.precise }
 
 // prepare sets rt.hashes to the hashes of r's full prompt blocks up to its
 // private ones (instance.Request.Private). Those, rt.n − rt.shared of them,
-// stand in the prefix indexes as values unique to the request (its
-// RoutingStamp in Lo, the block in Hi with the high bit set; a block hash
-// equals one with probability 2⁻¹²⁸), so that, like their hashes, they
+// stand in the prefix indexes as values unique to the request (standIn of
+// its RoutingStamp; a block hash equals one with negligible probability),
+// so that, like their hashes, they
 // match nothing but the same request's, while they fill the indexes
 // exactly as the hashes would. Decisions are the same as with every block
 // hashed (replay's TestPrivatePromptsChangeNothing), without hashing blocks
@@ -186,9 +186,21 @@ func (rt *router) all() []kvcache.Hash {
 }
 
 // standIn is the stand-in for block k of the request with the given
-// RoutingStamp (prepare).
+// RoutingStamp (prepare). Both halves are mixed like a hash's: the indexes
+// probe from the low word and tag slots with the high one, and stamps and
+// block numbers are small consecutive integers. Lo is one-to-one in k for
+// a stamp; stand-ins of different requests, like hashes, collide with
+// negligible probability.
 func standIn(stamp uint64, k int) kvcache.Hash {
-	return kvcache.Hash{Lo: stamp, Hi: 1<<63 | uint64(k)}
+	lo := mix64(stamp ^ mix64(uint64(k)+0x9E3779B97F4A7C15))
+	return kvcache.Hash{Lo: lo, Hi: mix64(lo + stamp*0xC2B2AE3D27D4EB4F)}
+}
+
+// mix64 is a bijective 64-bit finaliser (SplitMix64's).
+func mix64(x uint64) uint64 {
+	x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
+	x = (x ^ x>>27) * 0x94D049BB133111EB
+	return x ^ x>>31
 }
 
 // pick chooses an instance of pool for r at now.

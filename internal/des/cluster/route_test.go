@@ -554,3 +554,25 @@ func TestPendingMatchesEager(t *testing.T) {
 		t.Error("no record was ever dropped or applied early")
 	}
 }
+
+// TestStandInsSpread: stand-ins of consecutive requests and blocks spread
+// over an index's home slots and tags like hashes do (the router's indexes
+// probe linearly from Lo and tag slots with Hi's top bits; stand-ins that
+// shared Lo made a replay with shared prefixes 100× slower), and are
+// distinct.
+func TestStandInsSpread(t *testing.T) {
+	const mask = 1<<15 - 1
+	homes, tags, all := map[uint64]bool{}, map[uint32]bool{}, map[kvcache.Hash]bool{}
+	n := 0
+	for stamp := uint64(1); stamp <= 1000; stamp++ {
+		for k := 0; k < 32; k++ {
+			h := standIn(stamp, k)
+			homes[h.Lo&mask], tags[slotTag(h)], all[h] = true, true, true
+			n++
+		}
+	}
+	// 32,000 values in 32,768 slots: a uniform spread fills about 63%.
+	if len(homes) < 19000 || len(tags) < 24000 || len(all) != n {
+		t.Errorf("%d stand-ins: %d home slots of %d, %d tags, %d distinct", n, len(homes), mask+1, len(tags), len(all))
+	}
+}
