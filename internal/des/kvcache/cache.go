@@ -257,13 +257,12 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 	}
 	c.pool.Prepare(s)
 	if want := c.blocksFor(s.ExpectedTokens); cap(s.blocks) < want {
-		// Keep the ids of held private blocks: find reads them below.
-		s.blocks = append(make([]int32, 0, want), s.blocks[:s.held]...)[:0]
+		s.blocks = make([]int32, 0, want)
 	}
 	for k := 0; k < gpuUsed; k++ {
 		i, _ := c.find(s, k, pb)
 		if k >= pb {
-			c.takePrivate(s.serials[k])
+			c.takePrivate(s.notes[k].serial)
 		} else if bl := &c.blocks[i]; bl.ref == 0 {
 			c.unlink(i)
 			bl.ref = 1
@@ -377,10 +376,6 @@ func (c *Cache) Preempt(s *Seq) { c.release(s, true) }
 
 func (c *Cache) release(s *Seq, again bool) {
 	full := c.div(s.nTok)
-	s.held = 0
-	if again {
-		s.held = full
-	}
 	pb := c.privateBlock(s)
 	for k := len(s.blocks) - 1; k >= 0; k-- {
 		i := s.blocks[k]
@@ -390,7 +385,7 @@ func (c *Cache) release(s *Seq, again bool) {
 			case k >= full:
 				c.pushTail(i, freePrivate)
 			case again:
-				s.noteRelease(k, c.pushTail(i, freePrivate|freeFull))
+				s.noteRelease(k, i, c.pushTail(i, freePrivate|freeFull))
 			default:
 				c.pushTail(i, freePrivate|freeFull)
 			}

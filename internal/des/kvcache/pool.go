@@ -6,9 +6,9 @@ package kvcache
 // hashes a prompt before it knows which instance takes it (Prepare). Not safe
 // for concurrent use.
 type Pool struct {
-	blocks  [][]int32
-	hashes  [][]Hash
-	serials [][]uint64
+	blocks [][]int32
+	hashes [][]Hash
+	notes  [][]note
 }
 
 const poolMax = 4096
@@ -30,10 +30,10 @@ func (p *Pool) Prepare(s *Seq) {
 			p.blocks = p.blocks[:k-1]
 		}
 	}
-	if s.serials == nil && s.Private {
-		if k := len(p.serials); k > 0 {
-			s.serials = p.serials[k-1]
-			p.serials = p.serials[:k-1]
+	if s.notes == nil && s.Private {
+		if k := len(p.notes); k > 0 {
+			s.notes = p.notes[k-1]
+			p.notes = p.notes[:k-1]
 		}
 	}
 }
@@ -46,8 +46,8 @@ func (p *Pool) put(s *Seq) {
 	if cap(s.hashes) > 0 && len(p.hashes) < poolMax {
 		p.hashes = append(p.hashes, s.hashes[:0])
 	}
-	if cap(s.serials) > 0 && len(p.serials) < poolMax {
-		p.serials = append(p.serials, s.serials[:0])
+	if cap(s.notes) > 0 && len(p.notes) < poolMax {
+		p.notes = append(p.notes, s.notes[:0])
 	}
 	*s = Seq{}
 }

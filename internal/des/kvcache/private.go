@@ -13,36 +13,45 @@ import "math"
 // where the blocks' states of 16 instances do not fit the core's cache,
 // those reads and writes were most of the allocation's cost.
 //
-// When a sequence releases a full private block, it notes the serial of
-// the block's free-ring entry. The block is still cached exactly while that
-// entry has not reached the free head (its serial is above c.popped), and
-// the sequence finds it again at the same place of its block table. A hit,
-// a miss, an eviction and every counter thus come out as with hashes,
-// which TestPrivateMatchesHashed, the instance's
+// When a preempted sequence releases a full private block k (Preempt), it
+// notes the block and the serial of its free-ring entry at position k of
+// its notes. The block still holds those tokens exactly while that entry
+// has not reached the free head (its serial is above c.popped). A note
+// stays until a later Preempt releases block k full again: a shorter
+// holding in between leaves the earlier copy findable, as the index does
+// for a hashed block (its newest full copy stays indexed). A hit, a miss,
+// an eviction and every counter thus come out as with hashes, which
+// TestPrivateMatchesHashed, the instance's
 // TestPrivateDeclarationChangesNothing and the replay's
 // TestPrivatePromptsChangeNothing check on random runs.
 //
 // The CPU tier is keyed by hash; with it on, every block is hashed.
+
+// note is where a sequence's full private block went at a Preempt.
+type note struct {
+	serial uint64 // of its free-ring entry; 0 = none
+	block  int32
+}
 
 // privateBlock is the first private block of s, or MaxInt.
 func (c *Cache) privateBlock(s *Seq) int {
 	if !s.Private || c.cpu != nil {
 		return math.MaxInt
 	}
-	return c.div(s.PrivateFrom)
+	return c.div(max(s.PrivateFrom, 0))
 }
 
-// noteRelease records the release serial of s's full private block k.
-func (s *Seq) noteRelease(k int, serial uint64) {
-	if k >= len(s.serials) {
-		s.serials = append(s.serials, make([]uint64, k+1-len(s.serials))...)
+// noteRelease records that s's full private block k, block i, was
+// released with the given serial.
+func (s *Seq) noteRelease(k int, i int32, serial uint64) {
+	if k >= len(s.notes) {
+		s.notes = append(s.notes, make([]note, k+1-len(s.notes))...)
 	}
-	s.serials[k] = serial
+	s.notes[k] = note{serial: serial, block: i}
 }
 
 // find returns the block holding s's block k if it is cached in the GPU
-// tier: through the index below the private block pb, else where s last
-// held it.
+// tier: through the index below the private block pb, else by s's note.
 func (c *Cache) find(s *Seq, k, pb int) (int32, bool) {
 	if k < pb {
 		return c.lookup(s.BlockHash(k, c.b))
@@ -51,11 +60,10 @@ func (c *Cache) find(s *Seq, k, pb int) (int32, bool) {
 }
 
 // findPrivate returns the block holding s's private block k if it is still
-// cached: released full, at the last release, and not yet reached by the
-// free head.
+// cached.
 func (c *Cache) findPrivate(s *Seq, k int) (int32, bool) {
-	if k >= s.held || k >= len(s.serials) || s.serials[k] <= c.popped {
+	if k >= len(s.notes) || s.notes[k].serial <= c.popped {
 		return -1, false
 	}
-	return s.blocks[:s.held][k], true
+	return s.notes[k].block, true
 }

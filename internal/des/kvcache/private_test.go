@@ -12,6 +12,21 @@ import (
 // match, every block id handed out and every counter must agree, and each
 // cache must pass Check after every operation.
 func TestPrivateMatchesHashed(t *testing.T) {
+	t.Run("a shorter holding keeps the earlier blocks", func(t *testing.T) {
+		var got [2]int
+		for v := range got {
+			c := mustNew(t, Config{Blocks: 10, BlockSize: 1})
+			s := &Seq{Prompt: []int32{11, 12, 13, 14}, Seed: 1, Private: v == 1}
+			c.Admit(s, 0, 4)
+			c.Preempt(s)
+			c.Admit(s, 0, 1)
+			c.Preempt(s)
+			got[v], _ = c.Match(s, 4)
+		}
+		if got[0] != 4 || got[1] != 4 {
+			t.Errorf("blocks found again: hashed %d, private %d, want 4 and 4", got[0], got[1])
+		}
+	})
 	rng := rand.New(rand.NewPCG(5, 17))
 	for round := 0; round < 300; round++ {
 		b := 1 + rng.IntN(5)
@@ -39,8 +54,13 @@ func TestPrivateMatchesHashed(t *testing.T) {
 			return p
 		}
 		admit := func(p *pair) bool {
-			// A preempted sequence comes back with what it had generated.
-			target := max(len(p.s[0].Prompt), p.s[0].held*b+rng.IntN(b))
+			// A preempted sequence comes back with what it had generated,
+			// or (not something the instance does) with fewer tokens than
+			// it held before: blocks past them must stay findable.
+			target := max(len(p.s[0].Prompt), len(p.s[0].notes)*b+rng.IntN(b))
+			if rng.IntN(3) == 0 {
+				target = 1 + rng.IntN(target)
+			}
 			var ok [2]bool
 			var got [2][2]int
 			for v, c := range twins {
@@ -51,7 +71,7 @@ func TestPrivateMatchesHashed(t *testing.T) {
 				_, ok[v] = c.Admit(s, cached, target-cached)
 			}
 			if got[0] != got[1] || ok[0] != ok[1] {
-				t.Fatalf("round %d: admission of %v (held %d tokens %d): hashed matched %v ok %v, private %v ok %v", round, p.s[1].Prompt, p.s[1].held, p.s[1].nTok, got[0], ok[0], got[1], ok[1])
+				t.Fatalf("round %d: admission of %v (notes %d tokens %d): hashed matched %v ok %v, private %v ok %v", round, p.s[1].Prompt, len(p.s[1].notes), p.s[1].nTok, got[0], ok[0], got[1], ok[1])
 			}
 			return ok[0]
 		}

@@ -18,9 +18,9 @@ type Seq struct {
 	// every later block (their hashes chain through it), can be hit by
 	// this sequence alone, after a preemption. The cache then neither
 	// hashes nor indexes them, keeps no shared state for them, and after
-	// Preempt finds them again through the block table the sequence last
-	// held (private.go). The caller must only declare what is true: a
-	// wrong declaration loses prefix hits another sequence would have had.
+	// Preempt finds them again through notes kept in the sequence
+	// (private.go). The caller must only declare what is true: a wrong
+	// declaration loses prefix hits another sequence would have had.
 	Private     bool
 	PrivateFrom int
 
@@ -28,8 +28,7 @@ type Seq struct {
 	nTok   int     // tokens with a slot in blocks
 	hashes []Hash  // chained hashes of full blocks, computed lazily; kept across preemption
 
-	serials []uint64 // serials[k]: free-ring serial of private block k at the last release (private.go)
-	held    int      // full blocks at the last Preempt: blocks[:held] may still hold them
+	notes []note // notes[k]: where private block k went at the latest Preempt that held it full (private.go)
 }
 
 // Token is the id at position i of the sequence (prompt, then generated).
