@@ -158,6 +158,9 @@ func (in *Instance) Submit(r *Request) error {
 	if r.status != StatusNew {
 		return fmt.Errorf("instance %d: request %d submitted in state %s", in.cfg.ID, r.ID, r.status)
 	}
+	if r.PrivateFrom < 0 {
+		return fmt.Errorf("instance %d: request %d: private from position %d (must not be negative)", in.cfg.ID, r.ID, r.PrivateFrom)
+	}
 	now := in.eng.Now()
 	in.register(r, now)
 	r.queuedH = in.schedule(now+in.lat.QueueDelay(len(r.Prompt)), des.PrioQueued, in.queuedAct, r)
@@ -189,8 +192,8 @@ func (in *Instance) ReserveDecode(r *Request) (bool, error) {
 		return false, fmt.Errorf("instance %d: decode part %d reserved in state %s", in.cfg.ID, r.ID, r.status)
 	}
 	p := len(r.Prompt)
-	if p == 0 || r.PrefillOnly {
-		return false, fmt.Errorf("instance %d: decode part %d needs a prompt and no PrefillOnly", in.cfg.ID, r.ID)
+	if p == 0 || r.PrefillOnly || r.PrivateFrom < 0 {
+		return false, fmt.Errorf("instance %d: decode part %d needs a prompt, no PrefillOnly and a private position ≥ 0", in.cfg.ID, r.ID)
 	}
 	var seq kvcache.Seq
 	r.fillSeq(&seq)

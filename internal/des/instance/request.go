@@ -174,7 +174,7 @@ func (r *Request) ShareRoutingStamp(whole *Request, counter *uint64) {
 func (r *Request) SharedPromptBlocks(blockSize int) int {
 	n := r.PromptBlocks(blockSize)
 	if r.Private {
-		n = min(n, r.PrivateFrom/blockSize)
+		n = min(n, max(r.PrivateFrom, 0)/blockSize) // Submit refuses a negative one
 	}
 	return n
 }
