@@ -86,3 +86,21 @@ func (h *harness) run() {
 		h.t.Fatal(err)
 	}
 }
+
+// TestNegativePrivateFromRefused: a request that declares a negative
+// private position is refused with an error, at Submit and at
+// ReserveDecode, and nothing is registered.
+func TestNegativePrivateFromRefused(t *testing.T) {
+	h := newHarness(t, baseConfig(), fake.Linear{Base: 100})
+	r := &Request{ID: 1, Prompt: tokens(8, 0), OutputLen: 2, Private: true, PrivateFrom: -4}
+	if err := h.in.Submit(r); err == nil || !strings.Contains(err.Error(), "private") {
+		t.Errorf("Submit: error %v, want one about the private position", err)
+	}
+	d := &Request{ID: 2, Prompt: tokens(8, 0), OutputLen: 2, Private: true, PrivateFrom: -1}
+	if ok, err := h.in.ReserveDecode(d); ok || err == nil {
+		t.Errorf("ReserveDecode: ok %v, error %v; want a refusal", ok, err)
+	}
+	if c := h.in.Counters(); c.Submitted != 0 {
+		t.Errorf("%d requests registered, want 0", c.Submitted)
+	}
+}
