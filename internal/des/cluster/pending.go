@@ -111,10 +111,7 @@ func (l *lru) popRecord(apply bool) {
 		return
 	}
 	if r.len < r.n {
-		l.scratch = append(l.scratch[:0], hs...)
-		for k := r.len; k < r.n; k++ {
-			l.scratch = append(l.scratch, standIn(r.stamp, k))
-		}
+		l.scratch = withStandIns(l.scratch[:0], hs, r.n, r.stamp)
 		hs = l.scratch
 	}
 	l.apply(hs, r.len > 0)

@@ -156,12 +156,12 @@ func (rt *router) needHashes() bool { return rt.prefix != nil || rt.precise }
 // private ones (instance.Request.Private). Those, rt.n − rt.shared of them,
 // stand in the prefix indexes as values unique to the request (standIn of
 // its RoutingStamp; a block hash equals one with negligible probability),
-// so that, like their hashes, they
-// match nothing but the same request's, while they fill the indexes
-// exactly as the hashes would. Decisions are the same as with every block
-// hashed (replay's TestPrivatePromptsChangeNothing), without hashing blocks
-// that only the request itself will ever hold. The stand-ins are made only
-// when a match needs them (all).
+// so that, like their hashes, they match nothing but the same request's,
+// while they fill the indexes exactly as the hashes would. Decisions are
+// the same as with every block hashed (replay's
+// TestPrivatePromptsChangeNothing), without hashing blocks that only the
+// request itself will ever hold. The stand-ins are made only when a match
+// needs them (all).
 func (rt *router) prepare(r *instance.Request) {
 	r.PrepareHashes(rt.pool)
 	rt.n, rt.shared = r.PromptBlocks(rt.b), r.SharedPromptBlocks(rt.b)
@@ -178,11 +178,18 @@ func (rt *router) all() []kvcache.Hash {
 	if rt.shared == rt.n {
 		return rt.hashes
 	}
-	rt.own = append(rt.own[:0], rt.hashes...)
-	for k := rt.shared; k < rt.n; k++ {
-		rt.own = append(rt.own, standIn(rt.stamp, k))
-	}
+	rt.own = withStandIns(rt.own[:0], rt.hashes, rt.n, rt.stamp)
 	return rt.own
+}
+
+// withStandIns appends to dst the n blocks of a request whose first
+// len(hs) are hashed: hs, then the stand-ins of the others (stamp).
+func withStandIns(dst, hs []kvcache.Hash, n int, stamp uint64) []kvcache.Hash {
+	dst = append(dst, hs...)
+	for k := len(hs); k < n; k++ {
+		dst = append(dst, standIn(stamp, k))
+	}
+	return dst
 }
 
 // standIn is the stand-in for block k of the request with the given

@@ -45,7 +45,7 @@ type Cache struct {
 	b, t   int
 	shift  int // log2(b) when b is a power of two, else -1
 	blocks []block
-	hashes []Hash // hashes[i]: block i's hash while blocks[i].hashed and not private; apart, so the
+	hashes []Hash // hashes[i]: block i's hash while blocks[i].hashed; apart, so the
 	// per-block state that every release and eviction touches is 12 bytes
 	serial     uint64   // blocks released so far (free.go)
 	popped     uint64   // serial of the last entry taken from the free head
@@ -371,7 +371,7 @@ func (c *Cache) prefetch(s *Seq, first, last int) {
 func (c *Cache) Release(s *Seq) { c.release(s, false) }
 
 // Preempt is Release for a sequence that will be admitted again: it can
-// then find its private blocks where it held them (private.go).
+// then find its private blocks again (private.go).
 func (c *Cache) Preempt(s *Seq) { c.release(s, true) }
 
 func (c *Cache) release(s *Seq, again bool) {

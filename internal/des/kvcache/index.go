@@ -67,8 +67,8 @@ func (c *Cache) lookup(h Hash) (int32, bool) {
 // copy takes over the slot: the older one can no longer be hit, and when it
 // was a released copy it sits ahead of the newer one on the free list, so it
 // is evicted first and the hash stays findable as long as any copy is
-// cached. (It also makes a private block, found again through the block
-// table that last held it, behave exactly as a hashed one: private.go.)
+// cached. (It also makes a private block, found again through its
+// sequence's notes, behave exactly as a hashed one: private.go.)
 // Stale slots are never taken over (a tag does not tell a stale entry of h
 // from another hash's), only dropped by a rebuild.
 func (c *Cache) register(h Hash, v int32) {
