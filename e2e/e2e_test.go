@@ -149,57 +149,80 @@ func TestOllamaLoop(t *testing.T) {
 		s.mustTool(t, 3*time.Minute, l.name+".observe.log", "observe", append(args, l.args...)...)
 		return loadRun(t, l.name, prefix)
 	}
-	levels := []level{
-		{"c1", []string{"--concurrency", "1"}, "closed"},
-		{"c2", []string{"--concurrency", "2"}, "closed"},
-		{"c4", []string{"--concurrency", "4"}, "closed"},
-		{"c8", []string{"--concurrency", "8"}, "closed"},
-	}
-	runs := map[string]*run{}
-	for _, l := range levels {
-		runs[l.name] = obs(l)
-	}
-	c4 := runs["c4"].trace.Records
-	span := float64(c4[len(c4)-1].LastChunkTimeUs-c4[0].SendTimeUs) / 1e6
-	capacity := float64(len(c4)) / span
-	rate := 0.5 * capacity
-	open := level{"open", []string{"--rate", strconv.FormatFloat(math.Round(rate*10)/10, 'f', 1, 64), "--arrival", "poisson"}, "open"}
-	levels = append(levels, open)
-	runs["open"] = obs(open)
-	for _, l := range levels[:5] {
-		r := level{l.name + repeatSuffix, l.args, l.loop}
-		levels = append(levels, r)
-		runs[r.name] = obs(r)
-	}
-	t.Logf("capacity at 4 users %.2f req/s; open loop at %s req/s", capacity, open.args[1])
+	// One measurement of the loop: observe every level and its repeat, fit,
+	// grade. The grading assumes the server keeps its speed through the
+	// loop; on a shared host it may not (a fit level's repeat measured 37–48%
+	// off its first run in two CI runs, and every held-out run then failed
+	// its bound by as much). Such a loop is measured again once.
+	var (
+		rows     []gradeRow
+		noise    map[string]levelNoise
+		runs     map[string]*run
+		capacity float64
+		rate     string
+	)
+	measure := func() {
+		levels := []level{
+			{"c1", []string{"--concurrency", "1"}, "closed"},
+			{"c2", []string{"--concurrency", "2"}, "closed"},
+			{"c4", []string{"--concurrency", "4"}, "closed"},
+			{"c8", []string{"--concurrency", "8"}, "closed"},
+		}
+		runs = map[string]*run{}
+		for _, l := range levels {
+			runs[l.name] = obs(l)
+		}
+		c4 := runs["c4"].trace.Records
+		span := float64(c4[len(c4)-1].LastChunkTimeUs-c4[0].SendTimeUs) / 1e6
+		capacity = float64(len(c4)) / span
+		openRate := 0.5 * capacity
+		open := level{"open", []string{"--rate", strconv.FormatFloat(math.Round(openRate*10)/10, 'f', 1, 64), "--arrival", "poisson"}, "open"}
+		levels = append(levels, open)
+		runs["open"] = obs(open)
+		for _, l := range levels[:5] {
+			r := level{l.name + repeatSuffix, l.args, l.loop}
+			levels = append(levels, r)
+			runs[r.name] = obs(r)
+		}
+		t.Logf("capacity at 4 users %.2f req/s; open loop at %s req/s", capacity, open.args[1])
 
+		// Fit on c1 and c4 (one slot busy; all four busy with prefills mixed
+		// in), closed loop as replay grades them; every other run is held out.
+		// α₁ (queue delay per prompt token) stays 0: the server's work per
+		// prompt token outside the step is a byte tokenizer's, microseconds,
+		// and at c1 α₁·P and β₁·P add up alike. Left free, the fit moved half
+		// the prefill cost there in one loop of four (α₁ 199 µs, β₁ 150 µs per
+		// token) and predicted c2 and c8 30% fast; held, the mean held-out E2E
+		// MAPE of four loops' data was 17.7% against 18.8% free.
+		train := filepath.Join(s.out, "train")
+		mergeRuns(t, train, 3_000_000, runs["c1"], runs["c4"])
+		fitted := filepath.Join(s.out, "fitted-deployment.yaml")
+		alpha, beta := startCoefficients(t, runs["c1"], runs["c4"])
+		t.Logf("fit starts from alpha %s, beta %s (read off c1 and c4)", alpha, beta)
+		s.mustTool(t, 3*time.Minute, "fit.log", "calibrate", "fit", train+".csv", "--deployment", deployPath,
+			"--alpha-coeffs", alpha, "--beta-coeffs", beta, "--session-mode", "closed-loop", "--hold-alpha", "1", "-o", fitted)
+
+		rows = nil
+		for _, l := range levels {
+			rows = append(rows, grade(t, s, l, fitted, l.name == "c1" || l.name == "c4"))
+		}
+		noise = map[string]levelNoise{}
+		for _, l := range levels[:5] {
+			noise[l.name] = repeatNoise(t, runs[l.name], runs[l.name+repeatSuffix])
+		}
+		rate = open.args[1]
+	}
+	for attempt := 1; ; attempt++ {
+		measure()
+		d := drift(rows, "c1", "c4")
+		if d <= maxDrift || attempt == 2 {
+			t.Logf("the server's speed at the fit levels moved %.0f%% between a run and its repeat", 100*d)
+			break
+		}
+		t.Logf("the server's speed at the fit levels moved %.0f%% between a run and its repeat (more than %.0f%%: host load); measuring the loop again", 100*d, 100*maxDrift)
+	}
 	t.Run("structure", func(t *testing.T) { checkStructure(t, s, runs) })
-
-	// Fit on c1 and c4 (one slot busy; all four busy with prefills mixed
-	// in), closed loop as replay grades them; every other run is held out.
-	// α₁ (queue delay per prompt token) stays 0: the server's work per
-	// prompt token outside the step is a byte tokenizer's, microseconds,
-	// and at c1 α₁·P and β₁·P add up alike. Left free, the fit moved half
-	// the prefill cost there in one loop of four (α₁ 199 µs, β₁ 150 µs per
-	// token) and predicted c2 and c8 30% fast; held, the mean held-out E2E
-	// MAPE of four loops' data was 17.7% against 18.8% free.
-	train := filepath.Join(s.out, "train")
-	mergeRuns(t, train, 3_000_000, runs["c1"], runs["c4"])
-	fitted := filepath.Join(s.out, "fitted-deployment.yaml")
-	alpha, beta := startCoefficients(t, runs["c1"], runs["c4"])
-	t.Logf("fit starts from alpha %s, beta %s (read off c1 and c4)", alpha, beta)
-	s.mustTool(t, 3*time.Minute, "fit.log", "calibrate", "fit", train+".csv", "--deployment", deployPath,
-		"--alpha-coeffs", alpha, "--beta-coeffs", beta, "--session-mode", "closed-loop", "--hold-alpha", "1", "-o", fitted)
-
-	var rows []gradeRow
-	for _, l := range levels {
-		rows = append(rows, grade(t, s, l, fitted, l.name == "c1" || l.name == "c4"))
-	}
-	noise := map[string]levelNoise{}
-	for _, l := range levels[:5] {
-		noise[l.name] = repeatNoise(t, runs[l.name], runs[l.name+repeatSuffix])
-	}
-	writeSummary(t, s, rows, noise, probe, capacity, open.args[1], time.Since(began))
+	writeSummary(t, s, rows, noise, probe, capacity, rate, time.Since(began))
 	checkHeldOut(t, rows, noise)
 }
 

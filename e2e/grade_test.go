@@ -187,3 +187,40 @@ func checkHeldOut(t *testing.T, rows []gradeRow, noise map[string]levelNoise) {
 		}
 	}
 }
+
+// maxDrift is how far a fit level's median E2E may move between its run
+// and its repeat before the loop counts as disturbed (e2e_test.go).
+const maxDrift = 0.25
+
+// drift is the largest relative move of the median E2E between each named
+// level's run and its repeat.
+func drift(rows []gradeRow, levels ...string) float64 {
+	median := map[string]float64{}
+	for _, r := range rows {
+		median[r.name] = r.realE2E
+	}
+	d := 0.0
+	for _, l := range levels {
+		if a, b := median[l], median[l+repeatSuffix]; a > 0 {
+			d = max(d, math.Abs(b/a-1))
+		}
+	}
+	return d
+}
+
+// TestDrift: the largest relative move of a level's median E2E to its
+// repeat's, over the named levels only.
+func TestDrift(t *testing.T) {
+	rows := []gradeRow{{name: "c1", realE2E: 100}, {name: "c1" + repeatSuffix, realE2E: 80},
+		{name: "c4", realE2E: 200}, {name: "c4" + repeatSuffix, realE2E: 290},
+		{name: "c8", realE2E: 100}, {name: "c8" + repeatSuffix, realE2E: 500}}
+	if got := drift(rows, "c1"); math.Abs(got-0.2) > 1e-12 {
+		t.Errorf("c1: %g, want 0.2", got)
+	}
+	if got := drift(rows, "c1", "c4"); math.Abs(got-0.45) > 1e-12 {
+		t.Errorf("c1, c4: %g, want 0.45", got)
+	}
+	if got := drift(rows, "c2"); got != 0 {
+		t.Errorf("a level without rows: %g, want 0", got)
+	}
+}
