@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseShard(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	none := env(nil)
+	for _, tc := range []struct {
+		in      string
+		env     func(string) string
+		want    Shard
+		wantErr string
+	}{
+		{in: "", env: none, want: Shard{}},
+		{in: "2/8", env: none, want: Shard{Index: 2, Count: 8}},
+		{in: " 0 / 1 ", env: none, want: Shard{Index: 0, Count: 1}},
+		{in: "8", env: env(map[string]string{EnvK8sIndex: "3"}), want: Shard{Index: 3, Count: 8}},
+		{in: "8", env: env(map[string]string{EnvSlurmTask: "5", EnvSlurmMin: "1"}), want: Shard{Index: 4, Count: 8}},
+		{in: "8", env: env(map[string]string{EnvK8sIndex: "1", EnvSlurmTask: "7"}), want: Shard{Index: 1, Count: 8}},
+		{in: "8", env: none, wantErr: "no slice index"},
+		{in: "8/8", env: none, wantErr: "outside [0, 8)"},
+		{in: "-1/8", env: none, wantErr: "outside"},
+		{in: "1/0", env: none, wantErr: "number of slices"},
+		{in: "1/99999999999", env: none, wantErr: "number of slices"},
+		{in: "a/4", env: none, wantErr: "slice index must be an integer"},
+		{in: "4", env: env(map[string]string{EnvK8sIndex: "x"}), wantErr: "is not an integer"},
+	} {
+		got, err := ParseShard(tc.in, tc.env)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseShard(%q) error = %v, want one containing %q", tc.in, err, tc.wantErr)
+			} else if ExitCode(err) != 2 {
+				t.Errorf("ParseShard(%q) exit code %d, want 2", tc.in, ExitCode(err))
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParseShard(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestShardOwnsPartitions(t *testing.T) {
+	const n = 5
+	owners := make([]int, 23)
+	for i := range n {
+		s := Shard{Index: i, Count: n}
+		for k := range owners {
+			if s.Owns(int64(k)) {
+				owners[k]++
+			}
+		}
+	}
+	for k, c := range owners {
+		if c != 1 {
+			t.Fatalf("item %d owned by %d slices, want exactly 1", k, c)
+		}
+	}
+	if !(Shard{}).Owns(7) || (Shard{}).Sharded() {
+		t.Fatal("the zero Shard must own everything and not be sharded")
+	}
+}
