@@ -121,6 +121,10 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	defer in.close()
+	client, err := traceClient(c, in, &set.opts, log)
+	if err != nil {
+		return err
+	}
 	set.opts.Ordinals = set.traceOut != ""
 	tr, err := replay.NewTrace(in.rows, set.opts)
 	if err != nil {
@@ -146,6 +150,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		HorizonUs:       set.horizonUs,
 		SLOTargets:      replay.SLOTargets(in.header.GoodputSLOTargets),
 		HashBlockTokens: set.hashTokens,
+		Client:          client,
 		Progress: func(now, done int64) {
 			progress.Set(done, fmt.Sprintf("replaying t=%.1fs", float64(now)/1e6))
 		},
@@ -179,6 +184,39 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return replay.WriteSummary(set.summaryTo, "text", &res.Summary)
 	}
 	return nil
+}
+
+// traceClient is the client to replay: the flags', else the one found in
+// the trace's rows (unless --detect-client=false). A capped client's rows
+// are injected at their intended arrival, and the cap decides their send.
+func traceClient(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slog.Logger) (replay.Client, error) {
+	client, given, err := cli.ClientFromFlags(c)
+	if err != nil {
+		return client, err
+	}
+	if !given && c.Bool("detect-client") {
+		f, err := replay.DetectClient(in.rows)
+		if err != nil {
+			return client, fmt.Errorf("%s: %w", in.name, err)
+		}
+		if f.Capped {
+			gap := client.SendGapUs
+			client = f.Client
+			if c.IsSet("client-send-gap") {
+				client.SendGapUs = gap
+			}
+			log.Warn(f.String() + "; replaying that client (--client-max-concurrency overrides, --detect-client=false turns this off)")
+		} else {
+			log.Debug(f.String())
+		}
+	}
+	if client.Capped() {
+		if c.IsSet("inject-at") && c.String("inject-at") == "send" {
+			return client, cli.Usagef("--inject-at send contradicts a capped client: its requests arrive at their intended time and the cap decides when they are sent")
+		}
+		opts.InjectAtArrival = true
+	}
+	return client, nil
 }
 
 // replayedHeader is the header of the replayed trace (tracev2.md §3): mode

@@ -21,7 +21,7 @@ func command() cli.Command {
 		&ucli.StringFlag{Name: "from", Usage: "import a foreign trace: " + strings.Join(formats, ", ")},
 		&ucli.BoolFlag{Name: "lenient", Usage: "skip malformed trace rows with a warning instead of stopping"},
 		&ucli.BoolFlag{Name: "strict", Usage: "unknown trace header keys are errors, not warnings"},
-		&ucli.StringFlag{Name: "inject-at", Value: "send", Usage: "inject each request at its send time (send) or its intended arrival (arrival)"},
+		&ucli.StringFlag{Name: "inject-at", Value: "send", Usage: "inject each request at its send time (send) or its intended arrival (arrival); with a capped client (--client-max-concurrency, or one found in the trace) always the arrival"},
 		&ucli.BoolFlag{Name: "skip-failed", Usage: "leave out rows whose status is not ok"},
 		&ucli.StringFlag{Name: "session-mode", Value: "fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
@@ -34,6 +34,7 @@ func command() cli.Command {
 		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	}
 	flags = append(flags, cli.SimOutputFlags()...)
+	flags = append(flags, cli.ClientFlags(true)...)
 	flags = append(flags, cli.DeploymentFlags()...)
 	flags = append(flags, cli.DecisionFlags()...)
 	return cli.Command{
@@ -47,7 +48,12 @@ caching, preemption) and writes one SimResult per completed request.
 TRACE is a single stream, a data CSV (its header is the sibling .yaml) or a header
 YAML (its data is the sibling .csv); - reads stdin; gzip is read transparently. Real
 traces are normalised so that the workload starts at t = 0, and rows are injected in
-send order. The whole trace is checked before anything is written, then read again as
+send order. A trace recorded by a client that capped its requests in flight (observe
+--max-concurrency, BLIS observe's default of 256) is a closed loop once the server falls
+behind: replay finds the cap in the trace and models that client — each request arrives
+at its intended time, waits while the cap is reached and is sent when a slot frees —
+and says so (--client-max-concurrency sets it, --detect-client=false turns the search
+off). The whole trace is checked before anything is written, then read again as
 it is replayed, so memory stays flat (about 12 bytes per row); stdin and --from
 imports are spooled to a temporary file for that. Prefix groups, Mooncake hash_ids
 and accumulating sessions become shared KV blocks.

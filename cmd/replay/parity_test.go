@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
+	"servesim/internal/cli"
 	"servesim/internal/tracev2"
 )
 
@@ -132,6 +134,18 @@ func parityCases() []parityCase {
 			deploy: []string{"--num-instances", "2", "--pp", "2", "--routing-policy", "least-loaded"}},
 		{name: "sarathi", run: []string{"--workload", "summarization", "--rate", "4", "--num-requests", "60"},
 			deploy: []string{"--batching", "sarathi", "--chunk-size", "256"}},
+		// A capped client (simulator.md §13): replay finds the cap in the
+		// trace, or is told it; sends follow completions either way.
+		{name: "capped client detected", run: []string{"--workload", "chatbot", "--rate", "60", "--num-requests", "300",
+			"--client-max-concurrency", "16"}},
+		{name: "capped client given, send gap", run: []string{"--workload", "chatbot", "--rate", "60", "--num-requests", "300",
+			"--client-max-concurrency", "16", "--client-send-gap", "3ms"},
+			replay: []string{"--client-max-concurrency", "16", "--client-send-gap", "3ms"}},
+		{name: "capped client sessions closed-loop", spec: sessionsSpec, run: []string{"--client-max-concurrency", "4"},
+			replay: []string{"--session-mode", "closed-loop", "--client-max-concurrency", "4"}, positive: hits},
+		{name: "capped client cluster P/D", spec: prefixSpec, run: []string{"--client-max-concurrency", "12"},
+			deploy: []string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "2",
+				"--pd-decider", "always", "--routing-policy", "least-loaded"}},
 		{name: "cluster P/D prefix-threshold", spec: prefixSpec,
 			deploy: []string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "2",
 				"--pd-decider", "prefix-threshold", "--pd-transfer-contention", "--routing-policy", "weighted"}, positive: hits},
@@ -245,5 +259,48 @@ func TestPipe(t *testing.T) {
 	compareResults(t, got, want)
 	if len(got) != 200 {
 		t.Errorf("%d SimResults, want 200", len(got))
+	}
+}
+
+// TestCappedClientIsFoundAndBinds: a trace run made with a capped client
+// holds requests back (sends after arrivals), replay says it found the cap,
+// and replaying it as an open loop at the intended arrivals differs (so the
+// parity cases above test the cap, not a no-op).
+func TestCappedClientIsFoundAndBinds(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "cap")
+	execRun(t, "--workload", "chatbot", "--rate", "60", "--num-requests", "300", "--client-max-concurrency", "16",
+		"--trace-output", prefix)
+	tr, err := tracev2.Load(tracev2.Input{Path: prefix + ".csv"}, tracev2.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, r := range tr.Records {
+		if r.SendTimeUs > r.ArrivalTimeUs {
+			held++
+		}
+	}
+	if held < 100 {
+		t.Fatalf("%d of %d rows were held by the client, want most: the cap does not bind", held, len(tr.Records))
+	}
+	r := mustReplay(t, nil, prefix+".csv", "--results-path", filepath.Join(dir, "found.json"))
+	if !strings.Contains(r.stderr, "kept at most 16 requests in flight") {
+		t.Errorf("replay did not report the cap; stderr:\n%s", r.stderr)
+	}
+	mustReplay(t, nil, prefix+".csv", "--detect-client=false", "--inject-at", "arrival", "--results-path", filepath.Join(dir, "open.json"))
+	found, open := readSimResults(t, filepath.Join(dir, "found.json")), readSimResults(t, filepath.Join(dir, "open.json"))
+	diff := 0
+	for id, f := range found {
+		if open[id].TTFTUs != f.TTFTUs {
+			diff++
+		}
+	}
+	if diff < 100 {
+		t.Errorf("an open loop at the intended arrivals differs from the capped client on %d requests, want most", diff)
+	}
+	bad := replayIn(nil, prefix+".csv", "--client-max-concurrency", "16", "--inject-at", "send")
+	if cli.ExitCode(bad.err) != 2 || !strings.Contains(bad.stderr, "contradicts a capped client") {
+		t.Errorf("--inject-at send with a cap: exit %d, stderr %q; want 2 and a usage error", cli.ExitCode(bad.err), bad.stderr)
 	}
 }

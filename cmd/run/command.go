@@ -23,6 +23,7 @@ func command() cli.Command {
 	// With --trace-output - the trace takes stdout and the summary goes to stderr.
 	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.WorkloadFlags()...)
+	flags = append(flags, cli.ClientFlags(false)...)
 	flags = append(flags, cli.DeploymentFlags()...)
 	flags = append(flags, cli.DecisionFlags()...)
 	return cli.Command{
@@ -41,6 +42,9 @@ Examples:
    # The same traffic as a trace, replayed on another deployment:
    run --workload chatbot --rate 20 --trace-output chat
    replay chat.csv --max-num-seqs 64 --format text
+
+   # A load generator that keeps at most 64 requests in flight (observe --max-concurrency):
+   run --workload chatbot --rate 40 --num-requests 2000 --client-max-concurrency 64 --format text
 
    # Through a pipe:
    run --workload summarization --rate 2 --trace-output - | replay - --gpu A100-80
@@ -70,6 +74,10 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	wl, err := workload.Resolve(opts)
+	if err != nil {
+		return err
+	}
+	client, _, err := cli.ClientFromFlags(c)
 	if err != nil {
 		return err
 	}
@@ -111,6 +119,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		ContextGrowth: wl.ContextGrowth(),
 		HorizonUs:     wl.Spec.HorizonUs,
 		SLOTargets:    replay.SLOTargets(hdr.GoodputSLOTargets),
+		Client:        client,
 		Progress: func(now, done int64) {
 			progress.Set(done, fmt.Sprintf("simulating t=%.1fs", float64(now)/1e6))
 		},

@@ -49,7 +49,13 @@ type Config struct {
 	// round's prompt and output.
 	ContextGrowth string
 	HorizonUs     int64 // 0 = none
-	SLOTargets    map[string]metrics.SLOTarget
+	// Client is the load generator the trace records (or `run` simulates):
+	// a capped client holds arrivals while its cap is reached and sends
+	// them as slots free; their send time becomes their arrival at the
+	// server. Rows should then be injected at their intended arrival
+	// (TraceOptions.InjectAtArrival). The zero value is an open loop.
+	Client     Client
+	SLOTargets map[string]metrics.SLOTarget
 	// HashBlockTokens is the number of prompt tokens one ext_hash_ids entry
 	// stands for (0 = DefaultHashBlockTokens, Mooncake's 512).
 	HashBlockTokens int
@@ -156,7 +162,7 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		icfg.Tracer, icfg.Steps = d.obs.Tracer(0), d.obs
 		d.obsResults = true
 	}
-	s, err := sim.New(sim.Config{Instance: icfg, HorizonUs: cfg.HorizonUs, OnDone: d.onDone},
+	s, err := sim.New(sim.Config{Instance: icfg, HorizonUs: cfg.HorizonUs, OnDone: d.onDone, Client: cfg.Client},
 		(*simSource)(d), sim.SinkFunc(d.record))
 	if err != nil {
 		return Outcome{}, err
@@ -197,6 +203,7 @@ func (d *driver) runCluster() (Outcome, error) {
 	cc := cfg.Deploy.ClusterConfig
 	cc.Instances = append([]instance.Config(nil), cc.Instances...)
 	cc.Seed, cc.HorizonUs, cc.OnDone, cc.Decisions = cfg.Seed, cfg.HorizonUs, d.onDone, cfg.Decisions
+	cc.Client = cfg.Client
 	cc.MayInject = d.fu != nil
 	if d.obs != nil {
 		co, ok := d.obs.(cluster.Observer)
@@ -323,10 +330,11 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 }
 
 // simulatedRecord is the trace row of a simulated request (tracev2.md §4.2):
-// send = arrival, chunk times = arrival + TTFT and arrival + E2E.
+// send = the time the request reached the server (its arrival, unless a
+// capped client held it), chunk times = send + TTFT and send + E2E.
 func simulatedRecord(in *tracev2.Record, res *instance.Result) tracev2.Record {
 	rec := *in
-	rec.SendTimeUs = rec.ArrivalTimeUs
+	rec.SendTimeUs = res.ArrivalUs
 	rec.FirstChunkTimeUs, rec.LastChunkTimeUs = 0, 0
 	if res.TTFTUs >= 0 {
 		rec.FirstChunkTimeUs = res.ArrivalUs + res.TTFTUs

@@ -41,6 +41,7 @@ type Cluster struct {
 
 	arrive, pull, admitAct des.Action
 	instArrive             []des.Action
+	gate                   *sim.Gate // the capped client; nil for an open loop
 }
 
 // New validates cfg and prepares a run.
@@ -61,7 +62,7 @@ func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
 	// next event) unless a completion may create an event sooner.
 	var bound func() int64
 	switch {
-	case !cfg.MayInject && !cfg.pdOn():
+	case !cfg.MayInject && !cfg.pdOn() && !cfg.Client.Capped():
 		h := c.horizon
 		if h != des.NoHorizon {
 			h++
@@ -105,6 +106,18 @@ func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
 		c.bucket = bucket{level: cfg.BucketCapacity, capacity: cfg.BucketCapacity, rate: cfg.BucketRefillPerSec}
 	}
 	c.arrive, c.pull, c.admitAct = c.onArrival, c.onSourceArrival, c.onAdmission
+	if err := cfg.Client.Validate(); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if cfg.Client.Capped() {
+		var err error
+		c.gate, err = sim.NewGate(cfg.Client, c.enter, func(at int64, act des.Action, r *instance.Request) {
+			c.scheduleCluster(at, des.PrioArrival, act, r)
+		}, func() { c.cev.Pop() })
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+	}
 	return c, nil
 }
 
@@ -160,6 +173,16 @@ func (c *Cluster) onArrival(now int64, data any) {
 	c.cev.Pop()
 	r := data.(*instance.Request)
 	c.injected++
+	if c.gate != nil {
+		c.gate.Arrive(now, r)
+		return
+	}
+	c.enter(now, r)
+}
+
+// enter is a request's arrival at the server side (for a capped client:
+// when it is sent): admission after the admission latency.
+func (c *Cluster) enter(now int64, r *instance.Request) {
 	if c.cfg.AdmissionLatencyUs > 0 {
 		c.transit[r] = struct{}{}
 		c.scheduleCluster(now+c.cfg.AdmissionLatencyUs, des.PrioAdmission, c.admitAct, r)
@@ -252,6 +275,9 @@ func (c *Cluster) done(i int, res *instance.Result, r *instance.Request) {
 // finish hands a terminal result out.
 func (c *Cluster) finish(res *instance.Result, r *instance.Request) {
 	c.sink.Record(res, r)
+	if c.gate != nil {
+		c.gate.Done(res, r)
+	}
 	if c.cfg.OnDone != nil {
 		c.cfg.OnDone(res, r)
 	}
@@ -341,6 +367,9 @@ func (c *Cluster) Run() (Outcome, error) {
 	}
 	if c.pd != nil {
 		c.pd.awaiting(func(res *instance.Result, r *instance.Request) { c.sink.Record(res, r) })
+	}
+	if c.gate != nil {
+		c.gate.Unsent(func(res *instance.Result, r *instance.Request) { c.sink.Record(res, r) })
 	}
 	if c.dec != nil {
 		if err := c.dec.flush(); err != nil {

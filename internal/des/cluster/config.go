@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"servesim/internal/des/instance"
+	"servesim/internal/des/sim"
 )
 
 // AdmissionPolicy decides which arriving requests enter (spec §10).
@@ -145,6 +146,12 @@ type Config struct {
 	CacheSignalDelayUs int64
 
 	PD PD
+
+	// Client is the load generator's cap on requests in flight (zero: an
+	// open loop). A capped client's slot frees at a completion, so the
+	// instances stop their inline runs at every engine event, as with
+	// MayInject.
+	Client sim.Client
 
 	// OnDone is called after the sink for every request that becomes
 	// terminal during the run; a session manager injects follow-ups here.

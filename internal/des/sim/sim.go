@@ -33,6 +33,9 @@ func (f SinkFunc) Record(res *instance.Result, r *instance.Request) { f(res, r) 
 type Config struct {
 	Instance  instance.Config
 	HorizonUs int64 // 0 = run until every event is processed
+	// Client is the load generator's cap on requests in flight (the zero
+	// value: an open loop, every request sent at its arrival).
+	Client Client
 
 	// OnDone is called after the sink for every request that becomes
 	// terminal during the run (completed, dropped, timed out): a session
@@ -53,6 +56,7 @@ type Simulator struct {
 	ran      bool
 	arrive   des.Action
 	pull     des.Action
+	gate     *Gate // nil for an open-loop client
 }
 
 // New validates cfg and prepares a run.
@@ -90,6 +94,16 @@ func New(cfg Config, src Source, sink Sink) (*Simulator, error) {
 	}
 	s.inst = in
 	s.arrive, s.pull = s.onArrival, s.onSourceArrival
+	if cfg.Client.Capped() {
+		s.gate, err = NewGate(cfg.Client, s.submit, func(at int64, act des.Action, r *instance.Request) {
+			s.eng.Schedule(at, des.PrioArrival, act, r)
+		}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+	} else if err := cfg.Client.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
 	return s, nil
 }
 
@@ -104,6 +118,9 @@ func (s *Simulator) Now() int64 { return s.eng.Now() }
 
 func (s *Simulator) done(res *instance.Result, r *instance.Request) {
 	s.sink.Record(res, r)
+	if s.gate != nil {
+		s.gate.Done(res, r)
+	}
 	if s.cfg.OnDone != nil {
 		s.cfg.OnDone(res, r)
 	}
@@ -132,6 +149,15 @@ var ErrPastHorizon = errors.New("sim: arrival after the horizon")
 func (s *Simulator) onArrival(now int64, data any) {
 	r := data.(*instance.Request)
 	s.injected++
+	if s.gate != nil {
+		s.gate.Arrive(now, r)
+		return
+	}
+	s.submit(now, r)
+}
+
+// submit sends r to the instance (for a capped client: when it has a slot).
+func (s *Simulator) submit(_ int64, r *instance.Request) {
 	if err := s.inst.Submit(r); err != nil && s.err == nil {
 		s.err = err
 	}
@@ -194,6 +220,9 @@ func (s *Simulator) Run() (Outcome, error) {
 	end := max(s.eng.Now(), s.inst.LastStepUs(), s.inst.LastLeftUs())
 	end = min(end, s.horizon)
 	s.inst.Unfinished(func(res *instance.Result, r *instance.Request) { s.sink.Record(res, r) })
+	if s.gate != nil {
+		s.gate.Unsent(func(res *instance.Result, r *instance.Request) { s.sink.Record(res, r) })
+	}
 	out := Outcome{EndUs: end, Injected: s.injected, Counters: s.inst.Counters(), Info: Collect(end, s.inst)}
 	return out, nil
 }
