@@ -35,6 +35,7 @@ func command() cli.Command {
 	}
 	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.ClientFlags(true)...)
+	flags = append(flags, cli.TraceDeploymentFlags()...)
 	flags = append(flags, cli.DeploymentFlags()...)
 	flags = append(flags, cli.DecisionFlags()...)
 	return cli.Command{

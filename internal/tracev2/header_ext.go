@@ -30,40 +30,42 @@ const (
 var serverKeys = []string{"model", "tensor_parallel", "max_num_seqs", "block_size", "gpu_memory_utilization", "max_model_len"}
 
 // Client is the load generator a trace was made with: the one observe ran,
-// or the one run and replay simulated. Durations are in µs.
+// or the one run and replay simulated. Durations are in µs. The JSON names
+// (run's and replay's summary) are the YAML ones.
 type Client struct {
 	// MaxConcurrency caps the requests in flight; a request held back keeps
 	// its intended arrival time and is sent when a slot frees. 0 = no cap.
-	MaxConcurrency int `yaml:"max_concurrency"`
+	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency"`
 	// SendGapUs is the delay between a slot freeing and the next send of a
 	// capped client.
-	SendGapUs int64 `yaml:"send_gap_us,omitempty"`
+	SendGapUs int64 `yaml:"send_gap_us,omitempty" json:"send_gap_us,omitempty"`
 	// Users is the number of closed-loop users (each sends, waits for the
 	// answer, thinks, sends again); 0 = none.
-	Users int `yaml:"users,omitempty"`
+	Users int `yaml:"users,omitempty" json:"users,omitempty"`
 	// ThinkTimeUs is the closed-loop users' think time when they all share one.
-	ThinkTimeUs int64 `yaml:"think_time_us,omitempty"`
+	ThinkTimeUs int64 `yaml:"think_time_us,omitempty" json:"think_time_us,omitempty"`
 	// Arrival is the arrival process of the open-loop clients (poisson,
 	// gamma, weibull, constant), "mixed" when they differ, "trace" when the
 	// requests were played from a trace.
-	Arrival string `yaml:"arrival,omitempty"`
+	Arrival string `yaml:"arrival,omitempty" json:"arrival,omitempty"`
 	// RateRPS is the intended aggregate request rate of the open-loop clients.
-	RateRPS float64 `yaml:"rate_rps,omitempty"`
+	RateRPS float64 `yaml:"rate_rps,omitempty" json:"rate_rps,omitempty"`
 	// Streaming is "all", "none" or "mixed".
-	Streaming string `yaml:"streaming,omitempty"`
+	Streaming string `yaml:"streaming,omitempty" json:"streaming,omitempty"`
 	// PrewarmConnections were opened before t0.
-	PrewarmConnections int `yaml:"prewarm_connections,omitempty"`
+	PrewarmConnections int `yaml:"prewarm_connections,omitempty" json:"prewarm_connections,omitempty"`
 	// RequestTimeoutUs bounds one request from its send; 0 = none.
-	RequestTimeoutUs int64 `yaml:"request_timeout_us,omitempty"`
+	RequestTimeoutUs int64 `yaml:"request_timeout_us,omitempty" json:"request_timeout_us,omitempty"`
 	// SweepLevel names the sweep level this run was (e.g. "rate=8"); empty
 	// for a run that was not part of a sweep.
-	SweepLevel string `yaml:"sweep_level,omitempty"`
-	// SessionMode is how a replay injected later session rounds: "fixed"
-	// (at their recorded time) or "closed-loop" (after the simulated
-	// completion plus think time). Written by replay.
-	SessionMode string `yaml:"session_mode,omitempty"`
+	SweepLevel string `yaml:"sweep_level,omitempty" json:"sweep_level,omitempty"`
+	// SessionMode is how later session rounds (and closed-loop users' next
+	// requests) were sent: "closed-loop" after the previous answer plus
+	// think time, "fixed" at their own recorded time (a replay's
+	// --session-mode fixed, or a workload without follow-ups).
+	SessionMode string `yaml:"session_mode,omitempty" json:"session_mode,omitempty"`
 	// PeakInFlight is the most requests the client had in flight (measured).
-	PeakInFlight int `yaml:"peak_in_flight,omitempty"`
+	PeakInFlight int `yaml:"peak_in_flight,omitempty" json:"peak_in_flight,omitempty"`
 }
 
 // ServerInfo is what observe read from the server's own endpoints, verbatim
@@ -282,4 +284,55 @@ func checkExt(x *Ext) (path, msg string, warn bool) {
 		}
 	}
 	return "", "", false
+}
+
+// SameValue reports whether two header values are equal as YAML values:
+// numbers by value whatever their Go type (a typed server key against a
+// decoded x_ext value), strings exactly, lists and maps element by element.
+// A nil and an empty list or map are equal.
+func SameValue(a, b any) bool {
+	if x, ok := yamlNumber(a); ok {
+		y, ok := yamlNumber(b)
+		return ok && x == y
+	}
+	switch x := a.(type) {
+	case []any:
+		y, ok := b.([]any)
+		if !ok && b != nil {
+			return false
+		}
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !SameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok && b != nil {
+			return false
+		}
+		if len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !SameValue(v, w) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		switch y := b.(type) {
+		case []any:
+			return len(y) == 0
+		case map[string]any:
+			return len(y) == 0
+		}
+		return b == nil
+	}
+	return reflect.DeepEqual(a, b)
 }
