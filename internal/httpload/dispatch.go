@@ -58,9 +58,9 @@ type Stats struct {
 	MaxLagUS int64 // largest SendUS − IntendedUS
 	// MaxInFlight is the most requests sent and not yet finished at once.
 	MaxInFlight int64
-	OK       int64
-	Errors   int64 // status error (cancelled ones included)
-	Timeouts int64
+	OK          int64
+	Errors      int64 // status error (cancelled ones included)
+	Timeouts    int64
 	// Interrupted is set when the run's context was cancelled.
 	Interrupted bool
 }
