@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"servesim/internal/tracev2/blistest"
 )
 
 var modes = []string{ModeReal, ModeGenerated, ModeReplayed}
@@ -97,7 +99,7 @@ func TestRoundTripTwoFile(t *testing.T) {
 					t.Fatalf("no x_ext sidecar beside a BLIS-compatible header: %v", err)
 				case !withExt:
 					golden(t, name+".ext.yaml", side)
-					if err := blisStrictHeader(hb); err != nil {
+					if err := blistest.StrictHeader(hb); err != nil {
 						t.Errorf("BLIS's strict loader rejects the BLIS-compatible header: %v", err)
 					}
 				}
