@@ -38,11 +38,11 @@ type config struct {
 
 	traceOut   string // "-" = single stream on stdout, else a two-file prefix
 	blisHeader bool   // a two-file header BLIS loads, x_ext in the sidecar
-	recordITL bool
-	itlOut    string // "" = none
-	drain     time.Duration
-	summaryTo string // "stderr" or "stdout"
-	goodput   goodput
+	recordITL  bool
+	itlOut     string // "" = none
+	drain      time.Duration
+	summaryTo  string // "stderr" or "stdout"
+	goodput    goodput
 
 	scrape         bool
 	scrapeInterval time.Duration
