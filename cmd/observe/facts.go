@@ -18,12 +18,6 @@ import (
 	"servesim/internal/workload"
 )
 
-// keyFacts are the deployment keys a replay of a capture depends on most;
-// the header marks each one absent when neither the server nor the user
-// said it, so that a reader sees what the replay had to assume.
-var keyFacts = []string{"model", "gpu", "tensor_parallel", "max_num_seqs", "max_num_batched_tokens", "block_size",
-	"total_kv_blocks", "gpu_memory_utilization", "max_model_len"}
-
 // serverFacts is what observe knows of the server it loads, before t0.
 type serverFacts struct {
 	deployment map[string]any    // deployment keys (run --deployment), only those a deployment has
@@ -135,7 +129,8 @@ func learnServer(ctx context.Context, c *httpload.Client, cfg *config, s *setup,
 			delete(f.sources, k)
 		}
 	}
-	for _, k := range keyFacts {
+	// What the replay will have to assume is marked absent.
+	for _, k := range tracev2.CoreDeploymentKeys() {
 		if _, ok := dep[k]; !ok && known[k] {
 			f.sources[k] = tracev2.SourceAbsent
 		}

@@ -73,7 +73,7 @@ func TraceDeployment(c *ucli.Context, name string, h *tracev2.Header, warn func(
 		}
 		if v, stated := td.Keys[k]; stated && !deploy.SameKey(k, now[k], v) {
 			warn(fmt.Sprintf("%s: the trace says %s %s, %s says %s; simulating %s (--ignore-trace-deployment to simulate on the flags alone, silently)",
-				name, k, valueText(v), given[k], valueText(now[k]), valueText(now[k])))
+				name, k, tracev2.FormatValue(v), given[k], tracev2.FormatValue(now[k]), tracev2.FormatValue(now[k])))
 		}
 	}
 	if !changed {
@@ -118,26 +118,6 @@ func givenKeys(c *ucli.Context) (map[string]string, error) {
 		}
 	}
 	return given, nil
-}
-
-// valueText renders a deployment value for a message.
-func valueText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "(unset)"
-	case string:
-		if x == "" {
-			return `""`
-		}
-		return x
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = valueText(e)
-		}
-		return strings.Join(parts, ",")
-	}
-	return fmt.Sprint(v)
 }
 
 // WorkloadClient is the client a workload describes, all of it declared:

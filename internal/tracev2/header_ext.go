@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,9 +26,13 @@ const (
 	SourceAbsent = "absent"
 )
 
-// serverKeys are the deployment keys BLIS's header has under server (spec
-// §3), with the same names as the deployment YAML's keys.
-var serverKeys = []string{"model", "tensor_parallel", "max_num_seqs", "block_size", "gpu_memory_utilization", "max_model_len"}
+// CoreDeploymentKeys are the deployment keys a replay of a trace depends
+// on most: observe marks each absent when nobody said it, and reports show
+// them whatever the trace says.
+func CoreDeploymentKeys() []string {
+	return []string{"model", "gpu", "tensor_parallel", "num_instances", "max_num_seqs", "max_num_batched_tokens",
+		"block_size", "total_kv_blocks", "gpu_memory_utilization", "max_model_len", "latency_model"}
+}
 
 // Client is the load generator a trace was made with: the one observe ran,
 // or the one run and replay simulated. Durations are in µs. The JSON names
@@ -335,4 +340,33 @@ func SameValue(a, b any) bool {
 		return b == nil
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// FormatValue renders a header value for people: numbers in full (no
+// exponent), lists and maps inline, "-" for nil.
+func FormatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = FormatValue(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			parts = append(parts, k+": "+FormatValue(x[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
 }
