@@ -91,7 +91,7 @@ func skip(data []byte, i int, set string) int {
 // "deployment", or "config" as older writers named it), as deployment-YAML
 // keys. Every other key is ignored.
 type simMetricsFile struct {
-	CacheHitRate *float64      `json:"cache_hit_rate"`
+	CacheHitRate *float64       `json:"cache_hit_rate"`
 	Deployment   map[string]any `json:"deployment"`
 	Config       map[string]any `json:"config"`
 }
