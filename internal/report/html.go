@@ -232,7 +232,8 @@ func (r *Report) htmlHeadline(b *strings.Builder) {
 	if m := r.ConfigMatch.Match; m != nil {
 		cfg, cclass = "match", StatusOK
 		if !*m {
-			cfg, cclass = fmt.Sprintf("MISMATCH (%d keys)", len(r.ConfigMatch.Mismatched)), StatusFlagged
+			n := len(r.ConfigMatch.Mismatched)
+			cfg, cclass = fmt.Sprintf("MISMATCH (%d %s)", n, plural(n, "key", "keys")), StatusFlagged
 		}
 	}
 	fmt.Fprintf(b, "Config %s</div>\n", badge(cclass, cfg))
@@ -262,4 +263,11 @@ func (r *Report) htmlDeployment(b *strings.Builder) {
 		}
 	}
 	htmlTable(b, configHeader(), rows, make([]bool, 5), true)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
