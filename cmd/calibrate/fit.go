@@ -33,7 +33,7 @@ func fitCommand() cli.Command {
 		&ucli.IntFlag{Name: "max-iterations", Value: 10, Usage: "replays of the fixed-point iteration (one more checks the result)"},
 		&ucli.BoolFlag{Name: "fit-token-overhead", Usage: "also fit A_tok (alpha[2]); by default it keeps its starting value, which the data cannot tell from the per-step constant"},
 		&ucli.IntSliceFlag{Name: "hold-alpha", Usage: "keep these alpha coefficients (indices 0-2) at their starting values, e.g. 1 for blackbox's per-prompt-token queue delay"},
-		&ucli.StringFlag{Name: "session-mode", Value: "fixed", Usage: "as replay's: fixed (every row at its own time) or closed-loop (the errors are those of a replay whose later session rounds follow the simulated completions)"},
+		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "as replay's: fixed (every row at its own time) or closed-loop (the errors are those of a replay whose later session rounds follow the simulated completions)"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
 	}
 	flags = append(flags, cli.TraceDeploymentFlags()...)
