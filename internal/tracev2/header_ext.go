@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Where a fact of x_ext.deployment, x_ext.client or x_ext.server_info came
@@ -202,6 +203,36 @@ func yamlNumber(v any) (float64, bool) {
 		return x, true
 	}
 	return 0, false
+}
+
+// plainValue puts a decoded free-form YAML value in the one form it has
+// after any number of encodings and decodings: a whole float is an int (YAML
+// writes 8.0 as 8, read back as an int), a map's keys are strings, a
+// timestamp is its text.
+func plainValue(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int(x)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plainValue(e)
+		}
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = plainValue(e)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = plainValue(e)
+		}
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	}
+	return v
 }
 
 // cloneMap deep-copies a map of YAML values.

@@ -62,12 +62,12 @@ func TestExtChecks(t *testing.T) {
 		{"cap not a number", "    client:\n        users: many\n", `h.yaml:7:16: key x_ext.client.users: "many" is not an integer`, ""},
 		{"NaN in the deployment", "    deployment:\n        kv_cpu_bandwidth: .nan\n", `h.yaml:7:27: key x_ext.deployment.kv_cpu_bandwidth: is not a finite number`, ""},
 		{"unknown source", "    sources:\n        deployment.model: guessed\n", "",
-			`h.yaml:7:27: key x_ext.sources.deployment.model: "guessed" is not measured, declared, derived or absent`},
+			`h.yaml:7:27: key x_ext.sources.deployment.model: "guessed" is not measured, declared, derived or absent; ignored`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var warns []string
-			_, err := ReadHeader(strings.NewReader(head+tc.ext), "h.yaml", Options{Warn: collect(&warns)})
+			h, err := ReadHeader(strings.NewReader(head+tc.ext), "h.yaml", Options{Warn: collect(&warns)})
 			if tc.err != "" {
 				if err == nil || err.Error() != tc.err {
 					t.Errorf("error: got %v, want %s", err, tc.err)
@@ -79,6 +79,9 @@ func TestExtChecks(t *testing.T) {
 			}
 			if len(warns) != 1 || warns[0] != tc.warn {
 				t.Errorf("warnings: got %q, want %q", warns, tc.warn)
+			}
+			if h.XExt.Sources != nil {
+				t.Errorf("the unknown source was kept: %v", h.XExt.Sources)
 			}
 		})
 	}
