@@ -172,3 +172,22 @@ func TestParseServeArgs(t *testing.T) {
 		t.Error("an over-long command line: no error")
 	}
 }
+
+// TestSingleStreamTrailerCarriesTheMeasuredClient: what only the run can
+// measure (the peak in flight) reaches a single stream's trailer and reads
+// back into the header.
+func TestSingleStreamTrailerCarriesTheMeasuredClient(t *testing.T) {
+	srv := startFake(t, fakevllm.Config{TTFT: 5 * time.Millisecond})
+	o := observeIn(testCtx(t), baseArgs(srv, "--num-requests", "6", "--rate", "1000", "--max-concurrency", "3", "--no-self-test", "-o", "-")...)
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
+	}
+	if !strings.Contains(o.Stdout, "\n#+     client:\n#+         peak_in_flight: ") {
+		t.Errorf("no peak in flight in the trailer:\n%s", head(o.Stdout, 3000))
+	}
+	x := loadStream(t, o.Stdout).Header.XExt
+	if x.Client == nil || x.Client.MaxConcurrency != 3 || x.Client.PeakInFlight < 1 || x.Client.PeakInFlight > 3 ||
+		x.Sources["client.peak_in_flight"] != "measured" || x.Sources["deployment.max_model_len"] != "measured" {
+		t.Errorf("x_ext after the trailer: client %+v sources %v", x.Client, x.Sources)
+	}
+}
