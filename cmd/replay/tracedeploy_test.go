@@ -143,3 +143,39 @@ func TestBLISCompatibleHeaderKeepsTheDeployment(t *testing.T) {
 	want, _ := readCompleted(t, filepath.Join(dir, "run.jsonl"))
 	compareResults(t, readSimResults(t, filepath.Join(dir, "sim.json")), want)
 }
+
+// TestDerivedKeysFollowAnOverride: the KV blocks run derived from an H100
+// are derived again for --gpu L40S (a warning names the GPU, none the
+// blocks); an explicit --total-kv-blocks is kept and warned about.
+func TestDerivedKeysFollowAnOverride(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "t")
+	execRun(t, "--workload", "chatbot", "--rate", "5", "--num-requests", "20", "--trace-output", prefix)
+	deployed := func(args ...string) (map[string]any, string) {
+		m := filepath.Join(dir, "m.json")
+		r := mustReplay(t, nil, append([]string{prefix + ".csv", "--format", "text", "--metrics-out", m}, args...)...)
+		var doc struct {
+			Deployment map[string]any `json:"deployment"`
+		}
+		data, err := os.ReadFile(m)
+		if err == nil {
+			err = json.Unmarshal(data, &doc)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc.Deployment, r.stderr
+	}
+	h100, _ := deployed()
+	l40s, stderr := deployed("--gpu", "L40S")
+	if l40s["gpu"] != "L40S" || l40s["total_kv_blocks"] == h100["total_kv_blocks"] {
+		t.Errorf("--gpu L40S kept the H100's %v KV blocks (got %v)", h100["total_kv_blocks"], l40s["total_kv_blocks"])
+	}
+	if strings.Count(stderr, "WARN") != 1 || !strings.Contains(stderr, "the trace says gpu H100, --gpu says L40S") {
+		t.Errorf("want one warning, for the GPU:\n%s", stderr)
+	}
+	fixed, stderr := deployed("--gpu", "L40S", "--total-kv-blocks", "1000")
+	if fixed["total_kv_blocks"] != 1000.0 || !strings.Contains(stderr, "the trace says total_kv_blocks") {
+		t.Errorf("an explicit --total-kv-blocks: %v\n%s", fixed["total_kv_blocks"], stderr)
+	}
+}
