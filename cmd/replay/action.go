@@ -228,49 +228,17 @@ func setUp(c *ucli.Context, set *settings, in *input, log *slog.Logger) (*deploy
 	return dep, client, nil
 }
 
-// traceClient is the client to replay: the flags' (with a warning when they
-// contradict the trace's header), else the one the header states, else the
-// one found in the trace's rows (unless --detect-client=false). A capped
-// client's rows are injected at their intended arrival, and the cap decides
-// their send.
+// traceClient is the client to replay (cli.TraceClient: the flags', the
+// header's, or the one found in the rows). A capped client's rows are
+// injected at their intended arrival, and the cap decides their send.
 func traceClient(c *ucli.Context, in *input, stated *tracev2.Client, opts *replay.TraceOptions, log *slog.Logger) (replay.Client, error) {
-	client, given, err := cli.ClientFromFlags(c)
+	detect := func() (replay.Client, bool, string, error) {
+		f, err := replay.DetectClient(in.rows)
+		return f.Client, f.Capped, f.String(), err
+	}
+	client, err := cli.TraceClient(c, in.name, stated, detect, func(m string) { log.Warn(m) }, func(m string) { log.Debug(m) })
 	if err != nil {
 		return client, err
-	}
-	switch {
-	case given && stated != nil:
-		for _, d := range []struct {
-			name        string
-			trace, flag int64
-		}{{"max_concurrency", int64(stated.MaxConcurrency), int64(client.MaxConcurrency)},
-			{"send_gap_us", stated.SendGapUs, client.SendGapUs}} {
-			if d.trace != d.flag && (d.name == "max_concurrency" || c.IsSet("client-send-gap")) {
-				log.Warn(fmt.Sprintf("%s: the trace's client says %s %d, the flags say %d; simulating %d (--ignore-trace-deployment to simulate on the flags alone, silently)",
-					in.name, d.name, d.trace, d.flag, d.flag))
-			}
-		}
-	case stated != nil:
-		gap := client.SendGapUs
-		client = replay.Client{MaxConcurrency: stated.MaxConcurrency, SendGapUs: stated.SendGapUs}
-		if c.IsSet("client-send-gap") {
-			client.SendGapUs = gap
-		}
-	case c.Bool("detect-client"):
-		f, err := replay.DetectClient(in.rows)
-		if err != nil {
-			return client, fmt.Errorf("%s: %w", in.name, err)
-		}
-		if f.Capped {
-			gap := client.SendGapUs
-			client = f.Client
-			if c.IsSet("client-send-gap") {
-				client.SendGapUs = gap
-			}
-			log.Warn(f.String() + "; replaying that client (--client-max-concurrency overrides, --detect-client=false turns this off)")
-		} else {
-			log.Debug(f.String())
-		}
 	}
 	if client.Capped() {
 		if c.IsSet("inject-at") && c.String("inject-at") == "send" {

@@ -179,3 +179,27 @@ func TestDerivedKeysFollowAnOverride(t *testing.T) {
 		t.Errorf("an explicit --total-kv-blocks: %v\n%s", fixed["total_kv_blocks"], stderr)
 	}
 }
+
+// TestClientFromTheHeader: the cap run recorded is the replay's default
+// (no search needed, no word said); a flag that contradicts it is warned
+// about; the replayed trace records the client simulated.
+func TestClientFromTheHeader(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "c")
+	execRun(t, "--workload", "chatbot", "--rate", "60", "--num-requests", "100", "--client-max-concurrency", "16", "--trace-output", prefix)
+	r := mustReplay(t, nil, prefix+".csv", "--format", "text", "--trace-output", filepath.Join(dir, "r"))
+	if strings.Contains(r.stderr, "WARN") {
+		t.Errorf("a replay of the recorded cap warns:\n%s", r.stderr)
+	}
+	tr, err := tracev2.Load(tracev2.Input{Path: filepath.Join(dir, "r.csv")}, tracev2.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tr.Header.XExt.Client; c == nil || c.MaxConcurrency != 16 || c.SessionMode != "fixed" || c.Arrival != "constant" {
+		t.Errorf("the replayed trace's client: %+v", c)
+	}
+	r = mustReplay(t, nil, prefix+".csv", "--format", "text", "--client-max-concurrency", "8")
+	if !strings.Contains(r.stderr, "the trace's client says max_concurrency 16, the flags say 8; simulating 8") {
+		t.Errorf("no warning for the contradicting cap:\n%s", r.stderr)
+	}
+}

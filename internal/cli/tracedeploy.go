@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"servesim/internal/deploy"
+	"servesim/internal/des/sim"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
@@ -212,4 +213,55 @@ func traceSessionMode(h *tracev2.Header) string {
 		return SessionClosedLoop
 	}
 	return SessionFixed
+}
+
+// TraceClient is the client a trace is simulated with: the flags' (with a
+// warning for each value that contradicts the client the trace's header
+// states), else the header's (stated; nil when the header has none or
+// --ignore-trace-deployment), else the one detect finds in the rows when
+// --detect-client allows it. detect returns the client found, whether it
+// is capped, and a sentence saying what it saw; it may be nil.
+func TraceClient(c *ucli.Context, name string, stated *tracev2.Client, detect func() (sim.Client, bool, string, error),
+	warn, debug func(string)) (sim.Client, error) {
+	client, given, err := ClientFromFlags(c)
+	if err != nil {
+		return client, err
+	}
+	gapGiven := c.IsSet("client-send-gap")
+	switch {
+	case given && stated != nil:
+		for _, d := range []struct {
+			name        string
+			trace, flag int64
+			set         bool
+		}{{"max_concurrency", int64(stated.MaxConcurrency), int64(client.MaxConcurrency), true},
+			{"send_gap_us", stated.SendGapUs, client.SendGapUs, gapGiven}} {
+			if d.set && d.trace != d.flag {
+				warn(fmt.Sprintf("%s: the trace's client says %s %d, the flags say %d; simulating %d (--ignore-trace-deployment to simulate on the flags alone, silently)",
+					name, d.name, d.trace, d.flag, d.flag))
+			}
+		}
+	case stated != nil:
+		gap := client.SendGapUs
+		client = sim.Client{MaxConcurrency: stated.MaxConcurrency, SendGapUs: stated.SendGapUs}
+		if gapGiven {
+			client.SendGapUs = gap
+		}
+	case detect != nil && c.Bool("detect-client"):
+		found, capped, what, err := detect()
+		if err != nil {
+			return client, fmt.Errorf("%s: %w", name, err)
+		}
+		if !capped {
+			debug(what)
+			break
+		}
+		gap := client.SendGapUs
+		client = found
+		if gapGiven {
+			client.SendGapUs = gap
+		}
+		warn(what + "; replaying that client (--client-max-concurrency overrides, --detect-client=false turns this off)")
+	}
+	return client, nil
 }
