@@ -12,9 +12,9 @@ import (
 // deployments of one software stack (here vLLM 0.19 on the bench's hosts),
 // which is what lets a fit on some runs predict another.
 type Universal struct {
-	HostStepUs    float64 // per step, µs
-	HostSeqUs     float64 // per scheduled request, µs
-	EagerLayerUs  float64 // per layer of a step that prefills (launched outside a CUDA graph), µs
+	HostStepUs   float64 // per step, µs
+	HostSeqUs    float64 // per scheduled request, µs
+	EagerLayerUs float64 // per layer of a step that prefills (launched outside a CUDA graph), µs
 	// LinkInv is the inverse of the share of the interconnect's bandwidth
 	// an all-reduce reaches (1/link_eff; at least 1).
 	LinkInv  float64

@@ -49,7 +49,7 @@ func WriteDeployment(w io.Writer, cfg deploy.Config, comment []string) error {
 	}
 	data, err := yaml.Marshal(deploymentYAML{
 		Model: cfg.Model, GPU: cfg.GPU, HardwareFile: cfg.HardwareFile, TP: cfg.TP, TotalKVBlocks: cfg.TotalKVBlocks,
-		DP: dataParallel(cfg.DataParallel),
+		DP:                   dataParallel(cfg.DataParallel),
 		GPUMemoryUtilization: cfg.GPUMemoryUtilization, BlockSize: cfg.BlockSize, MaxModelLen: cfg.MaxModelLen,
 		MaxNumSeqs: cfg.MaxNumSeqs, MaxNumBatchedTokens: cfg.MaxNumBatchedTokens, LongPrefill: cfg.LongPrefillTokenThreshold,
 		LatencyModel: cfg.LatencyModel, VLLMVersion: cfg.VLLMVersion, AsyncScheduling: cfg.AsyncScheduling,

@@ -18,7 +18,7 @@ type target struct {
 	decode     float64 // last − first, µs
 	output     int
 	holdout    bool
-	held       bool // sent well after its intended arrival: a capped client held it back
+	held       bool    // sent well after its intended arrival: a capped client held it back
 	lastChunk  int64   // client time of the last chunk, µs (it may follow the last token: finish-only and usage-only chunks)
 	chunks     []int64 // client times of the output tokens (ITL data), when the data hold one chunk per token
 }
