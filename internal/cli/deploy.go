@@ -22,6 +22,7 @@ func DeploymentFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "gpu", Usage: "GPU: H100, A100-SXM (A100-80), L40S, or a name in --hardware-file", Value: d.GPU},
 		&ucli.StringFlag{Name: "hardware-file", Usage: "GPU specs JSON (hardware_config.json format)"},
 		&ucli.IntFlag{Name: "tensor-parallel", Aliases: []string{"tp"}, Usage: "tensor-parallel degree", Value: d.TP},
+		&ucli.IntFlag{Name: "data-parallel", Aliases: []string{"dp"}, Usage: "data-parallel ranks stepping in lockstep as one instance (with a mixture of experts: expert parallelism); physics model only", Value: d.DataParallel},
 		&ucli.IntFlag{Name: "num-instances", Usage: "instances (replicas)", Value: d.Instances},
 		&ucli.IntFlag{Name: "total-kv-blocks", Usage: "KV cache blocks per instance; 0 = from GPU memory"},
 		&ucli.Float64Flag{Name: "gpu-memory-utilization", Usage: "share of GPU memory vLLM may use", Value: d.GPUMemoryUtilization},
@@ -30,7 +31,9 @@ func DeploymentFlags() []ucli.Flag {
 		&ucli.IntFlag{Name: "max-num-seqs", Usage: "max requests in a batch", Value: d.MaxNumSeqs},
 		&ucli.IntFlag{Name: "max-num-batched-tokens", Usage: "token budget of a step", Value: d.MaxNumBatchedTokens},
 		&ucli.IntFlag{Name: "long-prefill-token-threshold", Usage: "max prefill tokens per request per step; 0 = off"},
-		&ucli.StringFlag{Name: "latency-model", Usage: "trained-physics, roofline or blackbox", Value: d.LatencyModel},
+		&ucli.StringFlag{Name: "latency-model", Usage: "physics (a roofline with a knee whose coefficients are shares of the GPU's peaks), trained-physics (BLIS's), roofline (BLIS's analytic) or blackbox (linear)", Value: d.LatencyModel},
+		&ucli.StringFlag{Name: "vllm-version", Usage: "the vLLM release the deployment models (default: " + deploy.DefaultVLLMVersion + ", or " + deploy.BLISVLLMVersion + " with BLIS's latency models); decides asynchronous scheduling"},
+		&ucli.BoolFlag{Name: "async-scheduling", Usage: "vLLM's asynchronous scheduling: a step's batch is formed while the step before runs (default: on from vLLM " + deploy.AsyncSchedulingSince + "; --async-scheduling=false turns it off)"},
 		&ucli.StringFlag{Name: "alpha-coeffs", Usage: "comma-separated α coefficients (with --beta-coeffs)"},
 		&ucli.StringFlag{Name: "beta-coeffs", Usage: "comma-separated β coefficients (with --alpha-coeffs)"},
 		&ucli.StringFlag{Name: "scheduler", Usage: "wait-queue order: fcfs, priority-fcfs, sjf", Value: d.Scheduler},
@@ -136,6 +139,7 @@ func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
 	str("gpu", &cfg.GPU)
 	str("hardware-file", &cfg.HardwareFile)
 	num("tensor-parallel", &cfg.TP)
+	num("data-parallel", &cfg.DataParallel)
 	num("num-instances", &cfg.Instances)
 	num("total-kv-blocks", &cfg.TotalKVBlocks)
 	flt("gpu-memory-utilization", &cfg.GPUMemoryUtilization)
@@ -145,6 +149,11 @@ func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
 	num("max-num-batched-tokens", &cfg.MaxNumBatchedTokens)
 	num("long-prefill-token-threshold", &cfg.LongPrefillTokenThreshold)
 	str("latency-model", &cfg.LatencyModel)
+	str("vllm-version", &cfg.VLLMVersion)
+	if c.IsSet("async-scheduling") {
+		v := c.Bool("async-scheduling")
+		cfg.AsyncScheduling = &v
+	}
 	str("scheduler", &cfg.Scheduler)
 	str("preemption-policy", &cfg.PreemptionPolicy)
 	str("preempt-mode", &cfg.PreemptMode)

@@ -23,7 +23,12 @@ type Config struct {
 	GPU          string `yaml:"gpu"`           // H100, A100-SXM (A100-80), L40S, or a name in HardwareFile
 	HardwareFile string `yaml:"hardware_file"` // optional GPU specs JSON
 	TP           int    `yaml:"tensor_parallel"`
-	Instances    int    `yaml:"num_instances"`
+	// DataParallel is the number of data-parallel ranks that step in
+	// lockstep as one instance (vLLM --data-parallel-size; with a mixture
+	// of experts, expert parallelism over all GPUs). Batching limits and
+	// KV blocks are the instance's (all ranks'); physics model only.
+	DataParallel int `yaml:"data_parallel"`
+	Instances    int `yaml:"num_instances"`
 
 	TotalKVBlocks        int     `yaml:"total_kv_blocks"` // 0 = from GPU memory (simulator.md §8.5)
 	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
@@ -34,7 +39,7 @@ type Config struct {
 	MaxNumBatchedTokens       int `yaml:"max_num_batched_tokens"`
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold"`
 
-	LatencyModel string    `yaml:"latency_model"` // trained-physics, roofline, blackbox
+	LatencyModel string    `yaml:"latency_model"` // physics, trained-physics, roofline, blackbox
 	AlphaCoeffs  []float64 `yaml:"alpha_coeffs"`
 	BetaCoeffs   []float64 `yaml:"beta_coeffs"`
 
@@ -52,11 +57,20 @@ type Config struct {
 	Batching  string `yaml:"batching"`   // vllm, vllm-v0, sarathi, orca, faster-transformer, lightllm
 	ChunkSize int    `yaml:"chunk_size"` // sarathi chunk budget
 
+	// VLLMVersion is the vLLM release the deployment models ("" = the
+	// latency model's: BLISVLLMVersion for BLIS's models, else
+	// DefaultVLLMVersion); it decides AsyncScheduling unless that is set.
+	VLLMVersion     string `yaml:"vllm_version"`
+	AsyncScheduling *bool  `yaml:"async_scheduling"` // nil = on from vLLM 0.14 (AsyncSchedulingSince)
+
 	PipelineParallel        int     `yaml:"pipeline_parallel"`         // pipeline stages per instance
 	PPInterconnectBandwidth float64 `yaml:"pp_interconnect_bandwidth"` // GB/s between stages
 
 	Cluster `yaml:",inline"`
 }
+
+// MaxDataParallel bounds data_parallel (ranks of one lockstep instance).
+const MaxDataParallel = 1024
 
 // Default is the deployment used when nothing is said: Qwen3-14B on one H100
 // with vLLM's default batching limits (simulator.md §16).
@@ -65,12 +79,13 @@ func Default() Config {
 		Model:                   "qwen3-14b",
 		GPU:                     "H100",
 		TP:                      1,
+		DataParallel:            1,
 		Instances:               1,
 		GPUMemoryUtilization:    0.9,
 		BlockSize:               16,
 		MaxNumSeqs:              256,
 		MaxNumBatchedTokens:     2048,
-		LatencyModel:            string(latency.KindTrainedPhysics),
+		LatencyModel:            string(latency.KindPhysics),
 		Scheduler:               string(instance.SchedFCFS),
 		PreemptionPolicy:        string(instance.PreemptFCFS),
 		PreemptMode:             string(instance.ModeRecompute),
@@ -148,7 +163,7 @@ func Resolve(cfg Config) (*Resolved, error) {
 	}
 	lat, err := latency.New(latency.Config{
 		Kind: kind, Model: cfg.Model, GPU: cfg.GPU, HardwareFile: cfg.HardwareFile,
-		TP: cfg.TP, Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
+		TP: cfg.TP, DP: cfg.DataParallel, Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
 	})
 	if err != nil {
 		return nil, invalid("%v", err)
@@ -173,7 +188,7 @@ func Resolve(cfg Config) (*Resolved, error) {
 		if err != nil {
 			return nil, invalid("%v", err)
 		}
-		res.TotalKVBlocks = int(blocks)
+		res.TotalKVBlocks = int(blocks) * cfg.DataParallel // every rank holds its own cache
 	}
 	capacity := res.TotalKVBlocks * cfg.BlockSize
 	switch {
@@ -218,6 +233,9 @@ func Resolve(cfg Config) (*Resolved, error) {
 	if err := res.resolveCluster(); err != nil {
 		return nil, err
 	}
+	if err := res.resolveScheduling(kind); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -235,6 +253,10 @@ func (c Config) check() error {
 		}
 	}
 	positive("tensor-parallel", c.TP)
+	positive("data-parallel", c.DataParallel)
+	if c.DataParallel > MaxDataParallel {
+		errs = append(errs, fmt.Sprintf("data-parallel %d exceeds %d", c.DataParallel, MaxDataParallel))
+	}
 	positive("num-instances", c.Instances)
 	positive("block-size", c.BlockSize)
 	positive("max-num-seqs", c.MaxNumSeqs)

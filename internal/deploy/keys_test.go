@@ -44,8 +44,8 @@ func TestKeysRoundTrip(t *testing.T) {
 }
 
 func TestFromKeysErrorsAndUnknownKeys(t *testing.T) {
-	_, unknown, err := FromKeys("t", map[string]any{"max_num_seqs": 8, "async_scheduling": true, "vllm_version": "0.11.0"}, Default())
-	if err != nil || !reflect.DeepEqual(unknown, []string{"async_scheduling", "vllm_version"}) {
+	_, unknown, err := FromKeys("t", map[string]any{"max_num_seqs": 8, "speculative_tokens": 4, "kv_connector": "lmcache"}, Default())
+	if err != nil || !reflect.DeepEqual(unknown, []string{"kv_connector", "speculative_tokens"}) {
 		t.Errorf("unknown keys: %v, %v", unknown, err)
 	}
 	_, _, err = FromKeys("cap.yaml: x_ext.deployment", map[string]any{"max_num_seqs": "many"}, Default())
@@ -67,9 +67,13 @@ func TestRecordAndFromTrace(t *testing.T) {
 	if err := Record(h, given, res); err != nil {
 		t.Fatal(err)
 	}
-	if h.XExt.Sources["deployment.total_kv_blocks"] != tracev2.SourceDerived || h.XExt.Sources["deployment.max_model_len"] != tracev2.SourceDerived ||
-		len(h.XExt.Sources) != 2 {
-		t.Errorf("sources %v, want the two derived keys", h.XExt.Sources)
+	for _, k := range []string{"total_kv_blocks", "max_model_len", "vllm_version", "async_scheduling"} {
+		if h.XExt.Sources["deployment."+k] != tracev2.SourceDerived {
+			t.Errorf("sources %v: %s is not derived", h.XExt.Sources, k)
+		}
+	}
+	if len(h.XExt.Sources) != 4 {
+		t.Errorf("sources %v, want the four derived keys", h.XExt.Sources)
 	}
 	if h.Server.MaxNumSeqs != 32 || h.Server.MaxModelLen != int64(res.MaxModelLen) || h.Server.Model != "qwen3-14b" {
 		t.Errorf("server keys %+v", h.Server)

@@ -128,6 +128,13 @@ type Config struct {
 	Batching  Batching
 	ChunkSize int // sarathi's chunk budget C; 0 = DefaultChunkSize
 
+	// AsyncScheduling models vLLM's asynchronous scheduling (on by default
+	// from vLLM 0.14): the batch of step N+1 is formed while step N runs,
+	// so a request enqueued during a step can join only the step after
+	// next (async.go). Only the vllm batching without pipeline
+	// parallelism has it; elsewhere it is ignored.
+	AsyncScheduling bool
+
 	// PipelineStages P > 1 turns pipeline parallelism on (pipeline.go; vllm
 	// batching only, no lazy decoding). StageLatency is the StepTime of one
 	// stage (L/P layers; nil = Latency's StepTime / P) and

@@ -19,6 +19,9 @@ func (in *Instance) onStep(now int64, _ any) {
 	}
 	t := now
 	for {
+		if in.async.on {
+			in.promote(t)
+		}
 		in.lastStep = t
 		var end int64
 		var more bool
@@ -176,7 +179,7 @@ func (in *Instance) execute(t, reload int64) (end int64, more bool) {
 		in.finish(r, end)
 	}
 
-	return end, len(in.running) > 0 || in.wait.Len() > 0
+	return end, len(in.running) > 0 || in.wait.Len() > 0 || in.async.len() > 0
 }
 
 // stepTime is Δ of a step whose explicit members are rs (those with a
