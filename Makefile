@@ -69,7 +69,8 @@ e2e: build
 	echo "e2e: loop took $$(( $$(date +%s) - start )) s; reports in $(E2E_OUT) (index: $(E2E_OUT)/summary.md)"; \
 	exit $$status
 
-# Held-out fidelity on real vLLM runs (../shared/data/llmservingsim): each run
+# Held-out fidelity on real vLLM runs (testdata/llmservingsim, committed with
+# the repository; internal/shareddata falls back to ../shared/data): each run
 # predicted from coefficients fitted on the others, printed as Markdown; the
 # same test fails if the figures get worse (internal/fidelity).
 .PHONY: fidelity
