@@ -48,8 +48,24 @@ func (e *Error) Error() string {
 		b.WriteString(e.What)
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Msg)
+	b.WriteString(cut(e.Msg, maxMsg))
 	return b.String()
+}
+
+// maxMsg bounds the text of a message, so that no error quotes a whole
+// file whatever its cause quoted.
+const maxMsg = 400
+
+// cut shortens s to at most max bytes, on a character boundary, marking
+// the cut with "…".
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max] + "…"
 }
 
 // ExitCode is 2: a malformed input is a usage error at the command line.
