@@ -477,3 +477,10 @@ func TestSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpStatesOneDefault: no flag's help states two defaults, in the
+// comparison and in fit.
+func TestHelpStatesOneDefault(t *testing.T) {
+	clitest.CheckHelp(t, command())
+	clitest.CheckHelp(t, fitCommand())
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"servesim/internal/cli"
+	"servesim/internal/cli/clitest"
 	"servesim/internal/shareddata"
 )
 
@@ -169,3 +170,6 @@ func TestAzureCodeThroughput(t *testing.T) {
 		t.Errorf("throughput %.4f req/s, want the trace's rate %.4f within 1%%", rate, traceRate)
 	}
 }
+
+// TestHelpStatesOneDefault: no flag's help states two defaults.
+func TestHelpStatesOneDefault(t *testing.T) { clitest.CheckHelp(t, command()) }

@@ -162,3 +162,48 @@ func TestHelpShowsExample(t *testing.T) {
 		t.Errorf("help (exit %d) lacks the pipeline example or flags:\n%s", code, out)
 	}
 }
+
+// TestVLLMSwitches: vLLM's prefix-caching and chunked-prefill switches
+// reach the simulator, under vLLM's and BLIS's names.
+func TestVLLMSwitches(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"--rate", "4", "-n", "100", "--prefix-tokens", "1024", "--prompt-tokens", "256", "--output-tokens", "16"}
+	summary := func(args ...string) map[string]any {
+		t.Helper()
+		path := filepath.Join(dir, "m.json")
+		out, errs, code := runCmd(t, "", append(append(base, "--metrics-path", path), args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errs)
+		}
+		file, err := os.ReadFile(path)
+		if err != nil || string(file) != out {
+			t.Fatalf("--metrics-path file differs from stdout (%v)", err)
+		}
+		var s map[string]any
+		if err := json.Unmarshal(file, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	on, off := summary(), summary("--no-enable-prefix-caching")
+	if h := on["cache_hit_rate"].(float64); h < 0.5 {
+		t.Errorf("prefix caching on: hit rate %.3f, want most of the 1024 shared tokens hit", h)
+	}
+	if h := off["cache_hit_rate"].(float64); h != 0 {
+		t.Errorf("prefix caching off: hit rate %v, want 0", h)
+	}
+	if a, b := on["ttft_mean_ms"].(float64), off["ttft_mean_ms"].(float64); !(b > a) {
+		t.Errorf("TTFT mean %.2f ms with prefix caching, %.2f ms without: recomputing the prefix should cost", a, b)
+	}
+	whole := summary("--no-enable-chunked-prefill", "--tensor-parallel-size", "1", "--max-num-running-reqs", "64")
+	if whole["completed_requests"].(float64) != 100 {
+		t.Errorf("without chunked prefill: %v of 100 completed", whole["completed_requests"])
+	}
+	_, errs, code := runCmd(t, "", append(base, "--no-enable-chunked-prefill", "--max-num-scheduled-tokens", "4096")...)
+	if code != 2 || !strings.Contains(errs, "max-num-batched-tokens 4096 is smaller than max-model-len 40960") {
+		t.Errorf("an explicit budget below max_model_len without chunked prefill: exit %d, %s; want vLLM's refusal", code, errs)
+	}
+}
+
+// TestHelpStatesOneDefault: no flag's help states two defaults.
+func TestHelpStatesOneDefault(t *testing.T) { clitest.CheckHelp(t, command()) }
