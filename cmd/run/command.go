@@ -120,7 +120,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	defer out.Abort()
-	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), -1, "simulating")
+	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), progressTotal(wl), "simulating")
 	src := wl.NewSource()
 	var fu replay.FollowUps
 	if wl.HasSessions() {
@@ -208,6 +208,16 @@ func writeMetrics(path string, sum *metrics.Summary, setup *replay.Setup) error 
 		return err
 	}
 	return f.Commit()
+}
+
+// progressTotal is the progress bar's length: the request count, so that
+// the bar shows a percentage and an ETA as replay's does; -1 (a spinner)
+// only for a workload bounded by its horizon alone.
+func progressTotal(wl *workload.Workload) int64 {
+	if n := wl.Spec.NumRequests; n > 0 {
+		return n
+	}
+	return -1
 }
 
 // timelineOut is --timeline: the recorder and the file it fills, made

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"servesim/internal/cli/clitest"
 	"servesim/internal/tracev2"
+	"servesim/internal/workload"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -207,3 +209,67 @@ func TestVLLMSwitches(t *testing.T) {
 
 // TestHelpStatesOneDefault: no flag's help states two defaults.
 func TestHelpStatesOneDefault(t *testing.T) { clitest.CheckHelp(t, command()) }
+
+// TestProgressTotal: with a request count the progress bar has a length
+// (percentage and ETA); only a horizon-bounded workload spins.
+func TestProgressTotal(t *testing.T) {
+	for _, tt := range []struct {
+		opts workload.Options
+		want int64
+	}{
+		{workload.Options{Preset: "chatbot", Rate: ptr(5.0), NumRequests: ptr[int64](500)}, 500},
+		{workload.Options{Preset: "chatbot", Rate: ptr(5.0)}, workload.DefaultNumRequests},
+		{workload.Options{Preset: "chatbot", Rate: ptr(5.0), NumRequests: ptr[int64](0), Horizon: ptr(10 * time.Second)}, -1},
+	} {
+		wl, err := workload.Resolve(tt.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := progressTotal(wl); got != tt.want {
+			t.Errorf("progressTotal = %d, want %d", got, tt.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestTextNamesDeployment: the text table says what was simulated, and with
+// P/D the instance fairness leaves the prefill pool out (it hands its
+// requests on, so its few tokens are no share of the decoding: counting it
+// read 0.67 for two perfectly balanced decoders).
+func TestTextNamesDeployment(t *testing.T) {
+	out, errs, code := runCmd(t, "", "--workload", "chatbot", "--rate", "20", "-n", "100", "--model", "llama-3.1-8b-instruct",
+		"--gpu", "A100-80", "--tp", "2", "--format", "text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if first := strings.SplitN(out, "\n", 2)[0]; !strings.HasPrefix(first, "deployment llama-3.1-8b-instruct on 2 × A100-80 (TP 2), ") {
+		t.Errorf("first line %q does not name the model and GPUs", first)
+	}
+	pd := []string{"--workload", "chatbot", "--rate", "40", "-n", "300", "--prefill-instances", "1", "--decode-instances", "2", "--pd-decider", "always"}
+	js, errs, code := runCmd(t, "", pd...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s struct {
+		Jain        float64 `json:"instance_jain_index"`
+		PerInstance []struct {
+			Pool   string `json:"pool"`
+			Tokens int64  `json:"output_tokens"`
+		} `json:"per_instance"`
+	}
+	if err := json.Unmarshal([]byte(js), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.PerInstance) != 3 || s.PerInstance[0].Pool != "prefill" {
+		t.Fatalf("per_instance = %+v, want a prefill and two decode instances", s.PerInstance)
+	}
+	a, b := float64(s.PerInstance[1].Tokens), float64(s.PerInstance[2].Tokens)
+	if want := (a + b) * (a + b) / (2 * (a*a + b*b)); s.Jain < want-1e-9 || s.Jain > want+1e-9 || s.Jain < 0.95 {
+		t.Errorf("instance_jain_index %.4f, want Jain over the two decoders %.4f", s.Jain, want)
+	}
+	text, _, _ := runCmd(t, "", append(pd, "--format", "text")...)
+	if !strings.Contains(text, "instance fairness (Jain over the decode pool's output tokens)") {
+		t.Errorf("the P/D text table does not say the fairness is over the decode pool:\n%s", text)
+	}
+}
