@@ -484,3 +484,7 @@ func TestHelpStatesOneDefault(t *testing.T) {
 	clitest.CheckHelp(t, command())
 	clitest.CheckHelp(t, fitCommand())
 }
+
+// TestCompletionScripts: the bash, zsh and fish scripts name every flag of
+// the comparison and of fit, and fit itself.
+func TestCompletionScripts(t *testing.T) { clitest.CheckCompletion(t, command()) }

@@ -56,8 +56,9 @@ The same through a pipe (calibrate reads stdin first, so cap.trace is complete):
 Gates (--assert; --fail-under, --max-mape and --min-pearson are shorthands):
 
 ` + indent(report.GateGrammar, "   "),
-		Flags:  flags(),
-		Action: action,
+		Flags:       flags(),
+		Subcommands: []cli.Command{fitCommand()},
+		Action:      action,
 	}
 }
 

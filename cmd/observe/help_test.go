@@ -12,6 +12,9 @@ import (
 // TestHelpStatesOneDefault: no flag's help states two defaults.
 func TestHelpStatesOneDefault(t *testing.T) { clitest.CheckHelp(t, command()) }
 
+// TestCompletionScripts: the bash, zsh and fish scripts name every flag.
+func TestCompletionScripts(t *testing.T) { clitest.CheckCompletion(t, command()) }
+
 // TestSummaryNotStreamed: responses sent whole have no per-token timing;
 // the summary says TPOT and ITL were not measured instead of 0.00 ms.
 func TestSummaryNotStreamed(t *testing.T) {

@@ -173,3 +173,6 @@ func TestAzureCodeThroughput(t *testing.T) {
 
 // TestHelpStatesOneDefault: no flag's help states two defaults.
 func TestHelpStatesOneDefault(t *testing.T) { clitest.CheckHelp(t, command()) }
+
+// TestCompletionScripts: the bash, zsh and fish scripts name every flag.
+func TestCompletionScripts(t *testing.T) { clitest.CheckCompletion(t, command()) }

@@ -210,6 +210,9 @@ func TestVLLMSwitches(t *testing.T) {
 // TestHelpStatesOneDefault: no flag's help states two defaults.
 func TestHelpStatesOneDefault(t *testing.T) { clitest.CheckHelp(t, command()) }
 
+// TestCompletionScripts: the bash, zsh and fish scripts name every flag.
+func TestCompletionScripts(t *testing.T) { clitest.CheckCompletion(t, command()) }
+
 // TestProgressTotal: with a request count the progress bar has a length
 // (percentage and ETA); only a horizon-bounded workload spins.
 func TestProgressTotal(t *testing.T) {

@@ -29,6 +29,10 @@ type Command struct {
 	ArgsUsage   string
 	Description string // longer text; include a real pipeline example
 	Flags       []ucli.Flag
+	// Subcommands are the commands reached as `NAME SUB ...` (main
+	// dispatches to them); the completion scripts offer their names and
+	// flags.
+	Subcommands []Command
 	// Action runs the command. log writes to stderr at the level chosen by
 	// --log-level. c gives access to flag values and positional arguments.
 	Action func(ctx context.Context, c *ucli.Context, io IO, log *slog.Logger) error
@@ -37,7 +41,7 @@ type Command struct {
 // AllFlags are the command's flags, then the flags every binary has, each
 // with its other names (FlagAliases).
 func (cmd Command) AllFlags() []ucli.Flag {
-	return withAliases(append(append([]ucli.Flag{}, cmd.Flags...), QuietFlag(), LogLevelFlag()))
+	return withAliases(append(append([]ucli.Flag{}, cmd.Flags...), QuietFlag(), LogLevelFlag(), CompletionFlag()))
 }
 
 // Run parses args (args[0] is the program name) and runs the command. It
@@ -63,6 +67,12 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 			return usageError(err, flags)
 		},
 		Action: func(c *ucli.Context) error {
+			if shell := c.String("completion"); shell != "" {
+				if strings.Contains(cmd.Name, " ") {
+					return Usagef("--completion: ask %s itself, whose script covers its subcommands", strings.Fields(cmd.Name)[0])
+				}
+				return WriteCompletion(stdio.Out, shell, cmd.Name, cmd)
+			}
 			if done, err := listings(c, stdio.Out); done || err != nil {
 				return err
 			}

@@ -29,3 +29,38 @@ func CheckHelp(tb testing.TB, cmd cli.Command) {
 		tb.Errorf("%s has no flags", cmd.Name)
 	}
 }
+
+// CheckCompletion fails tb unless cmd writes a completion script for every
+// shell that names each of its flags (every name, as typed) and those of
+// its subcommands, and each subcommand.
+func CheckCompletion(tb testing.TB, cmd cli.Command) {
+	tb.Helper()
+	for _, shell := range cli.Shells() {
+		var b strings.Builder
+		if err := cli.WriteCompletion(&b, shell, cmd.Name, cmd); err != nil {
+			tb.Fatalf("%s --completion %s: %v", cmd.Name, shell, err)
+		}
+		script := b.String()
+		for _, c := range append([]cli.Command{cmd}, cmd.Subcommands...) {
+			if c.Name != cmd.Name && !strings.Contains(script, c.Name[len(cmd.Name)+1:]) {
+				tb.Errorf("%s script of %s lacks the subcommand %s", shell, cmd.Name, c.Name)
+			}
+			for _, f := range c.AllFlags() {
+				for _, n := range f.Names() {
+					typed := "--" + n
+					switch {
+					case len(n) == 1 && shell == "fish":
+						typed = "-s " + n
+					case len(n) == 1:
+						typed = "-" + n
+					case shell == "fish":
+						typed = "-l " + n
+					}
+					if !strings.Contains(script, typed) {
+						tb.Errorf("%s script of %s lacks %s (flag --%s)", shell, c.Name, typed, f.Names()[0])
+					}
+				}
+			}
+		}
+	}
+}
