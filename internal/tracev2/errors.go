@@ -48,7 +48,7 @@ func (e *Error) Error() string {
 		b.WriteString(e.What)
 		b.WriteString(": ")
 	}
-	b.WriteString(cut(e.Msg, maxMsg))
+	b.WriteString(BoundMessage(e.Msg))
 	return b.String()
 }
 
@@ -56,16 +56,18 @@ func (e *Error) Error() string {
 // file whatever its cause quoted.
 const maxMsg = 400
 
-// cut shortens s to at most max bytes, on a character boundary, marking
-// the cut with "…".
-func cut(s string, max int) string {
-	if len(s) <= max {
+// BoundMessage shortens a message to at most 400 bytes, on a character
+// boundary, marking the cut with "…": what an error line may say of its
+// cause (the importers' errors use it too).
+func BoundMessage(s string) string {
+	if len(s) <= maxMsg {
 		return s
 	}
-	for max > 0 && !utf8.RuneStart(s[max]) {
-		max--
+	n := maxMsg
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return s[:max] + "…"
+	return s[:n] + "…"
 }
 
 // ExitCode is 2: a malformed input is a usage error at the command line.
