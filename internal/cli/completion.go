@@ -64,6 +64,9 @@ func compFlags(flags []ucli.Flag) []compFlag {
 	fileUsage := regexp.MustCompile(`file|path|PREFIX|YAML|JSON|CSV|director`) // the help of a flag that takes a file
 	var out []compFlag
 	for _, f := range flags {
+		if v, ok := f.(ucli.VisibleFlag); ok && !v.IsVisible() {
+			continue // hidden from --help, so from completion too
+		}
 		c := compFlag{}
 		for _, n := range f.Names() {
 			if len(n) == 1 {

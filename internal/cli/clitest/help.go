@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	ucli "github.com/urfave/cli/v2"
+
 	"servesim/internal/cli"
 )
 
@@ -14,6 +16,9 @@ func CheckHelp(tb testing.TB, cmd cli.Command) {
 	tb.Helper()
 	owner := map[string]string{}
 	for _, f := range cmd.AllFlags() {
+		if v, ok := f.(ucli.VisibleFlag); ok && !v.IsVisible() {
+			continue // hidden: --help does not show it
+		}
 		line := f.String()
 		if n := strings.Count(strings.ToLower(line), "default"); n > 1 {
 			tb.Errorf("%s: the help of --%s states %d defaults: %s", cmd.Name, f.Names()[0], n, line)
@@ -46,6 +51,9 @@ func CheckCompletion(tb testing.TB, cmd cli.Command) {
 				tb.Errorf("%s script of %s lacks the subcommand %s", shell, cmd.Name, c.Name)
 			}
 			for _, f := range c.AllFlags() {
+				if v, ok := f.(ucli.VisibleFlag); ok && !v.IsVisible() {
+					continue
+				}
 				for _, n := range f.Names() {
 					typed := "--" + n
 					switch {
