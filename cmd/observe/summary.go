@@ -77,7 +77,7 @@ func (t *tally) add(r *httpload.Result) {
 	t.ttftIntended = append(t.ttftIntended, float64(first-r.Job.IntendedUS)/1000)
 	t.e2elIntended = append(t.e2elIntended, float64(r.LastChunkUS-r.Job.IntendedUS)/1000)
 	tpot := 0.0
-	if out > 1 {
+	if out > 1 && r.Job.Stream { // a response sent whole has no per-token timing
 		tpot = (e2el - ttft) / float64(out-1)
 		t.tpot = append(t.tpot, tpot)
 	}
@@ -165,6 +165,14 @@ func (t *tally) write(w io.Writer, info summaryInfo) error {
 	num("Total Token throughput (tok/s)", rate(float64(t.inputTokens+t.outputTokens)))
 	stat := func(title, short string, xs []float64, mean float64) {
 		rule(title)
+		if len(xs) == 0 {
+			// No sample (nothing streamed, or nothing completed): a 0.00
+			// would read as a measurement.
+			for _, s := range []string{"Mean", "Median", "P99"} {
+				line(s+" "+short+" (ms)", "not measured")
+			}
+			return
+		}
 		num("Mean "+short+" (ms)", mean)
 		num("Median "+short+" (ms)", report.Percentile(xs, 50))
 		num("P99 "+short+" (ms)", report.Percentile(xs, 99))

@@ -36,8 +36,13 @@ type Config struct {
 	MaxModelLen          int     `yaml:"max_model_len"` // 0 = from the model config, capped at T·b
 
 	MaxNumSeqs                int `yaml:"max_num_seqs"`
-	MaxNumBatchedTokens       int `yaml:"max_num_batched_tokens"`
+	MaxNumBatchedTokens       int `yaml:"max_num_batched_tokens"` // without chunked prefill, the default rises to max_model_len
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold"`
+
+	// vLLM's --enable-prefix-caching and --enable-chunked-prefill, both on
+	// by default as in vLLM (batching vllm).
+	EnablePrefixCaching  bool `yaml:"enable_prefix_caching"`
+	EnableChunkedPrefill bool `yaml:"enable_chunked_prefill"`
 
 	LatencyModel string    `yaml:"latency_model"` // physics, trained-physics, roofline, blackbox
 	AlphaCoeffs  []float64 `yaml:"alpha_coeffs"`
@@ -84,7 +89,9 @@ func Default() Config {
 		GPUMemoryUtilization:    0.9,
 		BlockSize:               16,
 		MaxNumSeqs:              256,
-		MaxNumBatchedTokens:     2048,
+		MaxNumBatchedTokens:     DefaultMaxNumBatchedTokens,
+		EnablePrefixCaching:     true,
+		EnableChunkedPrefill:    true,
 		LatencyModel:            string(latency.KindPhysics),
 		Scheduler:               string(instance.SchedFCFS),
 		PreemptionPolicy:        string(instance.PreemptFCFS),
@@ -98,6 +105,12 @@ func Default() Config {
 		Cluster:                 defaultCluster(),
 	}
 }
+
+// DefaultMaxNumBatchedTokens is vLLM's default token budget of a step with
+// chunked prefill. Without it, vLLM raises its default to max_model_len (a
+// prompt must fit in one step) and refuses to start when a budget the user
+// gave is smaller; Resolve does the same, taking this value as "not given".
+const DefaultMaxNumBatchedTokens = 2048
 
 // inputError is an invalid deployment description (exit code 2).
 type inputError struct{ msg string }
@@ -119,12 +132,27 @@ func Load(path string, base Config) (Config, error) {
 	return Decode(path, data, base)
 }
 
-// Decode is Load on bytes already read; name is used in errors.
+// Decode is Load on bytes already read; name is used in errors. Keys may be
+// the other names of KeyAliases.
 func Decode(name string, data []byte, base Config) (Config, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return base, nil
+		}
+		return base, invalid("%s: %s", name, yamlMessage(err))
+	}
+	root := &doc
+	if len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	if root.Kind == yaml.MappingNode {
+		if err := canonicalKeys(root); err != nil {
+			return base, invalid("%s: %v", name, err)
+		}
+	}
 	cfg := base
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	if err := root.Decode(&cfg); err != nil {
 		return base, invalid("%s: %s", name, yamlMessage(err))
 	}
 	return cfg, nil
@@ -202,6 +230,9 @@ func Resolve(cfg Config) (*Resolved, error) {
 	default:
 		res.MaxModelLen = capacity
 	}
+	if err := res.resolveChunking(); err != nil {
+		return nil, err
+	}
 	blocks, blockSize := res.TotalKVBlocks, cfg.BlockSize
 	if cfg.Batching == string(instance.BatchLightLLM) {
 		// LightLLM manages KV per token: the same memory as T·b blocks of 1.
@@ -211,9 +242,11 @@ func Resolve(cfg Config) (*Resolved, error) {
 		KV: kvcache.Config{
 			Blocks: blocks, BlockSize: blockSize,
 			CPUBlocks: cfg.KVCPUBlocks, CPUBandwidthTokensUs: cfg.KVCPUBandwidth, CPUBaseLatencyUs: cfg.KVCPUBaseLatencyUs,
+			NoPrefixCaching: !cfg.EnablePrefixCaching,
 		},
 		MaxNumSeqs:           cfg.MaxNumSeqs,
-		MaxNumBatchedTokens:  cfg.MaxNumBatchedTokens,
+		MaxNumBatchedTokens:  res.MaxNumBatchedTokens,
+		NoChunkedPrefill:     !cfg.EnableChunkedPrefill && cfg.Batching == string(instance.BatchVLLM),
 		LongPrefillThreshold: cfg.LongPrefillTokenThreshold,
 		MaxModelLen:          res.MaxModelLen,
 		Scheduler:            instance.Scheduler(cfg.Scheduler),

@@ -97,10 +97,13 @@ func TestRecordAndFromTrace(t *testing.T) {
 	if _, ok := td.Keys["model"]; ok {
 		t.Error("the unknown model is still among the trace's keys")
 	}
-	x := &tracev2.Header{XExt: &tracev2.Ext{Deployment: map[string]any{"max_num_seqs": 4, "enable_prefix_caching": false}}}
+	x := &tracev2.Header{XExt: &tracev2.Ext{Deployment: map[string]any{"max_num_seqs": 4, "speculative_tokens": 4, "enable_prefix_caching": false}}}
 	td, err = FromTrace("x.yaml", x, Default())
-	if err != nil || len(td.Warnings) != 1 || !strings.Contains(td.Warnings[0], "x.yaml: x_ext.deployment.enable_prefix_caching is not a deployment key this version knows; ignored") {
+	if err != nil || len(td.Warnings) != 1 || !strings.Contains(td.Warnings[0], "x.yaml: x_ext.deployment.speculative_tokens is not a deployment key this version knows; ignored") {
 		t.Errorf("a key from a newer version: %v %v", td.Warnings, err)
+	}
+	if td.Config.EnablePrefixCaching || td.Config.MaxNumSeqs != 4 {
+		t.Errorf("the trace's known keys were not applied: %+v", td.Config)
 	}
 	if !SameModel("Qwen/Qwen3-14B", "qwen3-14b") || SameModel("qwen3-14b", "llama-3.1-8b-instruct") {
 		t.Error("SameModel")

@@ -322,8 +322,8 @@ func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int,
 		gpu, cpu := in.kv.Match(&w.seq, target)
 		c = b * min(gpu+cpu, (target-1)/b)
 		n = in.tokensFor(target-c, c, budget)
-		if n <= 0 {
-			return 0, 0, false
+		if n <= 0 || (in.cfg.NoChunkedPrefill && n < in.tokensFor(target-c, c, target)) {
+			return 0, 0, false // without chunked prefill the prompt goes whole or waits
 		}
 		reload, ok = in.kv.Admit(&w.seq, c, n)
 		if !ok {
