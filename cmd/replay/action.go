@@ -24,14 +24,65 @@ type settings struct {
 	summaryTo   io.Writer // where the text summary goes
 	opts        replay.TraceOptions
 	horizonUs   int64
-	hashTokens  int
+}
+
+// traceSettings validates the flags that say how the trace's rows become
+// requests, and --horizon and --hash-block-tokens.
+func traceSettings(c *ucli.Context) (opts replay.TraceOptions, horizonUs int64, err error) {
+	switch c.String("inject-at") {
+	case "send":
+	case "arrival":
+		opts.InjectAtArrival = true
+	default:
+		return opts, 0, cli.Usagef("--inject-at %q: want send or arrival", c.String("inject-at"))
+	}
+	switch c.String("session-mode") {
+	case "fixed":
+	case "closed-loop":
+		opts.ClosedLoop = true
+	default:
+		return opts, 0, cli.Usagef("--session-mode %q: want fixed or closed-loop", c.String("session-mode"))
+	}
+	if d := c.Duration("think-time"); d < 0 {
+		return opts, 0, cli.Usagef("--think-time %v is negative", d)
+	} else {
+		opts.ThinkTimeUs = d.Microseconds()
+	}
+	if d := c.Duration("horizon"); d < 0 {
+		return opts, 0, cli.Usagef("--horizon %v is negative", d)
+	} else {
+		horizonUs = d.Microseconds()
+	}
+	if c.Int("hash-block-tokens") <= 0 {
+		return opts, 0, cli.Usagef("--hash-block-tokens %d must be positive", c.Int("hash-block-tokens"))
+	}
+	opts.SkipFailed = c.Bool("skip-failed")
+	return opts, horizonUs, nil
+}
+
+// simConfig is the replay's configuration of the trace in, but for the
+// deployment and progress: the seed (--seed, else the trace's), its
+// session context growth and goodput targets, the horizon and the hash
+// block size.
+func simConfig(c *ucli.Context, in *input, horizonUs int64) replay.Config {
+	seed := c.Int64("seed")
+	if !c.IsSet("seed") && in.header.WorkloadSeed != nil {
+		seed = *in.header.WorkloadSeed
+	}
+	return replay.Config{
+		Seed:            seed,
+		ContextGrowth:   in.header.SessionContextGrowth,
+		HorizonUs:       horizonUs,
+		SLOTargets:      replay.SLOTargets(in.header.GoodputSLOTargets),
+		HashBlockTokens: c.Int("hash-block-tokens"),
+	}
 }
 
 // parseSettings validates the flags before anything is read or written.
 func parseSettings(c *ucli.Context, stdio cli.IO) (*settings, error) {
 	s := &settings{format: c.String("format"), resultsPath: c.String("results-path"),
 		metricsOut: c.String("metrics-out"), timeline: c.String("timeline"), traceOut: c.String("trace-output"),
-		summaryTo: stdio.Out, hashTokens: c.Int("hash-block-tokens")}
+		summaryTo: stdio.Out}
 	switch s.format {
 	case "json", "jsonl":
 		if s.resultsPath == "" {
@@ -41,34 +92,10 @@ func parseSettings(c *ucli.Context, stdio cli.IO) (*settings, error) {
 	default:
 		return nil, cli.Usagef("--format %q: want json, jsonl or text", s.format)
 	}
-	switch c.String("inject-at") {
-	case "send":
-	case "arrival":
-		s.opts.InjectAtArrival = true
-	default:
-		return nil, cli.Usagef("--inject-at %q: want send or arrival", c.String("inject-at"))
+	var err error
+	if s.opts, s.horizonUs, err = traceSettings(c); err != nil {
+		return nil, err
 	}
-	switch c.String("session-mode") {
-	case "fixed":
-	case "closed-loop":
-		s.opts.ClosedLoop = true
-	default:
-		return nil, cli.Usagef("--session-mode %q: want fixed or closed-loop", c.String("session-mode"))
-	}
-	if d := c.Duration("think-time"); d < 0 {
-		return nil, cli.Usagef("--think-time %v is negative", d)
-	} else {
-		s.opts.ThinkTimeUs = d.Microseconds()
-	}
-	if d := c.Duration("horizon"); d < 0 {
-		return nil, cli.Usagef("--horizon %v is negative", d)
-	} else {
-		s.horizonUs = d.Microseconds()
-	}
-	if s.hashTokens <= 0 {
-		return nil, cli.Usagef("--hash-block-tokens %d must be positive", s.hashTokens)
-	}
-	s.opts.SkipFailed = c.Bool("skip-failed")
 	// stdout carries one data stream; the text summary gives way to stderr.
 	var claims []string
 	for _, o := range []struct{ flag, path string }{
@@ -132,28 +159,16 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	}
 	defer tr.Close()
 	log.Debug("trace", "input", in.describe(), "read_s", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
-	seed := c.Int64("seed")
-	if !c.IsSet("seed") && in.header.WorkloadSeed != nil {
-		seed = *in.header.WorkloadSeed
-	}
-
 	out, err := openOutputs(c, stdio, set, in, tr)
 	if err != nil {
 		return err
 	}
 	defer out.abort()
 	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), int64(tr.Len()), "replaying")
-	cfg := replay.Config{
-		Deploy:          dep,
-		Seed:            seed,
-		ContextGrowth:   in.header.SessionContextGrowth,
-		HorizonUs:       set.horizonUs,
-		SLOTargets:      replay.SLOTargets(in.header.GoodputSLOTargets),
-		HashBlockTokens: set.hashTokens,
-		Client:          client,
-		Progress: func(now, done int64) {
-			progress.Set(done, fmt.Sprintf("replaying t=%.1fs", float64(now)/1e6))
-		},
+	cfg := simConfig(c, in, set.horizonUs)
+	cfg.Deploy, cfg.Client = dep, client
+	cfg.Progress = func(now, done int64) {
+		progress.Set(done, fmt.Sprintf("replaying t=%.1fs", float64(now)/1e6))
 	}
 	if out.timeline != nil {
 		cfg.Observer = out.timeline

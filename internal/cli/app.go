@@ -32,12 +32,28 @@ type Command struct {
 	// Action runs the command. log writes to stderr at the level chosen by
 	// --log-level. c gives access to flag values and positional arguments.
 	Action func(ctx context.Context, c *ucli.Context, io IO, log *slog.Logger) error
+	// Subcommands run instead when the first argument names one ("run
+	// sweep ..."): each is a command of its own, with its own flags and
+	// help, listed in the parent's help.
+	Subcommands []Command
 }
 
 // Run parses args (args[0] is the program name) and runs the command. It
 // never exits the process: help and --version return nil; bad usage returns
 // an error whose ExitCode is 2.
 func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
+	for _, sub := range cmd.Subcommands {
+		if len(args) > 1 && args[1] == sub.Name {
+			sub.Name = cmd.Name + " " + sub.Name
+			return Run(ctx, sub, append([]string{args[0] + " " + args[1]}, args[2:]...), stdio)
+		}
+	}
+	if len(cmd.Subcommands) > 0 {
+		cmd.Description += "\n\nSubcommands (each has its own --help):\n"
+		for _, sub := range cmd.Subcommands {
+			cmd.Description += fmt.Sprintf("\n   %s %s   %s", cmd.Name, sub.Name, sub.Usage)
+		}
+	}
 	flags := append(append([]ucli.Flag{}, cmd.Flags...), QuietFlag(), LogLevelFlag())
 	app := &ucli.App{
 		Name:                   cmd.Name,

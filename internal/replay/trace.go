@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -30,6 +31,11 @@ type TraceOptions struct {
 	// Ordinals keeps each injected row's position in the replayed list
 	// until Ordinal asks for it (the request_id of a replayed trace).
 	Ordinals bool
+	// Speedup compresses time: each row is injected at first + (t −
+	// first)/Speedup, where first is the first injection, so the trace
+	// runs Speedup times its own rate (a sweep's rate). 0 or 1 = as is.
+	// Closed-loop think times are the client's and are not scaled.
+	Speedup float64
 }
 
 // Trace is a trace made ready for Simulate: it is the Source of the rows
@@ -51,6 +57,8 @@ type Trace struct {
 	count    int     // rows replayed
 	ids      []int64 // request ids of the replayed rows, ascending
 	shift    int64   // added to every injection time (a trace starting before t0)
+	first    int64   // first and last injection time (after shift, before Speedup)
+	last     int64
 	skipped  int
 	warnings []string
 
@@ -88,6 +96,9 @@ func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 	if opts.ThinkTimeUs < 0 {
 		return nil, usageError(fmt.Sprintf("think time %d µs is negative", opts.ThinkTimeUs))
 	}
+	if opts.Speedup < 0 || math.IsNaN(opts.Speedup) || math.IsInf(opts.Speedup, 0) {
+		return nil, usageError(fmt.Sprintf("speed-up %v must be positive and finite", opts.Speedup))
+	}
 	t := &Trace{rows: rows, opts: opts}
 	keys, ids, err := t.scan()
 	if err != nil {
@@ -115,6 +126,7 @@ func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 	slices.SortFunc(order, func(a, b int32) int {
 		return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(ids[a], ids[b]), cmp.Compare(a, b))
 	})
+	t.first, t.last = keys[order[0]]+t.shift, keys[order[len(order)-1]]+t.shift
 	t.ids = make([]int64, 0, t.count)
 	for place, i := range order {
 		t.ordinal[i] = int32(place)
@@ -209,6 +221,24 @@ func setArrival(rec *tracev2.Record, at int64) {
 	rec.ArrivalTimeUs = at
 }
 
+// scaled applies Speedup to an injection time.
+func (t *Trace) scaled(at int64) int64 {
+	if t.opts.Speedup == 0 || t.opts.Speedup == 1 {
+		return at
+	}
+	return t.first + int64(math.Round(float64(at-t.first)/t.opts.Speedup))
+}
+
+// RateRPS is the trace's own mean arrival rate: (rows − 1) over the time
+// from the first injection to the last, in requests per second; 0 when
+// every row is injected at once.
+func (t *Trace) RateRPS() float64 {
+	if t.last <= t.first {
+		return 0
+	}
+	return float64(t.count-1) / (float64(t.last-t.first) / 1e6)
+}
+
 // Len is the number of rows to replay.
 func (t *Trace) Len() int { return t.count }
 
@@ -238,7 +268,7 @@ func (t *Trace) Next() (*tracev2.Record, error) {
 		if rec, ok := t.buf[p]; ok {
 			delete(t.buf, p)
 			t.next++
-			setArrival(rec, t.injection(rec)+t.shift)
+			setArrival(rec, t.scaled(t.injection(rec)+t.shift))
 			t.injected(rec, p)
 			return rec, nil
 		}
