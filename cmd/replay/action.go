@@ -158,6 +158,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
 	defer tr.Close()
+	if c.IsSet("rate") {
+		if err := tr.SetRate(c.Float64("rate")); err != nil {
+			return fmt.Errorf("%s: --rate: %w", in.name, err)
+		}
+	}
 	log.Debug("trace", "input", in.describe(), "read_s", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
 	out, err := openOutputs(c, stdio, set, in, tr)
 	if err != nil {

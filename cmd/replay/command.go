@@ -97,6 +97,7 @@ func traceFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "session-mode", Value: "fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
 		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m (default: run to the end)"},
+		&ucli.Float64Flag{Name: "rate", Usage: "replay the trace sped up or slowed down to this mean rate, requests/s: arrival gaps scaled, requests unchanged (default: as recorded)"},
 		&ucli.IntFlag{Name: "hash-block-tokens", Value: replay.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
 		&ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids (default: the trace's workload_seed, else 42)"},
 	}

@@ -112,7 +112,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	}
 	cfg := simConfig(c, in, horizonUs)
 	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Searching: spec.Find == sweep.FindMaxRate,
-		Trace: &replay.SweepTrace{Rows: rows, Options: opts, Config: cfg}}
+		Trace: &replay.SweepTrace{Rows: rows, Options: opts, Config: cfg, BaseRate: c.Float64("rate")}}
 	if err := sw.Check(); err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
@@ -122,14 +122,14 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		}
 	}
 	trace := struct {
-		Name     string
-		Rows     int
-		RateRPS  float64
-		Options  replay.TraceOptions
-		Seed     int64
-		Horizon  int64
-		HashToks int
-	}{filepath.Base(in.name), in.n, sw.Trace.RateRPS, opts, cfg.Seed, horizonUs, cfg.HashBlockTokens}
+		Name              string
+		Rows              int
+		RateRPS, BaseRate float64
+		Options           replay.TraceOptions
+		Seed              int64
+		Horizon           int64
+		HashToks          int
+	}{filepath.Base(in.name), in.n, sw.Trace.RateRPS, sw.Trace.BaseRate, opts, cfg.Seed, horizonUs, cfg.HashBlockTokens}
 	fp, err := sweepcmd.Fingerprint("replay sweep", dep, trace, sweepcmd.SpecFingerprint(spec))
 	if err != nil {
 		return err

@@ -25,6 +25,9 @@ func rules() []rule {
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
 		{module + "/internal/report", []string{module + "/internal/des", module + "/internal/httpload"}, "reports know no simulator internals"},
 		{module + "/internal/workload", []string{module + "/internal/des", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "workloads are a shared language below the engines"},
+		{module + "/internal/sweep", []string{module + "/internal/des", module + "/internal/deploy", module + "/internal/replay", module + "/internal/httpload",
+			module + "/internal/report", module + "/internal/workload", module + "/internal/tracev2", module + "/internal/cli"},
+			"sweeps are engine-free: grid, SLO, rows, analysis and merge serve the simulated and the live sweep alike"},
 		{module + "/", []string{module + "/internal/des/destest"}, "destest is test support: only _test files import it"},
 		{module + "/internal/", cliLibs, "only cmd/* and internal/cli import urfave/cli and progressbar"},
 	}

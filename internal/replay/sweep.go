@@ -45,6 +45,9 @@ type SweepTrace struct {
 	// Config is the replay's configuration but for the deployment: seed,
 	// context growth, horizon, goodput targets, hash block tokens.
 	Config Config
+	// BaseRate, if positive, is the rate every case replays the trace at
+	// unless the grid or a search sets one (replay --rate).
+	BaseRate float64
 	// RateRPS is the trace's own rate (Trace.RateRPS), set by Check.
 	RateRPS float64
 }
@@ -116,8 +119,15 @@ func (s *Sweeper) Check() error {
 		}
 		s.Trace.RateRPS = tr.RateRPS()
 		tr.Close()
-		if ax := s.Grid.Axis(RateKey); ax != nil && s.Trace.RateRPS == 0 {
-			return &sweep.InputError{Pos: ax.Pos, Field: "grid.rate", Msg: "every request of the trace arrives at once: it has no rate to scale"}
+		if ax := s.Grid.Axis(RateKey); ax != nil {
+			for _, v := range ax.Values {
+				if f, ok := v.Float(); !ok || !(f > 0) {
+					return &sweep.InputError{Pos: v.Pos, Field: "grid.rate", Msg: fmt.Sprintf("%q: want a positive number of requests per second", v.Text)}
+				}
+			}
+		}
+		if ax := s.Grid.Axis(RateKey); (ax != nil || s.Searching || s.Trace.BaseRate > 0) && s.Trace.RateRPS == 0 {
+			return fmt.Errorf("every request of the trace is injected at once: it has no rate to scale")
 		}
 	}
 	s.infeasible = map[int]string{}
@@ -223,8 +233,8 @@ func (s *Sweeper) workload(c sweep.Case, rate float64) (*workload.Workload, erro
 		if key == RateKey {
 			ratePos = &c.Values[i]
 			f, ok := v.Float()
-			if !ok {
-				return nil, &sweep.InputError{Pos: v.Pos, Field: "grid.rate", Msg: fmt.Sprintf("%q is not a number of requests per second", v.Text)}
+			if !ok || !(f > 0) {
+				return nil, &sweep.InputError{Pos: v.Pos, Field: "grid.rate", Msg: fmt.Sprintf("%q: want a positive number of requests per second", v.Text)}
 			}
 			rate = f
 			continue
@@ -324,16 +334,21 @@ func (s *Sweeper) replayCase(ctx context.Context, c sweep.Case, rate float64, de
 			}
 		}
 	}
-	opts := s.Trace.Options
-	offered := s.Trace.RateRPS
-	if rate > 0 {
-		opts.Speedup, offered = rate/s.Trace.RateRPS, rate
+	if rate == 0 {
+		rate = s.Trace.BaseRate
 	}
-	tr, err := NewTrace(s.Trace.Rows, opts)
+	tr, err := NewTrace(s.Trace.Rows, s.Trace.Options)
 	if err != nil {
 		return Outcome{}, 0, err
 	}
 	defer tr.Close()
+	offered := tr.RateRPS()
+	if rate > 0 {
+		if err := tr.SetRate(rate); err != nil {
+			return Outcome{}, 0, err
+		}
+		offered = rate
+	}
 	cfg := s.Trace.Config
 	cfg.Deploy = dep
 	out, err := Simulate(ctx, cfg, tr, tr.FollowUps(), st.sink)
@@ -346,7 +361,7 @@ func (s *Sweeper) replayCase(ctx context.Context, c sweep.Case, rate float64, de
 // caseStats gathers, per request, what the steady-state test and the
 // SLO's goodput need.
 type caseStats struct {
-	arrival, done  []int64
+	arrival, start []int64
 	good           int64
 	ttft, itl, e2e float64 // per-request bounds, ms (0 = none)
 }
@@ -361,25 +376,25 @@ func (st *caseStats) sink(rec *tracev2.Record, res *tracev2.SimResult) error {
 	st.arrival = append(st.arrival, rec.ArrivalTimeUs)
 	switch {
 	case res != nil:
-		st.done = append(st.done, res.ArrivalUs+int64(res.E2EUs))
+		st.start = append(st.start, res.ArrivalUs+int64(res.SchedulingDelayUs))
 		if (st.ttft == 0 || res.TTFTUs/1e3 <= st.ttft) && (st.itl == 0 || res.ITLMeanUs/1e3 <= st.itl) &&
 			(st.e2e == 0 || res.E2EUs/1e3 <= st.e2e) {
 			st.good++
 		}
 	case rec.Status == "timeout" || rec.ErrorMessage == "horizon":
-		st.done = append(st.done, -1) // load the deployment never served
+		st.start = append(st.start, -1) // load the deployment never served
 	default:
-		st.done = append(st.done, rec.ArrivalTimeUs) // refused or unservable: not load
+		st.start = append(st.start, rec.ArrivalTimeUs) // refused or unservable: not load
 	}
 	return nil
 }
 
 // row turns a run's summary into its sweep row.
 func (st *caseStats) row(s *metrics.Summary, rate float64, gpu string, gpus int) sweep.Row {
-	steady := sweep.SteadyState(st.arrival, st.done)
+	steady := sweep.SteadyState(st.arrival, st.start)
 	r := sweep.Row{
 		RateRPS: rate, Status: sweep.StatusOK, Injected: s.InjectedRequests, Completed: s.CompletedRequests,
-		Failed: s.InjectedRequests - s.CompletedRequests, BacklogGrowth: steady.Growth, DurationS: s.VLLMEstimatedDurationS,
+		Failed: s.InjectedRequests - s.CompletedRequests, QueueGrowth: steady.Growth, DurationS: s.VLLMEstimatedDurationS,
 		ThroughputRPS: s.ResponsesPerSec, TokensPerSec: s.TokensPerSec,
 		KVUtilizationMean: s.KVUtilizationMean, KVUtilizationPeak: s.KVUtilizationPeak, Preemptions: s.PreemptionCount,
 		GPU: gpu, GPUs: gpus,
@@ -393,7 +408,7 @@ func (st *caseStats) row(s *metrics.Summary, rate float64, gpu string, gpus int)
 	switch {
 	case !steady.Steady:
 		r.Status = sweep.StatusUnstable
-		r.Reason = fmt.Sprintf("no steady state: the backlog grew by %.1f%% of the arrivals over the second half of the run", 100*steady.Growth)
+		r.Reason = fmt.Sprintf("no steady state: the queue grew by %.1f%% of the arrivals over the second half of the run", 100*steady.Growth)
 	case s.CompletedRequests == 0:
 		r.Reason = "no request completed"
 	default:

@@ -31,11 +31,6 @@ type TraceOptions struct {
 	// Ordinals keeps each injected row's position in the replayed list
 	// until Ordinal asks for it (the request_id of a replayed trace).
 	Ordinals bool
-	// Speedup compresses time: each row is injected at first + (t −
-	// first)/Speedup, where first is the first injection, so the trace
-	// runs Speedup times its own rate (a sweep's rate). 0 or 1 = as is.
-	// Closed-loop think times are the client's and are not scaled.
-	Speedup float64
 }
 
 // Trace is a trace made ready for Simulate: it is the Source of the rows
@@ -57,8 +52,9 @@ type Trace struct {
 	count    int     // rows replayed
 	ids      []int64 // request ids of the replayed rows, ascending
 	shift    int64   // added to every injection time (a trace starting before t0)
-	first    int64   // first and last injection time (after shift, before Speedup)
+	first    int64   // first and last injection time (after shift, before speedup)
 	last     int64
+	speedup  float64 // SetRate; 0 = as recorded
 	skipped  int
 	warnings []string
 
@@ -95,9 +91,6 @@ type session struct {
 func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 	if opts.ThinkTimeUs < 0 {
 		return nil, usageError(fmt.Sprintf("think time %d µs is negative", opts.ThinkTimeUs))
-	}
-	if opts.Speedup < 0 || math.IsNaN(opts.Speedup) || math.IsInf(opts.Speedup, 0) {
-		return nil, usageError(fmt.Sprintf("speed-up %v must be positive and finite", opts.Speedup))
 	}
 	t := &Trace{rows: rows, opts: opts}
 	keys, ids, err := t.scan()
@@ -221,12 +214,28 @@ func setArrival(rec *tracev2.Record, at int64) {
 	rec.ArrivalTimeUs = at
 }
 
-// scaled applies Speedup to an injection time.
+// SetRate speeds the replay up or slows it down to a mean rate (requests
+// per second, see RateRPS) before it starts: each row is injected at
+// first + (t − first)·RateRPS/rps, where first is the first injection
+// time. The requests are unchanged, and so are closed-loop think times
+// (the client's, not the arrival process's).
+func (t *Trace) SetRate(rps float64) error {
+	switch {
+	case !(rps > 0) || math.IsInf(rps, 0):
+		return usageError(fmt.Sprintf("rate %v must be positive and finite", rps))
+	case t.RateRPS() == 0:
+		return usageError("every request of the trace is injected at once: it has no rate to scale")
+	}
+	t.speedup = rps / t.RateRPS()
+	return nil
+}
+
+// scaled applies SetRate's speed-up to an injection time.
 func (t *Trace) scaled(at int64) int64 {
-	if t.opts.Speedup == 0 || t.opts.Speedup == 1 {
+	if t.speedup == 0 {
 		return at
 	}
-	return t.first + int64(math.Round(float64(at-t.first)/t.opts.Speedup))
+	return t.first + int64(math.Round(float64(at-t.first)/t.speedup))
 }
 
 // RateRPS is the trace's own mean arrival rate: (rows − 1) over the time

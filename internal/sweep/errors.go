@@ -20,9 +20,10 @@ func (p Pos) String() string {
 	return p.File
 }
 
-// shift moves a flag position by n columns (a part of the flag's value).
+// shift moves a position n columns along its line (to a part of a value
+// written on one line).
 func (p Pos) shift(n int) Pos {
-	if p.Line == 0 && p.Col > 0 {
+	if p.Col > 0 {
 		p.Col += n
 	}
 	return p

@@ -70,7 +70,7 @@ func (d *Doc) WriteJSON(w io.Writer) error {
 // Columns are the CSV columns after the case, role and swept keys.
 var csvColumns = func() []string {
 	cols := []string{"rate_rps", "status", "injected_requests", "completed_requests", "failed_requests",
-		"backlog_growth", "duration_s", "throughput_rps", "output_tokens_per_s", "goodput_rps", "slo_attainment"}
+		"queue_growth", "duration_s", "throughput_rps", "output_tokens_per_s", "goodput_rps", "slo_attainment"}
 	for _, m := range sloMetrics {
 		for _, s := range sloStats {
 			cols = append(cols, m+"_"+s+"_ms")
@@ -111,7 +111,7 @@ func csvRecord(r *Row, keys []string) []string {
 		rec = append(rec, r.Param(k))
 	}
 	rec = append(rec, num(r.RateRPS), r.Status, strconv.FormatInt(r.Injected, 10), strconv.FormatInt(r.Completed, 10),
-		strconv.FormatInt(r.Failed, 10), num(r.BacklogGrowth), num(r.DurationS), num(r.ThroughputRPS), num(r.TokensPerSec),
+		strconv.FormatInt(r.Failed, 10), num(r.QueueGrowth), num(r.DurationS), num(r.ThroughputRPS), num(r.TokensPerSec),
 		num(r.GoodputRPS), num(r.SLOAttainment))
 	for _, m := range sloMetrics {
 		for _, s := range sloStats {

@@ -67,8 +67,8 @@ type Row struct {
 	// Failed are the requests that did not complete: timed out, dropped,
 	// rejected, or unfinished when the run stopped.
 	Failed int64 `json:"failed_requests"`
-	// BacklogGrowth is the steady-state test's measure (SteadyState).
-	BacklogGrowth float64 `json:"backlog_growth"`
+	// QueueGrowth is the steady-state test's measure (SteadyState).
+	QueueGrowth float64 `json:"queue_growth"`
 	DurationS     float64 `json:"duration_s"`
 
 	ThroughputRPS float64 `json:"throughput_rps"`

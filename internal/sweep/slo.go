@@ -157,8 +157,11 @@ func parseClause(t string, at Pos) (Clause, error) {
 	}
 	unit := strings.TrimSpace(rest[j:])
 	scale, ok := map[string]float64{"us": 1e-3, "µs": 1e-3, "ms": 1, "s": 1e3}[unit]
-	if !ok {
-		return Clause{}, inputErr(restAt.shift(j), "slo", "%q after %s: give the unit of the bound: us, ms or s", unit, rest[:j])
+	switch {
+	case unit == "":
+		return Clause{}, inputErr(restAt.shift(j), "slo", "%s: give the unit of the bound: us, ms or s", rest[:j])
+	case !ok:
+		return Clause{}, inputErr(restAt.shift(j), "slo", "unknown unit %q after %s (want us, ms or s)", unit, rest[:j])
 	}
 	ms := num * scale
 	if !(ms > 0) || math.IsInf(ms, 0) {
