@@ -69,7 +69,7 @@ type Row struct {
 	Failed int64 `json:"failed_requests"`
 	// QueueGrowth is the steady-state test's measure (SteadyState).
 	QueueGrowth float64 `json:"queue_growth"`
-	DurationS     float64 `json:"duration_s"`
+	DurationS   float64 `json:"duration_s"`
 
 	ThroughputRPS float64 `json:"throughput_rps"`
 	TokensPerSec  float64 `json:"output_tokens_per_s"`

@@ -40,11 +40,11 @@ func poisson(n int, meanGapUs float64, seed uint64) []int64 {
 func TestSteadyState(t *testing.T) {
 	const n = 10_000
 	for _, tc := range []struct {
-		name       string
-		arrival    []int64
-		service    func(int) int64
-		steady     bool
-		growth     float64 // expected, ±0.005
+		name        string
+		arrival     []int64
+		service     func(int) int64
+		steady      bool
+		growth      float64 // expected, ±0.005
 		checkGrowth bool
 	}{
 		// Arrivals every 10 ms, service 11 ms: 1/11 of the arrivals pile up.
