@@ -31,6 +31,7 @@ const maxHeldRows = 250_000
 func sweepCommand() cli.Command {
 	flags := sweepcmd.Flags()
 	flags = append(flags, traceFlags()...)
+	flags = append(flags, cli.ClientFlags(true)...)
 	flags = append(flags, cli.DeploymentFlags()...)
 	return cli.Command{
 		Name:      "sweep",
@@ -104,6 +105,10 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		return err
 	}
 	defer in.close()
+	client, err := traceClient(c, in, &opts, log)
+	if err != nil {
+		return err
+	}
 	rows := in.rows
 	if in.n <= maxHeldRows {
 		if rows, err = holdRows(in.rows); err != nil {
@@ -111,6 +116,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		}
 	}
 	cfg := simConfig(c, in, horizonUs)
+	cfg.Client = client
 	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Searching: spec.Find == sweep.FindMaxRate,
 		Trace: &replay.SweepTrace{Rows: rows, Options: opts, Config: cfg, BaseRate: c.Float64("rate")}}
 	if err := sw.Check(); err != nil {
@@ -129,7 +135,8 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		Seed              int64
 		Horizon           int64
 		HashToks          int
-	}{filepath.Base(in.name), in.n, sw.Trace.RateRPS, sw.Trace.BaseRate, opts, cfg.Seed, horizonUs, cfg.HashBlockTokens}
+		Client            replay.Client
+	}{filepath.Base(in.name), in.n, sw.Trace.RateRPS, sw.Trace.BaseRate, opts, cfg.Seed, horizonUs, cfg.HashBlockTokens, client}
 	fp, err := sweepcmd.Fingerprint("replay sweep", dep, trace, sweepcmd.SpecFingerprint(spec))
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ func sweepCommand() cli.Command {
 	flags := sweepcmd.Flags()
 	flags = append(flags, cli.SeedFlag())
 	flags = append(flags, cli.WorkloadFlags()...)
+	flags = append(flags, cli.ClientFlags(false)...)
 	flags = append(flags, cli.DeploymentFlags()...)
 	return cli.Command{
 		Name:      "sweep",
@@ -105,11 +106,15 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 			return cli.Usagef("--workload-spec: %v", err)
 		}
 	}
+	client, _, err := cli.ClientFromFlags(c)
+	if err != nil {
+		return err
+	}
 	dep, err := cli.Deployment(c)
 	if err != nil {
 		return err
 	}
-	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Workload: &opts, Searching: spec.Find == sweep.FindMaxRate}
+	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Workload: &opts, Searching: spec.Find == sweep.FindMaxRate, Client: client}
 	if err := sw.Check(); err != nil {
 		return err
 	}
@@ -118,7 +123,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 			return err
 		}
 	}
-	fp, err := sweepcmd.Fingerprint("run sweep", dep, opts, sweepcmd.SpecFingerprint(spec))
+	fp, err := sweepcmd.Fingerprint("run sweep", dep, opts, client, sweepcmd.SpecFingerprint(spec))
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ type Sweeper struct {
 	// Searching says a max-rate search sets the rate of every run (the
 	// base workload need not have one).
 	Searching bool
+	// Client is the load generator of a workload's runs (run
+	// --client-max-concurrency); a trace's is in Trace.Config.
+	Client Client
 	// Summary, if set, is handed every run (its case, and the rate a
 	// max-rate search asked for, 0 for a grid case) with a function that
 	// writes its summary JSON: the bytes run or replay --metrics-out
@@ -310,7 +313,9 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 			return sweep.Row{}, err
 		}
 		offered = wl.Spec.AggregateRate
-		out, err = SimulateWorkload(ctx, WorkloadConfig(wl, dep), wl, st.sink)
+		cfg := WorkloadConfig(wl, dep)
+		cfg.Client = s.Client
+		out, err = SimulateWorkload(ctx, cfg, wl, st.sink)
 	}
 	if err != nil {
 		return sweep.Row{}, err
