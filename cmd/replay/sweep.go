@@ -50,7 +50,7 @@ steady state, GPUs and cost) as a table, CSV or JSON, and answers directly:
   --find max-rate   the highest rate, as the trace sped up, each deployment sustains
                     under --slo (a search to --precision), with the knee of its curve
 
-A case whose backlog grows until the end reached no steady state: it is marked
+A case whose queue grows until the end reached no steady state: it is marked
 unstable and none of its latencies is reported. Cases run on every core (--jobs);
 --shard I/N runs one slice, and replay sweep merge joins the slices' JSON.
 Exit code 3: an SLO that no case meets (the tables are written first).

@@ -43,7 +43,7 @@ or JSON, the same whatever order the cases ran in, and answers directly:
                     with its cost per million output tokens and the Pareto front of
                     cost against latency (min-gpus: the fewest GPUs)
 
-A case that never reaches a steady state (its backlog grows until the end) is marked
+A case that never reaches a steady state (its queue grows until the end) is marked
 unstable and no latency of it is reported. Cases run on every core (--jobs); a sweep
 too big for one machine fans out with --shard I/N (or N with the index from
 $JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID) and run sweep merge joins the shards.
@@ -56,7 +56,7 @@ Examples:
        --grid rate=10..80:10 --slo 'ttft.p99<500ms' --html sweep.html
 
    # The highest rate one H100 serves with p99 TTFT under 500 ms and p99 ITL under 50 ms:
-   run sweep --workload chatbot --rate 1 --num-requests 10000 --find max-rate \
+   run sweep --workload chatbot --num-requests 10000 --find max-rate \
        --slo 'ttft.p99<500ms,itl.p99<50ms'
 
    # The cheapest deployment for 60 requests/s, Llama-3.1-70B on H100 or A100:

@@ -98,7 +98,7 @@ func WriteSweepHTML(w io.Writer, d *sweep.Doc) error {
 		rows[i] = sweepCells(d, &d.Rows[i])
 	}
 	htmlTable(&b, header, rows, right, false)
-	b.WriteString("<p class=\"muted\">A run whose backlog grew until its end reached no steady state: it is marked unstable and its latencies are not reported. Goodput counts the requests meeting the SLO's bounds per request.</p>\n")
+	b.WriteString("<p class=\"muted\">A run whose queue grew until its end reached no steady state: it is marked unstable and its latencies are not reported. Goodput counts the requests meeting the SLO's bounds per request.</p>\n")
 	if len(d.Prices) > 0 {
 		b.WriteString("<h2>Prices</h2>\n<ul>\n")
 		for _, p := range d.Prices {

@@ -5,7 +5,7 @@ const (
 	// StatusOK: the case ran and reached a steady state; its latencies
 	// stand for the deployment at that load.
 	StatusOK = "ok"
-	// StatusUnstable: the backlog grew until the end of the run (see
+	// StatusUnstable: the queue grew until the end of the run (see
 	// SteadyState): the latencies depend on how long the run was, so none
 	// is reported and the SLO is not met.
 	StatusUnstable = "unstable"

@@ -38,7 +38,7 @@ func Flags() []ucli.Flag {
 		&ucli.StringFlag{Name: "find", Usage: "answer directly: max-rate (the highest rate each deployment sustains under the SLO), min-cost or min-gpus (the cheapest or smallest deployment of the grid meeting it)"},
 		&ucli.StringFlag{Name: "precision", Usage: "max-rate: relative precision of the search (default 1%)"},
 		&ucli.StringFlag{Name: "prices", Usage: "YAML map of GPU name to USD per GPU-hour, over the built-in list prices (H100 3.95, A100-80 2.50, L40S 1.95)"},
-		&ucli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "cases simulated at once (default: every core)"},
+		&ucli.IntFlag{Name: "jobs", Aliases: []string{"j"}, DefaultText: "every core", Usage: "runs simulated at once"},
 		cli.ShardFlag(),
 		cli.FormatFlag("text", "stdout format: text (a table and the answer), csv (one line per run) or json (the document sweep merge reads)"),
 		cli.OutputFlag("write the table here instead of stdout"),
