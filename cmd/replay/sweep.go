@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -76,19 +75,7 @@ Examples:
 }
 
 func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
-	start := time.Now()
-	if err := sweepcmd.CheckFormat(c); err != nil {
-		return err
-	}
-	spec, err := sweepcmd.Spec(c)
-	if err != nil {
-		return err
-	}
-	grid, err := spec.Check(replay.RateKey)
-	if err != nil {
-		return err
-	}
-	shard, err := sweepcmd.ReadShard(c)
+	spec, grid, shard, err := sweepcmd.Prepare(c, replay.RateKey)
 	if err != nil {
 		return err
 	}
@@ -137,39 +124,10 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		HashToks          int
 		Client            replay.Client
 	}{filepath.Base(in.name), in.n, sw.Trace.RateRPS, sw.Trace.BaseRate, opts, cfg.Seed, horizonUs, cfg.HashBlockTokens, client}
-	fp, err := sweepcmd.Fingerprint("replay sweep", dep, trace, sweepcmd.SpecFingerprint(spec))
-	if err != nil {
-		return err
-	}
-	plan := &sweep.Plan{Spec: spec, Grid: grid, Jobs: c.Int("jobs"), ProbeRate: probeRate}
-	if shard.Sharded() {
-		plan.Owns = shard.Owns
-	}
-	total := len(plan.Cases())
-	if spec.Find == sweep.FindMaxRate {
-		total = -1
-	}
-	progress, tick := sweepcmd.NewProgress(stdio, c.Bool("quiet"), total)
-	plan.Progress = tick
-	out, err := plan.Run(ctx, sw.Run)
-	progress.Finish()
-	if err != nil {
-		return err
-	}
 	base := []sweep.Param{{Key: "trace", Value: filepath.Base(in.name)}, {Key: "requests", Value: strconv.Itoa(in.n)},
 		{Key: "trace_rate_rps", Value: strconv.FormatFloat(sw.Trace.RateRPS, 'f', 3, 64)}}
-	base = append(base, sw.Base()...)
-	d := &sweep.Doc{Command: "replay sweep", Fingerprint: fp, Cases: grid.Len(), Keys: grid.Keys(),
-		LoadKeys: sw.LoadKeys(), Base: base, SLO: spec.SLO.String(), Find: spec.Find, Rows: out}
-	if shard.Sharded() {
-		d.Shard = shard.String()
-	}
-	if spec.Find == sweep.FindMaxRate {
-		d.Precision = spec.Precision
-	}
-	d.Finish(spec.Prices)
-	sweepcmd.Done(log, start, d)
-	return sweepcmd.Write(c, stdio, d, log)
+	return sweepcmd.Execute(ctx, c, stdio, log, sweepcmd.Job{Command: "replay sweep", Spec: spec, Grid: grid, Shard: shard,
+		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: append(base, sw.Base()...), Inputs: []any{dep, trace}})
 }
 
 // holdRows reads a trace's rows into memory once, so that the cases do

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -77,22 +76,10 @@ Examples:
 }
 
 func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
-	start := time.Now()
 	if _, err := cli.Positional(c, 0); err != nil {
 		return err
 	}
-	if err := sweepcmd.CheckFormat(c); err != nil {
-		return err
-	}
-	spec, err := sweepcmd.Spec(c)
-	if err != nil {
-		return err
-	}
-	grid, err := spec.Check(replay.RateKey)
-	if err != nil {
-		return err
-	}
-	shard, err := sweepcmd.ReadShard(c)
+	spec, grid, shard, err := sweepcmd.Prepare(c, replay.RateKey)
 	if err != nil {
 		return err
 	}
@@ -123,36 +110,8 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 			return err
 		}
 	}
-	fp, err := sweepcmd.Fingerprint("run sweep", dep, opts, client, sweepcmd.SpecFingerprint(spec))
-	if err != nil {
-		return err
-	}
-	plan := &sweep.Plan{Spec: spec, Grid: grid, Jobs: c.Int("jobs"), ProbeRate: probeRate}
-	if shard.Sharded() {
-		plan.Owns = shard.Owns
-	}
-	total := len(plan.Cases())
-	if spec.Find == sweep.FindMaxRate {
-		total = -1
-	}
-	progress, tick := sweepcmd.NewProgress(stdio, c.Bool("quiet"), total)
-	plan.Progress = tick
-	rows, err := plan.Run(ctx, sw.Run)
-	progress.Finish()
-	if err != nil {
-		return err
-	}
-	d := &sweep.Doc{Command: "run sweep", Fingerprint: fp, Shard: shard.String(), Cases: grid.Len(), Keys: grid.Keys(),
-		LoadKeys: sw.LoadKeys(), Base: runBase(c, &opts, sw), SLO: spec.SLO.String(), Find: spec.Find, Rows: rows}
-	if !shard.Sharded() {
-		d.Shard = ""
-	}
-	if spec.Find == sweep.FindMaxRate {
-		d.Precision = spec.Precision
-	}
-	d.Finish(spec.Prices)
-	sweepcmd.Done(log, start, d)
-	return sweepcmd.Write(c, stdio, d, log)
+	return sweepcmd.Execute(ctx, c, stdio, log, sweepcmd.Job{Command: "run sweep", Spec: spec, Grid: grid, Shard: shard,
+		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: runBase(c, &opts, sw), Inputs: []any{dep, opts, client}})
 }
 
 // runBase describes what every case shares: the workload and the

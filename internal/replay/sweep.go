@@ -57,25 +57,25 @@ type SweepTrace struct {
 
 // workloadKeys are the load keys of `run sweep`: the workload flags with
 // underscores, each with how it sets workload.Options.
-var workloadKeys = map[string]func(o *workload.Options, v string) error{
-	"rate":                func(o *workload.Options, v string) error { return setParsed(&o.Rate, v, parseFloat) },
-	"arrival":             func(o *workload.Options, v string) error { return setParsed(&o.Arrival, v, parseString) },
-	"num_requests":        func(o *workload.Options, v string) error { return setParsed(&o.NumRequests, v, parseInt64) },
-	"horizon":             func(o *workload.Options, v string) error { return setParsed(&o.Horizon, v, parseDuration) },
-	"concurrency":         func(o *workload.Options, v string) error { return setParsed(&o.Concurrency, v, parseInt) },
-	"think_time":          func(o *workload.Options, v string) error { return setParsed(&o.ThinkTime, v, parseDuration) },
-	"prompt_tokens":       func(o *workload.Options, v string) error { return setParsed(&o.PromptTokens, v, parseInt) },
-	"prompt_tokens_stdev": func(o *workload.Options, v string) error { return setParsed(&o.PromptTokensStdev, v, parseInt) },
-	"prompt_tokens_min":   func(o *workload.Options, v string) error { return setParsed(&o.PromptTokensMin, v, parseInt) },
-	"prompt_tokens_max":   func(o *workload.Options, v string) error { return setParsed(&o.PromptTokensMax, v, parseInt) },
-	"output_tokens":       func(o *workload.Options, v string) error { return setParsed(&o.OutputTokens, v, parseInt) },
-	"output_tokens_stdev": func(o *workload.Options, v string) error { return setParsed(&o.OutputTokensStdev, v, parseInt) },
-	"output_tokens_min":   func(o *workload.Options, v string) error { return setParsed(&o.OutputTokensMin, v, parseInt) },
-	"output_tokens_max":   func(o *workload.Options, v string) error { return setParsed(&o.OutputTokensMax, v, parseInt) },
-	"prefix_tokens":       func(o *workload.Options, v string) error { return setParsed(&o.PrefixTokens, v, parseInt) },
-	"timeout":             func(o *workload.Options, v string) error { return setParsed(&o.Timeout, v, parseDuration) },
-	"streaming":           func(o *workload.Options, v string) error { return setParsed(&o.Streaming, v, parseBool) },
-	"seed":                func(o *workload.Options, v string) error { return setParsed(&o.Seed, v, parseInt64) },
+var workloadKeys = map[string]func(o *workload.Options, v sweep.Value) error{
+	"rate":                func(o *workload.Options, v sweep.Value) error { return setValue(&o.Rate, v) },
+	"arrival":             func(o *workload.Options, v sweep.Value) error { return setValue(&o.Arrival, v) },
+	"num_requests":        func(o *workload.Options, v sweep.Value) error { return setValue(&o.NumRequests, v) },
+	"horizon":             func(o *workload.Options, v sweep.Value) error { return setValue(&o.Horizon, v) },
+	"concurrency":         func(o *workload.Options, v sweep.Value) error { return setValue(&o.Concurrency, v) },
+	"think_time":          func(o *workload.Options, v sweep.Value) error { return setValue(&o.ThinkTime, v) },
+	"prompt_tokens":       func(o *workload.Options, v sweep.Value) error { return setValue(&o.PromptTokens, v) },
+	"prompt_tokens_stdev": func(o *workload.Options, v sweep.Value) error { return setValue(&o.PromptTokensStdev, v) },
+	"prompt_tokens_min":   func(o *workload.Options, v sweep.Value) error { return setValue(&o.PromptTokensMin, v) },
+	"prompt_tokens_max":   func(o *workload.Options, v sweep.Value) error { return setValue(&o.PromptTokensMax, v) },
+	"output_tokens":       func(o *workload.Options, v sweep.Value) error { return setValue(&o.OutputTokens, v) },
+	"output_tokens_stdev": func(o *workload.Options, v sweep.Value) error { return setValue(&o.OutputTokensStdev, v) },
+	"output_tokens_min":   func(o *workload.Options, v sweep.Value) error { return setValue(&o.OutputTokensMin, v) },
+	"output_tokens_max":   func(o *workload.Options, v sweep.Value) error { return setValue(&o.OutputTokensMax, v) },
+	"prefix_tokens":       func(o *workload.Options, v sweep.Value) error { return setValue(&o.PrefixTokens, v) },
+	"timeout":             func(o *workload.Options, v sweep.Value) error { return setValue(&o.Timeout, v) },
+	"streaming":           func(o *workload.Options, v sweep.Value) error { return setValue(&o.Streaming, v) },
+	"seed":                func(o *workload.Options, v sweep.Value) error { return setValue(&o.Seed, v) },
 }
 
 // RateKey is the load key a max-rate search varies.
@@ -242,7 +242,7 @@ func (s *Sweeper) workload(c sweep.Case, rate float64) (*workload.Workload, erro
 			rate = f
 			continue
 		}
-		if err := set(&o, v.Text); err != nil {
+		if err := set(&o, v); err != nil {
 			return nil, &sweep.InputError{Pos: v.Pos, Field: "grid." + key, Msg: err.Error()}
 		}
 	}

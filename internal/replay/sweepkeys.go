@@ -82,57 +82,27 @@ func applyDeployKey(cfg deploy.Config, key string, v sweep.Value) (deploy.Config
 	return out, nil
 }
 
-// setParsed parses v into a new value and points *dst at it.
-func setParsed[T any](dst **T, v string, parse func(string) (T, error)) error {
-	x, err := parse(strings.TrimSpace(v))
-	if err != nil {
-		return err
+// setValue decodes a grid value into a new T (as a --deployment file's
+// YAML would be) and points *dst at it.
+func setValue[T any](dst **T, v sweep.Value) error {
+	x := new(T)
+	if err := v.Node.Decode(x); err != nil {
+		want := "a value of its type"
+		switch any(*x).(type) {
+		case int, int64:
+			want = "an integer"
+		case float64:
+			want = "a number"
+		case bool:
+			want = "true or false"
+		case time.Duration:
+			want = "a duration such as 30s or 500ms"
+		}
+		return fmt.Errorf("%q: want %s", v.Text, want)
 	}
-	*dst = &x
+	*dst = x
 	return nil
 }
-
-func parseFloat(s string) (float64, error) {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", s)
-	}
-	return f, nil
-}
-
-func parseInt(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer", s)
-	}
-	return n, nil
-}
-
-func parseInt64(s string) (int64, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer", s)
-	}
-	return n, nil
-}
-
-func parseDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration such as 30s or 500ms", s)
-	}
-	return d, nil
-}
-
-func parseBool(s string) (bool, error) {
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return false, fmt.Errorf("%q is not true or false", s)
-	}
-	return b, nil
-}
-
-func parseString(s string) (string, error) { return s, nil }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

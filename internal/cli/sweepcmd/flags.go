@@ -97,6 +97,24 @@ func Spec(c *ucli.Context) (sweep.Spec, error) {
 	return s, nil
 }
 
+// Prepare validates the sweep flags before any work: --format, the spec
+// (Spec, then its Check with the key a max-rate search varies) and --shard.
+func Prepare(c *ucli.Context, rateKey string) (sweep.Spec, *sweep.Grid, cli.Shard, error) {
+	if err := CheckFormat(c); err != nil {
+		return sweep.Spec{}, nil, cli.Shard{}, err
+	}
+	spec, err := Spec(c)
+	if err != nil {
+		return spec, nil, cli.Shard{}, err
+	}
+	grid, err := spec.Check(rateKey)
+	if err != nil {
+		return spec, nil, cli.Shard{}, err
+	}
+	shard, err := ReadShard(c)
+	return spec, grid, shard, err
+}
+
 // ReadShard reads --shard (the index from the environment when only N is
 // given).
 func ReadShard(c *ucli.Context) (cli.Shard, error) {
@@ -260,8 +278,60 @@ func readAll(name string, stdin io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-// Done logs how long a sweep took.
-func Done(log *slog.Logger, start time.Time, d *sweep.Doc) {
+// Job is a sweep a command has prepared; Execute runs it and writes what
+// it found. Only how a case runs (Run) differs between the sweeps.
+type Job struct {
+	Command   string // "run sweep", "replay sweep"
+	Spec      sweep.Spec
+	Grid      *sweep.Grid
+	Shard     cli.Shard
+	Run       sweep.RunFunc
+	ProbeRate float64       // see sweep.Plan
+	LoadKeys  []string      // the swept keys that set the load
+	Base      []sweep.Param // what every case shares, for the reader
+	// Inputs are what the fingerprint covers besides the command and the
+	// spec: the base deployment, the workload or the trace, the client.
+	Inputs []any
+}
+
+// Execute runs the job's cases on --jobs cores (this shard's only), with a
+// progress bar, then writes the table, the page and the answer (Write).
+func Execute(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger, j Job) error {
+	start := time.Now()
+	fp, err := Fingerprint(append(append([]any{j.Command}, j.Inputs...), SpecFingerprint(j.Spec))...)
+	if err != nil {
+		return err
+	}
+	plan := &sweep.Plan{Spec: j.Spec, Grid: j.Grid, Jobs: c.Int("jobs"), ProbeRate: j.ProbeRate}
+	if j.Shard.Sharded() {
+		plan.Owns = j.Shard.Owns
+	}
+	total := len(plan.Cases())
+	if j.Spec.Find == sweep.FindMaxRate {
+		total = -1
+	}
+	progress, tick := NewProgress(stdio, c.Bool("quiet"), total)
+	plan.Progress = tick
+	rows, err := plan.Run(ctx, j.Run)
+	progress.Finish()
+	if err != nil {
+		return err
+	}
+	d := &sweep.Doc{Command: j.Command, Fingerprint: fp, Cases: j.Grid.Len(), Keys: j.Grid.Keys(), LoadKeys: j.LoadKeys,
+		Base: j.Base, SLO: j.Spec.SLO.String(), Find: j.Spec.Find, Rows: rows}
+	if j.Shard.Sharded() {
+		d.Shard = j.Shard.String()
+	}
+	if j.Spec.Find == sweep.FindMaxRate {
+		d.Precision = j.Spec.Precision
+	}
+	d.Finish(j.Spec.Prices)
+	done(log, start, d)
+	return Write(c, stdio, d, log)
+}
+
+// done logs how long a sweep took.
+func done(log *slog.Logger, start time.Time, d *sweep.Doc) {
 	wall := time.Since(start).Seconds()
 	log.Info("swept", "cases", d.Cases, "runs", len(d.Rows), "wall_s", fmt.Sprintf("%.2f", wall),
 		"runs_per_s", fmt.Sprintf("%.1f", float64(len(d.Rows))/max(wall, 1e-9)))
