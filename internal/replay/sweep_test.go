@@ -150,3 +150,37 @@ func TestTraceSetRate(t *testing.T) {
 		t.Errorf("a trace arriving at once: got %v", err)
 	}
 }
+
+// The latency model and its coefficients are keys like any other: a
+// list-valued key takes one list per value.
+func TestSweeperLatencyCoefficients(t *testing.T) {
+	spec, err := sweep.DecodeSpec("s.yaml", []byte("grid:\n  latency_model: [blackbox]\n  alpha_coeffs: [[0, 0, 0]]\n  beta_coeffs: [[3000, 2, 2], [6000, 4, 4]]\n"), sweep.NewSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := sweep.NewGrid(spec.Axes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sweeper{Deploy: deploy.Default(), Grid: g, Workload: chatbot(200, 2)}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	fast, err1 := s.Run(context.Background(), g.Case(0), 0)
+	slow, err2 := s.Run(context.Background(), g.Case(1), 0)
+	if err1 != nil || err2 != nil || fast.E2E == nil || slow.E2E == nil {
+		t.Fatalf("%v %v %+v %+v", err1, err2, fast, slow)
+	}
+	if r := slow.E2E.Mean / fast.E2E.Mean; r < 1.8 || r > 2.2 {
+		t.Errorf("doubling every step-time coefficient took E2E from %v to %v ms (×%.2f), want about ×2", fast.E2E.Mean, slow.E2E.Mean, r)
+	}
+	if got := g.Params(g.Case(1))[2].Value; got != "[6000, 4, 4]" {
+		t.Errorf("the list value reads %q in the table", got)
+	}
+	bad, _ := sweep.DecodeSpec("s.yaml", []byte("grid:\n  beta_coeffs: [1, 2]\n"), sweep.NewSpec())
+	g, _ = sweep.NewGrid(bad.Axes)
+	s = &Sweeper{Deploy: deploy.Default(), Grid: g, Workload: chatbot(10, 2)}
+	if err := s.Check(); err == nil || !strings.HasPrefix(err.Error(), "s.yaml:2:17: grid.beta_coeffs: value 1: cannot unmarshal") {
+		t.Errorf("a scalar for a list-valued key: got %v", err)
+	}
+}

@@ -77,6 +77,9 @@ func applyDeployKey(cfg deploy.Config, key string, v sweep.Value) (deploy.Config
 		if _, rest, ok := strings.Cut(msg, "line 1: "); ok {
 			msg = rest
 		}
+		if strings.Contains(msg, "into []") {
+			msg += " (a list-valued key takes a list of lists, e.g. [[1, 2, 3], [4, 5, 6]])"
+		}
 		return cfg, &sweep.InputError{Pos: v.Pos, Field: "grid." + key, Msg: fmt.Sprintf("value %s: %s", v.Text, msg)}
 	}
 	return out, nil
