@@ -229,6 +229,24 @@ func TestMinCost(t *testing.T) {
 	}
 }
 
+// min-gpus ranks by GPUs first, min-cost by cost first.
+func TestCheaper(t *testing.T) {
+	price := func(v float64) *float64 { return &v }
+	primary := func(r *Row) (float64, bool) { return r.Latency("ttft", "p99") }
+	few := &Row{Case: 0, GPUs: 2, CostPerHour: price(8), TTFT: &Latency{P99: 100}}    // 2 dear GPUs
+	many := &Row{Case: 1, GPUs: 4, CostPerHour: price(7.8), TTFT: &Latency{P99: 100}} // 4 cheap ones
+	unpriced := &Row{Case: 2, GPUs: 1, TTFT: &Latency{P99: 100}}                      // no price
+	if !cheaper(many, few, FindMinCost, primary) || cheaper(few, many, FindMinCost, primary) {
+		t.Error("min-cost: 4 GPUs at $7.80/h beat 2 at $8/h")
+	}
+	if !cheaper(few, many, FindMinGPUs, primary) || !cheaper(unpriced, few, FindMinGPUs, primary) {
+		t.Error("min-gpus: fewer GPUs win whatever they cost")
+	}
+	if cheaper(unpriced, many, FindMinCost, primary) {
+		t.Error("min-cost: a deployment without a price never beats a priced one")
+	}
+}
+
 func TestKneedleAndFrontier(t *testing.T) {
 	// y = 1/(1−x) on x = 0.1 … 0.9: the bend is where the slope passes
 	// that of the chord, at x ≈ 0.64; the grid point nearest is 0.6 or 0.7.
