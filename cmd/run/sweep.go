@@ -111,12 +111,12 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		}
 	}
 	return sweepcmd.Execute(ctx, c, stdio, log, sweepcmd.Job{Command: "run sweep", Spec: spec, Grid: grid, Shard: shard,
-		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: runBase(c, &opts, sw), Inputs: []any{dep, opts, client}})
+		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: runBase(&opts, sw), Inputs: []any{dep, opts, client}})
 }
 
 // runBase describes what every case shares: the workload and the
 // deployment keys not swept.
-func runBase(c *ucli.Context, o *workload.Options, sw *replay.Sweeper) []sweep.Param {
+func runBase(o *workload.Options, sw *replay.Sweeper) []sweep.Param {
 	var ps []sweep.Param
 	add := func(k, v string) {
 		if sw.Grid.Axis(k) == nil && v != "" {
@@ -137,6 +137,11 @@ func runBase(c *ucli.Context, o *workload.Options, sw *replay.Sweeper) []sweep.P
 	if o.NumRequests != nil {
 		add("num_requests", strconv.FormatInt(*o.NumRequests, 10))
 	}
-	add("seed", strconv.FormatInt(c.Int64("seed"), 10))
+	switch {
+	case o.Seed != nil:
+		add("seed", strconv.FormatInt(*o.Seed, 10))
+	case o.SpecPath == "":
+		add("seed", strconv.FormatInt(workload.DefaultSeed, 10))
+	}
 	return append(ps, sw.Base()...)
 }
