@@ -59,7 +59,7 @@ func (p *linePlot) svg() string {
 		ys = append(ys, m.at*1.15) // room above a bound for its label
 	}
 	x := axis{p0: f.x0(), p1: f.x1(), isLatency: p.xLatency}
-	x.linear(0, maxOf(xs))
+	x.linear(0, maxOf(xs)*1.04) // room for the last point's marker
 	var y axis
 	if p.yLatency {
 		y = latencyAxis(f.y0(), f.y1(), ys)
@@ -102,7 +102,7 @@ func (p *linePlot) svg() string {
 	if p.missingExplained != "" {
 		for _, s := range p.series {
 			if len(s.missing) > 0 {
-				fmt.Fprintf(&b, `<text x="%s" y="%s" class="legend" fill="#777">× %s</text>`, px(f.x0()+10), px(f.y0()-8), html.EscapeString(p.missingExplained))
+				fmt.Fprintf(&b, `<text x="%s" y="%s" class="legend" fill="#777">× %s</text>`, px(f.x0()+16), px(f.y1()+18+16*float64(len(items))), html.EscapeString(p.missingExplained))
 				break
 			}
 		}

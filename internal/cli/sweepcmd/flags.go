@@ -97,11 +97,18 @@ func Spec(c *ucli.Context) (sweep.Spec, error) {
 	return s, nil
 }
 
+// MaxJobs bounds --jobs: more simulations at once than cores only costs
+// memory.
+const MaxJobs = 1024
+
 // Prepare validates the sweep flags before any work: --format, the spec
 // (Spec, then its Check with the key a max-rate search varies) and --shard.
 func Prepare(c *ucli.Context, rateKey string) (sweep.Spec, *sweep.Grid, cli.Shard, error) {
 	if err := CheckFormat(c); err != nil {
 		return sweep.Spec{}, nil, cli.Shard{}, err
+	}
+	if j := c.Int("jobs"); j < 0 || j > MaxJobs {
+		return sweep.Spec{}, nil, cli.Shard{}, cli.Usagef("--jobs %d is outside [0, %d] (0: every core)", j, MaxJobs)
 	}
 	spec, err := Spec(c)
 	if err != nil {
