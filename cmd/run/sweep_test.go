@@ -259,6 +259,8 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--grid", "rate=5", "--format", "xml"}, 2, "--format \"xml\": want text, csv or json"},
 		{[]string{"--grid", "rate=5", "--shard", "3/2"}, 2, "--shard \"3/2\": slice index 3 is outside [0, 2)"},
 		{[]string{"--grid", "gpu=B300"}, 2, "every case is infeasible; case 0 (gpu=B300)"},
+		{[]string{"--grid", "rate=5", "--jobs", "5000"}, 2, "--jobs 5000 is outside [0, 1024]"},
+		{[]string{"--find", "max-rate", "--slo", "ttft.p99<1s", "--concurrency", "4"}, 2, "a closed-loop workload (--concurrency) has none"},
 	} {
 		out, errs, code := runCmd(t, "", append(append([]string{"sweep"}, tc.args...), wl...)...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {
