@@ -36,17 +36,25 @@ type config struct {
 	chat        bool
 	unconstrain bool
 
-	traceOut  string // "-" = single stream on stdout, else a two-file prefix
-	traceExt  bool
-	recordITL bool
-	itlOut    string // "" = none
-	drain     time.Duration
-	summaryTo string // "stderr" or "stdout"
-	goodput   goodput
+	traceOut   string // "-" = single stream on stdout, else a two-file prefix
+	blisHeader bool   // a two-file header BLIS loads, x_ext in the sidecar
+	recordITL  bool
+	itlOut     string // "" = none
+	drain      time.Duration
+	summaryTo  string // "stderr" or "stdout"
+	goodput    goodput
 
 	scrape         bool
 	scrapeInterval time.Duration
 	metricsOut     string // "" = no time series file
+
+	// What the user says of the server (--server-config, --vllm-args) and
+	// of the run (--sweep-level), for the header.
+	serverConfig string
+	vllmArgs     string
+	fromFile     map[string]any
+	fromArgs     map[string]any
+	sweepLevel   string
 
 	selfTestOnly    bool
 	noSelfTest      bool
@@ -118,7 +126,10 @@ func readConfig(c *ucli.Context) (*config, error) {
 		chat:            c.Bool("chat"),
 		unconstrain:     c.Bool("unconstrained-output"),
 		traceOut:        c.String("trace-output"),
-		traceExt:        c.Bool("trace-ext"),
+		blisHeader:      c.Bool("blis-compatible-header"),
+		serverConfig:    c.String("server-config"),
+		vllmArgs:        c.String("vllm-args"),
+		sweepLevel:      c.String("sweep-level"),
 		recordITL:       c.Bool("record-itl"),
 		itlOut:          c.String("itl-output"),
 		drain:           c.Duration("drain-timeout"),
@@ -163,6 +174,12 @@ func readConfig(c *ucli.Context) (*config, error) {
 	}
 	if cfg.selfTestOnly {
 		return cfg, nil
+	}
+	if cfg.fromFile, cfg.fromArgs, err = readDeclared(cfg.serverConfig, cfg.vllmArgs); err != nil {
+		return nil, err
+	}
+	if len(cfg.sweepLevel) > 256 {
+		return nil, cli.Usagef("--sweep-level: longer than 256 bytes")
 	}
 	if cfg.url == "" {
 		return nil, cli.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test")

@@ -59,6 +59,7 @@ type setup struct {
 	info        serverInfo
 	maxModelLen int64
 	selfTest    *tracev2.SelfTest
+	facts       serverFacts
 }
 
 // setUp learns the model and the tokenizer ratio, measures the client's
@@ -88,13 +89,15 @@ func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Lo
 		return nil, cli.Usagef("--server-url: %v", err)
 	}
 	cal, err := probe.Calibrate(sctx)
-	probe.Close()
 	if err != nil {
+		probe.Close()
 		return nil, fmt.Errorf("server %s: %w", cfg.url, err)
 	}
 	if s.maxModelLen == 0 {
 		s.maxModelLen = int64(cal.MaxModelLen)
 	}
+	s.facts = learnServer(sctx, probe, cfg, s, log)
+	probe.Close()
 	log.Info("server", "model", s.model, "tokens_per_word", fmt.Sprintf("%.4f", cal.TokensPerWord), "from", cal.Source,
 		"max_model_len", s.maxModelLen, "rtt_ms", info.rttMs)
 	if s.prompter, err = httpload.NewPrompter(wl.Spec.Seed, cal.TokensPerWord); err != nil {
@@ -246,6 +249,7 @@ func header(cfg *config, wl *workload.Workload, s *setup, t0 time.Time) *tracev2
 	}
 	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cli.Version, T0UnixUs: t0.UnixMicro(),
 		TimeOrigin: tracev2.OriginRelative, Loop: wl.Loop(), SelfTest: s.selfTest}
+	recordFacts(h, s.facts, observedClient(cfg, wl))
 	return h
 }
 

@@ -89,7 +89,7 @@ func openTrace(cfg *config, stdio cli.IO, h *tracev2.Header, cols tracev2.Column
 		return tracev2.NewStreamWriter(stdio.Out, h, cols)
 	}
 	hp, dp, _ := prefixPaths(cfg.traceOut)
-	return tracev2.CreateFiles(hp, dp, h, cols, cfg.traceExt)
+	return tracev2.CreateFiles(hp, dp, h, cols, !cfg.blisHeader)
 }
 
 // recordRun is the recorded run: t0, the header, then every request
@@ -195,6 +195,7 @@ func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup
 			log.Warn("--scrape-metrics: the server reports no prefix-cache counters; observed_kv_metrics not written")
 		}
 	}
+	finalFacts(final, stats, outs.scraper)
 	closeErr := tw.Close(final)
 	sideErr := outs.close()
 	if outs.scraper != nil {
@@ -206,8 +207,9 @@ func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup
 		sumTo = stdio.Out
 	}
 	sumErr := tal.write(sumTo, summaryInfo{maxConcurrency: cfg.maxConc, interrupted: interrupted})
-	if s.selfTest != nil && cfg.traceOut != "-" && !cfg.traceExt {
-		log.Info("the self-test figures are in the log only: add --trace-ext to keep them in the header")
+	if cfg.traceOut != "-" && cfg.blisHeader {
+		hp, _, _ := prefixPaths(cfg.traceOut)
+		log.Info("x_ext (deployment, client, self-test) is in " + tracev2.ExtSidecarPath(hp) + ", beside the BLIS-compatible header")
 	}
 	switch {
 	case werr != nil:

@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -24,10 +25,14 @@ type settings struct {
 	summaryTo   io.Writer // where the text summary goes
 	opts        replay.TraceOptions
 	horizonUs   int64
+	header      *tracev2.Header // of the replayed trace
+	setup       *replay.Setup   // what the replay ran on, for --metrics-out
 }
 
 // traceSettings validates the flags that say how the trace's rows become
-// requests, and --horizon and --hash-block-tokens.
+// requests (the session mode is checked here and decided by traceSetup,
+// as the trace's client may set it), and --horizon and
+// --hash-block-tokens.
 func traceSettings(c *ucli.Context) (opts replay.TraceOptions, horizonUs int64, err error) {
 	switch c.String("inject-at") {
 	case "send":
@@ -37,9 +42,7 @@ func traceSettings(c *ucli.Context) (opts replay.TraceOptions, horizonUs int64, 
 		return opts, 0, cli.Usagef("--inject-at %q: want send or arrival", c.String("inject-at"))
 	}
 	switch c.String("session-mode") {
-	case "fixed":
-	case "closed-loop":
-		opts.ClosedLoop = true
+	case cli.SessionFixed, cli.SessionClosedLoop:
 	default:
 		return opts, 0, cli.Usagef("--session-mode %q: want fixed or closed-loop", c.String("session-mode"))
 	}
@@ -61,9 +64,9 @@ func traceSettings(c *ucli.Context) (opts replay.TraceOptions, horizonUs int64, 
 }
 
 // simConfig is the replay's configuration of the trace in, but for the
-// deployment and progress: the seed (--seed, else the trace's), its
-// session context growth and goodput targets, the horizon and the hash
-// block size.
+// deployment, the client and progress: the seed (--seed, else the
+// trace's), its session context growth and goodput targets, the horizon
+// and the hash block size.
 func simConfig(c *ucli.Context, in *input, horizonUs int64) replay.Config {
 	seed := c.Int64("seed")
 	if !c.IsSet("seed") && in.header.WorkloadSeed != nil {
@@ -138,9 +141,8 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	dep, err := cli.ResolvedDeployment(c)
-	if err != nil {
-		return err
+	if _, err := cli.Deployment(c); err != nil {
+		return err // a bad flag or --deployment file, before the trace is read
 	}
 	start := time.Now()
 	in, err := loadInput(c, stdio, log)
@@ -148,7 +150,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	defer in.close()
-	client, err := traceClient(c, in, &set.opts, log)
+	dep, client, err := setUp(c, set, in, log)
 	if err != nil {
 		return err
 	}
@@ -206,29 +208,71 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	return nil
 }
 
-// traceClient is the client to replay: the flags', else the one found in
-// the trace's rows (unless --detect-client=false). A capped client's rows
-// are injected at their intended arrival, and the cap decides their send.
-func traceClient(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slog.Logger) (replay.Client, error) {
-	client, given, err := cli.ClientFromFlags(c)
+// setUp decides what the trace is replayed on (traceSetup) and resolves
+// it. It fills set.opts and set.header (the replayed trace's header,
+// recording the deployment and the client) and returns the resolved
+// deployment and the client to simulate.
+func setUp(c *ucli.Context, set *settings, in *input, log *slog.Logger) (*deploy.Resolved, replay.Client, error) {
+	given, client, facts, err := traceSetup(c, in, &set.opts, log)
+	if err != nil {
+		return nil, client, err
+	}
+	dep, err := deploy.Resolve(given)
+	if err != nil {
+		return nil, client, err
+	}
+	set.header = replayedHeader(in.header)
+	if err := deploy.Record(set.header, given, dep); err != nil {
+		return nil, client, err
+	}
+	set.header.XExt.Client = &facts
+	set.setup = &replay.Setup{Deployment: set.header.Deployment(), Client: facts}
+	return dep, client, nil
+}
+
+// traceSetup decides what the trace is replayed on, for replay and replay
+// sweep alike: the deployment its header states under --deployment and the
+// flags (cli.TraceDeployment, not yet resolved), the session mode
+// (cli.TraceSessionMode, into opts) and the client (traceClient). facts is
+// the client as the replayed header records it.
+func traceSetup(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slog.Logger) (deploy.Config, replay.Client, tracev2.Client, error) {
+	warn := func(m string) { log.Warn(m) }
+	var facts tracev2.Client
+	given, err := cli.TraceDeployment(c, in.name, in.header, warn)
+	if err != nil {
+		return given, replay.Client{}, facts, err
+	}
+	mode, err := cli.TraceSessionMode(c, in.name, in.header, warn)
+	if err != nil {
+		return given, replay.Client{}, facts, err
+	}
+	opts.ClosedLoop = mode == cli.SessionClosedLoop
+	var stated *tracev2.Client
+	if x := in.header.XExt; x != nil && x.Client != nil && !c.Bool("ignore-trace-deployment") {
+		facts, stated = *x.Client, x.Client
+		if !c.IsSet("think-time") && facts.ThinkTimeUs > 0 {
+			opts.ThinkTimeUs = facts.ThinkTimeUs
+		}
+	}
+	client, err := traceClient(c, in, stated, opts, log)
+	if err != nil {
+		return given, client, facts, err
+	}
+	facts.SessionMode, facts.MaxConcurrency, facts.SendGapUs = mode, client.MaxConcurrency, client.SendGapUs
+	return given, client, facts, nil
+}
+
+// traceClient is the client to replay (cli.TraceClient: the flags', the
+// header's, or the one found in the rows). A capped client's rows are
+// injected at their intended arrival, and the cap decides their send.
+func traceClient(c *ucli.Context, in *input, stated *tracev2.Client, opts *replay.TraceOptions, log *slog.Logger) (replay.Client, error) {
+	detect := func() (replay.Client, bool, string, error) {
+		f, err := replay.DetectClient(in.rows)
+		return f.Client, f.Capped, f.String(), err
+	}
+	client, err := cli.TraceClient(c, in.name, stated, detect, func(m string) { log.Warn(m) }, func(m string) { log.Debug(m) })
 	if err != nil {
 		return client, err
-	}
-	if !given && c.Bool("detect-client") {
-		f, err := replay.DetectClient(in.rows)
-		if err != nil {
-			return client, fmt.Errorf("%s: %w", in.name, err)
-		}
-		if f.Capped {
-			gap := client.SendGapUs
-			client = f.Client
-			if c.IsSet("client-send-gap") {
-				client.SendGapUs = gap
-			}
-			log.Warn(f.String() + "; replaying that client (--client-max-concurrency overrides, --detect-client=false turns this off)")
-		} else {
-			log.Debug(f.String())
-		}
 	}
 	if client.Capped() {
 		if c.IsSet("inject-at") && c.String("inject-at") == "send" {
@@ -241,7 +285,7 @@ func traceClient(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slo
 
 // replayedHeader is the header of the replayed trace (tracev2.md §3): mode
 // replayed, with the input's SLO targets, KV offload, observed KV metrics
-// and session context growth.
+// and session context growth; setUp adds the deployment and client.
 func replayedHeader(in *tracev2.Header) *tracev2.Header {
 	h := tracev2.DefaultHeader()
 	h.Mode = tracev2.ModeReplayed
@@ -250,6 +294,7 @@ func replayedHeader(in *tracev2.Header) *tracev2.Header {
 	h.GoodputSLOTargets = in.GoodputSLOTargets
 	h.KVOffload = in.KVOffload
 	h.ObservedKVMetrics = in.ObservedKVMetrics
+	h.XExt = &tracev2.Ext{Tool: "replay", ToolVersion: cli.Version, TimeOrigin: tracev2.OriginRelative}
 	return h.Clone()
 }
 

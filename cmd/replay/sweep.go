@@ -31,13 +31,15 @@ func sweepCommand() cli.Command {
 	flags := sweepcmd.Flags()
 	flags = append(flags, traceFlags()...)
 	flags = append(flags, cli.ClientFlags(true)...)
+	flags = append(flags, cli.TraceDeploymentFlags()...)
 	flags = append(flags, cli.DeploymentFlags()...)
 	return cli.Command{
 		Name:      "sweep",
 		Usage:     "replay a trace on a grid of deployments, or find each deployment's max rate for it, and answer capacity questions",
 		ArgsUsage: "[TRACE|-]",
 		Description: `sweep replays one trace (any form replay reads, --from imports included) on every
-case of a grid: the base deployment (flags or --deployment) with some keys varied,
+case of a grid: the base deployment (the trace's own, as replay takes it, under
+--deployment and the flags) with some keys varied,
 and, with the load key rate, the trace sped up or slowed down to that mean rate
 (arrival gaps scaled, the requests unchanged). It prints one row per case (goodput,
 SLO attainment, throughput, TTFT, ITL and E2E percentiles, KV use, preemptions,
@@ -83,16 +85,17 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if err != nil {
 		return err
 	}
-	dep, err := cli.Deployment(c)
-	if err != nil {
-		return err
+	if _, err := cli.Deployment(c); err != nil {
+		return err // a bad flag or --deployment file, before the trace is read
 	}
 	in, err := loadInput(c, stdio, log)
 	if err != nil {
 		return err
 	}
 	defer in.close()
-	client, err := traceClient(c, in, &opts, log)
+	// The trace's own deployment and client, under the flags, as replay
+	// simulates them: the base every case varies.
+	dep, client, facts, err := traceSetup(c, in, &opts, log)
 	if err != nil {
 		return err
 	}
@@ -105,7 +108,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	cfg := simConfig(c, in, horizonUs)
 	cfg.Client = client
 	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Searching: spec.Find == sweep.FindMaxRate,
-		Trace: &replay.SweepTrace{Rows: rows, Options: opts, Config: cfg, BaseRate: c.Float64("rate")}}
+		Trace: &replay.SweepTrace{Rows: rows, Options: opts, Config: cfg, Facts: facts, BaseRate: c.Float64("rate")}}
 	if err := sw.Check(); err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}

@@ -34,8 +34,9 @@ type Sweeper struct {
 	Client Client
 	// Summary, if set, is handed every run (its case, and the rate a
 	// max-rate search asked for, 0 for a grid case) with a function that
-	// writes its summary JSON: the bytes run or replay --metrics-out
-	// print for it. It is called from several goroutines at once.
+	// writes its summary JSON: the bytes run prints for it, or replay
+	// --metrics-out writes (the summary with the resolved deployment and
+	// the client). It is called from several goroutines at once.
 	Summary func(c sweep.Case, rate float64, write func(io.Writer) error) error
 
 	infeasible map[int]string // case → why its deployment cannot be built
@@ -48,6 +49,9 @@ type SweepTrace struct {
 	// Config is the replay's configuration but for the deployment: seed,
 	// context growth, horizon, goodput targets, hash block tokens.
 	Config Config
+	// Facts is the client as replay --metrics-out records it beside the
+	// summary (session mode, cap, send gap).
+	Facts tracev2.Client
 	// BaseRate, if positive, is the rate every case replays the trace at
 	// unless the grid or a search sets one (replay --rate).
 	BaseRate float64
@@ -325,6 +329,14 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 	}
 	if s.Summary != nil {
 		write := func(w io.Writer) error { return WriteSummary(w, "json", &out.Summary) }
+		if s.Trace != nil {
+			keys, err := dep.Config.Keys()
+			if err != nil {
+				return sweep.Row{}, err
+			}
+			setup := &Setup{Deployment: keys, Client: s.Trace.Facts}
+			write = func(w io.Writer) error { return WriteSummarySetup(w, &out.Summary, setup) }
+		}
 		if err := s.Summary(c, rate, write); err != nil {
 			return sweep.Row{}, err
 		}

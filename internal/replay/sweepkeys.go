@@ -3,7 +3,6 @@ package replay
 import (
 	"bytes"
 	"fmt"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,25 +18,10 @@ import (
 // prefill_instances to P and decode_instances to D.
 const PDSplitKey = "pd_split"
 
-// deployKeys are the YAML keys of a deployment (deploy.Config, its inline
-// cluster part included) and pd_split, sorted.
+// deployKeys are the keys of a deployment (deploy.KeyNames) and
+// pd_split, sorted.
 func deployKeys() []string {
-	var keys []string
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			switch {
-			case strings.Contains(opts, "inline"):
-				walk(f.Type)
-			case name != "" && name != "-":
-				keys = append(keys, name)
-			}
-		}
-	}
-	walk(reflect.TypeOf(deploy.Config{}))
-	keys = append(keys, PDSplitKey)
+	keys := append(deploy.KeyNames(), PDSplitKey)
 	sort.Strings(keys)
 	return keys
 }
