@@ -13,6 +13,7 @@ import (
 	"servesim/internal/cli/sweepcmd"
 	"servesim/internal/replay"
 	"servesim/internal/sweep"
+	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
 
@@ -101,7 +102,12 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if err != nil {
 		return err
 	}
-	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Workload: &opts, Searching: spec.Find == sweep.FindMaxRate, Client: client}
+	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Workload: &opts, Searching: spec.Find == sweep.FindMaxRate, Client: client,
+		WorkloadFacts: func(wl *workload.Workload) tracev2.Client {
+			facts := cli.WorkloadClient(wl)
+			facts.MaxConcurrency, facts.SendGapUs = client.MaxConcurrency, client.SendGapUs
+			return facts
+		}}
 	if err := sw.Check(); err != nil {
 		return err
 	}

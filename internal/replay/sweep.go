@@ -32,11 +32,14 @@ type Sweeper struct {
 	// Client is the load generator of a workload's runs (run
 	// --client-max-concurrency); a trace's is in Trace.Config.
 	Client Client
+	// WorkloadFacts, if set, describes a workload's client as run's summary
+	// records it (cli.WorkloadClient with the cap and send gap).
+	WorkloadFacts func(*workload.Workload) tracev2.Client
 	// Summary, if set, is handed every run (its case, and the rate a
 	// max-rate search asked for, 0 for a grid case) with a function that
-	// writes its summary JSON: the bytes run prints for it, or replay
-	// --metrics-out writes (the summary with the resolved deployment and
-	// the client). It is called from several goroutines at once.
+	// writes its summary JSON with the resolved deployment and the client:
+	// the bytes run --format json prints for it, or replay --metrics-out
+	// writes. It is called from several goroutines at once.
 	Summary func(c sweep.Case, rate float64, write func(io.Writer) error) error
 
 	infeasible map[int]string // case → why its deployment cannot be built
@@ -311,9 +314,11 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 	}
 	st := newCaseStats(s.SLO)
 	var out Outcome
+	var facts tracev2.Client // the client, as the summary records it
 	offered := rate
 	if s.Trace != nil {
 		out, offered, err = s.replayCase(ctx, c, rate, dep, st)
+		facts = s.Trace.Facts
 	} else {
 		var wl *workload.Workload
 		if wl, err = s.workload(c, rate); err != nil {
@@ -323,20 +328,20 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 		cfg := WorkloadConfig(wl, dep)
 		cfg.Client = s.Client
 		out, err = SimulateWorkload(ctx, cfg, wl, st.sink)
+		if s.WorkloadFacts != nil {
+			facts = s.WorkloadFacts(wl)
+		}
 	}
 	if err != nil {
 		return sweep.Row{}, err
 	}
 	if s.Summary != nil {
-		write := func(w io.Writer) error { return WriteSummary(w, "json", &out.Summary) }
-		if s.Trace != nil {
-			keys, err := dep.Config.Keys()
-			if err != nil {
-				return sweep.Row{}, err
-			}
-			setup := &Setup{Deployment: keys, Client: s.Trace.Facts}
-			write = func(w io.Writer) error { return WriteSummarySetup(w, &out.Summary, setup) }
+		keys, err := dep.Config.Keys()
+		if err != nil {
+			return sweep.Row{}, err
 		}
+		setup := &Setup{Deployment: keys, Client: facts}
+		write := func(w io.Writer) error { return WriteSummarySetup(w, &out.Summary, setup) }
 		if err := s.Summary(c, rate, write); err != nil {
 			return sweep.Row{}, err
 		}
