@@ -298,3 +298,35 @@ func TestSweepInfeasibleCases(t *testing.T) {
 		t.Errorf("stderr should warn of the infeasible case: %s", errs)
 	}
 }
+
+// Prices: the built-in list, a sweep file's prices over it, --prices over
+// both; each row's cost is GPUs × price, and the page names the source.
+func TestSweepPrices(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.yaml")
+	os.WriteFile(spec, []byte("grid:\n  num_instances: [2]\nprices:\n  H100: 2.49\n  L40S: 1\n"), 0o644)
+	ours := filepath.Join(dir, "p.yaml")
+	os.WriteFile(ours, []byte("h100: 1.5\n"), 0o644)
+	wl := []string{"--workload", "chatbot", "--rate", "5", "--num-requests", "50", "--format", "json"}
+	for _, tc := range []struct {
+		args []string
+		want float64
+	}{
+		{[]string{"--grid", "num_instances=2"}, 2 * 3.95},
+		{[]string{"--sweep", spec}, 2 * 2.49},
+		{[]string{"--sweep", spec, "--prices", ours}, 2 * 1.5},
+		{[]string{"--grid", "num_instances=2", "--prices", ours}, 2 * 1.5},
+	} {
+		d := decodeDoc(t, mustRun(t, append(append([]string{"sweep"}, tc.args...), wl...)...))
+		r := d.Rows[0]
+		if r.CostPerHour == nil || math.Abs(*r.CostPerHour-tc.want) > 1e-9 || r.CostPerMTok == nil {
+			t.Errorf("%v: cost %v $/h, want %v", tc.args, r.CostPerHour, tc.want)
+		}
+		if len(d.Prices) != 1 || d.Prices[0].GPU == "L40S" {
+			t.Errorf("%v: the document lists the prices of the GPUs used only: %+v", tc.args, d.Prices)
+		}
+	}
+	if _, errs, code := runCmd(t, "", append([]string{"sweep", "--grid", "rate=5", "--prices", filepath.Join(dir, "none.yaml")}, wl...)...); code != 2 || !strings.Contains(errs, "none.yaml: prices:") {
+		t.Errorf("missing price file: exit %d, %s", code, errs)
+	}
+}

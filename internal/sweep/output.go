@@ -141,6 +141,17 @@ func DecodeDoc(name string, data []byte) (*Doc, error) {
 	if d.Format != DocFormat {
 		return nil, inputErr(Pos{File: name}, "format", "%q: want %q (the JSON a sweep writes with --format json)", d.Format, DocFormat)
 	}
+	if d.Cases < 1 || d.Cases > MaxCases {
+		return nil, inputErr(Pos{File: name}, "cases", "%d is outside [1, %d]", d.Cases, MaxCases)
+	}
+	if _, _, err := parseShard(d.Shard); err != nil {
+		return nil, inputErr(Pos{File: name}, "shard", "%v", err)
+	}
+	for i, r := range d.Rows {
+		if r.Case < 0 || r.Case >= d.Cases {
+			return nil, inputErr(Pos{File: name}, fmt.Sprintf("rows[%d].case", i), "%d is outside [0, %d)", r.Case, d.Cases)
+		}
+	}
 	return &d, nil
 }
 
@@ -207,6 +218,10 @@ func Merge(names []string, docs []*Doc) (*Doc, error) {
 	return &out, nil
 }
 
+// maxShards bounds the shards of a merge (cli.MaxShards, which this
+// engine-free package does not import).
+const maxShards = 1 << 20
+
 // parseShard reads "I/N" ("" is the whole sweep, 0/1).
 func parseShard(s string) (idx, cnt int, err error) {
 	if s == "" {
@@ -215,8 +230,8 @@ func parseShard(s string) (idx, cnt int, err error) {
 	a, b, ok := strings.Cut(s, "/")
 	idx, err1 := strconv.Atoi(a)
 	cnt, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || cnt < 1 || idx < 0 || idx >= cnt {
-		return 0, 0, fmt.Errorf("%q is not I/N", s)
+	if !ok || err1 != nil || err2 != nil || cnt < 1 || cnt > maxShards || idx < 0 || idx >= cnt {
+		return 0, 0, fmt.Errorf("%q is not I/N with 0 ≤ I < N ≤ %d", s, maxShards)
 	}
 	return idx, cnt, nil
 }
