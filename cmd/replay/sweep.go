@@ -129,6 +129,9 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	}{filepath.Base(in.name), in.n, sw.Trace.RateRPS, sw.Trace.BaseRate, opts, cfg.Seed, horizonUs, cfg.HashBlockTokens, client}
 	base := []sweep.Param{{Key: "trace", Value: filepath.Base(in.name)}, {Key: "requests", Value: strconv.Itoa(in.n)},
 		{Key: "trace_rate_rps", Value: strconv.FormatFloat(sw.Trace.RateRPS, 'f', 3, 64)}}
+	if c.IsSet("rate") && grid.Axis(replay.RateKey) == nil {
+		base = append(base, sweep.Param{Key: "rate", Value: strconv.FormatFloat(c.Float64("rate"), 'g', -1, 64)})
+	}
 	return sweepcmd.Execute(ctx, c, stdio, log, sweepcmd.Job{Command: "replay sweep", Spec: spec, Grid: grid, Shard: shard,
 		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: append(base, sw.Base()...), Inputs: []any{dep, trace}})
 }

@@ -240,7 +240,8 @@ func MergeCommand() cli.Command {
 --shard I/N --format json) and prints exactly what the sweep prints when it runs
 whole: the same rows in the same order, and the answer computed from all of them.
 Shards of another sweep (another grid, workload, trace, deployment, SLO or price
-table), a shard given twice, or a missing shard are errors.
+table), a shard given twice, or a missing shard are errors. A whole sweep's JSON
+merges alone: a way to print it again as text or CSV, or to draw its page.
 
 Example, with GNU parallel on 8 local slots (or 8 machines with --sshlogin):
 
