@@ -50,15 +50,18 @@ func (cmd Command) AllFlags() []ucli.Flag {
 // an error whose ExitCode is 2, naming the nearest flag to an unknown one.
 func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 	for _, sub := range cmd.Subcommands {
-		if len(args) > 1 && args[1] == sub.Name {
-			sub.Name = cmd.Name + " " + sub.Name
+		// A subcommand is named by its word ("sweep") or in full
+		// ("calibrate fit").
+		word := sub.Name[strings.LastIndex(sub.Name, " ")+1:]
+		if len(args) > 1 && args[1] == word {
+			sub.Name = cmd.Name + " " + word
 			return Run(ctx, sub, append([]string{args[0] + " " + args[1]}, args[2:]...), stdio)
 		}
 	}
 	if len(cmd.Subcommands) > 0 {
 		cmd.Description += "\n\nSubcommands (each has its own --help):\n"
 		for _, sub := range cmd.Subcommands {
-			cmd.Description += fmt.Sprintf("\n   %s %s   %s", cmd.Name, sub.Name, sub.Usage)
+			cmd.Description += fmt.Sprintf("\n   %s %s   %s", cmd.Name, sub.Name[strings.LastIndex(sub.Name, " ")+1:], sub.Usage)
 		}
 	}
 	flags := cmd.AllFlags()
