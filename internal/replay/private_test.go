@@ -43,14 +43,14 @@ func TestPromptOwnership(t *testing.T) {
 		{"repeated id", rec(1, nil), false, 0},
 	}
 	for _, tt := range tests {
-		if _, own := tok.prompt(tt.rec, tt.accumulate); own != tt.want {
+		if _, own := tok.prompt(nil, tt.rec, tt.accumulate, false); own != tt.want {
 			t.Errorf("%s: own ids from %d, want %d", tt.name, own, tt.want)
 		}
 	}
-	first, _ := newTokens(3, 16).prompt(rec(9, nil), false)
+	first, _ := newTokens(3, 16).prompt(nil, rec(9, nil), false, false)
 	again := newTokens(3, 16)
-	again.prompt(rec(9, nil), false)
-	second, _ := again.prompt(rec(9, nil), false)
+	again.prompt(nil, rec(9, nil), false, false)
+	second, _ := again.prompt(nil, rec(9, nil), false, false)
 	if slices.Equal(first, second) {
 		t.Error("a repeated id got the first row's fresh ids")
 	}
@@ -95,10 +95,12 @@ func randomTrace(rng *rand.Rand) []tracev2.Record {
 }
 
 // TestPrivatePromptsChangeNothing: replaying random traces with the rows'
-// own ids declared private gives the same trace rows, results and summary
-// as hashing every block — on one instance, on a cluster whose router
-// reads the instances' prefix caches and on a disaggregated one routed on
-// prefix affinity, with KV caches small enough to preempt.
+// own ids declared private (and left unwritten: nothing reads them) gives
+// the same trace rows, results and summary as hashing every block — on one
+// instance, on a cluster whose router reads the instances' prefix caches,
+// on a disaggregated one routed on prefix affinity, and with a CPU tier
+// (which hashes every block, so the ids must be written), with KV caches
+// small enough to preempt.
 func TestPrivatePromptsChangeNothing(t *testing.T) {
 	var hits float64
 	var preempts int64
@@ -108,7 +110,9 @@ func TestPrivatePromptsChangeNothing(t *testing.T) {
 		cfg := deploy.Default()
 		cfg.TotalKVBlocks = 40 + rng.IntN(100)
 		cfg.MaxNumSeqs = 4 + rng.IntN(16)
-		switch seed % 3 {
+		switch seed % 4 {
+		case 3:
+			cfg.KVCPUBlocks = 20 + rng.IntN(60)
 		case 1:
 			cfg.Instances = 3
 			cfg.Cluster.RoutingPolicy = "weighted"
@@ -124,41 +128,87 @@ func TestPrivatePromptsChangeNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		growth := []string{"", "accumulate"}[rng.IntN(2)]
-		run := func(hashAll bool) ([]string, Outcome) {
-			var rows []string
-			sink := func(rec *tracev2.Record, res *tracev2.SimResult) error {
-				rows = append(rows, fmt.Sprintf("%+v %+v", *rec, res))
-				return nil
-			}
-			tr, err := NewTrace(RecordRows(recs), TraceOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := Simulate(context.Background(), Config{Deploy: dep, Seed: 9, ContextGrowth: growth, hashAll: hashAll}, tr, nil, sink)
-			if err != nil {
-				t.Fatal(err)
-			}
-			slices.Sort(rows)
-			return rows, out
-		}
-		a, sa := run(true)
-		b, sb := run(false)
-		if !slices.Equal(a, b) {
-			for i := range a {
-				if i >= len(b) || a[i] != b[i] {
-					t.Fatalf("seed %d: row %d differs\n all hashed %s\n private    %s", seed, i, a[i], b[min(i, len(b)-1)])
-				}
-			}
-			t.Fatalf("seed %d: %d rows, %d rows", seed, len(a), len(b))
-		}
-		if !reflect.DeepEqual(sa, sb) {
-			t.Fatalf("seed %d: summaries differ\n all hashed %+v\n private    %+v", seed, sa.Summary, sb.Summary)
-		}
+		a, sa := replayRows(t, recs, Config{Deploy: dep, Seed: 9, ContextGrowth: growth, hashAll: true})
+		b, sb := replayRows(t, recs, Config{Deploy: dep, Seed: 9, ContextGrowth: growth})
+		sameRows(t, fmt.Sprintf("seed %d, all hashed / private", seed), a, b, sa, sb)
 		hits += sa.Summary.CacheHitRate
 		preempts += sa.Summary.PreemptionCount
 	}
 	t.Logf("100 traces: mean cache hit rate %.2f, %d preemptions", hits/100, preempts)
 	if hits == 0 || preempts == 0 {
 		t.Errorf("the traces never hit the prefix cache (%g) or never preempt (%d)", hits, preempts)
+	}
+}
+
+// replayRows replays recs with cfg and returns every trace row and
+// SimResult the sink saw, sorted, and the outcome.
+func replayRows(t *testing.T, recs []tracev2.Record, cfg Config) ([]string, Outcome) {
+	t.Helper()
+	var rows []string
+	sink := func(rec *tracev2.Record, res *tracev2.SimResult) error {
+		rows = append(rows, fmt.Sprintf("%+v %+v", *rec, res))
+		return nil
+	}
+	tr, err := NewTrace(RecordRows(recs), TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Simulate(context.Background(), cfg, tr, nil, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(rows)
+	return rows, out
+}
+
+// sameRows fails the test unless two replays gave the same rows and outcome.
+func sameRows(t *testing.T, what string, a, b []string, sa, sb Outcome) {
+	t.Helper()
+	if !slices.Equal(a, b) {
+		for i := range a {
+			if i >= len(b) || a[i] != b[i] {
+				t.Fatalf("%s: row %d differs\n%s\n%s", what, i, a[i], b[min(i, len(b)-1)])
+			}
+		}
+		t.Fatalf("%s: %d rows, %d rows", what, len(a), len(b))
+	}
+	if !reflect.DeepEqual(sa, sb) {
+		t.Fatalf("%s: summaries differ\n%+v\n%+v", what, sa.Summary, sb.Summary)
+	}
+}
+
+// TestRecyclingChangesNothing: a one-instance replay that reuses its
+// requests and their buffers once they have ended gives the rows, results
+// and summary of one that allocates every request afresh, on random traces
+// with deadlines (requests that time out while decoding lazily leave stale
+// entries behind), preemptions and accumulating sessions.
+func TestRecyclingChangesNothing(t *testing.T) {
+	var timedOut, preempts int64
+	for seed := uint64(0); seed < 60; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 6))
+		recs := randomTrace(rng)
+		for i := range recs {
+			recs[i].OutputTokens += rng.IntN(400) // long decodes run lazily
+			if rng.IntN(3) == 0 {
+				recs[i].DeadlineUs = recs[i].ArrivalTimeUs + 50_000 + rng.Int64N(8_000_000)
+			}
+		}
+		cfg := deploy.Default()
+		cfg.TotalKVBlocks = 40 + rng.IntN(100)
+		cfg.MaxNumSeqs = 4 + rng.IntN(16)
+		dep, err := deploy.Resolve(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		growth := []string{"", "accumulate"}[rng.IntN(2)]
+		a, sa := replayRows(t, recs, Config{Deploy: dep, Seed: 9, ContextGrowth: growth, noRecycle: true})
+		b, sb := replayRows(t, recs, Config{Deploy: dep, Seed: 9, ContextGrowth: growth})
+		sameRows(t, fmt.Sprintf("seed %d, fresh / recycled", seed), a, b, sa, sb)
+		timedOut += sa.Summary.TimedOutRequests
+		preempts += sa.Summary.PreemptionCount
+	}
+	t.Logf("60 traces: %d timed out, %d preemptions", timedOut, preempts)
+	if timedOut == 0 || preempts == 0 {
+		t.Errorf("the traces never time out (%d) or never preempt (%d)", timedOut, preempts)
 	}
 }

@@ -135,15 +135,22 @@ func promptLen(rec *tracev2.Record) int {
 	return rec.PrefixLength + rec.InputTokens
 }
 
-// prompt builds the prompt ids of a row. accumulate says whether session
-// rounds grow from their predecessors. own is where the row's own fresh ids
-// begin when no other row can share them (instance.Request.Private), or −1:
-// an accumulating session's rounds are resent by the next round, rows whose
-// ids are not tracked (idRows) might be repeated later, and a prompt with
-// no fresh ids (all prefix or hash-id blocks) has none of its own.
-func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own int) {
+// prompt builds the prompt ids of a row, in buf when it is large enough.
+// accumulate says whether session rounds grow from their predecessors. own
+// is where the row's own fresh ids begin when no other row can share them
+// (instance.Request.Private), or −1: an accumulating session's rounds are
+// resent by the next round, rows whose ids are not tracked (idRows) might
+// be repeated later, and a prompt with no fresh ids (all prefix or hash-id
+// blocks) has none of its own. With lazy (the KV caches honour the
+// privacy declaration: Config.lazyIDs) a row's own ids are not written,
+// since nothing reads them: ids from own on keep what buf held.
+func (t *tokens) prompt(buf []int32, rec *tracev2.Record, accumulate, lazy bool) (ids []int32, own int) {
 	n := promptLen(rec)
-	ids = make([]int32, n)
+	if cap(buf) >= n {
+		ids = buf[:n]
+	} else {
+		ids = make([]int32, n)
+	}
 	start := 0
 	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {
 		prev := t.sessions[rec.SessionID].ids
@@ -173,7 +180,9 @@ func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own 
 		// the id and the prompt, which is not known yet.
 		own = -1
 	}
-	fill(ids[start:], t.fresh(seed, rec.RequestID))
+	if own < 0 || !lazy {
+		fill(ids[start:], t.fresh(seed, rec.RequestID))
+	}
 	return ids, own
 }
 

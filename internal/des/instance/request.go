@@ -116,6 +116,17 @@ type span struct{ s, e int64 }
 // Status is the request's current state.
 func (r *Request) Status() Status { return r.status }
 
+// Reset clears a request whose result has been handed out, for reuse as a
+// new one by a source that recycles its requests. Every field is cleared
+// but the counter that tells stale references the simulator may still hold
+// to the old request (entries of lazy decoding's completion heap) from the
+// new one: it keeps counting.
+func (r *Request) Reset() {
+	gen := r.lgen
+	*r = Request{}
+	r.lgen = gen
+}
+
 // Generated is the number of output tokens produced so far.
 func (r *Request) Generated() int { return r.g + r.pendingRounds() }
 
