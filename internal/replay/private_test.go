@@ -43,14 +43,14 @@ func TestPromptOwnership(t *testing.T) {
 		{"repeated id", rec(1, nil), false, 0},
 	}
 	for _, tt := range tests {
-		if _, own := tok.prompt(nil, tt.rec, tt.accumulate, false); own != tt.want {
+		if _, own := tok.prompt(new([]int32), tt.rec, tt.accumulate, false); own != tt.want {
 			t.Errorf("%s: own ids from %d, want %d", tt.name, own, tt.want)
 		}
 	}
-	first, _ := newTokens(3, 16).prompt(nil, rec(9, nil), false, false)
+	first, _ := newTokens(3, 16).prompt(new([]int32), rec(9, nil), false, false)
 	again := newTokens(3, 16)
-	again.prompt(nil, rec(9, nil), false, false)
-	second, _ := again.prompt(nil, rec(9, nil), false, false)
+	again.prompt(new([]int32), rec(9, nil), false, false)
+	second, _ := again.prompt(new([]int32), rec(9, nil), false, false)
 	if slices.Equal(first, second) {
 		t.Error("a repeated id got the first row's fresh ids")
 	}

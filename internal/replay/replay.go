@@ -129,7 +129,8 @@ type Outcome struct {
 type live struct {
 	req    instance.Request
 	rec    tracev2.Record
-	prompt []int32 // req.Prompt: the buffer, reused
+	prompt []int32 // req.Prompt: buf's head, or shared blank ids (tokens.prompt)
+	buf    []int32 // the live's own prompt buffer, reused
 	output []int32
 }
 
@@ -273,7 +274,7 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 	}
 	l.rec = *rec
 	rec = &l.rec
-	prompt, own := d.tok.prompt(l.prompt, rec, d.accumulate, d.lazy)
+	prompt, own := d.tok.prompt(&l.buf, rec, d.accumulate, d.lazy)
 	l.prompt, l.output = prompt, d.tok.output(rec, d.accumulate)
 	if d.accumulate && rec.SessionID != "" {
 		// The context the next round will resend, as the trace says it

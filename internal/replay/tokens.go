@@ -45,6 +45,9 @@ type tokens struct {
 	promptSeed, outputSeed, hashSeed uint64
 	warnings                         []string
 	rows                             idRows // rows met per request id, for private prompts
+	// blank backs the prompts of which no id is ever read (all private,
+	// lazy): zeros, never written, shared; it only grows (a new array).
+	blank []int32
 }
 
 // sessionContext is an accumulating session's context after round `round`.
@@ -135,7 +138,9 @@ func promptLen(rec *tracev2.Record) int {
 	return rec.PrefixLength + rec.InputTokens
 }
 
-// prompt builds the prompt ids of a row, in buf when it is large enough.
+// prompt builds the prompt ids of a row in *buf, the caller's reusable
+// buffer (replaced by a larger one when it is too small), or in a shared
+// blank one that is never written (see lazy).
 // accumulate says whether session rounds grow from their predecessors. own
 // is where the row's own fresh ids begin when no other row can share them
 // (instance.Request.Private), or −1: an accumulating session's rounds are
@@ -143,14 +148,23 @@ func promptLen(rec *tracev2.Record) int {
 // be repeated later, and a prompt with no fresh ids (all prefix or hash-id
 // blocks) has none of its own. With lazy (the KV caches honour the
 // privacy declaration: Config.lazyIDs) a row's own ids are not written,
-// since nothing reads them: ids from own on keep what buf held.
-func (t *tokens) prompt(buf []int32, rec *tracev2.Record, accumulate, lazy bool) (ids []int32, own int) {
+// since nothing reads them: ids from own on keep what buf held, and a
+// prompt that is all its own takes no buffer.
+func (t *tokens) prompt(buf *[]int32, rec *tracev2.Record, accumulate, lazy bool) (ids []int32, own int) {
 	n := promptLen(rec)
-	if cap(buf) >= n {
-		ids = buf[:n]
-	} else {
-		ids = make([]int32, n)
+	if lazy && t.allOwn(rec, accumulate) {
+		// No id of this prompt is read: it needs no memory of its own,
+		// which matters for the requests waiting in a long queue.
+		if len(t.blank) < n {
+			t.blank = make([]int32, max(n, 2*len(t.blank)))
+		}
+		t.rows.add(rec.RequestID)
+		return t.blank[:n], 0
 	}
+	if cap(*buf) < n {
+		*buf = make([]int32, n)
+	}
+	ids = (*buf)[:n]
 	start := 0
 	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {
 		prev := t.sessions[rec.SessionID].ids
@@ -184,6 +198,16 @@ func (t *tokens) prompt(buf []int32, rec *tracev2.Record, accumulate, lazy bool)
 		fill(ids[start:], t.fresh(seed, rec.RequestID))
 	}
 	return ids, own
+}
+
+// allOwn reports whether every id of rec's prompt is its own fresh one
+// (prompt gives it own = 0): no session context, hash ids or group prefix
+// to start from, a request id seen for the first time and tracked.
+func (t *tokens) allOwn(rec *tracev2.Record, accumulate bool) bool {
+	if (accumulate && rec.SessionID != "") || len(rec.HashIDs) > 0 || (rec.PrefixGroup != "" && rec.PrefixLength > 0) {
+		return false
+	}
+	return promptLen(rec) > 0 && rec.RequestID >= 0 && rec.RequestID < maxTrackedID && !t.rows.has(rec.RequestID)
 }
 
 // output returns the ids a request generates, or nil when nobody will ever
@@ -225,6 +249,12 @@ type idRows struct {
 }
 
 const maxTrackedID = 1 << 26
+
+// has reports whether a row with the given (tracked) id was met.
+func (r *idRows) has(id int64) bool {
+	w := int(id >> 6)
+	return w < len(r.seen) && r.seen[w]&(uint64(1)<<(id&63)) != 0
+}
 
 // add records a row with the given id and returns how many rows had it
 // before, and whether the id is tracked.
