@@ -78,6 +78,7 @@ func simConfig(c *ucli.Context, in *input, horizonUs int64) replay.Config {
 		HorizonUs:       horizonUs,
 		SLOTargets:      replay.SLOTargets(in.header.GoodputSLOTargets),
 		HashBlockTokens: c.Int("hash-block-tokens"),
+		UniqueIDs:       in.unique,
 	}
 }
 

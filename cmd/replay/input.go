@@ -27,6 +27,7 @@ type input struct {
 	cols   tracev2.Columns
 	rows   replay.Rows // on the simulation's time origin
 	n      int
+	unique bool     // no two rows share a request id (replay.Config.UniqueIDs)
 	spools []string // temporary files to remove
 }
 
@@ -208,6 +209,7 @@ func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*inpu
 		return nil, err
 	}
 	in.rows = &traceRows{in: again, opts: quiet, origin: origin}
+	in.unique = true // checkUnique
 	done = true
 	return in, nil
 }
@@ -338,6 +340,7 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 	if err != nil {
 		return nil, err
 	}
+	var ids []int64 // importers number their rows; checked all the same (8 bytes a row)
 	for {
 		rec, err := imp.Next()
 		if errors.Is(err, io.EOF) {
@@ -352,8 +355,11 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 		if err := w.Write(&rec); err != nil {
 			return nil, fmt.Errorf("spool the import: %w", err)
 		}
+		ids = append(ids, rec.RequestID)
 		in.n++
 	}
+	slices.Sort(ids)
+	in.unique = len(slices.Compact(ids)) == len(ids)
 	if err := bw.Flush(); err != nil {
 		return nil, fmt.Errorf("spool the import: %w", err)
 	}

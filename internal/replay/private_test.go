@@ -43,14 +43,14 @@ func TestPromptOwnership(t *testing.T) {
 		{"repeated id", rec(1, nil), false, 0},
 	}
 	for _, tt := range tests {
-		if _, own := tok.prompt(new([]int32), tt.rec, tt.accumulate, false); own != tt.want {
+		if _, own, _ := tok.prompt(new(promptBuf), tt.rec, tt.accumulate, false); own != tt.want {
 			t.Errorf("%s: own ids from %d, want %d", tt.name, own, tt.want)
 		}
 	}
-	first, _ := newTokens(3, 16).prompt(new([]int32), rec(9, nil), false, false)
+	first, _, _ := newTokens(3, 16).prompt(new(promptBuf), rec(9, nil), false, false)
 	again := newTokens(3, 16)
-	again.prompt(new([]int32), rec(9, nil), false, false)
-	second, _ := again.prompt(new([]int32), rec(9, nil), false, false)
+	again.prompt(new(promptBuf), rec(9, nil), false, false)
+	second, _, _ := again.prompt(new(promptBuf), rec(9, nil), false, false)
 	if slices.Equal(first, second) {
 		t.Error("a repeated id got the first row's fresh ids")
 	}
@@ -210,5 +210,82 @@ func TestRecyclingChangesNothing(t *testing.T) {
 	t.Logf("60 traces: %d timed out, %d preemptions", timedOut, preempts)
 	if timedOut == 0 || preempts == 0 {
 		t.Errorf("the traces never time out (%d) or never preempt (%d)", timedOut, preempts)
+	}
+}
+
+// hashTrace draws rows like Mooncake's: unique ids, prompts made of hash-id
+// regions (conversations resending their predecessors' hash ids and a
+// shared system region, now and then a region met before under another
+// prefix), some with a fresh tail, prompt lengths that end anywhere in a
+// block.
+func hashTrace(rng *rand.Rand, region int) []tracev2.Record {
+	var out []tracev2.Record
+	var t int64
+	convs := make([][]int64, 6)
+	next := int64(100)
+	for i := 0; i < 50+rng.IntN(80); i++ {
+		t += rng.Int64N(60_000)
+		c := rng.IntN(len(convs))
+		if len(convs[c]) == 0 || rng.IntN(5) == 0 {
+			convs[c] = []int64{int64(rng.IntN(2))} // a new conversation on a system region
+		}
+		for k := rng.IntN(3); k >= 0; k-- {
+			convs[c] = append(convs[c], next)
+			next++
+		}
+		if rng.IntN(6) == 0 { // a region met before under another prefix
+			convs[c] = append(convs[c], 100+rng.Int64N(next-100))
+		}
+		hashes := slices.Clone(convs[c])
+		n := (len(hashes)-1)*region + 1 + rng.IntN(region) // ends inside the last region
+		if rng.IntN(4) == 0 {
+			n += 1 + rng.IntN(2*region) // a fresh tail
+		}
+		out = append(out, tracev2.Record{RequestID: int64(i), ArrivalTimeUs: t, InputTokens: n,
+			OutputTokens: 1 + rng.IntN(60), Status: "ok", HashIDs: hashes})
+	}
+	return out
+}
+
+// TestHashPromptsChangeNothing: replaying hash-id traces with unique ids,
+// their blocks' hashes computed once per shared region (chains), no id
+// written that nothing reads, and all-shared prompts owning their
+// generated tokens, gives the rows, results and summary of the reference
+// (every id drawn, every block hashed from its ids) — on one instance, a
+// prefix-aware cluster, a disaggregated one, and with a CPU tier.
+func TestHashPromptsChangeNothing(t *testing.T) {
+	var hits float64
+	for seed := uint64(0); seed < 80; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		region := []int{16, 32, 48, 40}[seed%4] // 40: blocks straddle regions (no chains)
+		recs := hashTrace(rng, region)
+		cfg := deploy.Default()
+		cfg.TotalKVBlocks = 60 + rng.IntN(120)
+		cfg.MaxNumSeqs = 4 + rng.IntN(12)
+		switch seed % 5 {
+		case 1:
+			cfg.Instances = 3
+			cfg.Cluster.RoutingPolicy = "weighted"
+			cfg.Cluster.RoutingScorers = "precise-prefix-cache:2,prefix-affinity:1,queue-depth:1"
+		case 2:
+			cfg.Cluster.PrefillInstances, cfg.Cluster.DecodeInstances = 2, 2
+			cfg.Cluster.PDDecider = []string{"always", "prefix-threshold"}[rng.IntN(2)]
+			cfg.Cluster.RoutingPolicy = "weighted"
+			cfg.Cluster.RoutingScorers = "prefix-affinity:3,queue-depth:1"
+		case 3:
+			cfg.KVCPUBlocks = 20 + rng.IntN(60)
+		}
+		dep, err := deploy.Resolve(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, sa := replayRows(t, recs, Config{Deploy: dep, Seed: 9, HashBlockTokens: region, hashAll: true})
+		b, sb := replayRows(t, recs, Config{Deploy: dep, Seed: 9, HashBlockTokens: region, UniqueIDs: true})
+		sameRows(t, fmt.Sprintf("seed %d, reference / shortcuts", seed), a, b, sa, sb)
+		hits += sa.Summary.CacheHitRate
+	}
+	t.Logf("80 traces: mean cache hit rate %.2f", hits/80)
+	if hits/80 < 0.2 {
+		t.Errorf("mean cache hit rate %.2f: the traces share too little to test anything", hits/80)
 	}
 }

@@ -61,6 +61,11 @@ type Config struct {
 	// HashBlockTokens is the number of prompt tokens one ext_hash_ids entry
 	// stands for (0 = DefaultHashBlockTokens, Mooncake's 512).
 	HashBlockTokens int
+	// UniqueIDs promises that no two records share a request id (replay
+	// checks its traces; a workload numbers its requests). A prompt that
+	// is all shared (prefix or hash-id blocks) then owns the tokens it
+	// generates, which are declared private.
+	UniqueIDs bool
 	// Progress, if set, is called now and then with the simulated time and
 	// the number of requests finished.
 	Progress func(nowUs, done int64)
@@ -75,7 +80,7 @@ type Config struct {
 	// instance).
 	Decisions io.Writer
 
-	hashAll   bool // declare no prompt private: every KV block hashed (tests compare)
+	hashAll   bool // the reference (tests compare): no prompt private, every block hashed from its ids
 	noRecycle bool // allocate every request afresh (tests compare)
 }
 
@@ -129,8 +134,8 @@ type Outcome struct {
 type live struct {
 	req    instance.Request
 	rec    tracev2.Record
-	prompt []int32 // req.Prompt: buf's head, or shared blank ids (tokens.prompt)
-	buf    []int32 // the live's own prompt buffer, reused
+	prompt []int32   // req.Prompt: pb.ids' head, or shared blank ids (tokens.prompt)
+	pb     promptBuf // the live's own prompt storage, reused
 	output []int32
 }
 
@@ -172,6 +177,10 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	d := &driver{ctx: ctx, cfg: cfg, src: src, fu: fu, sink: sink, tok: newTokens(cfg.Seed, cfg.HashBlockTokens),
 		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer,
 		lazy: !cfg.hashAll && honoursPrivacy(cfg.Deploy)}
+	d.tok.unique = cfg.UniqueIDs
+	if b, ok := blockSize(cfg.Deploy); ok && !cfg.hashAll {
+		d.tok.chains = newChains(d.tok, b)
+	}
 	if cfg.Deploy.IsCluster() || cfg.Decisions != nil {
 		return d.runCluster()
 	}
@@ -207,6 +216,17 @@ func honoursPrivacy(dep *deploy.Resolved) bool {
 		}
 	}
 	return true
+}
+
+// blockSize is the KV block size of every instance of dep, if they agree.
+func blockSize(dep *deploy.Resolved) (int, bool) {
+	b := dep.Instance.KV.BlockSize
+	for _, ic := range dep.ClusterConfig.Instances {
+		if ic.KV.BlockSize != b {
+			return 0, false
+		}
+	}
+	return b, b > 0
 }
 
 // watchAndRun starts the observer (if any) on the simulation's instances
@@ -274,7 +294,7 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 	}
 	l.rec = *rec
 	rec = &l.rec
-	prompt, own := d.tok.prompt(&l.buf, rec, d.accumulate, d.lazy)
+	prompt, own, known := d.tok.prompt(&l.pb, rec, d.accumulate, d.lazy)
 	l.prompt, l.output = prompt, d.tok.output(rec, d.accumulate)
 	if d.accumulate && rec.SessionID != "" {
 		// The context the next round will resend, as the trace says it
@@ -285,7 +305,7 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 	}
 	r := &l.req
 	r.Reset() // not a composite literal: it would reset the stale-reference counter
-	r.ID, r.ArrivalUs, r.Prompt, r.Output = rec.RequestID, rec.ArrivalTimeUs, l.prompt, l.output
+	r.ID, r.ArrivalUs, r.Prompt, r.Output, r.KnownHashes = rec.RequestID, rec.ArrivalTimeUs, l.prompt, l.output, known
 	r.OutputLen, r.MaxOutputLen = rec.OutputTokens, rec.OutputTokens
 	r.SLOClass, r.Tenant, r.DeadlineUs = rec.SLOClass, rec.TenantID, rec.DeadlineUs
 	r.SessionID, r.Round = rec.SessionID, rec.RoundIndex

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 
+	"servesim/internal/des/kvcache"
 	"servesim/internal/tracev2"
 )
 
@@ -48,6 +49,17 @@ type tokens struct {
 	// blank backs the prompts of which no id is ever read (all private,
 	// lazy): zeros, never written, shared; it only grows (a new array).
 	blank []int32
+	// chains gives hash-id prompts their blocks' hashes (nil: not used).
+	chains *chains
+	// unique: no two rows share a request id (Config.UniqueIDs).
+	unique bool
+}
+
+// promptBuf is a request's reusable prompt storage: ids and the pieces of
+// its known block hashes.
+type promptBuf struct {
+	ids   []int32
+	known [][]kvcache.Hash
 }
 
 // sessionContext is an accumulating session's context after round `round`.
@@ -138,48 +150,42 @@ func promptLen(rec *tracev2.Record) int {
 	return rec.PrefixLength + rec.InputTokens
 }
 
-// prompt builds the prompt ids of a row in *buf, the caller's reusable
-// buffer (replaced by a larger one when it is too small), or in a shared
-// blank one that is never written (see lazy).
-// accumulate says whether session rounds grow from their predecessors. own
-// is where the row's own fresh ids begin when no other row can share them
-// (instance.Request.Private), or −1: an accumulating session's rounds are
-// resent by the next round, rows whose ids are not tracked (idRows) might
-// be repeated later, and a prompt with no fresh ids (all prefix or hash-id
-// blocks) has none of its own. With lazy (the KV caches honour the
-// privacy declaration: Config.lazyIDs) a row's own ids are not written,
-// since nothing reads them: ids from own on keep what buf held, and a
-// prompt that is all its own takes no buffer.
-func (t *tokens) prompt(buf *[]int32, rec *tracev2.Record, accumulate, lazy bool) (ids []int32, own int) {
+// prompt builds the prompt of a row: its ids, in b.ids (replaced by a
+// larger buffer when too small) or in the shared blank ids; where its own
+// ids begin (own); and the hashes of its leading hash-id blocks (known,
+// when chains is on, in b.known).
+//
+// own is where the row's own fresh ids begin when no other row can share
+// them (instance.Request.Private), or −1: an accumulating session's rounds
+// are resent by the next round, rows whose ids are not tracked (idRows)
+// might be repeated later, and so might a prompt with no fresh ids (all
+// prefix or hash-id blocks) — unless request ids are unique, in which
+// case its generated tokens are its own (own = the prompt's length).
+//
+// With lazy (the KV caches honour the privacy declaration:
+// driver.lazy), ids nothing reads are not written: a row's own ids, and
+// the ids of blocks whose hashes are known. A prompt of which no id is
+// read takes no buffer at all (blank), which matters for the requests
+// waiting in a long queue.
+func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool) (ids []int32, own int, known [][]kvcache.Hash) {
 	n := promptLen(rec)
-	if lazy && t.allOwn(rec, accumulate) {
-		// No id of this prompt is read: it needs no memory of its own,
-		// which matters for the requests waiting in a long queue.
-		if len(t.blank) < n {
-			t.blank = make([]int32, max(n, 2*len(t.blank)))
-		}
-		t.rows.add(rec.RequestID)
-		return t.blank[:n], 0
-	}
-	if cap(*buf) < n {
-		*buf = make([]int32, n)
-	}
-	ids = (*buf)[:n]
-	start := 0
+	var prev []int32 // the session's context, first
+	start := 0       // ids before it are shared with other rows
+	hashed := false
 	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {
-		prev := t.sessions[rec.SessionID].ids
-		if len(prev) <= n {
-			start = copy(ids, prev)
+		p := t.sessions[rec.SessionID].ids
+		if len(p) <= n {
+			prev, start = p, len(p)
 		} else {
 			t.warnings = append(t.warnings, fmt.Sprintf("request %d: session %s round %d: prompt of %d tokens is shorter "+
-				"than the previous round's prompt and output (%d); using fresh tokens", rec.RequestID, rec.SessionID, rec.RoundIndex, n, len(prev)))
+				"than the previous round's prompt and output (%d); using fresh tokens", rec.RequestID, rec.SessionID, rec.RoundIndex, n, len(p)))
 		}
 	}
 	if start == 0 && len(rec.HashIDs) > 0 {
-		start = t.hashBlocks(ids, rec.HashIDs)
+		start, hashed = min(n, len(rec.HashIDs)*t.hashTokens), true
 	}
 	if start == 0 && rec.PrefixGroup != "" && rec.PrefixLength > 0 {
-		start = copy(ids, t.prefix(rec.PrefixGroup, min(rec.PrefixLength, n)))
+		start = min(rec.PrefixLength, n)
 	}
 	seed, own := t.promptSeed, start
 	repeats, tracked := t.rows.add(rec.RequestID)
@@ -188,26 +194,55 @@ func (t *tokens) prompt(buf *[]int32, rec *tracev2.Record, accumulate, lazy bool
 		// sharing them with the earlier row would be an artifact.
 		seed += uint64(repeats) * 0x9E3779B97F4A7C15
 	}
-	if !tracked || start == n || (accumulate && rec.SessionID != "") {
-		// Without fresh ids of its own, a row's generated tokens (drawn
-		// from its request id) are its own only if no other row repeats
-		// the id and the prompt, which is not known yet.
+	switch {
+	case !tracked || (accumulate && rec.SessionID != ""):
 		own = -1
+	case start == n && t.unique && repeats == 0 && n > 0:
+		// Its generated tokens (drawn from its request id) are its own.
+		own = n
+	case start == n:
+		// They are its own only if no other row repeats the id and the
+		// prompt, which is not known yet.
+		own = -1
+	}
+	knownBlocks := 0
+	if hashed && t.chains != nil {
+		b.known, knownBlocks = t.chains.known(b.known[:0], rec.HashIDs, n, t.hashTokens)
+		known = b.known
+	}
+	if lazy && own >= 0 && (start == 0 || (hashed && knownBlocks == start/t.chainBlock())) {
+		// No id is read: those before the first private block are hashed
+		// already, the rest are private.
+		if len(t.blank) < n {
+			t.blank = make([]int32, max(n, 2*len(t.blank)))
+		}
+		return t.blank[:n], own, known
+	}
+	if cap(b.ids) < n {
+		b.ids = make([]int32, n)
+	}
+	ids = b.ids[:n]
+	switch {
+	case len(prev) > 0:
+		copy(ids, prev)
+	case hashed:
+		t.hashBlocks(ids, rec.HashIDs)
+	case start > 0:
+		copy(ids, t.prefix(rec.PrefixGroup, start))
 	}
 	if own < 0 || !lazy {
 		fill(ids[start:], t.fresh(seed, rec.RequestID))
 	}
-	return ids, own
+	return ids, own, known
 }
 
-// allOwn reports whether every id of rec's prompt is its own fresh one
-// (prompt gives it own = 0): no session context, hash ids or group prefix
-// to start from, a request id seen for the first time and tracked.
-func (t *tokens) allOwn(rec *tracev2.Record, accumulate bool) bool {
-	if (accumulate && rec.SessionID != "") || len(rec.HashIDs) > 0 || (rec.PrefixGroup != "" && rec.PrefixLength > 0) {
-		return false
+// chainBlock is the KV block size of chains (1 without: only a start of 0
+// takes the blank path then).
+func (t *tokens) chainBlock() int {
+	if t.chains == nil {
+		return 1
 	}
-	return promptLen(rec) > 0 && rec.RequestID >= 0 && rec.RequestID < maxTrackedID && !t.rows.has(rec.RequestID)
+	return t.chains.block
 }
 
 // output returns the ids a request generates, or nil when nobody will ever
@@ -249,12 +284,6 @@ type idRows struct {
 }
 
 const maxTrackedID = 1 << 26
-
-// has reports whether a row with the given (tracked) id was met.
-func (r *idRows) has(id int64) bool {
-	w := int(id >> 6)
-	return w < len(r.seen) && r.seen[w]&(uint64(1)<<(id&63)) != 0
-}
 
 // add records a row with the given id and returns how many rows had it
 // before, and whether the id is tracked.

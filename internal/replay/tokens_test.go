@@ -14,7 +14,7 @@ import (
 func TestHashBlocks(t *testing.T) {
 	tok := newTokens(7, 0)
 	prompt := func(id int64, n int, hashes ...int64) []int32 {
-		ids, _ := tok.prompt(new([]int32), &tracev2.Record{RequestID: id, InputTokens: n, HashIDs: hashes}, false, false)
+		ids, _, _ := tok.prompt(new(promptBuf), &tracev2.Record{RequestID: id, InputTokens: n, HashIDs: hashes}, false, false)
 		return ids
 	}
 	a := prompt(1, 1500, 10, 20, 30)
@@ -47,13 +47,13 @@ func TestHashBlocks(t *testing.T) {
 	if len(a) != 1500 || len(e) != 300 {
 		t.Errorf("prompt lengths %d %d, want 1500 300", len(a), len(e))
 	}
-	if again, _ := newTokens(7, 0).prompt(new([]int32), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false); !slices.Equal(again, a) {
+	if again, _, _ := newTokens(7, 0).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false); !slices.Equal(again, a) {
 		t.Error("the same seed gives other ids")
 	}
-	if other, _ := newTokens(8, 0).prompt(new([]int32), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false); slices.Equal(other[:512], a[:512]) {
+	if other, _, _ := newTokens(8, 0).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false); slices.Equal(other[:512], a[:512]) {
 		t.Error("another seed gives the same ids")
 	}
-	small, _ := newTokens(7, 16).prompt(new([]int32), &tracev2.Record{RequestID: 1, InputTokens: 64, HashIDs: []int64{10, 20, 30, 40}}, false, false)
+	small, _, _ := newTokens(7, 16).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 64, HashIDs: []int64{10, 20, 30, 40}}, false, false)
 	if !slices.Equal(small[:16], a[:16]) || slices.Equal(small[16:32], a[16:32]) {
 		t.Error("with 16-token hash blocks, block 2 must start the sequence of hash 20")
 	}

@@ -111,6 +111,7 @@ func SimulateWorkload(ctx context.Context, cfg Config, wl *workload.Workload, si
 	if wl.HasSessions() {
 		fu = FromWorkload(src)
 	}
+	cfg.UniqueIDs = true // the workload numbers its requests
 	res, err := Simulate(ctx, cfg, FromWorkload(src), fu, sink)
 	if err != nil {
 		return res, err

@@ -448,16 +448,22 @@ func (r *Reader) checkRow(rec *Record) error {
 		return r.fieldError(r.idx[colDeadlineUs], fmt.Sprintf("%d is before arrival_time_us %d", rec.DeadlineUs, rec.ArrivalTimeUs))
 	}
 	if r.simulated && rec.SendTimeUs < rec.ArrivalTimeUs {
-		r.warnField(r.idx[colSendTimeUs], fmt.Sprintf("%d is before arrival_time_us %d", rec.SendTimeUs, rec.ArrivalTimeUs))
+		r.warnField(r.idx[colSendTimeUs], func() string {
+			return fmt.Sprintf("%d is before arrival_time_us %d", rec.SendTimeUs, rec.ArrivalTimeUs)
+		})
 	}
 	if rec.FirstChunkTimeUs > 0 && rec.SendTimeUs > 0 && rec.FirstChunkTimeUs < rec.SendTimeUs {
-		r.warnField(r.idx[colFirstChunkTimeUs], fmt.Sprintf("%d is before send_time_us %d", rec.FirstChunkTimeUs, rec.SendTimeUs))
+		r.warnField(r.idx[colFirstChunkTimeUs], func() string {
+			return fmt.Sprintf("%d is before send_time_us %d", rec.FirstChunkTimeUs, rec.SendTimeUs)
+		})
 	}
 	if rec.LastChunkTimeUs > 0 && rec.FirstChunkTimeUs > 0 && rec.LastChunkTimeUs < rec.FirstChunkTimeUs {
-		r.warnField(r.idx[colLastChunkTimeUs], fmt.Sprintf("%d is before first_chunk_time_us %d", rec.LastChunkTimeUs, rec.FirstChunkTimeUs))
+		r.warnField(r.idx[colLastChunkTimeUs], func() string {
+			return fmt.Sprintf("%d is before first_chunk_time_us %d", rec.LastChunkTimeUs, rec.FirstChunkTimeUs)
+		})
 	}
 	if rec.Status == "ok" && rec.FirstChunkTimeUs == 0 {
-		r.warnField(r.idx[colFirstChunkTimeUs], "0 (never) in a row with status ok")
+		r.warnField(r.idx[colFirstChunkTimeUs], func() string { return "0 (never) in a row with status ok" })
 	}
 	return nil
 }
