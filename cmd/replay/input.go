@@ -28,6 +28,7 @@ type input struct {
 	rows   replay.Rows // on the simulation's time origin
 	n      int
 	unique bool     // no two rows share a request id (replay.Config.UniqueIDs)
+	spans  bool     // some row has a send and an end: a client may be detected (replay.DetectClient)
 	spools []string // temporary files to remove
 }
 
@@ -187,6 +188,7 @@ func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*inpu
 			return nil, err
 		}
 		ids = append(ids, rec.RequestID)
+		in.spans = in.spans || replay.HasSpan(&rec)
 	}
 	origin, err := r.Origin()
 	if err != nil {
@@ -356,6 +358,7 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 			return nil, fmt.Errorf("spool the import: %w", err)
 		}
 		ids = append(ids, rec.RequestID)
+		in.spans = in.spans || replay.HasSpan(&rec)
 		in.n++
 	}
 	slices.Sort(ids)

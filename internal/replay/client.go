@@ -84,7 +84,7 @@ func DetectClient(rows Rows) (ClientFinding, error) {
 		if err != nil {
 			return ClientFinding{}, err
 		}
-		if rec.SendTimeUs > 0 && rec.LastChunkTimeUs >= rec.SendTimeUs {
+		if HasSpan(&rec) {
 			spans = append(spans, span{rec.ArrivalTimeUs, rec.SendTimeUs, rec.LastChunkTimeUs})
 		}
 	}
@@ -92,6 +92,13 @@ func DetectClient(rows Rows) (ClientFinding, error) {
 		s := spans[i]
 		return s.arrival, s.send, s.end
 	}), nil
+}
+
+// HasSpan reports whether DetectClient counts rec: it has a send and an end
+// (a trace without such rows shows no client, and need not be read for
+// one).
+func HasSpan(rec *tracev2.Record) bool {
+	return rec.SendTimeUs > 0 && rec.LastChunkTimeUs >= rec.SendTimeUs
 }
 
 // detect is DetectClient on n spans given by at(i).

@@ -99,6 +99,11 @@ func (o *jsonObject) int(k string, x int64) {
 // the caller refuses them.
 func (o *jsonObject) float(k string, f float64) {
 	o.key(k)
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 && (f != 0 || !math.Signbit(f)) {
+		// Whole µs, most times: the same digits, without the float search.
+		o.b = strconv.AppendInt(o.b, int64(f), 10)
+		return
+	}
 	format := byte('f')
 	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
 		format = 'e'
