@@ -35,8 +35,8 @@ type chainKey struct {
 
 // chainLimit is the number of pieces in a generation (512 B each at the
 // usual 32 blocks of 16 tokens per 512-token region: 2 × 8 MB at most). On
-// Mooncake's conversation trace it recomputes 7% of the pieces beyond the
-// distinct ones (8192: 22%; 32768: 2% for twice the memory).
+// Mooncake's conversation trace it computes 10% more pieces than the
+// distinct ones (8192: 22%; 32768: 2%, for twice the memory).
 const chainLimit = 16384
 
 // newChains returns the cache for KV blocks of block tokens and regions of
