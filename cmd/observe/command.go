@@ -39,7 +39,10 @@ func command() cli.Command {
 		&ucli.BoolFlag{Name: "no-self-test", Usage: "skip the short self-test before the run"},
 		&ucli.IntFlag{Name: "self-test-streams", Usage: "self-test concurrency (default: --max-concurrency, the closed-loop users, else 100)"},
 		cli.SeedFlag(),
+		cli.ShardFlag(),
+		&ucli.StringFlag{Name: "start-at", Usage: "wall-clock start (t0) shared by every worker of a sharded run: RFC 3339, or Unix seconds (e.g. $(( $(date +%s) + 30 ))); set-up must end before it"},
 	}
+	flags = append(flags, traceFlags()...)
 	flags = append(flags, cli.WorkloadFlags()...)
 	return cli.Command{
 		Name:      "observe",
@@ -93,6 +96,16 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if cfg.selfTestOnly {
 		return selfTestOnly(ctx, cfg, stdio)
 	}
+	if c.IsSet("trace") {
+		tr, err := readTrace(c, cfg, stdio, log)
+		if err != nil {
+			return err
+		}
+		return observe(ctx, cfg, tr, stdio, log)
+	}
+	if err := refuseTraceFlags(c); err != nil {
+		return err
+	}
 	opts, err := cli.WorkloadOptions(c, stdio)
 	if err != nil {
 		return err
@@ -117,7 +130,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	for _, w := range wl.Warnings {
 		log.Warn(w)
 	}
-	return observe(ctx, cfg, wl, stdio, log)
+	return observe(ctx, cfg, &specTraffic{wl: wl, shard: cfg.shard}, stdio, log)
 }
 
 // selfTestOnly is observe --self-test: the full self-test, reported on

@@ -53,6 +53,9 @@ type config struct {
 	selfTestStreams int // 0 = the run's concurrency
 
 	quiet bool
+
+	shard   cli.Shard // this worker's slice of a sharded run
+	startAt time.Time // shared wall-clock t0; zero = start when set-up ends
 }
 
 // goodput holds the --goodput targets in ms; 0 = not gated.
@@ -164,6 +167,14 @@ func readConfig(c *ucli.Context) (*config, error) {
 	if cfg.selfTestOnly {
 		return cfg, nil
 	}
+	if cfg.shard, err = cli.ParseShard(c.String("shard"), os.Getenv); err != nil {
+		return nil, err
+	}
+	if v := c.String("start-at"); v != "" {
+		if cfg.startAt, err = parseStartAt(v); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.url == "" {
 		return nil, cli.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test")
 	}
@@ -249,4 +260,18 @@ func (cfg *config) describe() string {
 		out = fmt.Sprintf("%s + %s", h, d)
 	}
 	return out
+}
+
+// parseStartAt reads --start-at: RFC 3339 (fractions allowed) or Unix
+// seconds (fractions allowed).
+func parseStartAt(v string) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 1e11 {
+		sec, frac := math.Modf(f)
+		return time.Unix(int64(sec), int64(math.Round(frac*1e9))), nil
+	}
+	return time.Time{}, cli.Usagef("--start-at %q: want an RFC 3339 time (2026-05-01T10:00:00Z) or Unix seconds", v)
 }

@@ -12,7 +12,6 @@ import (
 	"servesim/internal/cli"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
-	"servesim/internal/workload"
 )
 
 // sideOutputs are the files opened before t0 (so a bad path fails before
@@ -94,30 +93,36 @@ func openTrace(cfg *config, stdio cli.IO, h *tracev2.Header, cols tracev2.Column
 
 // recordRun is the recorded run: t0, the header, then every request
 // dispatched at its intended time and written as it finishes.
-func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup, outs *sideOutputs, stdio cli.IO, log *slog.Logger) error {
-	src := wl.NewSource()
-	pl := newPlanner(wl, src, s.prompter, cfg, int64(cfg.warmup))
+func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sideOutputs, stdio cli.IO, log *slog.Logger) error {
+	pl := tr.newPlanner(s.prompter, cfg, int64(cfg.warmup), log)
 	tal := newTally(cfg.goodput)
 	var bar *cli.Progress
 	if !cfg.quiet && cli.IsTerminal(stdio.Err) {
-		bar = cli.NewProgress(stdio.Err, cfg.quiet, progressTotal(wl, src), "observing")
+		bar = cli.NewProgress(stdio.Err, cfg.quiet, pl.total(), "observing")
 	}
 	lv := newLive(bar)
 	d, err := httpload.NewDispatcher(s.client, httpload.DispatchConfig{MaxConcurrency: cfg.maxConc, Drain: cfg.drain})
 	if err != nil {
 		return err
 	}
-	plan := httpload.Plan{Jobs: pl.jobs}
-	if wl.HasFollowUps() {
-		plan.FollowUp = pl.followUp
-	}
+	plan := httpload.Plan{Jobs: pl.jobs, FollowUp: pl.followUpFunc()}
 
-	// t0: the monotonic instant just before the first dispatch; every
-	// time in the trace, the ITL file and the metrics series counts from it.
+	// t0: the monotonic instant just before the first dispatch, or the
+	// --start-at instant every worker of a sharded run shares; every time
+	// in the trace, the ITL file and the metrics series counts from it.
 	t0 := time.Now()
+	if !cfg.startAt.IsZero() {
+		wait := time.Until(cfg.startAt)
+		if wait < 0 {
+			return cli.Usagef("--start-at %s passed %v ago, before set-up ended; give a later time (nothing was recorded)",
+				cfg.startAt.UTC().Format(time.RFC3339Nano), (-wait).Round(time.Millisecond))
+		}
+		t0 = t0.Add(wait) // keeps the monotonic reading
+		log.Info("waiting for --start-at", "in", wait.Round(time.Millisecond))
+	}
 	clock := httpload.NewClock(t0)
-	hdr := header(cfg, wl, s, t0)
-	tw, err := openTrace(cfg, stdio, hdr, columns(wl))
+	hdr := header(cfg, tr, s, t0)
+	tw, err := openTrace(cfg, stdio, hdr, tr.columns())
 	if err != nil {
 		return fmt.Errorf("--trace-output: %w", err)
 	}
@@ -171,7 +176,7 @@ func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup
 	stopScrape()
 	<-scraped
 	lv.finish()
-	src.Finish()
+	pl.finish()
 
 	interrupted := stats.Interrupted && ctx.Err() != nil
 	final := hdr.Clone()
@@ -227,16 +232,4 @@ func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup
 	log.Info("done", "requests", stats.Results, "ok", stats.OK, "errors", stats.Errors, "timeouts", stats.Timeouts,
 		"late", stats.Late, "not_sent", stats.NotSent)
 	return nil
-}
-
-// progressTotal is the progress bar's length: the requests the workload
-// will send when that is known, else -1.
-func progressTotal(wl *workload.Workload, src *workload.Source) int64 {
-	if !wl.HasFollowUps() {
-		return src.Pregenerated()
-	}
-	if wl.Spec.NumRequests > 0 {
-		return wl.Spec.NumRequests
-	}
-	return -1
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -261,7 +260,7 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 		return nil, err
 	}
 	defer r.Close()
-	src, err := maybeGunzip(r, name)
+	src, err := importer.Decompress(r, name)
 	if err != nil {
 		return nil, err
 	}
@@ -314,29 +313,6 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 	in.rows = &spoolRows{path: f.Name(), name: name}
 	done = true
 	return in, nil
-}
-
-// maybeGunzip decompresses gzip input (detected by its magic bytes). A
-// plain file is passed on as it is, so importers that read at offsets
-// (vllm-bench) can.
-func maybeGunzip(r io.Reader, name string) (io.Reader, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	magic, err := br.Peek(2)
-	if err != nil || magic[0] != 0x1f || magic[1] != 0x8b {
-		if f, ok := r.(*os.File); ok {
-			// Rewind past what the peek buffered, so the importer gets
-			// the *os.File itself.
-			if _, err := f.Seek(0, io.SeekStart); err == nil {
-				return f, nil
-			}
-		}
-		return br, nil
-	}
-	zr, err := gzip.NewReader(br)
-	if err != nil {
-		return nil, cli.Usagef("%s: gzip: %v", name, err)
-	}
-	return zr, nil
 }
 
 // describe is a one-line account of the input for the log.

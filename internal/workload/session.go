@@ -145,6 +145,32 @@ func (s *Source) followUp(sess *session, fromUs int64, prevOut int) (*Request, b
 	return r, true
 }
 
+// sessionElsewhere marks a session driven by another process of a sharded
+// run: it is in no count here and never ends here.
+const sessionElsewhere SessionState = "elsewhere"
+
+// Elsewhere reports that request id is sent by another process of a sharded
+// run (observe --shard), which reports its completion there: this Source
+// forgets it. The session it belongs to, if any, is driven by that process;
+// here it leaves the session counts at once and creates no follow-up.
+// Later rounds of an open session still come from Next, and are to be
+// reported here too.
+func (s *Source) Elsewhere(id int64) {
+	sess, ok := s.live[id]
+	if !ok {
+		return
+	}
+	delete(s.live, id)
+	if sess.state != "" || !sess.started {
+		return
+	}
+	s.unlink(sess)
+	s.counts.Started--
+	s.counts.Active--
+	sess.state = sessionElsewhere
+	sess.prompt = nil
+}
+
 // Finish ends generation and every session still active, as
 // horizon-interrupted: the run stopped before they could finish. Call it
 // once the simulation (or the load run) is over.
@@ -188,11 +214,8 @@ func (s *Source) start(sess *session) {
 	s.last = sess
 }
 
-func (s *Source) end(sess *session, st SessionState) {
-	if sess.state != "" || !sess.started {
-		return
-	}
-	sess.state = st
+// unlink takes sess out of the list of active sessions.
+func (s *Source) unlink(sess *session) {
 	if sess.prev != nil {
 		sess.prev.next = sess.next
 	} else {
@@ -204,6 +227,14 @@ func (s *Source) end(sess *session, st SessionState) {
 		s.last = sess.prev
 	}
 	sess.prev, sess.next = nil, nil
+}
+
+func (s *Source) end(sess *session, st SessionState) {
+	if sess.state != "" || !sess.started {
+		return
+	}
+	sess.state = st
+	s.unlink(sess)
 	sess.prompt = nil
 	s.counts.Active--
 	switch st {
