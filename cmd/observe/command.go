@@ -55,6 +55,13 @@ Latencies are also reported from the intended send time, so neither a slow serve
 nor --max-concurrency can hide queueing (no coordinated omission). Every request gets
 a row, failures included (HTTP errors with their body, resets, stalls, timeouts).
 
+--trace plays a recorded trace instead (any form replay reads: TraceV2, or
+--from azure, mooncake, vidur, vllm-bench, llmservingsim; gzip; - for stdin): each
+row at its recorded time (times --time-scale, the first played row at t0), with its
+prompt and output lengths, its session and round (--session-mode closed-loop sends
+later rounds after the live completions), and its shared prefixes: prefix groups and
+hash ids become prompts sharing exactly those leading blocks of text.
+
 The trace is TraceV2 mode real, one time origin t0 (the instant before the first
 send; created_at is its wall clock). Rows are written whole as requests finish, so a
 crash leaves a valid trace. Ctrl+C stops sending, lets requests in flight finish for
@@ -77,6 +84,19 @@ Examples:
    # 100 closed-loop users for 5 minutes, with goodput and /metrics:
    observe --url http://127.0.0.1:8000 --concurrency 100 --duration 5m --streaming \
            --goodput ttft:500,tpot:50 --scrape-metrics --trace-output load
+
+   # Production traffic on a staging server: 30 minutes of a Mooncake trace from
+   # its second hour on, its prefix blocks kept, then the simulator on the capture:
+   observe --url http://127.0.0.1:8000 --trace conversation_trace.jsonl --from mooncake \
+           --trace-offset 1h --duration 30m --streaming --trace-output prod
+   replay prod.csv --model qwen3-14b --results-path sim.json
+   calibrate prod.csv sim.json --html report.html
+
+   # Load from 4 client machines (or GNU parallel): each sends its slice of the
+   # same stream from one shared start; the traces merge by time:
+   observe --url http://10.0.0.5:8000 --workload chatbot --rate 400 --num-requests 40000 \
+           --shard 2/4 --start-at 2026-05-01T10:00:00Z --trace-output w2
+   replay w0.csv w1.csv w2.csv w3.csv --results-path sim.json
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input,
 130 interrupted after a clean flush.`,

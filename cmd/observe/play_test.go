@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -244,5 +246,45 @@ func TestPlayRefusesWorkloadFlags(t *testing.T) {
 		if o.Code != 2 || !strings.Contains(o.Stderr, tc.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, o.Code, o.Stderr, tc.msg)
 		}
+	}
+}
+
+// TestPlayCaptureReplayCalibrate is the loop in three commands: a
+// production trace (Mooncake) played against a server, the capture replayed
+// through the simulator (its hash ids kept), and graded by calibrate.
+func TestPlayCaptureReplayCalibrate(t *testing.T) {
+	replay, calibrate := bins.Path(t, "replay"), bins.Path(t, "calibrate")
+	mooncake := filepath.Join("..", "..", "internal", "tracev2", "importer", "testdata", "mooncake", "conversation_trace_head20.jsonl")
+	srv := startFake(t, fakevllm.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond, MaxModelLen: 1 << 18})
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "prod")
+	o := observeIn(testCtx(t), "--url", srv.URL(), "--quiet", "--no-self-test", "--streaming", "--trace", mooncake,
+		"--from", "mooncake", "--time-scale", "0.05", "--num-requests", "10", "--trace-output", prefix)
+	if o.Err != nil {
+		t.Fatalf("observe: exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
+	}
+	cap := loadFiles(t, prefix)
+	if len(cap.Records) != 10 || !cap.Columns.HashIDs || len(cap.Records[0].HashIDs) == 0 {
+		t.Fatalf("capture: %d rows, hash ids column %v", len(cap.Records), cap.Columns.HashIDs)
+	}
+	sim := filepath.Join(dir, "sim.json")
+	if out, err := exec.Command(replay, prefix+".csv", "--quiet", "--results-path", sim).CombinedOutput(); err != nil {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	out, err := exec.Command(calibrate, prefix+".csv", sim, "--format", "json", "--quiet").Output()
+	if err != nil {
+		t.Fatalf("calibrate: %v", err)
+	}
+	var rep struct {
+		TraceInfo struct {
+			NumRequests  int `json:"num_requests"`
+			MatchedPairs int `json:"matched_pairs"`
+		} `json:"trace_info"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("calibrate JSON: %v\n%s", err, head(string(out), 400))
+	}
+	if rep.TraceInfo.NumRequests != 10 || rep.TraceInfo.MatchedPairs != 10 {
+		t.Errorf("calibrate: %+v, want 10 requests, all matched", rep.TraceInfo)
 	}
 }
