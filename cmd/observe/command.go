@@ -35,6 +35,7 @@ func command() cli.Command {
 		&ucli.BoolFlag{Name: "scrape-metrics", Aliases: []string{"scrape-kv-metrics"}, Usage: "read the server's /metrics before, during and after the run: time series in PREFIX.metrics.csv, prefix-cache deltas in the header"},
 		&ucli.DurationFlag{Name: "scrape-interval", Value: time.Second, Usage: "time between /metrics scrapes during the run"},
 		&ucli.StringFlag{Name: "metrics-output", Usage: "path of the /metrics time series (default PREFIX.metrics.csv)"},
+		&ucli.BoolFlag{Name: "dry-run", Usage: "write the requests the run would send (TraceV2, mode generated, status planned: intended times, lengths, sessions; this worker's slice with --shard) and contact no server"},
 		&ucli.BoolFlag{Name: "self-test", Usage: "only measure this client's own error against an in-process loopback server, and exit"},
 		&ucli.BoolFlag{Name: "no-self-test", Usage: "skip the short self-test before the run"},
 		&ucli.IntFlag{Name: "self-test-streams", Usage: "self-test concurrency (default: --max-concurrency, the closed-loop users, else 100)"},
@@ -121,6 +122,9 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		if err != nil {
 			return err
 		}
+		if cfg.dryRun {
+			return dryRun(cfg, tr, stdio)
+		}
 		return observe(ctx, cfg, tr, stdio, log)
 	}
 	if err := refuseTraceFlags(c); err != nil {
@@ -150,7 +154,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	for _, w := range wl.Warnings {
 		log.Warn(w)
 	}
-	return observe(ctx, cfg, &specTraffic{wl: wl, shard: cfg.shard}, stdio, log)
+	tr := &specTraffic{wl: wl, shard: cfg.shard}
+	if cfg.dryRun {
+		return dryRun(cfg, tr, stdio)
+	}
+	return observe(ctx, cfg, tr, stdio, log)
 }
 
 // selfTestOnly is observe --self-test: the full self-test, reported on

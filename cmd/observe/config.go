@@ -56,6 +56,7 @@ type config struct {
 
 	shard   cli.Shard // this worker's slice of a sharded run
 	startAt time.Time // shared wall-clock t0; zero = start when set-up ends
+	dryRun  bool      // write the planned requests; contact no server
 }
 
 // goodput holds the --goodput targets in ms; 0 = not gated.
@@ -175,10 +176,14 @@ func readConfig(c *ucli.Context) (*config, error) {
 			return nil, err
 		}
 	}
-	if cfg.url == "" {
-		return nil, cli.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test")
-	}
-	if u, err := url.Parse(cfg.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if cfg.dryRun = c.Bool("dry-run"); cfg.dryRun {
+		if cfg.url != "" || cfg.startAt != (time.Time{}) || cfg.scrape || cfg.recordITL || cfg.warmup > 0 {
+			return nil, cli.Usagef("--dry-run contacts no server: --server-url, --start-at, --scrape-metrics, --record-itl and --warmup-requests do not apply")
+		}
+		cfg.noSelfTest = true
+	} else if cfg.url == "" {
+		return nil, cli.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test or --dry-run")
+	} else if u, err := url.Parse(cfg.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, cli.Usagef("--server-url %q: want http(s)://host[:port]", cfg.url)
 	}
 	if cfg.traceOut == "" {

@@ -131,7 +131,7 @@ func (s *Source) followUp(sess *session, fromUs int64, prevOut int) (*Request, b
 	}
 	prevOut = min(max(prevOut, 0), MaxSampleTokens)
 	d := draft{at: at, sess: sess, round: sess.round + 1}
-	drawRound(cc, sess.rng, &d)
+	drawRound(sess.smp, sess.rng, &d)
 	if cc.accumulate && len(sess.prompt)+prevOut+d.in > MaxPromptTokens {
 		s.end(sess, SessionCancelled)
 		return nil, false

@@ -156,6 +156,7 @@ func (s *Source) build(cc *compiledClient, d *draft, id int64, followOn bool, pr
 		PrefixLength: len(cc.prefix), InputTokens: len(prompt) - len(cc.prefix),
 		OutputTokens: d.out, MaxOutputLen: d.out, Streaming: c.Streaming, ReasonRatio: d.rr,
 		SLOTargetUs: c.SLOTargetUs, RoundIndex: d.round, tokSeed: d.seed, newIn: d.in,
+		ImageTokens: d.mm[0], AudioTokens: d.mm[1], VideoTokens: d.mm[2],
 	}
 	if c.TimeoutUs > 0 {
 		r.DeadlineUs = satAdd(d.at, c.TimeoutUs)
