@@ -4,12 +4,12 @@ package workload
 // of §3 resolved. Decode builds one from YAML; tests and programs may build
 // one directly and pass it to New, which validates it.
 type Spec struct {
-	Version       string  // "2" after decoding ("1" is upgraded)
-	Seed          int64   // workload seed (42 when neither the spec nor --seed sets it)
-	Category      string  // "", language, multimodal, reasoning (informational)
-	AggregateRate float64 // requests/s over all rate-based clients
-	NumRequests   int64   // cap on generated requests, follow-ups included; 0 = none
-	HorizonUs     int64   // no arrival after it; 0 = none
+	Version       string   // "2" after decoding ("1" is upgraded)
+	Seed          int64    // workload seed (42 when neither the spec nor --seed sets it)
+	Category      string   // "", language, multimodal, reasoning (informational)
+	AggregateRate float64  // requests/s over all rate-based clients
+	NumRequests   int64    // cap on generated requests, follow-ups included; 0 = none
+	HorizonUs     int64    // no arrival after it; 0 = none
 	Clients       []Client // cohorts and inference_perf stages are expanded into clients
 	// RateRamp (Ours), when set, ramps the total rate over num_requests
 	// requests instead of a fixed aggregate_rate.

@@ -49,9 +49,9 @@ type compiledClient struct {
 	ramp       *RateRamp // the total rate ramps over rampN requests (rate is its start)
 	rampN      int64
 	frac       float64 // the client's share of the total rate (ramps)
-	prefix     []int32   // the prefix group's shared tokens
-	thinkUs    int64          // between rounds (sessions) or requests (users)
-	maxRounds  int            // sessions; 0 = endless (users)
+	prefix     []int32 // the prefix group's shared tokens
+	thinkUs    int64   // between rounds (sessions) or requests (users)
+	maxRounds  int     // sessions; 0 = endless (users)
 	accumulate bool
 	single     bool
 }
