@@ -56,8 +56,12 @@ func (o *Options) ramp() (*RateRamp, *Error) {
 		return nil, flagError("--rate", "cannot be combined with --ramp-up-strategy (the ramp sets the rate)")
 	}
 	r := &RateRamp{Strategy: *o.RampStrategy, StartRPS: *o.RampStartRPS, EndRPS: *o.RampEndRPS}
-	if err := checkRamp(r, ""); err != nil {
-		return nil, flagError("--ramp-up-strategy", "%s", strings.TrimPrefix(err.Error(), ": "))
+	if err := checkRamp(r, "ramp"); err != nil {
+		flag := map[string]string{"ramp.start_rps": "--ramp-up-start-rps", "ramp.end_rps": "--ramp-up-end-rps"}[err.Path]
+		if flag == "" {
+			flag = "--ramp-up-strategy"
+		}
+		return nil, flagError(flag, "%s", err.Msg)
 	}
 	return r, nil
 }
