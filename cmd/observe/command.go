@@ -31,6 +31,12 @@ func command() cli.Command {
 		&ucli.StringFlag{Name: "itl-output", Usage: "ITL CSV path (default PREFIX.itl.csv; required with --trace-output -)"},
 		&ucli.DurationFlag{Name: "drain-timeout", Value: 10 * time.Second, Usage: "after Ctrl+C, how long requests in flight may finish before they are cancelled"},
 		&ucli.BoolFlag{Name: "summary", Usage: "print the end summary on stdout instead of stderr (needs --trace-output PREFIX)"},
+		&ucli.StringFlag{Name: "result-json", Usage: "also write the results as vllm bench serve's --save-result JSON (its keys), for dashboards built on it"},
+		&ucli.StringFlag{Name: "percentile-metrics", Value: "ttft,tpot,itl", Usage: "metrics given percentiles in --result-json: ttft, tpot, itl, e2el, client_queue_time, e2el_including_client_queue"},
+		&ucli.StringFlag{Name: "metric-percentiles", Value: "99", Usage: "percentiles of those metrics in --result-json, e.g. 50,90,99"},
+		&ucli.BoolFlag{Name: "result-detailed", Usage: "--result-json keeps the per-request arrays too (vllm bench serve's --save-detailed; the vllm-bench importer reads them)"},
+		&ucli.StringFlag{Name: "label", Usage: "--result-json label"},
+		&ucli.StringSliceFlag{Name: "metadata", Usage: "KEY=VALUE written as a top-level key of --result-json (repeatable)"},
 		&ucli.StringFlag{Name: "goodput", Usage: "goodput targets in ms, e.g. ttft:500,tpot:50,e2el:5000 (a request counts when it meets all)"},
 		&ucli.BoolFlag{Name: "scrape-metrics", Aliases: []string{"scrape-kv-metrics"}, Usage: "read the server's /metrics before, during and after the run: time series in PREFIX.metrics.csv, prefix-cache deltas in the header"},
 		&ucli.DurationFlag{Name: "scrape-interval", Value: time.Second, Usage: "time between /metrics scrapes during the run"},
@@ -85,6 +91,10 @@ Examples:
    # 100 closed-loop users for 5 minutes, with goodput and /metrics:
    observe --url http://127.0.0.1:8000 --concurrency 100 --duration 5m --streaming \
            --goodput ttft:500,tpot:50 --scrape-metrics --trace-output load
+
+   # The results also in vllm bench serve's --save-result JSON, for dashboards on it:
+   observe --url http://127.0.0.1:8000 --workload chatbot --rate 8 --streaming -o cap \
+           --result-json result.json --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99
 
    # Production traffic on a staging server: 30 minutes of a Mooncake trace from
    # its second hour on, its prefix blocks kept, then the simulator on the capture:

@@ -57,6 +57,8 @@ type config struct {
 	shard   cli.Shard // this worker's slice of a sharded run
 	startAt time.Time // shared wall-clock t0; zero = start when set-up ends
 	dryRun  bool      // write the planned requests; contact no server
+
+	result resultConfig // --result-json (path "" = none)
 }
 
 // goodput holds the --goodput targets in ms; 0 = not gated.
@@ -168,6 +170,10 @@ func readConfig(c *ucli.Context) (*config, error) {
 	if cfg.selfTestOnly {
 		return cfg, nil
 	}
+	if cfg.result, err = parseResultFlags(c.String("result-json"), c.String("percentile-metrics"), c.String("metric-percentiles"),
+		c.Bool("result-detailed"), c.String("label"), c.StringSlice("metadata")); err != nil {
+		return nil, err
+	}
 	if cfg.shard, err = cli.ParseShard(c.String("shard"), os.Getenv); err != nil {
 		return nil, err
 	}
@@ -252,6 +258,9 @@ func checkDistinct(cfg *config) error {
 		}
 	}
 	if err := add("--itl-output", cfg.itlOut); err != nil {
+		return err
+	}
+	if err := add("--result-json", cfg.result.path); err != nil {
 		return err
 	}
 	return add("--metrics-output", cfg.metricsOut)

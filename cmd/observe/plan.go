@@ -68,6 +68,36 @@ func (t *specTraffic) describe(h *tracev2.Header) {
 	h.XExt.Shard = t.shard.String()
 }
 
+func (t *specTraffic) bench() benchFacts {
+	f := benchFacts{requestRate: "inf", ramp: t.wl.Spec.RateRamp}
+	cs := t.wl.Spec.Clients
+	for i := range cs {
+		if cs[i].Concurrency > 0 {
+			return f // closed-loop users: no rate
+		}
+	}
+	if f.ramp != nil || t.wl.Spec.AggregateRate == 0 {
+		return f
+	}
+	f.requestRate = t.wl.Spec.AggregateRate
+	if len(cs) == 1 && cs[0].Lifecycle == nil {
+		switch a := cs[0].Arrival; a.Process {
+		case workload.ProcessPoisson:
+			f.burstiness = 1.0
+		case workload.ProcessConstant:
+			f.burstiness = "inf"
+		case workload.ProcessGamma:
+			if a.Shape == 0 {
+				f.burstiness = 1 / (max(a.CV, 0) * max(a.CV, 0))
+				if a.CV == 0 {
+					f.burstiness = 1.0
+				}
+			}
+		}
+	}
+	return f
+}
+
 // specPlanner turns workload requests into httpload jobs. Its plan side
 // (jobs, followUp) runs under the dispatcher's plan lock, never
 // concurrently, so the workload Source and the session prompts need no

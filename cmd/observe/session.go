@@ -96,6 +96,10 @@ func openTrace(cfg *config, stdio cli.IO, h *tracev2.Header, cols tracev2.Column
 func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sideOutputs, stdio cli.IO, log *slog.Logger) error {
 	pl := tr.newPlanner(s.prompter, cfg, int64(cfg.warmup), log)
 	tal := newTally(cfg.goodput)
+	var rows *resultRows
+	if cfg.result.path != "" {
+		rows = &resultRows{detailed: cfg.result.detailed}
+	}
 	var bar *cli.Progress
 	if !cfg.quiet && cli.IsTerminal(stdio.Err) {
 		bar = cli.NewProgress(stdio.Err, cfg.quiet, pl.total(), "observing")
@@ -158,7 +162,11 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 
 	var werr error
 	sink := func(res httpload.Result) {
-		rec := record(&res, pl.take(res.Job.ID))
+		info := pl.take(res.Job.ID)
+		rec := record(&res, info)
+		if rows != nil {
+			rows.add(&res, info)
+		}
 		if werr == nil {
 			werr = tw.Write(&rec)
 			if werr == nil && outs.itl != nil && res.Status == httpload.StatusOK && res.Job.Stream && len(res.ChunkUS) > 0 {
@@ -211,6 +219,9 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 		sumTo = stdio.Out
 	}
 	sumErr := tal.write(sumTo, summaryInfo{maxConcurrency: cfg.maxConc, interrupted: interrupted})
+	if rows != nil {
+		sideErr = errors.Join(sideErr, saveResult(cfg, tr, s, tal, rows, t0, stdio))
+	}
 	if s.selfTest != nil && cfg.traceOut != "-" && !cfg.traceExt {
 		log.Info("the self-test figures are in the log only: add --trace-ext to keep them in the header")
 	}
@@ -232,4 +243,26 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 	log.Info("done", "requests", stats.Results, "ok", stats.OK, "errors", stats.Errors, "timeouts", stats.Timeouts,
 		"late", stats.Late, "not_sent", stats.NotSent)
 	return nil
+}
+
+// saveResult writes --result-json (whole or not at all).
+func saveResult(cfg *config, tr traffic, s *setup, tal *tally, rows *resultRows, t0 time.Time, stdio cli.IO) error {
+	backend := "openai"
+	if cfg.chat {
+		backend = "openai-chat"
+	}
+	data, err := writeResult(cfg.result, resultInfo{model: s.model, backend: backend, maxConcurrency: cfg.maxConc,
+		facts: tr.bench(), t0: t0, end: time.Now(), goodput: cfg.goodput.set()}, tal, rows)
+	if err != nil {
+		return err
+	}
+	out, err := cli.CreateOutput(cfg.result.path, stdio.Out)
+	if err != nil {
+		return fmt.Errorf("--result-json: %w", err)
+	}
+	defer out.Abort()
+	if _, err := out.Write(data); err != nil {
+		return fmt.Errorf("--result-json: %w", err)
+	}
+	return out.Commit()
 }

@@ -48,6 +48,10 @@ func (t *traceTraffic) hasHashIDs() bool {
 	return false
 }
 
+// bench: a played trace is timed by its rows (vllm bench serve's
+// --self-timed), which it records as an infinite request rate.
+func (t *traceTraffic) bench() benchFacts { return benchFacts{requestRate: "inf"} }
+
 func (t *traceTraffic) describe(h *tracev2.Header) {
 	seed := t.seedValue
 	h.WorkloadSeed = &seed

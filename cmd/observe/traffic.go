@@ -24,6 +24,8 @@ type traffic interface {
 	// describe writes what the header says about the traffic: its name,
 	// seed, session context growth, loop type and goodput targets.
 	describe(h *tracev2.Header)
+	// bench is the traffic's settings as vllm bench serve names them.
+	bench() benchFacts
 }
 
 // jobPlanner is one pass over a traffic's requests. jobs and followUp run

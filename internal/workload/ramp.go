@@ -50,8 +50,8 @@ func checkRamp(r *RateRamp, path string) *Error {
 	return nil
 }
 
-// rate is the total rate at request i of n (i clamped to the run).
-func (r *RateRamp) rate(i float64, n int64) float64 {
+// Rate is the total rate at request i of n (i clamped to the run).
+func (r *RateRamp) Rate(i float64, n int64) float64 {
 	p := 0.0
 	if n > 1 {
 		p = min(max(i, 0), float64(n-1)) / float64(n-1)
@@ -69,5 +69,5 @@ func (r *RateRamp) stretch(iatUs, k int64, f float64, n int64) int64 {
 	if f > 0 {
 		at /= f
 	}
-	return iatFromFloat(float64(iatUs) * r.StartRPS / r.rate(at, n))
+	return iatFromFloat(float64(iatUs) * r.StartRPS / r.Rate(at, n))
 }
