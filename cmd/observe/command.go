@@ -41,6 +41,7 @@ func command() cli.Command {
 		&ucli.BoolFlag{Name: "scrape-metrics", Aliases: []string{"scrape-kv-metrics"}, Usage: "read the server's /metrics before, during and after the run: time series in PREFIX.metrics.csv, prefix-cache deltas in the header"},
 		&ucli.DurationFlag{Name: "scrape-interval", Value: time.Second, Usage: "time between /metrics scrapes during the run"},
 		&ucli.StringFlag{Name: "metrics-output", Usage: "path of the /metrics time series (default PREFIX.metrics.csv)"},
+		&ucli.BoolFlag{Name: "merge", Usage: "merge the traces given as arguments (the per-worker traces of a --shard run) by time into one, written to --trace-output; contacts no server"},
 		&ucli.BoolFlag{Name: "dry-run", Usage: "write the requests the run would send (TraceV2, mode generated, status planned: intended times, lengths, sessions; this worker's slice with --shard) and contact no server"},
 		&ucli.BoolFlag{Name: "self-test", Usage: "only measure this client's own error against an in-process loopback server, and exit"},
 		&ucli.BoolFlag{Name: "no-self-test", Usage: "skip the short self-test before the run"},
@@ -54,7 +55,7 @@ func command() cli.Command {
 	return cli.Command{
 		Name:      "observe",
 		Usage:     "load a live OpenAI-compatible server (vLLM) and record every request as a TraceV2 trace",
-		ArgsUsage: " ",
+		ArgsUsage: "(none; with --merge: TRACE...)",
 		Description: `observe sends a workload (a spec YAML, a preset, or flags) to a server at the
 intended times, open or closed loop, and records each request as it finishes: its
 intended and actual send times, first chunk, first token, last chunk, tokens, status.
@@ -107,7 +108,8 @@ Examples:
    # same stream from one shared start; the traces merge by time:
    observe --url http://10.0.0.5:8000 --workload chatbot --rate 400 --num-requests 40000 \
            --shard 2/4 --start-at 2026-05-01T10:00:00Z --trace-output w2
-   replay w0.csv w1.csv w2.csv w3.csv --results-path sim.json
+   observe --merge w0.csv w1.csv w2.csv w3.csv --trace-output all
+   replay all.csv --results-path sim.json      # or: replay w0.csv w1.csv w2.csv w3.csv
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input,
 130 interrupted after a clean flush.`,
@@ -117,6 +119,9 @@ Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input,
 }
 
 func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+	if c.Bool("merge") {
+		return mergeTraces(c, stdio, log)
+	}
 	if _, err := cli.Positional(c, 0); err != nil {
 		return err
 	}

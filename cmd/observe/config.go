@@ -177,14 +177,17 @@ func readConfig(c *ucli.Context) (*config, error) {
 	if cfg.shard, err = cli.ParseShard(c.String("shard"), os.Getenv); err != nil {
 		return nil, err
 	}
+	// A worker's trace says which slice it is (x_ext.shard), so a merge can
+	// check the slices: its two-file header keeps our extension block.
+	cfg.traceExt = cfg.traceExt || cfg.shard.Sharded()
 	if v := c.String("start-at"); v != "" {
 		if cfg.startAt, err = parseStartAt(v); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.dryRun = c.Bool("dry-run"); cfg.dryRun {
-		if cfg.url != "" || cfg.startAt != (time.Time{}) || cfg.scrape || cfg.recordITL || cfg.warmup > 0 {
-			return nil, cli.Usagef("--dry-run contacts no server: --server-url, --start-at, --scrape-metrics, --record-itl and --warmup-requests do not apply")
+		if cfg.url != "" || cfg.scrape || cfg.recordITL || cfg.warmup > 0 || cfg.result.path != "" {
+			return nil, cli.Usagef("--dry-run contacts no server: --server-url, --scrape-metrics, --record-itl, --warmup-requests and --result-json do not apply")
 		}
 		cfg.noSelfTest = true
 	} else if cfg.url == "" {

@@ -13,7 +13,7 @@ import (
 const dryRunStatus = "planned"
 
 // dryRun writes the requests a run would send, in send order, as a trace
-// (mode generated): the pre-generated requests of the workload (follow-ups
+// (mode generated, t0 at --start-at or else the epoch): the pre-generated requests of the workload (follow-ups
 // depend on completions and are not known), or the played trace's rows,
 // this worker's slice when sharded. Prompt text is not built beyond what
 // sessions need, and no server is contacted.
@@ -26,8 +26,14 @@ func dryRun(cfg *config, tr traffic, stdio cli.IO) error {
 	defer pl.finish()
 	h := tracev2.DefaultHeader()
 	h.Mode = tracev2.ModeGenerated
-	h.CreatedAt = tracev2.FormatCreatedAt(time.Now())
-	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cli.Version, TimeOrigin: tracev2.OriginRelative}
+	// A plan starts at --start-at, else at no particular time: the epoch,
+	// the same for every worker, so planned slices merge as they are.
+	t0 := time.Unix(0, 0)
+	if !cfg.startAt.IsZero() {
+		t0 = cfg.startAt
+	}
+	h.CreatedAt = tracev2.FormatCreatedAt(t0)
+	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cli.Version, TimeOrigin: tracev2.OriginRelative, T0UnixUs: t0.UnixMicro()}
 	tr.describe(h)
 	tw, err := openTrace(cfg, stdio, h, tr.columns())
 	if err != nil {

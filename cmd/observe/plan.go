@@ -134,6 +134,9 @@ func newSpecPlanner(wl *workload.Workload, p *httpload.Prompter, cfg *config, id
 		pl.accumulate = append(pl.accumulate, c.MultiTurn != nil && c.MultiTurn.ContextGrowth == workload.ContextAccumulate)
 	}
 	src.OnSessionEnd(func(e workload.SessionEnd) { pl.sess.end(e.ID) })
+	if shard.Sharded() {
+		src.Share(shard.Index, shard.Count)
+	}
 	return pl
 }
 
@@ -186,18 +189,6 @@ func (pl *specPlanner) owns(r *workload.Request) bool {
 	return pl.shard.Owns(id)
 }
 
-// jobID is the trace id of workload request id: follow-ups, numbered from
-// the pre-generated count P in each worker's own creation order, are spread
-// so that the workers' ids never meet (P + k·N + I for worker I's k-th).
-func (pl *specPlanner) jobID(id int64) int64 {
-	if pl.shard.Sharded() {
-		if p := pl.src.Pregenerated(); id >= p {
-			id = p + (id-p)*int64(pl.shard.Count) + int64(pl.shard.Index)
-		}
-	}
-	return pl.idBase + id
-}
-
 func (pl *specPlanner) followUpFunc() func(httpload.Result) (httpload.Job, bool) {
 	if !pl.wl.HasFollowUps() {
 		return nil
@@ -208,11 +199,11 @@ func (pl *specPlanner) followUpFunc() func(httpload.Result) (httpload.Job, bool)
 // followUp reports a finished request to the Source and schedules the
 // follow-up it returns (closed-loop session rounds, concurrency users).
 func (pl *specPlanner) followUp(res httpload.Result) (httpload.Job, bool) {
-	id, ok := pl.wlID(res.Job.ID)
-	if !ok {
-		return httpload.Job{}, false
-	}
-	var r *workload.Request
+	id := res.Job.ID - pl.idBase
+	var (
+		r  *workload.Request
+		ok bool
+	)
 	if res.Status == httpload.StatusOK {
 		done := res.LastChunkUS
 		if done == 0 {
@@ -230,21 +221,6 @@ func (pl *specPlanner) followUp(res httpload.Result) (httpload.Job, bool) {
 		return httpload.Job{}, false
 	}
 	return pl.job(r), true
-}
-
-// wlID is the workload id of a job id (jobID's inverse).
-func (pl *specPlanner) wlID(jobID int64) (int64, bool) {
-	id := jobID - pl.idBase
-	if pl.shard.Sharded() {
-		if p := pl.src.Pregenerated(); id >= p {
-			n, i := int64(pl.shard.Count), int64(pl.shard.Index)
-			if (id-p)%n != i {
-				return 0, false
-			}
-			id = p + (id-p)/n
-		}
-	}
-	return id, true
 }
 
 func (pl *specPlanner) total() int64 {
@@ -269,7 +245,7 @@ func (pl *specPlanner) finish() { pl.src.Finish() }
 // its trace fields until its Result arrives.
 func (pl *specPlanner) job(r *workload.Request) httpload.Job {
 	j := httpload.Job{
-		ID:           pl.jobID(r.ID),
+		ID:           pl.idBase + r.ID,
 		IntendedUS:   r.ArrivalUs,
 		PrefixGroup:  r.PrefixGroup,
 		PrefixTokens: r.PrefixLength,

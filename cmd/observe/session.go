@@ -116,7 +116,7 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 	// in the trace, the ITL file and the metrics series counts from it.
 	t0 := time.Now()
 	if !cfg.startAt.IsZero() {
-		wait := time.Until(cfg.startAt)
+		wait := cfg.startAt.Sub(t0) // wall clock: startAt has no monotonic reading
 		if wait < 0 {
 			return cli.Usagef("--start-at %s passed %v ago, before set-up ended; give a later time (nothing was recorded)",
 				cfg.startAt.UTC().Format(time.RFC3339Nano), (-wait).Round(time.Millisecond))

@@ -40,7 +40,7 @@ func command() cli.Command {
 	return cli.Command{
 		Name:      "replay",
 		Usage:     "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",
-		ArgsUsage: "[TRACE|-]",
+		ArgsUsage: "[TRACE|-] [TRACE...]",
 		Description: `replay injects every request of a trace at its send time into a discrete-event
 simulator of vLLM (continuous batching, chunked prefill, paged KV cache with prefix
 caching, preemption) and writes one SimResult per completed request.
@@ -56,7 +56,9 @@ and says so (--client-max-concurrency sets it, --detect-client=false turns the s
 off). The whole trace is checked before anything is written, then read again as
 it is replayed, so memory stays flat (about 12 bytes per row); stdin and --from
 imports are spooled to a temporary file for that. Prefix groups, Mooncake hash_ids
-and accumulating sessions become shared KV blocks.
+and accumulating sessions become shared KV blocks. Several traces of one run (the
+per-worker traces of observe --shard) are merged by time onto the earliest worker's
+start, in memory.
 
 Examples:
 
@@ -79,6 +81,9 @@ Examples:
    replay chat.csv --num-instances 4 --routing-policy least-loaded --format text
    replay chat.csv --num-instances 4 --routing-policy weighted \
           --routing-scorers prefix-affinity:3,queue-depth:2 --format text
+
+   # A run loaded from four client machines (observe --shard I/4), replayed as one:
+   replay w0.csv w1.csv w2.csv w3.csv --format text
 
    # Grade the simulator against a capture of a live server:
    observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \

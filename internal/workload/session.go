@@ -120,7 +120,8 @@ func (s *Source) OnFailed(id, atUs int64, reason FailReason) (*Request, bool) {
 // output (accumulated into the prompt).
 func (s *Source) followUp(sess *session, fromUs int64, prevOut int) (*Request, bool) {
 	cc := sess.cc
-	if cc.kind == genUsers && s.limit > 0 && s.followUps >= s.limit-s.Pregenerated() {
+	n, i := max(s.shardCount, 1), s.shardIndex
+	if cc.kind == genUsers && s.limit > 0 && s.followUps*n+i >= s.limit-s.Pregenerated() {
 		s.end(sess, SessionBudgetExhausted)
 		return nil, false
 	}
@@ -136,13 +137,25 @@ func (s *Source) followUp(sess *session, fromUs int64, prevOut int) (*Request, b
 		s.end(sess, SessionCancelled)
 		return nil, false
 	}
-	id := s.Pregenerated() + s.followUps
+	id := s.Pregenerated() + s.followUps*n + i
 	s.followUps++
 	sess.round = d.round
 	r := s.build(cc, &d, id, true, prevOut)
 	r.SessionID = sess.id
 	s.live[id] = sess
 	return r, true
+}
+
+// Share makes this Source worker index of count of a sharded run (observe
+// --shard), which sends only some of the pre-generated requests and
+// reports the others Elsewhere: its k-th follow-up is the run's follow-up
+// k·count + index, so the workers' ids never meet, and the follow-up
+// budget of num_requests is shared the same way. Call it before the first
+// follow-up.
+func (s *Source) Share(index, count int) {
+	if count > 1 && index >= 0 && index < count {
+		s.shardIndex, s.shardCount = int64(index), int64(count)
+	}
 }
 
 // sessionElsewhere marks a session driven by another process of a sharded

@@ -22,6 +22,8 @@ type Source struct {
 	pregen    int64 // pre-generated count, -1 until known
 	followUps int64 // follow-ups created so far
 
+	shardIndex, shardCount int64 // Share: this Source's slice of a sharded run's follow-ups
+
 	live         map[int64]*session // session requests in flight, by id
 	first, last  *session           // active sessions in start order
 	counts       SessionCounts
