@@ -41,6 +41,10 @@ func command() cli.Command {
 		&ucli.BoolFlag{Name: "scrape-metrics", Aliases: []string{"scrape-kv-metrics"}, Usage: "read the server's /metrics before, during and after the run: time series in PREFIX.metrics.csv, prefix-cache deltas in the header"},
 		&ucli.DurationFlag{Name: "scrape-interval", Value: time.Second, Usage: "time between /metrics scrapes during the run"},
 		&ucli.StringFlag{Name: "metrics-output", Usage: "path of the /metrics time series (default PREFIX.metrics.csv)"},
+		&ucli.BoolFlag{Name: "sweep", Usage: "sweep the server: a synchronous level, a throughput level (the ceiling), then --sweep-levels rates between them (or --rates); a trace per level (PREFIX-<k>-<name>) and a summary"},
+		&ucli.IntFlag{Name: "sweep-levels", Value: 5, Usage: "rates between the synchronous and the throughput levels of --sweep"},
+		&ucli.StringFlag{Name: "rates", Usage: "sweep these rates, requests/s, e.g. 2,4,8 (after the synchronous and throughput levels with --sweep)"},
+		&ucli.StringFlag{Name: "sweep-output", Usage: "the sweep's summary JSON (default PREFIX.sweep.json)"},
 		&ucli.BoolFlag{Name: "merge", Usage: "merge the traces given as arguments (the per-worker traces of a --shard run) by time into one, written to --trace-output; contacts no server"},
 		&ucli.BoolFlag{Name: "dry-run", Usage: "write the requests the run would send (TraceV2, mode generated, status planned: intended times, lengths, sessions; this worker's slice with --shard) and contact no server"},
 		&ucli.BoolFlag{Name: "self-test", Usage: "only measure this client's own error against an in-process loopback server, and exit"},
@@ -97,6 +101,10 @@ Examples:
    observe --url http://127.0.0.1:8000 --workload chatbot --rate 8 --streaming -o cap \
            --result-json result.json --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99
 
+   # Sweep the server (GuideLLM's sweep): synchronous, throughput, then 5 rates
+   # between; a trace per level (sw-0-synchronous.csv, ...) and sw.sweep.json:
+   observe --url http://127.0.0.1:8000 --workload chatbot -n 300 --streaming --sweep -o sw
+
    # Production traffic on a staging server: 30 minutes of a Mooncake trace from
    # its second hour on, its prefix blocks kept, then the simulator on the capture:
    observe --url http://127.0.0.1:8000 --trace conversation_trace.jsonl --from mooncake \
@@ -137,6 +145,9 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		if err != nil {
 			return err
 		}
+		if cfg.sweep.active() {
+			return cli.Usagef("--trace plays a trace at its own times: --sweep and --rates do not apply")
+		}
 		if cfg.dryRun {
 			return dryRun(cfg, tr, stdio)
 		}
@@ -168,6 +179,9 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	}
 	for _, w := range wl.Warnings {
 		log.Warn(w)
+	}
+	if cfg.sweep.active() {
+		return runSweep(ctx, cfg, wl, stdio, log)
 	}
 	tr := &specTraffic{wl: wl, shard: cfg.shard}
 	if cfg.dryRun {

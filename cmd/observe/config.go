@@ -59,6 +59,7 @@ type config struct {
 	dryRun  bool      // write the planned requests; contact no server
 
 	result resultConfig // --result-json (path "" = none)
+	sweep  sweepConfig  // --sweep, --rates
 }
 
 // goodput holds the --goodput targets in ms; 0 = not gated.
@@ -176,6 +177,19 @@ func readConfig(c *ucli.Context) (*config, error) {
 	}
 	if cfg.shard, err = cli.ParseShard(c.String("shard"), os.Getenv); err != nil {
 		return nil, err
+	}
+	if cfg.sweep, err = parseSweep(c.Bool("sweep"), c.Int("sweep-levels"), c.String("rates"), c.String("sweep-output")); err != nil {
+		return nil, err
+	}
+	if cfg.sweep.active() {
+		switch {
+		case cfg.traceOut == "-":
+			return nil, cli.Usagef("a sweep writes a trace per level: give --trace-output PREFIX")
+		case c.IsSet("itl-output") || c.IsSet("metrics-output"):
+			return nil, cli.Usagef("a sweep names its files after each level: --itl-output and --metrics-output do not apply")
+		case cfg.shard.Sharded() || c.IsSet("start-at") || c.Bool("dry-run"):
+			return nil, cli.Usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
+		}
 	}
 	// A worker's trace says which slice it is (x_ext.shard), so a merge can
 	// check the slices: its two-file header keeps our extension block.

@@ -39,7 +39,8 @@ func observe(ctx context.Context, cfg *config, tr traffic, stdio cli.IO, log *sl
 	if ctx.Err() != nil {
 		return beforeRun(ctx, ctx.Err())
 	}
-	return recordRun(ctx, cfg, tr, s, outs, stdio, log)
+	_, err = recordRun(ctx, cfg, tr, s, outs, stdio, log, nil)
+	return err
 }
 
 // beforeRun is the error of a run that stopped before t0: nothing was

@@ -93,7 +93,7 @@ func openTrace(cfg *config, stdio cli.IO, h *tracev2.Header, cols tracev2.Column
 
 // recordRun is the recorded run: t0, the header, then every request
 // dispatched at its intended time and written as it finishes.
-func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sideOutputs, stdio cli.IO, log *slog.Logger) error {
+func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sideOutputs, stdio cli.IO, log *slog.Logger, watch *saturation) (*levelOutcome, error) {
 	pl := tr.newPlanner(s.prompter, cfg, int64(cfg.warmup), log)
 	tal := newTally(cfg.goodput)
 	var rows *resultRows
@@ -107,9 +107,9 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 	lv := newLive(bar)
 	d, err := httpload.NewDispatcher(s.client, httpload.DispatchConfig{MaxConcurrency: cfg.maxConc, Drain: cfg.drain})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	plan := httpload.Plan{Jobs: pl.jobs, FollowUp: pl.followUpFunc()}
+	plan := httpload.Plan{Jobs: watch.count(pl.jobs), FollowUp: pl.followUpFunc()}
 
 	// t0: the monotonic instant just before the first dispatch, or the
 	// --start-at instant every worker of a sharded run shares; every time
@@ -118,7 +118,7 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 	if !cfg.startAt.IsZero() {
 		wait := cfg.startAt.Sub(t0) // wall clock: startAt has no monotonic reading
 		if wait < 0 {
-			return cli.Usagef("--start-at %s passed %v ago, before set-up ended; give a later time (nothing was recorded)",
+			return nil, cli.Usagef("--start-at %s passed %v ago, before set-up ended; give a later time (nothing was recorded)",
 				cfg.startAt.UTC().Format(time.RFC3339Nano), (-wait).Round(time.Millisecond))
 		}
 		t0 = t0.Add(wait) // keeps the monotonic reading
@@ -128,7 +128,7 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 	hdr := header(cfg, tr, s, t0)
 	tw, err := openTrace(cfg, stdio, hdr, tr.columns())
 	if err != nil {
-		return fmt.Errorf("--trace-output: %w", err)
+		return nil, fmt.Errorf("--trace-output: %w", err)
 	}
 	log.Info("recording", "trace", cfg.describe(), "t0", hdr.CreatedAt)
 
@@ -159,6 +159,11 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 	} else {
 		close(scraped)
 	}
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watch.run(runCtx, t0, stopRun, log)
+	}()
 
 	var werr error
 	sink := func(res httpload.Result) {
@@ -178,8 +183,15 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 		}
 		tal.add(&res)
 		lv.update(tal)
+		watch.finished()
 	}
 	stats, runErr := d.Run(runCtx, clock, plan, sink)
+	saturated := errors.Is(context.Cause(runCtx), errOverSaturated)
+	stopRun(nil)
+	<-watched
+	if saturated && ctx.Err() == nil {
+		runErr = nil
+	}
 	close(ran)
 	stopScrape()
 	<-scraped
@@ -225,24 +237,33 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 	if s.selfTest != nil && cfg.traceOut != "-" && !cfg.traceExt {
 		log.Info("the self-test figures are in the log only: add --trace-ext to keep them in the header")
 	}
+	out := &levelOutcome{tally: tal, stats: stats, saturated: saturated, reason: watch.reason()}
 	switch {
 	case werr != nil:
-		return fmt.Errorf("write trace: %w (the rows written before it are valid)", werr)
+		return out, fmt.Errorf("write trace: %w (the rows written before it are valid)", werr)
 	case closeErr != nil:
-		return fmt.Errorf("finish trace: %w", closeErr)
+		return out, fmt.Errorf("finish trace: %w", closeErr)
 	case sideErr != nil:
-		return sideErr
+		return out, sideErr
 	case interrupted:
-		return cli.WithCode(cli.ExitInterrupted, fmt.Errorf("%v: %d requests recorded (%d ok, %d failed, cancelled or not sent)",
+		return out, cli.WithCode(cli.ExitInterrupted, fmt.Errorf("%v: %d requests recorded (%d ok, %d failed, cancelled or not sent)",
 			context.Cause(ctx), stats.Results, stats.OK, stats.Results-stats.OK))
 	case runErr != nil:
-		return runErr
+		return out, runErr
 	case sumErr != nil:
-		return fmt.Errorf("write summary: %w", sumErr)
+		return out, fmt.Errorf("write summary: %w", sumErr)
 	}
 	log.Info("done", "requests", stats.Results, "ok", stats.OK, "errors", stats.Errors, "timeouts", stats.Timeouts,
 		"late", stats.Late, "not_sent", stats.NotSent)
-	return nil
+	return out, nil
+}
+
+// levelOutcome is what one recorded run measured: the sweep's row of it.
+type levelOutcome struct {
+	tally     *tally
+	stats     httpload.Stats
+	saturated bool   // stopped early: the server fell behind without bound
+	reason    string // why, in numbers
 }
 
 // saveResult writes --result-json (whole or not at all).

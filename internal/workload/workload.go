@@ -253,3 +253,30 @@ func satAdd(a, b int64) int64 {
 	}
 	return a + b
 }
+
+// AtRate is the same workload at another total rate (requests/s): its
+// aggregate_rate replaced, a rate ramp dropped. A live sweep sends one
+// workload at several rates. Concurrency clients have no rate, and windows
+// that give their own rates (aggregate_rate 0) cannot be scaled: both are
+// errors.
+func (w *Workload) AtRate(rate float64) (*Workload, error) {
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		return nil, &Error{Path: "aggregate_rate", Msg: fmt.Sprintf("%g must be finite and > 0", rate)}
+	}
+	for i := range w.Spec.Clients {
+		if w.Spec.Clients[i].Concurrency > 0 {
+			return nil, &Error{Path: clientPath(&w.Spec.Clients[i], i), Msg: "a concurrency client has no rate to set"}
+		}
+	}
+	if w.Spec.AggregateRate == 0 {
+		return nil, &Error{Path: "aggregate_rate", Msg: "0: the lifecycle windows give their own rates, which a rate cannot replace"}
+	}
+	s := w.Spec
+	s.AggregateRate, s.RateRamp = rate, nil
+	nw, err := New(s)
+	if err != nil {
+		return nil, err
+	}
+	nw.Name, nw.Warnings = w.Name, w.Warnings
+	return nw, nil
+}
