@@ -39,12 +39,7 @@ func TestCalibrateSeveralTraces(t *testing.T) {
 		var recs []tracev2.Record
 		for _, r := range tr.Records {
 			if slice(r.RequestID) {
-				r.ArrivalTimeUs += shift
-				for _, p := range []*int64{&r.SendTimeUs, &r.FirstChunkTimeUs, &r.LastChunkTimeUs, &r.FirstTokenTimeUs, &r.DeadlineUs} {
-					if *p != 0 {
-						*p += shift
-					}
-				}
+				r.Shift(shift)
 				recs = append(recs, r)
 			}
 		}

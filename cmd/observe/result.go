@@ -267,15 +267,8 @@ func metricValues(m string, t *tally, rows *resultRows, info resultInfo) ([]floa
 	case "e2el":
 		return t.e2el, report.Mean(t.e2el), true
 	case "itl":
-		itl := make([]float64, len(t.itlUs))
-		for i, v := range t.itlUs {
-			itl[i] = float64(v) / 1000
-		}
-		avg := 0.0
-		if t.itlSeen > 0 {
-			avg = t.itlSum / float64(t.itlSeen)
-		}
-		return itl, avg, true
+		gaps, avg := t.itlMs()
+		return gaps, avg, true
 	}
 	if info.maxConcurrency == 0 {
 		return nil, 0, false
@@ -349,14 +342,11 @@ func encodeValue(b *bytes.Buffer, v any) error {
 	case float64:
 		b.WriteString(pyFloat(x))
 	case []float64:
-		b.WriteByte('[')
+		all := make([]any, len(x))
 		for i, f := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(pyFloat(f))
+			all[i] = f
 		}
-		b.WriteByte(']')
+		return encodeValue(b, all)
 	case []any:
 		b.WriteByte('[')
 		for i, e := range x {

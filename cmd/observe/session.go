@@ -277,13 +277,19 @@ func saveResult(cfg *config, tr traffic, s *setup, tal *tally, rows *resultRows,
 	if err != nil {
 		return err
 	}
-	out, err := cli.CreateOutput(cfg.result.path, stdio.Out)
+	return writeWhole(cfg.result.path, "--result-json", data, stdio)
+}
+
+// writeWhole writes data to path ("-" = stdout) so that a file appears
+// whole or not at all; flag names the output in errors.
+func writeWhole(path, flag string, data []byte, stdio cli.IO) error {
+	out, err := cli.CreateOutput(path, stdio.Out)
 	if err != nil {
-		return fmt.Errorf("--result-json: %w", err)
+		return fmt.Errorf("%s: %w", flag, err)
 	}
 	defer out.Abort()
 	if _, err := out.Write(data); err != nil {
-		return fmt.Errorf("--result-json: %w", err)
+		return fmt.Errorf("%s: %w", flag, err)
 	}
 	return out.Commit()
 }

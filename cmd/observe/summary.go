@@ -106,6 +106,19 @@ func (t *tally) addITL(r *httpload.Result) {
 	}
 }
 
+// itlMs is the kept inter-token gaps in ms (a uniform sample beyond
+// maxITLSamples) and the exact mean of all of them.
+func (t *tally) itlMs() (gaps []float64, mean float64) {
+	gaps = make([]float64, len(t.itlUs))
+	for i, v := range t.itlUs {
+		gaps[i] = float64(v) / 1000
+	}
+	if t.itlSeen > 0 {
+		mean = t.itlSum / float64(t.itlSeen)
+	}
+	return gaps, mean
+}
+
 // textChunks are the arrival times of the chunks of r that carried text:
 // TextChunks of them from the first (servers send them back to back, between
 // a role chunk and a usage chunk).
@@ -171,14 +184,7 @@ func (t *tally) write(w io.Writer, info summaryInfo) error {
 	}
 	stat("Time to First Token", "TTFT", t.ttft, report.Mean(t.ttft))
 	stat("Time per Output Token (excl. 1st token)", "TPOT", t.tpot, report.Mean(t.tpot))
-	itl := make([]float64, len(t.itlUs))
-	for i, v := range t.itlUs {
-		itl[i] = float64(v) / 1000
-	}
-	itlMean := 0.0
-	if t.itlSeen > 0 {
-		itlMean = t.itlSum / float64(t.itlSeen)
-	}
+	itl, itlMean := t.itlMs()
 	stat("Inter-token Latency", "ITL", itl, itlMean)
 	stat("End-to-end Latency", "E2EL", t.e2el, report.Mean(t.e2el))
 	rule("From the intended send time")

@@ -216,13 +216,5 @@ func writeSweepSummary(cfg *config, rows [][]kv, ceiling float64, stdio cli.IO) 
 	if err != nil {
 		return err
 	}
-	out, err := cli.CreateOutput(path, stdio.Out)
-	if err != nil {
-		return fmt.Errorf("--sweep-output: %w", err)
-	}
-	defer out.Abort()
-	if _, err := out.Write(data); err != nil {
-		return fmt.Errorf("--sweep-output: %w", err)
-	}
-	return out.Commit()
+	return writeWhole(path, "--sweep-output", data, stdio)
 }

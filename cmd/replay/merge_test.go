@@ -32,11 +32,7 @@ func TestReplaySeveralTraces(t *testing.T) {
 		var recs []tracev2.Record
 		for _, r := range tr.Records {
 			if r.RequestID%2 == int64(w) {
-				for _, p := range []*int64{&r.ArrivalTimeUs, &r.SendTimeUs, &r.FirstChunkTimeUs, &r.LastChunkTimeUs, &r.DeadlineUs} {
-					if *p != 0 || p == &r.ArrivalTimeUs {
-						*p += shift
-					}
-				}
+				r.Shift(shift)
 				recs = append(recs, r)
 			}
 		}

@@ -94,7 +94,7 @@ func Merge(traces []*Trace) (*Trace, *MergeInfo, error) {
 		info.Parts = append(info.Parts, MergedPart{Name: t.Name, Origin: t.Origin, ShiftUs: shift, Rows: len(t.Records)})
 		for k := range t.Records {
 			rec := t.Records[k]
-			shiftRecord(&rec, shift)
+			rec.Shift(shift)
 			out.Records = append(out.Records, rec)
 			places = append(places, place{i, t.Lines[k]})
 		}
@@ -214,9 +214,10 @@ func checkShards(traces []*Trace, info *MergeInfo) error {
 	return nil
 }
 
-// shiftRecord moves a record's times (not its durations) by us; a 0 other
-// than the arrival's stays "never" (or "no deadline").
-func shiftRecord(r *Record, us int64) {
+// Shift moves a record's times (not its durations) by us, as a merge puts
+// a trace on another origin; a 0 other than the arrival's stays "never" (or
+// "no deadline").
+func (r *Record) Shift(us int64) {
 	r.ArrivalTimeUs += us
 	for _, t := range []*int64{&r.SendTimeUs, &r.FirstChunkTimeUs, &r.LastChunkTimeUs, &r.FirstTokenTimeUs, &r.DeadlineUs} {
 		if *t != 0 {

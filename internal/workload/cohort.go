@@ -31,29 +31,16 @@ const (
 
 const usPerHour = int64(3_600_000_000)
 
+// rawCohort is a cohort as decoded: a client's keys (the schema walker
+// has already refused the per-client ones a cohort may not have) and its
+// own.
 type rawCohort struct {
-	ID            string         `yaml:"id"`
-	Population    *int64         `yaml:"population"`
-	TenantID      string         `yaml:"tenant_id"`
-	SLOClass      string         `yaml:"slo_class"`
-	Model         string         `yaml:"model"`
-	RateFraction  *float64       `yaml:"rate_fraction"`
-	Arrival       *rawArrival    `yaml:"arrival"`
-	InputDist     *rawDist       `yaml:"input_distribution"`
-	OutputDist    *rawDist       `yaml:"output_distribution"`
-	PrefixGroup   string         `yaml:"prefix_group"`
-	PrefixLength  *int64         `yaml:"prefix_length"`
-	PrefixSharing string         `yaml:"prefix_sharing"`
-	Streaming     bool           `yaml:"streaming"`
-	Reasoning     *rawReasoning  `yaml:"reasoning"`
-	ClosedLoop    *bool          `yaml:"closed_loop"`
-	Timeout       *int64         `yaml:"timeout"`
-	SLOTargetUs   *int64         `yaml:"slo_target_us"`
-	Network       *rawNetwork    `yaml:"network"`
-	Multimodal    *rawMultimodal `yaml:"multimodal"`
-	Diurnal       *rawDiurnal    `yaml:"diurnal"`
-	Spike         *rawSpike      `yaml:"spike"`
-	Drain         *rawDrain      `yaml:"drain"`
+	rawClient     `yaml:",inline"`
+	Population    *int64      `yaml:"population"`
+	PrefixSharing string      `yaml:"prefix_sharing"`
+	Diurnal       *rawDiurnal `yaml:"diurnal"`
+	Spike         *rawSpike   `yaml:"spike"`
+	Drain         *rawDrain   `yaml:"drain"`
 }
 
 type rawDiurnal struct {
@@ -123,11 +110,7 @@ func expandCohort(rc *rawCohort, path string, first int, pos *positions, v1 bool
 	if f := *rc.RateFraction; !(f > 0) || math.IsInf(f, 0) {
 		return nil, nil, &Error{Path: path + ".rate_fraction", Msg: fmt.Sprintf("%g must be finite and > 0", f)}
 	}
-	as := rawClient{ID: rc.ID, TenantID: rc.TenantID, SLOClass: rc.SLOClass, Model: rc.Model, RateFraction: rc.RateFraction,
-		Arrival: rc.Arrival, InputDist: rc.InputDist, OutputDist: rc.OutputDist, PrefixGroup: rc.PrefixGroup,
-		PrefixLength: rc.PrefixLength, Streaming: rc.Streaming, Reasoning: rc.Reasoning, ClosedLoop: rc.ClosedLoop,
-		Timeout: rc.Timeout, SLOTargetUs: rc.SLOTargetUs, Network: rc.Network, Multimodal: rc.Multimodal}
-	base, warn, err := decodeClient(&as, path, pos, v1)
+	base, warn, err := decodeClient(&rc.rawClient, path, pos, v1)
 	if err != nil {
 		return nil, nil, err
 	}

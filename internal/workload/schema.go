@@ -60,30 +60,19 @@ func schemaOf(obj string) map[string]field {
 			"multimodal":          {kind: kObject, obj: "multimodal"},
 		}
 	case "cohort":
-		return map[string]field{
-			"id":                  {kind: kString},
-			"population":          {kind: kInt},
-			"tenant_id":           {kind: kString},
-			"slo_class":           {kind: kString},
-			"model":               {kind: kString},
-			"rate_fraction":       {kind: kFloat},
-			"arrival":             {kind: kObject, obj: "arrival"},
-			"input_distribution":  {kind: kObject, obj: "dist"},
-			"output_distribution": {kind: kObject, obj: "dist"},
-			"prefix_group":        {kind: kString},
-			"prefix_length":       {kind: kInt},
-			"prefix_sharing":      {kind: kString},
-			"streaming":           {kind: kBool},
-			"reasoning":           {kind: kObject, obj: "reasoning"},
-			"closed_loop":         {kind: kBool},
-			"timeout":             {kind: kInt},
-			"slo_target_us":       {kind: kInt},
-			"network":             {kind: kObject, obj: "network"},
-			"multimodal":          {kind: kObject, obj: "multimodal"},
-			"diurnal":             {kind: kObject, obj: "diurnal"},
-			"spike":               {kind: kObject, obj: "spike"},
-			"drain":               {kind: kObject, obj: "drain"},
+		// A cohort has a client's keys, but for its id-less members'
+		// per-client ones (concurrency users, lifecycle windows, which its
+		// patterns make), plus its own.
+		m := schemaOf("client")
+		for _, k := range []string{"concurrency", "think_time_us", "lifecycle"} {
+			delete(m, k)
 		}
+		m["population"] = field{kind: kInt}
+		m["prefix_sharing"] = field{kind: kString}
+		m["diurnal"] = field{kind: kObject, obj: "diurnal"}
+		m["spike"] = field{kind: kObject, obj: "spike"}
+		m["drain"] = field{kind: kObject, obj: "drain"}
+		return m
 	case "lifecycle":
 		return map[string]field{"windows": {kind: kList, obj: "window"}}
 	case "window":
