@@ -23,7 +23,11 @@ header YAML + data CSV, gzip) with its simulated result (replay's SimResult JSON
 array or JSON Lines) and reports, per metric (TTFT, E2E, ITL, TPOT), MAPE, Pearson r,
 bias, percentiles and a grade, goodput against SLO targets, the hit-rate and config
 verdicts, and whether the real run itself was fit to judge by (saturated, client
-lag, truncation, warm cache, cold start). stdout carries one of text (default), JSON
+lag, truncation, warm cache, cold start). The config verdict compares the deployment
+the trace's header states with the one the simulation ran (replay --metrics-out,
+given as --sim-metrics), key by key; every output shows both side by side with the
+differences marked, and the HTML page opens with the grade, the validity and the
+config match. stdout carries one of text (default), JSON
 or Markdown; --report, --markdown and --html write files atomically. '-' reads stdin,
 for at most one input. An ITL file NAME.itl.csv beside the trace is used when found.
 
@@ -38,9 +42,10 @@ Example: capture a live server, replay the capture, grade the simulator in CI.
 
    observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \
            --num-requests 200 --record-itl --trace-output cap
-   replay cap.csv --model qwen3-14b --results-path sim.json
-   calibrate cap.csv sim.json --html report.html --markdown "$GITHUB_STEP_SUMMARY" \
-             --assert 'ttft.mape<15%,e2e.pearson>0.9,grade>=good,valid==true'
+   replay cap.csv --results-path sim.json --metrics-out sim-metrics.json
+   calibrate cap.csv sim.json --sim-metrics sim-metrics.json --html report.html \
+             --markdown "$GITHUB_STEP_SUMMARY" \
+             --assert 'ttft.mape<15%,e2e.pearson>0.9,grade>=good,valid==true,config.match==true'
 
 The same through a pipe (calibrate reads stdin first, so cap.trace is complete):
 
@@ -63,7 +68,7 @@ func flags() []ucli.Flag {
 		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV of a two-file trace (with --trace-header, or for a header YAML given as REAL)"},
 		&ucli.StringFlag{Name: "sim-results", Usage: "SimResult JSON (array or JSON Lines), instead of SIM"},
 		&ucli.StringFlag{Name: "itl-data", Usage: "ITL CSV (request_id,chunk_index,timestamp_us); default: NAME.itl.csv beside the trace, if it exists"},
-		&ucli.StringFlag{Name: "sim-metrics", Usage: "replay's summary JSON: cache_hit_rate for the hit-rate verdict, the resolved \"deployment\" for config_match"},
+		&ucli.StringFlag{Name: "sim-metrics", Usage: "replay's --metrics-out JSON: cache_hit_rate for the hit-rate verdict, the resolved \"deployment\" for the config verdict (config.match)"},
 		// Settings.
 		&ucli.Int64Flag{Name: "warmup-requests", Value: -1, Usage: "exclude rows with request_id below N; -1 = the header's warm_up_requests"},
 		&ucli.DurationFlag{Name: "warmup-duration", Usage: "also exclude rows that arrived before this time from the start, e.g. 30s"},

@@ -33,16 +33,20 @@ func fitCommand() cli.Command {
 		&ucli.IntFlag{Name: "max-iterations", Value: 10, Usage: "replays of the fixed-point iteration (one more checks the result)"},
 		&ucli.BoolFlag{Name: "fit-token-overhead", Usage: "also fit A_tok (alpha[2]); by default it keeps its starting value, which the data cannot tell from the per-step constant"},
 		&ucli.IntSliceFlag{Name: "hold-alpha", Usage: "keep these alpha coefficients (indices 0-2) at their starting values, e.g. 1 for blackbox's per-prompt-token queue delay"},
-		&ucli.StringFlag{Name: "session-mode", Value: "fixed", Usage: "as replay's: fixed (every row at its own time) or closed-loop (the errors are those of a replay whose later session rounds follow the simulated completions)"},
+		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "as replay's: fixed (every row at its own time) or closed-loop (the errors are those of a replay whose later session rounds follow the simulated completions)"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
 	}
+	flags = append(flags, cli.TraceDeploymentFlags()...)
 	flags = append(flags, cli.DeploymentFlags()...)
 	return cli.Command{
 		Name:      "calibrate fit",
 		Usage:     "fit the latency model's coefficients so that replaying a real trace reproduces it",
 		ArgsUsage: "REAL",
 		Description: `calibrate fit replays a real trace (TraceV2, any form; - for stdin) through the
-simulator of the deployment the flags describe, and fits the coefficients of its
+simulator of the deployment the trace's header states (x_ext.deployment, else BLIS's
+server keys), under --deployment and the flags given (each one that contradicts the
+trace is a warning; --ignore-trace-deployment uses the flags alone), in the session
+mode of the trace's client, and fits the coefficients of its
 latency model (--latency-model blackbox or trained-physics) so that the replay
 reproduces the measured TTFT and E2E of every request, and the token times of
 the ITL file when it has one chunk per token. Starting coefficients are
@@ -110,9 +114,7 @@ func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Log
 	}
 	var opts replay.TraceOptions
 	switch c.String("session-mode") {
-	case "fixed":
-	case "closed-loop":
-		opts.ClosedLoop = true
+	case cli.SessionFixed, cli.SessionClosedLoop: // the trace's client may change it
 	default:
 		return cli.Usagef("--session-mode %q: want fixed or closed-loop", c.String("session-mode"))
 	}
@@ -125,16 +127,36 @@ func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Log
 	if err != nil {
 		return err
 	}
-	dcfg, err := cli.Deployment(c)
+	if _, err := cli.Deployment(c); err != nil {
+		return err // a bad flag or --deployment file, before the trace is read
+	}
+	out, err := cli.CreateOutput(c.String("output"), stdio.Out)
 	if err != nil {
 		return err
 	}
+	defer out.Abort()
+	tr, itl, err := readFitInputs(in, c.String("itl-data"), stdio.In, log)
+	if err != nil {
+		return err
+	}
+	// The trace is fitted on the deployment and client it was made with,
+	// under the flags (as replay does).
+	warn := func(m string) { log.Warn(m) }
+	dcfg, err := cli.TraceDeployment(c, tr.Name, tr.Header, warn)
+	if err != nil {
+		return err
+	}
+	mode, err := cli.TraceSessionMode(c, tr.Name, tr.Header, warn)
+	if err != nil {
+		return err
+	}
+	opts.ClosedLoop = mode == cli.SessionClosedLoop
 	kind, err := latency.ParseKind(dcfg.LatencyModel)
 	if err != nil {
 		return cli.Usagef("--latency-model: %v", err)
 	}
 	if kind != latency.KindBlackbox && kind != latency.KindTrainedPhysics {
-		return cli.Usagef("--latency-model %s has no coefficients to fit; use blackbox or trained-physics", kind)
+		return cli.Usagef("latency model %s (--latency-model, or the trace's deployment) has no coefficients to fit; use blackbox or trained-physics", kind)
 	}
 	start := dcfg
 	if kind == latency.KindBlackbox && start.AlphaCoeffs == nil {
@@ -147,16 +169,6 @@ func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Log
 		}
 	}
 	dep, err := deploy.Resolve(start)
-	if err != nil {
-		return err
-	}
-	out, err := cli.CreateOutput(c.String("output"), stdio.Out)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-
-	tr, itl, err := readFitInputs(in, c.String("itl-data"), stdio.In, log)
 	if err != nil {
 		return err
 	}

@@ -242,7 +242,7 @@ func TestFitBadInputs(t *testing.T) {
 		{"malformed trace", []string{bad}, "bad.csv"},
 		{"holdout 1", []string{realCSV, "--holdout", "1"}, "--holdout 1: want a share in [0, 1)"},
 		{"negative holdout", []string{realCSV, "--holdout", "-0.5"}, "--holdout -0.5"},
-		{"roofline", []string{realCSV, "--latency-model", "roofline"}, "roofline has no coefficients to fit"},
+		{"roofline", []string{realCSV, "--latency-model", "roofline"}, "roofline (--latency-model, or the trace's deployment) has no coefficients to fit"},
 		{"unknown model kind", []string{realCSV, "--latency-model", "magic"}, `unknown latency model "magic"`},
 		{"bad coefficients", []string{realCSV, "--latency-model", "blackbox", "--alpha-coeffs", "1,2", "--beta-coeffs", "1,2,3"}, "want 3 alpha and 3 beta"},
 		{"iterations", []string{realCSV, "--max-iterations", "0"}, "--max-iterations 0"},

@@ -14,6 +14,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
 	"servesim/internal/report"
 	"servesim/internal/tracev2"
 )
@@ -236,6 +237,7 @@ func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logge
 		log.Warn("the trace is not a measured one; calibrate compares a real run with its replay", "file", traceName, "mode", tr.Header.Mode)
 	}
 	in.Header = report.HeaderFrom(tr.Header)
+	in.SameModel = deploy.SameModel
 	in.Trace = tr.Records
 	if dupIndex(len(tr.Records), func(i int) int64 { return tr.Records[i].RequestID }) {
 		// Only an input about to be rejected pays for naming every row.

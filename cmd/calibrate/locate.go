@@ -87,22 +87,13 @@ func skip(data []byte, i int, set string) int {
 }
 
 // simMetricsFile is what calibrate reads from replay's summary JSON: the
-// simulated prefix-cache hit rate and, when replay writes it, the deployment
-// it resolved (under "deployment", or "config"), with the trace header's
-// server key names. Every other key is ignored.
+// simulated prefix-cache hit rate and the deployment it ran (under
+// "deployment", or "config" as older writers named it), as deployment-YAML
+// keys. Every other key is ignored.
 type simMetricsFile struct {
-	CacheHitRate *float64        `json:"cache_hit_rate"`
-	Deployment   *deploymentJSON `json:"deployment"`
-	Config       *deploymentJSON `json:"config"`
-}
-
-type deploymentJSON struct {
-	Model                string   `json:"model"`
-	TensorParallel       *int     `json:"tensor_parallel"`
-	MaxNumSeqs           *int     `json:"max_num_seqs"`
-	BlockSize            *int     `json:"block_size"`
-	GPUMemoryUtilization *float64 `json:"gpu_memory_utilization"`
-	MaxModelLen          *int64   `json:"max_model_len"`
+	CacheHitRate *float64       `json:"cache_hit_rate"`
+	Deployment   map[string]any `json:"deployment"`
+	Config       map[string]any `json:"config"`
 }
 
 // readSimMetrics reads --sim-metrics; a malformed file is an input error
@@ -122,14 +113,9 @@ func readSimMetrics(path string, stdin io.Reader) (*report.SimMetrics, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, jsonError(name, data, err)
 	}
-	m := &report.SimMetrics{CacheHitRate: f.CacheHitRate}
-	d := f.Deployment
-	if d == nil {
-		d = f.Config
-	}
-	if d != nil {
-		m.Config = &report.ServerConfig{Model: d.Model, TensorParallel: d.TensorParallel, MaxNumSeqs: d.MaxNumSeqs,
-			BlockSize: d.BlockSize, GPUMemoryUtilization: d.GPUMemoryUtilization, MaxModelLen: d.MaxModelLen}
+	m := &report.SimMetrics{CacheHitRate: f.CacheHitRate, Deployment: f.Deployment}
+	if m.Deployment == nil {
+		m.Deployment = f.Config
 	}
 	return m, nil
 }

@@ -26,7 +26,11 @@ func command() cli.Command {
 		&ucli.IntFlag{Name: "warmup-requests", Usage: "requests sent before the run and not recorded; recorded ids start at N"},
 		&ucli.IntFlag{Name: "prewarm", Value: -1, Usage: "open N keep-alive connections before the run, so no measured request pays for connection set-up; -1 = the run's concurrency when known (--max-concurrency, closed-loop users), 0 = none"},
 		&ucli.StringFlag{Name: "trace-output", Aliases: []string{"o", "output"}, Value: "-", Usage: "trace: - for one stream on stdout, or PREFIX for PREFIX.yaml + PREFIX.csv (written row by row)"},
-		&ucli.BoolFlag{Name: "trace-ext", Usage: "write our x_ext header block (self-test, interrupted) in two-file traces too (BLIS rejects it)"},
+		cli.BLISHeaderFlag(),
+		cli.TraceExtFlag(),
+		&ucli.StringFlag{Name: "server-config", Usage: "the server's deployment as a deployment YAML (run's --deployment keys: model, gpu, tensor_parallel, max_num_seqs, ...), recorded in the trace header as declared; what the server reports of itself wins"},
+		&ucli.StringFlag{Name: "vllm-args", Usage: "the `vllm serve` command line the server was started with, e.g. \"vllm serve Qwen/Qwen3-14B --tensor-parallel-size 2 --max-num-seqs 128\"; recorded in the header, and the flags the simulator models become declared deployment keys"},
+		&ucli.StringFlag{Name: "sweep-level", Usage: "name this run as one level of a sweep, e.g. rate=8 (recorded in the header's client)"},
 		&ucli.BoolFlag{Name: "record-itl", Usage: "write every streamed chunk's arrival to the ITL CSV (PREFIX.itl.csv); forces streaming"},
 		&ucli.StringFlag{Name: "itl-output", Usage: "ITL CSV path (default PREFIX.itl.csv; required with --trace-output -)"},
 		&ucli.DurationFlag{Name: "drain-timeout", Value: 10 * time.Second, Usage: "after Ctrl+C, how long requests in flight may finish before they are cancelled"},
@@ -75,7 +79,16 @@ later rounds after the live completions), and its shared prefixes: prefix groups
 hash ids become prompts sharing exactly those leading blocks of text.
 
 The trace is TraceV2 mode real, one time origin t0 (the instant before the first
-send; created_at is its wall clock). Rows are written whole as requests finish, so a
+send; created_at is its wall clock). Its header records the server and the client
+that made it, each fact marked measured, declared or absent (x_ext.sources): what
+the server says of itself (GET /version; block size, GPU blocks, GPU memory
+utilisation and prefix caching from vllm:cache_config_info on /metrics; the model
+and max_model_len from /v1/models), what --server-config and --vllm-args declare
+(tensor parallelism, max_num_seqs, ...), and the client (--max-concurrency,
+closed-loop users, think time, arrival process, rate, streaming, warm-up, sweep
+level, the peak of requests in flight). replay and calibrate fit simulate on them
+by default. BLIS's server keys hold what BLIS has keys for; the rest is x_ext, in
+the header unless --blis-compatible-header moves it to PREFIX.ext.yaml. Rows are written whole as requests finish, so a
 crash leaves a valid trace. Ctrl+C stops sending, lets requests in flight finish for
 --drain-timeout, writes the trailer (x_ext.interrupted) and exits 130; a second
 Ctrl+C cancels them at once. A short self-test against an in-process loopback server
@@ -92,6 +105,12 @@ Examples:
    # The same through a pipe (single-stream trace on stdout, summary on stderr):
    observe --url http://127.0.0.1:8000 --workload chatbot --rate 4 --streaming -o - \
      | tee cap.trace | replay - --model qwen3-14b --results-path sim.json
+
+   # Say how the server was started, so the replay needs no deployment flags:
+   observe --url http://127.0.0.1:8000 --workload chatbot --rate 4 --trace-output cap \
+           --vllm-args "vllm serve Qwen/Qwen3-14B --tensor-parallel-size 2 --max-num-seqs 128"
+   replay cap.csv --results-path sim.json --metrics-out sim-metrics.json
+   calibrate cap.csv sim.json --sim-metrics sim-metrics.json --html report.html
 
    # 100 closed-loop users for 5 minutes, with goodput and /metrics:
    observe --url http://127.0.0.1:8000 --concurrency 100 --duration 5m --streaming \

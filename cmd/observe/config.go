@@ -36,17 +36,25 @@ type config struct {
 	chat        bool
 	unconstrain bool
 
-	traceOut  string // "-" = single stream on stdout, else a two-file prefix
-	traceExt  bool
-	recordITL bool
-	itlOut    string // "" = none
-	drain     time.Duration
-	summaryTo string // "stderr" or "stdout"
-	goodput   goodput
+	traceOut   string // "-" = single stream on stdout, else a two-file prefix
+	blisHeader bool   // a two-file header BLIS loads, x_ext in the sidecar
+	recordITL  bool
+	itlOut     string // "" = none
+	drain      time.Duration
+	summaryTo  string // "stderr" or "stdout"
+	goodput    goodput
 
 	scrape         bool
 	scrapeInterval time.Duration
 	metricsOut     string // "" = no time series file
+
+	// What the user says of the server (--server-config, --vllm-args) and
+	// of the run (--sweep-level), for the header.
+	serverConfig string
+	vllmArgs     string
+	fromFile     map[string]any
+	fromArgs     map[string]any
+	sweepLevel   string
 
 	selfTestOnly    bool
 	noSelfTest      bool
@@ -125,7 +133,10 @@ func readConfig(c *ucli.Context) (*config, error) {
 		chat:            c.Bool("chat"),
 		unconstrain:     c.Bool("unconstrained-output"),
 		traceOut:        c.String("trace-output"),
-		traceExt:        c.Bool("trace-ext"),
+		blisHeader:      c.Bool("blis-compatible-header"),
+		serverConfig:    c.String("server-config"),
+		vllmArgs:        c.String("vllm-args"),
+		sweepLevel:      c.String("sweep-level"),
 		recordITL:       c.Bool("record-itl"),
 		itlOut:          c.String("itl-output"),
 		drain:           c.Duration("drain-timeout"),
@@ -171,6 +182,12 @@ func readConfig(c *ucli.Context) (*config, error) {
 	if cfg.selfTestOnly {
 		return cfg, nil
 	}
+	if cfg.fromFile, cfg.fromArgs, err = readDeclared(cfg.serverConfig, cfg.vllmArgs); err != nil {
+		return nil, err
+	}
+	if len(cfg.sweepLevel) > 256 {
+		return nil, cli.Usagef("--sweep-level: longer than 256 bytes")
+	}
 	if cfg.result, err = parseResultFlags(c.String("result-json"), c.String("percentile-metrics"), c.String("metric-percentiles"),
 		c.Bool("result-detailed"), c.String("label"), c.StringSlice("metadata")); err != nil {
 		return nil, err
@@ -191,9 +208,6 @@ func readConfig(c *ucli.Context) (*config, error) {
 			return nil, cli.Usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
 		}
 	}
-	// A worker's trace says which slice it is (x_ext.shard), so a merge can
-	// check the slices: its two-file header keeps our extension block.
-	cfg.traceExt = cfg.traceExt || cfg.shard.Sharded()
 	if v := c.String("start-at"); v != "" {
 		if cfg.startAt, err = parseStartAt(v); err != nil {
 			return nil, err

@@ -16,7 +16,7 @@ import (
 // (tracev2.Merge), written to --trace-output. Every other flag is refused:
 // nothing is sent.
 func mergeTraces(c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
-	allowed := []string{"merge", "trace-output", "trace-ext", "quiet", "log-level"}
+	allowed := []string{"merge", "trace-output", "blis-compatible-header", "trace-ext", "quiet", "log-level"}
 	for _, f := range c.Command.Flags {
 		if n := f.Names()[0]; c.IsSet(n) && !slices.Contains(allowed, n) {
 			return cli.Usagef("--merge only reads traces and writes one: --%s does not apply", n)
@@ -41,7 +41,7 @@ func mergeTraces(c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
 	if out == "" {
 		return cli.Usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
 	}
-	tw, err := cli.CreateTrace(out, stdio, tr.Header, tr.Columns, c.Bool("trace-ext"))
+	tw, err := cli.CreateTrace(out, stdio, tr.Header, tr.Columns, !c.Bool("blis-compatible-header"))
 	if err != nil {
 		return fmt.Errorf("--trace-output: %w", err)
 	}

@@ -241,6 +241,8 @@ clients:
 // TestUsageErrors: bad flags exit 2 before any request.
 func TestUsageErrors(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{})
+	badConf := filepath.Join(t.TempDir(), "s.yaml")
+	writeFile(t, badConf, "max_num_sequences: 3\n")
 	tests := []struct {
 		args []string
 		want string
@@ -259,6 +261,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--url", "ftp://x", "--no-self-test"}, "--server-url"},
 		{[]string{"--url", srv.URL(), "--trace-output", "/nonexistent/dir/cap"}, "does not exist"},
 		{[]string{"--url", srv.URL(), "--trace-output", "x", "--record-itl", "--itl-output", "x.csv"}, "both write"},
+		{[]string{"--url", srv.URL(), "--server-config", badConf}, "s.yaml: line 1: unknown key max_num_sequences"},
+		{[]string{"--url", srv.URL(), "--server-config", "/nonexistent/s.yaml"}, "no such file"},
+		{[]string{"--url", srv.URL(), "--vllm-args", "--tensor-parallel-size two"}, `--vllm-args: --tensor-parallel-size: "two" is not a count`},
 	}
 	for _, tc := range tests {
 		o := observeIn(testCtx(t), tc.args...)

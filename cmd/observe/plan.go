@@ -68,6 +68,8 @@ func (t *specTraffic) describe(h *tracev2.Header) {
 	h.XExt.Shard = t.shard.String()
 }
 
+func (t *specTraffic) client() tracev2.Client { return cli.WorkloadClient(t.wl) }
+
 func (t *specTraffic) bench() benchFacts {
 	f := benchFacts{requestRate: "inf", ramp: t.wl.Spec.RateRamp}
 	cs := t.wl.Spec.Clients

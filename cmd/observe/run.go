@@ -60,6 +60,7 @@ type setup struct {
 	info        serverInfo
 	maxModelLen int64
 	selfTest    *tracev2.SelfTest
+	facts       serverFacts
 }
 
 // setUp learns the model and the tokenizer ratio, measures the client's
@@ -92,13 +93,15 @@ func setUp(ctx context.Context, cfg *config, tr traffic, log *slog.Logger) (*set
 		return nil, cli.Usagef("--server-url: %v", err)
 	}
 	cal, err := probe.Calibrate(sctx)
-	probe.Close()
 	if err != nil {
+		probe.Close()
 		return nil, fmt.Errorf("server %s: %w", cfg.url, err)
 	}
 	if s.maxModelLen == 0 {
 		s.maxModelLen = int64(cal.MaxModelLen)
 	}
+	s.facts = learnServer(sctx, probe, cfg, s, log)
+	probe.Close()
 	log.Info("server", "model", s.model, "tokens_per_word", fmt.Sprintf("%.4f", cal.TokensPerWord), "from", cal.Source,
 		"max_model_len", s.maxModelLen, "rtt_ms", info.rttMs)
 	if s.prompter, err = httpload.NewPrompter(tr.seed(), cal.TokensPerWord); err != nil {
@@ -233,6 +236,7 @@ func header(cfg *config, tr traffic, s *setup, t0 time.Time) *tracev2.Header {
 	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cli.Version, T0UnixUs: t0.UnixMicro(),
 		TimeOrigin: tracev2.OriginRelative, SelfTest: s.selfTest}
 	tr.describe(h)
+	recordFacts(h, s.facts, observedClient(cfg, tr))
 	return h
 }
 

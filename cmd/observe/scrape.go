@@ -37,6 +37,10 @@ type scraper struct {
 	first, last *httpload.Metrics
 	failures    int
 	werr        error
+	// The scheduler as the scrapes saw it: the most requests running and
+	// waiting, over this many scrapes.
+	peakRunning, peakWaiting float64
+	scrapes                  int
 }
 
 type sample struct {
@@ -71,7 +75,32 @@ func (s *scraper) scrapeBefore(ctx context.Context) {
 	s.mu.Lock()
 	s.before = &sample{at: time.Now(), phase: "before", m: m}
 	s.first = &m
+	s.seeLocked(&m)
 	s.mu.Unlock()
+}
+
+// seeLocked counts one scrape in the scheduler figures.
+func (s *scraper) seeLocked(m *httpload.Metrics) {
+	s.scrapes++
+	s.peakRunning = max(s.peakRunning, m.Running)
+	s.peakWaiting = max(s.peakWaiting, m.Waiting)
+}
+
+// scheduler is what the scrapes saw of the scheduler: the most requests
+// running (a lower bound on max_num_seqs) and waiting, and the preemptions
+// between the first and the last scrape. nil when no scrape reported the
+// running count.
+func (s *scraper) scheduler() *tracev2.SchedulerInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil || s.last == nil || !s.last.HasRunning {
+		return nil
+	}
+	info := &tracev2.SchedulerInfo{PeakRunning: int(s.peakRunning), PeakWaiting: int(s.peakWaiting), Scrapes: s.scrapes}
+	if s.first.HasPreemptions && s.last.HasPreemptions {
+		info.Preemptions = int64(s.last.Sub(*s.first).Preemptions)
+	}
+	return info
 }
 
 // run writes the before-sample against t0 and scrapes every interval until
@@ -110,6 +139,7 @@ func (s *scraper) scrape(ctx context.Context, phase string) {
 		s.first = &m
 	}
 	s.last = &m
+	s.seeLocked(&m)
 	s.writeLocked(sample{at: time.Now(), phase: phase, m: m})
 }
 

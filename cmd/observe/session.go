@@ -88,7 +88,7 @@ func openTrace(cfg *config, stdio cli.IO, h *tracev2.Header, cols tracev2.Column
 		return tracev2.NewStreamWriter(stdio.Out, h, cols)
 	}
 	hp, dp, _ := prefixPaths(cfg.traceOut)
-	return tracev2.CreateFiles(hp, dp, h, cols, cfg.traceExt)
+	return tracev2.CreateFiles(hp, dp, h, cols, !cfg.blisHeader)
 }
 
 // recordRun is the recorded run: t0, the header, then every request
@@ -220,6 +220,7 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 			log.Warn("--scrape-metrics: the server reports no prefix-cache counters; observed_kv_metrics not written")
 		}
 	}
+	finalFacts(final, stats, outs.scraper)
 	closeErr := tw.Close(final)
 	sideErr := outs.close()
 	if outs.scraper != nil {
@@ -234,8 +235,9 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 	if rows != nil {
 		sideErr = errors.Join(sideErr, saveResult(cfg, tr, s, tal, rows, t0, stdio))
 	}
-	if s.selfTest != nil && cfg.traceOut != "-" && !cfg.traceExt {
-		log.Info("the self-test figures are in the log only: add --trace-ext to keep them in the header")
+	if cfg.traceOut != "-" && cfg.blisHeader {
+		hp, _, _ := prefixPaths(cfg.traceOut)
+		log.Info("x_ext (deployment, client, self-test) is in " + tracev2.ExtSidecarPath(hp) + ", beside the BLIS-compatible header")
 	}
 	out := &levelOutcome{tally: tal, stats: stats, saturated: saturated, reason: watch.reason()}
 	switch {

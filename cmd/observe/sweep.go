@@ -57,6 +57,14 @@ type sweepLevel struct {
 	maxConc int
 }
 
+// label names the level in the trace header's client.sweep_level.
+func (l sweepLevel) label() string {
+	if l.kind == "rate" {
+		return "rate=" + strconv.FormatFloat(l.rate, 'f', -1, 64)
+	}
+	return l.kind
+}
+
 func (l sweepLevel) name() string {
 	if l.kind == "rate" {
 		return "rate-" + strconv.FormatFloat(l.rate, 'f', -1, 64)
@@ -144,6 +152,9 @@ func sweepRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup,
 	}
 	lcfg := *cfg
 	lcfg.maxConc = lv.maxConc
+	if lcfg.sweepLevel == "" {
+		lcfg.sweepLevel = lv.label()
+	}
 	lcfg.traceOut = fmt.Sprintf("%s-%d-%s", cfg.traceOut, k, lv.name())
 	if cfg.recordITL {
 		lcfg.itlOut = lcfg.traceOut + ".itl.csv"

@@ -48,6 +48,27 @@ func (t *traceTraffic) hasHashIDs() bool {
 	return false
 }
 
+// client: a played trace's requests come at the trace's times.
+func (t *traceTraffic) client() tracev2.Client {
+	c := tracev2.Client{Arrival: "trace", SessionMode: cli.SessionFixed}
+	if t.closed && t.p.sessions {
+		c.SessionMode = cli.SessionClosedLoop
+	}
+	streams := map[bool]bool{}
+	for i := range t.p.rows {
+		streams[t.p.rows[i].streaming || t.stream] = true
+	}
+	switch {
+	case streams[true] && streams[false]:
+		c.Streaming = "mixed"
+	case streams[true]:
+		c.Streaming = "all"
+	default:
+		c.Streaming = "none"
+	}
+	return c
+}
+
 // bench: a played trace is timed by its rows (vllm bench serve's
 // --self-timed), which it records as an infinite request rate.
 func (t *traceTraffic) bench() benchFacts { return benchFacts{requestRate: "inf"} }

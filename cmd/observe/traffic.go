@@ -26,6 +26,9 @@ type traffic interface {
 	describe(h *tracev2.Header)
 	// bench is the traffic's settings as vllm bench serve names them.
 	bench() benchFacts
+	// client is what the header says of the client that sends it (the
+	// cap, prewarm, timeout and sweep level are added from the flags).
+	client() tracev2.Client
 }
 
 // jobPlanner is one pass over a traffic's requests. jobs and followUp run

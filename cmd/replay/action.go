@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -25,6 +26,8 @@ type settings struct {
 	opts        replay.TraceOptions
 	horizonUs   int64
 	hashTokens  int
+	header      *tracev2.Header // of the replayed trace
+	setup       *replay.Setup   // what the replay ran on, for --metrics-out
 }
 
 // parseSettings validates the flags before anything is read or written.
@@ -49,9 +52,7 @@ func parseSettings(c *ucli.Context, stdio cli.IO) (*settings, error) {
 		return nil, cli.Usagef("--inject-at %q: want send or arrival", c.String("inject-at"))
 	}
 	switch c.String("session-mode") {
-	case "fixed":
-	case "closed-loop":
-		s.opts.ClosedLoop = true
+	case cli.SessionFixed, cli.SessionClosedLoop: // the trace's client may change it (setUp)
 	default:
 		return nil, cli.Usagef("--session-mode %q: want fixed or closed-loop", c.String("session-mode"))
 	}
@@ -111,9 +112,8 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	dep, err := cli.ResolvedDeployment(c)
-	if err != nil {
-		return err
+	if _, err := cli.Deployment(c); err != nil {
+		return err // a bad flag or --deployment file, before the trace is read
 	}
 	start := time.Now()
 	in, err := loadInput(c, stdio, log)
@@ -121,7 +121,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	defer in.close()
-	client, err := traceClient(c, in, &set.opts, log)
+	dep, client, err := setUp(c, set, in, log)
 	if err != nil {
 		return err
 	}
@@ -186,29 +186,59 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	return nil
 }
 
-// traceClient is the client to replay: the flags', else the one found in
-// the trace's rows (unless --detect-client=false). A capped client's rows
-// are injected at their intended arrival, and the cap decides their send.
-func traceClient(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slog.Logger) (replay.Client, error) {
-	client, given, err := cli.ClientFromFlags(c)
+// setUp decides what the trace is replayed on: the deployment and client
+// its header states, under --deployment and the flags (cli.TraceDeployment,
+// cli.TraceSessionMode, traceClient). It fills set.opts and set.header (the
+// replayed trace's header, recording both) and returns the resolved
+// deployment and the client to simulate.
+func setUp(c *ucli.Context, set *settings, in *input, log *slog.Logger) (*deploy.Resolved, replay.Client, error) {
+	warn := func(m string) { log.Warn(m) }
+	given, err := cli.TraceDeployment(c, in.name, in.header, warn)
+	if err != nil {
+		return nil, replay.Client{}, err
+	}
+	dep, err := deploy.Resolve(given)
+	if err != nil {
+		return nil, replay.Client{}, err
+	}
+	mode, err := cli.TraceSessionMode(c, in.name, in.header, warn)
+	if err != nil {
+		return nil, replay.Client{}, err
+	}
+	set.opts.ClosedLoop = mode == cli.SessionClosedLoop
+	var facts tracev2.Client
+	var stated *tracev2.Client
+	if x := in.header.XExt; x != nil && x.Client != nil && !c.Bool("ignore-trace-deployment") {
+		facts, stated = *x.Client, x.Client
+		if !c.IsSet("think-time") && facts.ThinkTimeUs > 0 {
+			set.opts.ThinkTimeUs = facts.ThinkTimeUs
+		}
+	}
+	client, err := traceClient(c, in, stated, &set.opts, log)
+	if err != nil {
+		return nil, client, err
+	}
+	facts.SessionMode, facts.MaxConcurrency, facts.SendGapUs = mode, client.MaxConcurrency, client.SendGapUs
+	set.header = replayedHeader(in.header)
+	if err := deploy.Record(set.header, given, dep); err != nil {
+		return nil, client, err
+	}
+	set.header.XExt.Client = &facts
+	set.setup = &replay.Setup{Deployment: set.header.Deployment(), Client: facts}
+	return dep, client, nil
+}
+
+// traceClient is the client to replay (cli.TraceClient: the flags', the
+// header's, or the one found in the rows). A capped client's rows are
+// injected at their intended arrival, and the cap decides their send.
+func traceClient(c *ucli.Context, in *input, stated *tracev2.Client, opts *replay.TraceOptions, log *slog.Logger) (replay.Client, error) {
+	detect := func() (replay.Client, bool, string, error) {
+		f, err := replay.DetectClient(in.rows)
+		return f.Client, f.Capped, f.String(), err
+	}
+	client, err := cli.TraceClient(c, in.name, stated, detect, func(m string) { log.Warn(m) }, func(m string) { log.Debug(m) })
 	if err != nil {
 		return client, err
-	}
-	if !given && c.Bool("detect-client") {
-		f, err := replay.DetectClient(in.rows)
-		if err != nil {
-			return client, fmt.Errorf("%s: %w", in.name, err)
-		}
-		if f.Capped {
-			gap := client.SendGapUs
-			client = f.Client
-			if c.IsSet("client-send-gap") {
-				client.SendGapUs = gap
-			}
-			log.Warn(f.String() + "; replaying that client (--client-max-concurrency overrides, --detect-client=false turns this off)")
-		} else {
-			log.Debug(f.String())
-		}
 	}
 	if client.Capped() {
 		if c.IsSet("inject-at") && c.String("inject-at") == "send" {
@@ -221,7 +251,7 @@ func traceClient(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slo
 
 // replayedHeader is the header of the replayed trace (tracev2.md §3): mode
 // replayed, with the input's SLO targets, KV offload, observed KV metrics
-// and session context growth.
+// and session context growth; setUp adds the deployment and client.
 func replayedHeader(in *tracev2.Header) *tracev2.Header {
 	h := tracev2.DefaultHeader()
 	h.Mode = tracev2.ModeReplayed
@@ -230,6 +260,7 @@ func replayedHeader(in *tracev2.Header) *tracev2.Header {
 	h.GoodputSLOTargets = in.GoodputSLOTargets
 	h.KVOffload = in.KVOffload
 	h.ObservedKVMetrics = in.ObservedKVMetrics
+	h.XExt = &tracev2.Ext{Tool: "replay", ToolVersion: cli.Version, TimeOrigin: tracev2.OriginRelative}
 	return h.Clone()
 }
 

@@ -23,18 +23,19 @@ func command() cli.Command {
 		&ucli.BoolFlag{Name: "strict", Usage: "unknown trace header keys are errors, not warnings"},
 		&ucli.StringFlag{Name: "inject-at", Value: "send", Usage: "inject each request at its send time (send) or its intended arrival (arrival); with a capped client (--client-max-concurrency, or one found in the trace) always the arrival"},
 		&ucli.BoolFlag{Name: "skip-failed", Usage: "leave out rows whose status is not ok"},
-		&ucli.StringFlag{Name: "session-mode", Value: "fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
+		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
 		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m (default: run to the end)"},
 		&ucli.IntFlag{Name: "hash-block-tokens", Value: replay.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
 		&ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids (default: the trace's workload_seed, else 42)"},
 		&ucli.StringFlag{Name: "results-path", Usage: "write the SimResult JSON here (default: stdout, unless --format text)"},
 		cli.FormatFlag("json", "json: SimResult array; jsonl: one SimResult per line; text: the summary table (SimResults only with --results-path)"),
-		&ucli.StringFlag{Name: "metrics-out", Usage: "write the summary JSON (the keys of run's output) to this file"},
+		&ucli.StringFlag{Name: "metrics-out", Usage: "write the summary JSON (the keys of run's output, with the resolved deployment and client) to this file; calibrate --sim-metrics reads it"},
 		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	}
 	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.ClientFlags(true)...)
+	flags = append(flags, cli.TraceDeploymentFlags()...)
 	flags = append(flags, cli.DeploymentFlags()...)
 	flags = append(flags, cli.DecisionFlags()...)
 	return cli.Command{
@@ -48,12 +49,27 @@ caching, preemption) and writes one SimResult per completed request.
 TRACE is a single stream, a data CSV (its header is the sibling .yaml) or a header
 YAML (its data is the sibling .csv); - reads stdin; gzip is read transparently. Real
 traces are normalised so that the workload starts at t = 0, and rows are injected in
-send order. A trace recorded by a client that capped its requests in flight (observe
+send order.
+
+The deployment and the client: by default replay simulates the deployment the trace's
+header states (x_ext.deployment, written by run, replay and observe; else BLIS's server
+keys: model, tensor_parallel, max_num_seqs, block_size, gpu_memory_utilization,
+max_model_len) and its client (concurrency cap, closed-loop users, session mode), so
+that 'run --trace-output T; replay T' reproduces the run exactly. --deployment and the
+flags still override; each override that contradicts the trace is a one-line warning
+naming both values; --ignore-trace-deployment simulates on the defaults and the flags
+alone, silently. A model the simulator does not know stays at the default, with a
+warning. KV blocks and max_model_len the trace's simulator derived are derived again
+when another key changes (--gpu L40S gets L40S's KV capacity). --metrics-out records
+the resolved deployment and client beside the summary, for calibrate's config verdict.
+
+A trace recorded by a client that capped its requests in flight (observe
 --max-concurrency, BLIS observe's default of 256) is a closed loop once the server falls
-behind: replay finds the cap in the trace and models that client — each request arrives
-at its intended time, waits while the cap is reached and is sent when a slot frees —
-and says so (--client-max-concurrency sets it, --detect-client=false turns the search
-off). The whole trace is checked before anything is written, then read again as
+behind: replay takes the cap from the header, or finds it in the rows of a trace whose
+header does not say, and models that client — each request arrives at its intended
+time, waits while the cap is reached and is sent when a slot frees — and says so
+(--client-max-concurrency sets it, --detect-client=false turns the search off). The
+whole trace is checked before anything is written, then read again as
 it is replayed, so memory stays flat (about 12 bytes per row); stdin and --from
 imports are spooled to a temporary file for that. Prefix groups, Mooncake hash_ids
 and accumulating sessions become shared KV blocks. Several traces of one run (the
@@ -85,11 +101,12 @@ Examples:
    # A run loaded from four client machines (observe --shard I/4), replayed as one:
    replay w0.csv w1.csv w2.csv w3.csv --format text
 
-   # Grade the simulator against a capture of a live server:
+   # Grade the simulator against a capture of a live server (the capture records the
+   # server's deployment; the report shows it beside the simulated one):
    observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \
-           --num-requests 200 --trace-output cap
-   replay cap.csv --model qwen3-14b --results-path sim.json
-   calibrate cap.csv sim.json
+           --num-requests 200 --trace-output cap --vllm-args "--tensor-parallel-size 1"
+   replay cap.csv --results-path sim.json --metrics-out sim-metrics.json
+   calibrate cap.csv sim.json --sim-metrics sim-metrics.json --assert config.match==true
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input (located as
 file:line:column; nothing is written), 130 interrupted.`,

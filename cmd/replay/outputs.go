@@ -31,7 +31,7 @@ func openOutputs(c *ucli.Context, stdio cli.IO, set *settings, in *input, tr *re
 		return nil, err
 	}
 	o.decOut = dec
-	sim, err := cli.OpenSimOutputs(c, stdio, replayedHeader(in.header), replayedColumns(in.cols))
+	sim, err := cli.OpenSimOutputs(c, stdio, set.header, replayedColumns(in.cols))
 	if err != nil {
 		o.abort()
 		return nil, err
@@ -91,7 +91,7 @@ func (o *outputs) commit(sum *metrics.Summary) error {
 		if err != nil {
 			return err
 		}
-		if err := replay.WriteSummary(f, "json", sum); err != nil {
+		if err := replay.WriteSummarySetup(f, sum, o.set.setup); err != nil {
 			f.Abort()
 			return err
 		}

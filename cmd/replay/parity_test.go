@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -75,13 +76,16 @@ goodput_slo_targets:
 `
 
 // parityCase is one workload and deployment that run simulates and replay
-// must reproduce exactly from run's trace.
+// must reproduce exactly from run's trace, with no flag: the trace's header
+// carries the deployment and the client.
 type parityCase struct {
 	name   string
 	spec   string   // workload spec YAML, if any
 	run    []string // run's workload flags
-	deploy []string // deployment flags, given to both
-	replay []string // replay-only flags
+	deploy []string // run's deployment flags (replay reads them from the trace)
+	// replay are replay-only flags; a --session-mode that differs from the
+	// trace's changes only the summary's client and gives a warning.
+	replay []string
 	// positive lists summary keys that must be > 0, so that the case
 	// exercises what it is named for.
 	positive []string
@@ -97,8 +101,8 @@ func parityCases() []parityCase {
 		{name: "summarization", run: []string{"--workload", "summarization", "--rate", "4", "--num-requests", "100"}, positive: preempt},
 		{name: "contentgen", run: []string{"--workload", "contentgen", "--rate", "6", "--num-requests", "100"}},
 		{name: "multidoc", run: []string{"--workload", "multidoc", "--rate", "1", "--num-requests", "40"}, positive: preempt},
-		{name: "sessions fixed", spec: sessionsSpec, positive: hits},
-		{name: "sessions closed-loop", spec: sessionsSpec, replay: []string{"--session-mode", "closed-loop"}, positive: hits},
+		{name: "sessions fixed", spec: sessionsSpec, replay: []string{"--session-mode", "fixed"}, positive: hits},
+		{name: "sessions closed-loop", spec: sessionsSpec, positive: hits},
 		{name: "open sessions", spec: openSessionsSpec, positive: hits},
 		{name: "prefix groups", spec: prefixSpec, positive: []string{"cache_hit_rate", "goodput_rps"}},
 		{name: "prefix groups priority-fcfs", spec: prefixSpec,
@@ -110,11 +114,11 @@ func parityCases() []parityCase {
 			deploy: append([]string{"--preempt-mode", "reset"}, small...), positive: preempt},
 		{name: "timeouts", run: []string{"--workload", "chatbot", "--rate", "30", "--num-requests", "200", "--timeout", "5s"},
 			positive: []string{"timed_out_requests"}},
-		{name: "concurrency fixed", run: []string{"--concurrency", "8", "--think-time", "150ms", "--num-requests", "120"}},
-		{name: "concurrency closed-loop", run: []string{"--concurrency", "8", "--think-time", "150ms", "--num-requests", "120"},
-			replay: []string{"--session-mode", "closed-loop"}},
+		{name: "concurrency fixed", run: []string{"--concurrency", "8", "--think-time", "150ms", "--num-requests", "120"},
+			replay: []string{"--session-mode", "fixed"}},
+		{name: "concurrency closed-loop", run: []string{"--concurrency", "8", "--think-time", "150ms", "--num-requests", "120"}},
 		{name: "concurrency timeouts closed-loop", run: []string{"--concurrency", "24", "--num-requests", "150", "--timeout", "6s"},
-			deploy: medium, replay: []string{"--session-mode", "closed-loop"}, positive: []string{"timed_out_requests", "preemption_count"}},
+			deploy: medium, positive: []string{"timed_out_requests", "preemption_count"}},
 		{name: "chunked prefill", run: []string{"--workload", "summarization", "--rate", "6", "--num-requests", "80"},
 			deploy: []string{"--max-num-batched-tokens", "512", "--long-prefill-token-threshold", "256"}},
 		// Clusters (simulator.md §10-12): several instances, routing,
@@ -129,7 +133,7 @@ func parityCases() []parityCase {
 				"--token-bucket-capacity", "4000", "--token-bucket-refill", "8000"}, positive: []string{"rejected_requests"}},
 		{name: "cluster sessions closed-loop latencies", spec: sessionsSpec,
 			deploy: []string{"--num-instances", "3", "--routing-policy", "least-outstanding", "--admission-latency", "1ms",
-				"--routing-latency", "2ms"}, replay: []string{"--session-mode", "closed-loop"}, positive: hits},
+				"--routing-latency", "2ms"}, positive: hits},
 		{name: "cluster pipeline parallel", run: []string{"--workload", "chatbot", "--rate", "40", "--num-requests", "200"},
 			deploy: []string{"--num-instances", "2", "--pp", "2", "--routing-policy", "least-loaded"}},
 		{name: "sarathi", run: []string{"--workload", "summarization", "--rate", "4", "--num-requests", "60"},
@@ -152,9 +156,10 @@ func parityCases() []parityCase {
 	}
 }
 
-// TestRunReplayParity: run --trace-output T, then replay T on the same
-// deployment, gives identical per-request results and an identical summary
-// (simulator.md INV-13).
+// TestRunReplayParity: run --trace-output T, then replay T with no flag,
+// gives identical per-request results and an identical summary, deployment
+// and client included (simulator.md INV-13; issue 16: the trace carries what
+// it was made on).
 func TestRunReplayParity(t *testing.T) {
 	for _, tc := range parityCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,9 +172,12 @@ func TestRunReplayParity(t *testing.T) {
 			args = append(args, "--trace-output", prefix, "--requests-out", filepath.Join(dir, "run.jsonl"))
 			runSummary := execRun(t, append(args, tc.deploy...)...)
 
-			rargs := append([]string{prefix + ".csv", "--results-path", filepath.Join(dir, "sim.json"),
-				"--metrics-out", filepath.Join(dir, "metrics.json")}, tc.deploy...)
-			mustReplay(t, nil, append(rargs, tc.replay...)...)
+			rargs := []string{prefix + ".csv", "--results-path", filepath.Join(dir, "sim.json"),
+				"--metrics-out", filepath.Join(dir, "metrics.json")}
+			r := mustReplay(t, nil, append(rargs, tc.replay...)...)
+			if !slices.Contains(tc.replay, "fixed") && strings.Contains(r.stderr, "WARN") {
+				t.Errorf("replay with no flag, or flags the trace agrees with, warns:\n%s", r.stderr)
+			}
 
 			want, n := readCompleted(t, filepath.Join(dir, "run.jsonl"))
 			got := readSimResults(t, filepath.Join(dir, "sim.json"))
@@ -181,7 +189,18 @@ func TestRunReplayParity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(replaySummary, runSummary) {
+			switch {
+			case slices.Contains(tc.replay, "fixed"):
+				// The session mode replay was told differs from the trace's:
+				// everything but the client it records is the run's.
+				if !strings.Contains(r.stderr, "the trace's client says session mode closed-loop, --session-mode says fixed") {
+					t.Errorf("no warning that --session-mode contradicts the trace:\n%s", r.stderr)
+				}
+				got, want := summaryOf(t, replaySummary), summaryOf(t, runSummary)
+				delete(got, "client")
+				delete(want, "client")
+				diffSummaries(t, got, want)
+			case !bytes.Equal(replaySummary, runSummary):
 				diffSummaries(t, summaryOf(t, replaySummary), summaryOf(t, runSummary))
 			}
 			sum := summaryOf(t, runSummary)
@@ -284,11 +303,15 @@ func TestCappedClientIsFoundAndBinds(t *testing.T) {
 	if held < 100 {
 		t.Fatalf("%d of %d rows were held by the client, want most: the cap does not bind", held, len(tr.Records))
 	}
-	r := mustReplay(t, nil, prefix+".csv", "--results-path", filepath.Join(dir, "found.json"))
+	// The header says the cap (issue 16); without it (--ignore-trace-deployment,
+	// as for a trace from elsewhere) replay finds it in the rows.
+	r := mustReplay(t, nil, prefix+".csv", "--ignore-trace-deployment", "--results-path", filepath.Join(dir, "found.json"))
 	if !strings.Contains(r.stderr, "kept at most 16 requests in flight") {
 		t.Errorf("replay did not report the cap; stderr:\n%s", r.stderr)
 	}
-	mustReplay(t, nil, prefix+".csv", "--detect-client=false", "--inject-at", "arrival", "--results-path", filepath.Join(dir, "open.json"))
+	mustReplay(t, nil, prefix+".csv", "--results-path", filepath.Join(dir, "stated.json"))
+	compareResults(t, readSimResults(t, filepath.Join(dir, "stated.json")), readSimResults(t, filepath.Join(dir, "found.json")))
+	mustReplay(t, nil, prefix+".csv", "--ignore-trace-deployment", "--detect-client=false", "--inject-at", "arrival", "--results-path", filepath.Join(dir, "open.json"))
 	found, open := readSimResults(t, filepath.Join(dir, "found.json")), readSimResults(t, filepath.Join(dir, "open.json"))
 	diff := 0
 	for id, f := range found {

@@ -8,6 +8,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/replay/timeline"
 	"servesim/internal/tracev2"
@@ -81,7 +82,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	dep, err := cli.ResolvedDeployment(c)
+	given, err := cli.Deployment(c)
+	if err != nil {
+		return err
+	}
+	dep, err := deploy.Resolve(given)
 	if err != nil {
 		return err
 	}
@@ -102,6 +107,12 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		defer tl.out.Abort()
 	}
 	hdr := header(wl)
+	facts := cli.WorkloadClient(wl)
+	facts.MaxConcurrency, facts.SendGapUs = client.MaxConcurrency, client.SendGapUs
+	setup, err := recordSetup(hdr, given, dep, facts)
+	if err != nil {
+		return err
+	}
 	out, err := cli.OpenSimOutputs(c, stdio, hdr, columns(wl))
 	if err != nil {
 		return err
@@ -156,7 +167,21 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if c.String("trace-output") == "-" {
 		summaryTo = stdio.Err
 	}
+	if format == "json" {
+		return replay.WriteSummarySetup(summaryTo, &res.Summary, setup)
+	}
 	return replay.WriteSummary(summaryTo, format, &res.Summary)
+}
+
+// recordSetup writes the deployment and client run simulates into the
+// trace header h (tracev2.md §3: BLIS's server keys, x_ext) and returns
+// them for the summary.
+func recordSetup(h *tracev2.Header, given deploy.Config, dep *deploy.Resolved, client tracev2.Client) (*replay.Setup, error) {
+	if err := deploy.Record(h, given, dep); err != nil {
+		return nil, err
+	}
+	h.XExt.Client = &client
+	return &replay.Setup{Deployment: h.Deployment(), Client: client}, nil
 }
 
 // timelineOut is --timeline: the recorder and the file it fills, made
@@ -182,7 +207,7 @@ func openTimeline(path string) (*timelineOut, error) {
 
 func header(wl *workload.Workload) *tracev2.Header {
 	h := tracev2.DefaultHeader()
-	h.Mode = "generated"
+	h.Mode = tracev2.ModeGenerated
 	seed := wl.Spec.Seed
 	h.WorkloadSeed = &seed
 	h.WorkloadSpec = wl.Name
@@ -193,6 +218,7 @@ func header(wl *workload.Workload) *tracev2.Header {
 		}
 		h.GoodputSLOTargets[class] = tracev2.SLOTargets{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
 	}
+	h.XExt = &tracev2.Ext{Tool: "run", ToolVersion: cli.Version, TimeOrigin: tracev2.OriginRelative, Loop: wl.Loop()}
 	return h
 }
 

@@ -104,7 +104,13 @@ func ResolvedDeployment(c *ucli.Context) (*deploy.Resolved, error) {
 
 // Deployment reads --deployment, then applies the explicitly given flags.
 func Deployment(c *ucli.Context) (deploy.Config, error) {
-	cfg := deploy.Default()
+	return DeploymentOn(c, deploy.Default())
+}
+
+// DeploymentOn is Deployment on top of base instead of the defaults (a
+// trace's deployment, see TraceDeployment).
+func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
+	cfg := base
 	if p := c.String("deployment"); p != "" {
 		var err error
 		if cfg, err = deploy.Load(p, cfg); err != nil {

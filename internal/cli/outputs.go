@@ -14,8 +14,21 @@ func SimOutputFlags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "requests-out", Usage: "write one JSON line per request (completed or not) to this file"},
 		&ucli.StringFlag{Name: "trace-output", Usage: "write the simulated trace: PREFIX.yaml + PREFIX.csv, or - for one stream on stdout"},
-		&ucli.BoolFlag{Name: "trace-ext", Usage: "write our x_ext header block in two-file traces (BLIS rejects it)"},
+		BLISHeaderFlag(),
+		TraceExtFlag(),
 	}
+}
+
+// BLISHeaderFlag is --blis-compatible-header, for every command that writes
+// a two-file trace.
+func BLISHeaderFlag() ucli.Flag {
+	return &ucli.BoolFlag{Name: "blis-compatible-header", Usage: "write a two-file trace header that BLIS's strict loader accepts: our x_ext block (deployment, client, ...) goes to PREFIX.ext.yaml beside it, which our readers merge back"}
+}
+
+// TraceExtFlag is the old --trace-ext, kept so that scripts still run: x_ext
+// is now in every header unless --blis-compatible-header.
+func TraceExtFlag() ucli.Flag {
+	return &ucli.BoolFlag{Name: "trace-ext", Hidden: true, Usage: "no effect: x_ext is written by default (see --blis-compatible-header)"}
 }
 
 // SimOutputs are the optional per-request files of a simulation:
@@ -56,7 +69,7 @@ func OpenSimOutputs(c *ucli.Context, stdio IO, h *tracev2.Header, cols tracev2.C
 		o.enc = json.NewEncoder(o.reqw)
 	}
 	if p := c.String("trace-output"); p != "" {
-		tw, err := CreateTrace(p, stdio, h, cols, c.Bool("trace-ext"))
+		tw, err := CreateTrace(p, stdio, h, cols, !c.Bool("blis-compatible-header"))
 		if err != nil {
 			o.Abort()
 			return nil, err

@@ -56,9 +56,11 @@ type Stats struct {
 	NotSent  int64 // jobs ended before sending (cancelled, or unbuildable)
 	Late     int64 // sent more than LateAfter after their intended time
 	MaxLagUS int64 // largest SendUS − IntendedUS
-	OK       int64
-	Errors   int64 // status error (cancelled ones included)
-	Timeouts int64
+	// MaxInFlight is the most requests sent and not yet finished at once.
+	MaxInFlight int64
+	OK          int64
+	Errors      int64 // status error (cancelled ones included)
+	Timeouts    int64
 	// Interrupted is set when the run's context was cancelled.
 	Interrupted bool
 }
@@ -157,6 +159,8 @@ type run struct {
 	results chan Result
 	fq      followQueue
 	owed    atomic.Int64 // results launched or queued but not yet through the collector
+	flying  atomic.Int64 // requests sent and not finished
+	peak    atomic.Int64 // most of them at once
 	stopped atomic.Bool  // the run's context was cancelled: no more follow-ups
 	wg      sync.WaitGroup
 	sem     chan struct{}
@@ -207,6 +211,7 @@ func (d *Dispatcher) Run(ctx context.Context, clock Clock, plan Plan, sink func(
 	close(r.results)
 	<-collected
 	r.stats.Interrupted = interrupted
+	r.stats.MaxInFlight = r.peak.Load()
 	if interrupted {
 		if cause := context.Cause(ctx); cause != ctx.Err() {
 			return r.stats, fmt.Errorf("httpload: dispatch interrupted: %w: %w", ctx.Err(), cause)
@@ -345,9 +350,15 @@ func (r *run) newItem(j Job) *item {
 func (r *run) launch(reqCtx context.Context, p Prepared) {
 	r.owed.Add(1)
 	r.wg.Add(1)
+	for n := r.flying.Add(1); ; {
+		if old := r.peak.Load(); n <= old || r.peak.CompareAndSwap(old, n) {
+			break
+		}
+	}
 	go func() {
 		defer r.wg.Done()
 		res := r.d.sender.Send(reqCtx, r.clock, p)
+		r.flying.Add(-1)
 		if r.sem != nil {
 			<-r.sem
 		}

@@ -166,8 +166,8 @@ func TestDispatchMaxConcurrencyRecordsTheWait(t *testing.T) {
 	if got := ids(o.results); !slices.Equal(got, seq(5)) {
 		t.Fatalf("result ids %v, want 0..4", got)
 	}
-	if s.maxInFlight != 2 {
-		t.Errorf("max in flight %d, want 2", s.maxInFlight)
+	if s.maxInFlight != 2 || o.stats.MaxInFlight != 2 {
+		t.Errorf("max in flight %d at the server, %d in the stats, want 2", s.maxInFlight, o.stats.MaxInFlight)
 	}
 	var firstDone int64 = 1 << 62
 	for _, r := range o.results {

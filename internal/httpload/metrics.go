@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"strconv"
 )
 
@@ -43,6 +42,9 @@ type Metrics struct {
 	// PrefixCacheSource names the family the prefix counters came from:
 	// "prefix_cache", "gpu_prefix_cache", or "" when absent.
 	PrefixCacheSource string
+	// Preemptions counts the scheduler's preemptions (vllm:num_preemptions_total).
+	Preemptions    float64
+	HasPreemptions bool
 }
 
 // HitRate is PrefixCacheHits / PrefixCacheQueries, 0 when nothing was queried.
@@ -61,6 +63,7 @@ func (m Metrics) Sub(earlier Metrics) Metrics {
 	d.PrefixCacheHits -= earlier.PrefixCacheHits
 	d.ExternalPrefixCacheQueries -= earlier.ExternalPrefixCacheQueries
 	d.ExternalPrefixCacheHits -= earlier.ExternalPrefixCacheHits
+	d.Preemptions -= earlier.Preemptions
 	return d
 }
 
@@ -79,24 +82,12 @@ func (s *series) add(v float64) {
 // metrics above. It reads at most 8 MiB and lines of at most 64 KiB; other
 // metrics, comments, and samples with unparsable values are skipped.
 func ParseMetrics(r io.Reader) (Metrics, error) {
-	sc := bufio.NewScanner(io.LimitReader(r, maxMetricsBytes+1))
-	sc.Buffer(make([]byte, 0, 4096), maxMetricsLineBytes)
 	var (
 		running, waiting, kv, kvOld        series
 		queries, hits, gpuQueries, gpuHits series
-		extQueries, extHits                series
-		read                               int
+		extQueries, extHits, preempts      series
 	)
-	for sc.Scan() {
-		line := sc.Bytes()
-		read += len(line) + 1
-		if read > maxMetricsBytes {
-			return Metrics{}, fmt.Errorf("httpload: metrics: page longer than %d bytes", maxMetricsBytes)
-		}
-		name, value, ok := parseSample(line)
-		if !ok {
-			continue
-		}
+	err := scanSamples(r, func(name, _ []byte, value float64) {
 		switch string(name) {
 		case "vllm:num_requests_running":
 			running.add(value)
@@ -118,17 +109,17 @@ func ParseMetrics(r io.Reader) (Metrics, error) {
 			extQueries.add(value)
 		case "vllm:external_prefix_cache_hits_total":
 			extHits.add(value)
+		case "vllm:num_preemptions_total":
+			preempts.add(value)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return Metrics{}, fmt.Errorf("httpload: metrics: line longer than %d bytes", maxMetricsLineBytes)
-		}
-		return Metrics{}, fmt.Errorf("httpload: metrics: %w", err)
+	})
+	if err != nil {
+		return Metrics{}, err
 	}
 	m := Metrics{
 		Running: running.sum, HasRunning: running.n > 0,
 		Waiting: waiting.sum, HasWaiting: waiting.n > 0,
+		Preemptions: preempts.sum, HasPreemptions: preempts.n > 0,
 	}
 	switch {
 	case kv.n > 0:
@@ -149,6 +140,31 @@ func ParseMetrics(r io.Reader) (Metrics, error) {
 		m.HasExternalPrefixCache = true
 	}
 	return m, nil
+}
+
+// scanSamples calls f with the name, the whole line and the value of every
+// sample of a Prometheus text page, within the page and line bounds above.
+func scanSamples(r io.Reader, f func(name, line []byte, value float64)) error {
+	sc := bufio.NewScanner(io.LimitReader(r, maxMetricsBytes+1))
+	sc.Buffer(make([]byte, 0, 4096), maxMetricsLineBytes)
+	read := 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		read += len(line) + 1
+		if read > maxMetricsBytes {
+			return fmt.Errorf("httpload: metrics: page longer than %d bytes", maxMetricsBytes)
+		}
+		if name, value, ok := parseSample(line); ok {
+			f(name, line, value)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("httpload: metrics: line longer than %d bytes", maxMetricsLineBytes)
+		}
+		return fmt.Errorf("httpload: metrics: %w", err)
+	}
+	return nil
 }
 
 // parseSample splits a sample line `name{labels} value [timestamp]`.
@@ -199,19 +215,9 @@ func parseSample(line []byte) (name []byte, value float64, ok bool) {
 
 // ScrapeMetrics fetches and parses the server's /metrics page.
 func (c *Client) ScrapeMetrics(ctx context.Context) (Metrics, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/metrics", nil)
+	page, err := c.get(ctx, "/metrics", "metrics", maxMetricsBytes+1)
 	if err != nil {
-		return Metrics{}, fmt.Errorf("httpload: metrics: %w", err)
+		return Metrics{}, err
 	}
-	c.setCommon(req)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return Metrics{}, fmt.Errorf("httpload: metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-		return Metrics{}, fmt.Errorf("httpload: metrics: HTTP %d: %s", resp.StatusCode, oneLine(body))
-	}
-	return ParseMetrics(resp.Body)
+	return ParseMetrics(bytes.NewReader(page))
 }

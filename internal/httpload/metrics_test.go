@@ -3,6 +3,7 @@ package httpload
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,7 @@ func TestParseMetrics(t *testing.T) {
 			PrefixCacheQueries: 16000, PrefixCacheHits: 6000,
 			ExternalPrefixCacheQueries: 500, ExternalPrefixCacheHits: 100,
 			HasRunning: true, HasWaiting: true, HasKVCacheUsage: true, HasPrefixCache: true, HasExternalPrefixCache: true,
-			PrefixCacheSource: "prefix_cache",
+			PrefixCacheSource: "prefix_cache", Preemptions: 9, HasPreemptions: true,
 		}},
 		{"vllm_old.txt", Metrics{
 			Running: 4, Waiting: 1, KVCacheUsage: 0.125, PrefixCacheQueries: 800, PrefixCacheHits: 200,
@@ -88,3 +89,31 @@ func TestParseSample(t *testing.T) {
 }
 
 func posInf() float64 { var z float64; return 1 / z }
+
+// TestParseCacheConfig: the first engine's vllm:cache_config_info labels,
+// escapes undone; a page without it gives nil.
+func TestParseCacheConfig(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "metrics", "vllm_new.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := ParseCacheConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"block_size": "16", "cache_dtype": "auto", "calculate_kv_scales": "False",
+		"enable_prefix_caching": "True", "engine": "0", "gpu_memory_utilization": "0.92", "num_gpu_blocks": "18038",
+		"num_gpu_blocks_override": "None", "sliding_window": "None", "kv_cache_dtype_skip_layers": `["0", "2"]`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("labels:\ngot  %v\nwant %v", got, want)
+	}
+	if got, err := ParseCacheConfig(strings.NewReader("vllm:num_requests_running 1\n")); got != nil || err != nil {
+		t.Errorf("a page without it: %v, %v", got, err)
+	}
+	for _, bad := range []string{`{a="1",b=2}`, `{a="1`, `{="x"}`, `x`} {
+		if got := parseLabels([]byte(bad)); len(got) > 1 {
+			t.Errorf("parseLabels(%q) = %v: malformed labels must stop the read", bad, got)
+		}
+	}
+}

@@ -177,3 +177,35 @@ func TestPrompterBlocks(t *testing.T) {
 		t.Errorf("no hash ids: %q, %d covered", s, n)
 	}
 }
+
+// TestServerSaysWhatItIs: /version and vllm:cache_config_info as vLLM
+// publishes them; a server without /version is an error, not a guess.
+func TestServerSaysWhatItIs(t *testing.T) {
+	_, c := start(t, fakevllm.Config{VLLMVersion: "0.11.2", BlockTokens: 32, KVCapacityTokens: 32 * 1500,
+		GPUMemoryUtilization: 0.85}, httpload.Config{})
+	ctx := testCtx(t)
+	v, err := c.Version(ctx)
+	if err != nil || v != "0.11.2" {
+		t.Errorf("Version = %q, %v; want 0.11.2", v, err)
+	}
+	labels, m, err := c.CacheConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"block_size": "32", "num_gpu_blocks": "1500", "gpu_memory_utilization": "0.85",
+		"enable_prefix_caching": "True", "engine": "0", "cache_dtype": "auto"} {
+		if labels[k] != want {
+			t.Errorf("cache_config_info %s = %q, want %q", k, labels[k], want)
+		}
+	}
+	if !m.HasRunning || !m.HasPreemptions {
+		t.Errorf("the page's metrics: %+v", m)
+	}
+	_, c2 := start(t, fakevllm.Config{NoVersion: true, NoCacheConfigInfo: true}, httpload.Config{})
+	if v, err := c2.Version(ctx); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
+		t.Errorf("no /version: %q, %v; want an HTTP 404 error", v, err)
+	}
+	if labels, _, err := c2.CacheConfig(ctx); err != nil || labels != nil {
+		t.Errorf("no cache_config_info: %v, %v; want nil, nil", labels, err)
+	}
+}

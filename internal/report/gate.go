@@ -21,6 +21,9 @@ const GateGrammar = `A gate expression is a comma-separated list of comparisons;
            | "validity." check            saturated, client_lagged, truncated, warm_cache,
                                           cold_start (true when flagged)
            | "valid"                      true when no validity check is flagged
+           | "config." key                match (true when no deployment key the trace
+                                          states differs in the simulation), mismatched
+                                          (the number that differ)
   stat     = mape | pearson (r) | grade (quality) | count (n)
            | real_|sim_ mean|median|p50|p90|p95|p99 | <those>_error | <those>_percent_error
   value    = number [unit] | grade | true | false
@@ -30,7 +33,7 @@ A stat without a metric applies to every gated metric (--gate-metrics, default t
 Grades rank poor < fair < good < excellent. A gate whose value cannot be computed
 (itl without ITL data, an absent goodput class, a check not assessed) fails.
 
-Example: ttft.mape<0.15,e2e.pearson>0.9,grade>=good,valid==true`
+Example: ttft.mape<0.15,e2e.pearson>0.9,grade>=good,valid==true,config.match==true`
 
 // value kinds a subject can have; they decide which literals and units apply.
 type valueKind int
@@ -445,6 +448,17 @@ func (p *gateParser) resolve(segs []segment, gateMetrics []string) ([]Gate, erro
 			return nil, err
 		}
 		return []Gate{{scope: "valid", key: "valid", kind: kindBool}}, nil
+	case head.text == "config":
+		if err := want(2, "a key, as in config.match"); err != nil {
+			return nil, err
+		}
+		switch segs[1].text {
+		case "match":
+			return []Gate{{scope: "config", key: "match", kind: kindBool}}, nil
+		case "mismatched":
+			return []Gate{{scope: "config", key: "mismatched", kind: kindPlain}}, nil
+		}
+		return nil, p.errAt(segs[1].pos, "unknown config key %q (want match, mismatched)", segs[1].text)
 	}
 	if key, kind, ok := metricStatKind(head.text); ok {
 		if err := want(1, head.text); err != nil {
@@ -456,7 +470,7 @@ func (p *gateParser) resolve(segs []segment, gateMetrics []string) ([]Gate, erro
 		}
 		return out, nil
 	}
-	return nil, p.errAt(head.pos, "unknown name %q (want a metric ttft, e2e, itl, tpot; trace, goodput, hit_rate, validity, valid; or a statistic such as mape or grade)", head.text)
+	return nil, p.errAt(head.pos, "unknown name %q (want a metric ttft, e2e, itl, tpot; trace, goodput, hit_rate, validity, valid, config; or a statistic such as mape or grade)", head.text)
 }
 
 // name is how messages call the gate's subject: "ttft mape", "trace matched_pairs".

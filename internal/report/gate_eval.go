@@ -136,6 +136,12 @@ func (g *Gate) lookup(r *Report) (a actual, missing string) {
 		return a, "validity check " + g.key + " is absent"
 	case "valid":
 		a.b = r.Validity.Valid
+	case "config":
+		c := &r.ConfigMatch
+		if c.Match == nil {
+			return a, "the config verdict is absent (it needs the simulation's deployment: replay's --metrics-out file as --sim-metrics)"
+		}
+		a.b, a.num = *c.Match, float64(len(c.Mismatched))
 	}
 	return a, ""
 }
@@ -213,6 +219,9 @@ func (g *Gate) eval(r *Report) GateCheck {
 		c.Message = g.name() + " " + c.Actual + " " + failWords(g.op) + " " + g.word
 		if g.scope == "valid" && !a.b {
 			c.Message += " (flagged: " + strings.Join(r.Validity.Flagged(), ", ") + ")"
+		}
+		if g.scope == "config" && len(r.ConfigMatch.Mismatched) > 0 {
+			c.Message += " (" + strings.TrimPrefix(r.configHeadline(), "config: MISMATCH ") + ")"
 		}
 	}
 	return c

@@ -28,6 +28,8 @@ func TestParseGatesErrors(t *testing.T) {
 		{"goodput.critical.speed>1", 18, `unknown goodput key "speed"`},
 		{"trace.rows>1", 7, `unknown trace count "rows"`},
 		{"validity.hot==false", 10, `unknown validity check "hot"`},
+		{"config.matches==true", 8, `unknown config key "matches"`},
+		{"config==true", 7, `config needs a key, as in config.match`},
 		{"ttft<0.1", 5, "needs a statistic"},
 		{"ttft.mape.x<0.1", 11, `unexpected "x"`},
 		{",ttft.mape<1", 1, "expected a gate"},
@@ -161,6 +163,40 @@ func TestGateEvaluation(t *testing.T) {
 			t.Errorf("%q: err = %v, want GateError with exit 3 iff failed", tt.expr, err)
 		}
 	}
+	// The config verdict: absent without the simulation's deployment (the
+	// gate fails), then a match, then a mismatch named in the failure.
+	in.Header.Deployment = map[string]any{"model": "qwen3-14b", "max_num_seqs": 256}
+	for _, tc := range []struct {
+		sim      map[string]any
+		expr     string
+		passed   bool
+		failures []string
+	}{
+		{nil, "config.match==true", false, []string{"config match fails (config.match==true): the config verdict is absent (it needs the simulation's deployment: replay's --metrics-out file as --sim-metrics)"}},
+		{map[string]any{"model": "Qwen3-14B", "max_num_seqs": 256.0}, "config.match==true,config.mismatched==0", true, nil},
+		{map[string]any{"model": "qwen3-14b", "max_num_seqs": 8.0}, "config.match==true,config.mismatched<1", false,
+			[]string{"config match false is not true (max_num_seqs 256 (trace) vs 8 (sim))", "config mismatched 1 is not below 1 (max_num_seqs 256 (trace) vs 8 (sim))"}},
+	} {
+		cin := in
+		cin.SimMetrics = nil
+		if tc.sim != nil {
+			cin.SimMetrics = &SimMetrics{Deployment: tc.sim}
+		}
+		cr := build(t, cin, nil)
+		g, err := ParseGates(tc.expr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cr.ApplyGates(g)
+		if cr.Gate.Passed != tc.passed || strings.Join(cr.Gate.Failures, "|") != strings.Join(tc.failures, "|") {
+			t.Errorf("%q with sim %v: gate %+v, want passed=%v failures %q", tc.expr, tc.sim, cr.Gate, tc.passed, tc.failures)
+		}
+		var ge *GateError
+		if !tc.passed && (!errors.As(err, &ge) || ge.ExitCode() != 3) {
+			t.Errorf("%q: err %v, want a GateError (exit 3)", tc.expr, err)
+		}
+	}
+
 	// No gates: no gate block, no error.
 	rr := *r
 	if err := rr.ApplyGates(Gates{}); err != nil || rr.Gate != nil {

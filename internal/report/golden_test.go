@@ -163,10 +163,19 @@ func TestHTMLSelfContained(t *testing.T) {
 	if n := strings.Count(page, "http"); n != strings.Count(page, `xmlns="http://www.w3.org/2000/svg"`) {
 		t.Errorf("page mentions http %d times beyond the SVG namespace", n)
 	}
-	for _, want := range []string{"<!DOCTYPE html>", "Gate: FAIL", "Known limitations", "Run validity", "Goodput", "meta-llama/Llama-3.1-8B"} {
+	for _, want := range []string{"<!DOCTYPE html>", "Gate: FAIL", "Known limitations", "Run validity", "Goodput", "meta-llama/Llama-3.1-8B",
+		"Deployment: trace and simulation"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+	// The page opens with the headline: grade, validity and config match,
+	// before any table.
+	headline := regexp.MustCompile(`<div class="headline">Grade <span class="badge excellent">excellent</span> .*` +
+		`Validity <span class="badge ok">valid</span> .*Config <span class="badge flagged">MISMATCH \(1 key\)</span></div>`)
+	loc := headline.FindStringIndex(page)
+	if loc == nil || loc[0] > strings.Index(page, "<table") {
+		t.Errorf("no headline with grade, validity and config before the first table:\n%s", page[:min(len(page), 3000)])
 	}
 }
 

@@ -2,6 +2,8 @@ package report
 
 import (
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 
 	"servesim/internal/tracev2"
@@ -109,13 +111,15 @@ func TestParseSLOTargets(t *testing.T) {
 func TestHitRateAndConfigMatch(t *testing.T) {
 	base := Input{Trace: []tracev2.Record{okRec(1, 1, 100, 1000, 1, 1)}, Sim: []tracev2.SimResult{simOf(1, 90, 900, 1, 1)}}
 	hr := 0.387
-	tp, tp2, bs, bs2 := 1, 1, 16, 32
 	in := base
 	in.Header = TraceHeader{
 		ObservedKV: &ObservedKV{Source: "gpu-prefix-cache-fallback", HitRate: 0.412},
-		Server:     ServerConfig{Model: "Meta/Llama", TensorParallel: &tp, BlockSize: &bs},
+		Deployment: map[string]any{"model": "Meta/Llama", "tensor_parallel": 1, "block_size": 16, "gpu_memory_utilization": 0.9},
+		Sources:    map[string]string{"block_size": "measured", "max_num_seqs": "absent"},
 	}
-	in.SimMetrics = &SimMetrics{CacheHitRate: &hr, Config: &ServerConfig{Model: "meta/llama", TensorParallel: &tp2, BlockSize: &bs2, MaxNumSeqs: &tp}}
+	// JSON numbers are float64: they compare by value with the header's ints.
+	in.SimMetrics = &SimMetrics{CacheHitRate: &hr, Deployment: map[string]any{"model": "meta/llama", "tensor_parallel": 1.0,
+		"block_size": 32.0, "max_num_seqs": 1.0, "gpu": "H100"}}
 	r := build(t, in, nil)
 	h := r.HitRate
 	if h == nil || !near(h.AbsErrorPP, 2.5) || !h.Within || h.Source != "gpu-prefix-cache-fallback" || h.TolerancePP != 5 {
@@ -128,14 +132,44 @@ func TestHitRateAndConfigMatch(t *testing.T) {
 	}
 	cm := r.ConfigMatch
 	if join(cm.Matched) != "model,tensor_parallel" || join(cm.Mismatched) != "block_size" ||
-		join(cm.Defaulted) != "max_num_seqs,gpu_memory_utilization,max_model_len" {
+		join(cm.Defaulted) != "gpu,latency_model,max_model_len,max_num_batched_tokens,max_num_seqs,num_instances,total_kv_blocks" ||
+		cm.Match == nil || *cm.Match {
 		t.Errorf("config match = %+v", cm)
 	}
-	// Only one side: omitted with a warning.
+	wantKeys := map[string]ConfigKey{
+		"block_size":             {Key: "block_size", Trace: 16, Source: "measured", Sim: 32.0, Status: KeyMismatched},
+		"max_num_seqs":           {Key: "max_num_seqs", Source: "absent", Sim: 1.0, Status: KeyDefaulted},
+		"gpu_memory_utilization": {Key: "gpu_memory_utilization", Trace: 0.9, Source: "declared", Status: KeyUnchecked},
+		"model":                  {Key: "model", Trace: "Meta/Llama", Source: "declared", Sim: "meta/llama", Status: KeyMatched},
+	}
+	for _, k := range cm.Keys {
+		if w, ok := wantKeys[k.Key]; ok && !reflect.DeepEqual(k, w) {
+			t.Errorf("key %s: got %+v, want %+v", k.Key, k, w)
+		}
+	}
+	if len(cm.Keys) != 11 {
+		t.Errorf("%d keys compared, want the 11 core keys (the 4 stated and the absent one among them)", len(cm.Keys))
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "config mismatch: block_size is 16 in the trace but 32 in the simulation") {
+		t.Errorf("no mismatch warning: %q", r.Warnings)
+	}
+	if got := r.configHeadline(); got != "config: MISMATCH block_size 16 (trace) vs 32 (sim)" {
+		t.Errorf("headline %q", got)
+	}
+	// A model compared by the caller's rule.
+	in.SameModel = func(a, b string) bool { return false }
+	if r := build(t, in, nil); join(r.ConfigMatch.Mismatched) != "block_size,model" {
+		t.Errorf("with SameModel: mismatched %v", r.ConfigMatch.Mismatched)
+	}
+	in.SameModel = nil
+	// Only one side: omitted with a warning; the config not checked.
 	in.SimMetrics = nil
 	r = build(t, in, nil)
 	if r.HitRate != nil || len(r.Warnings) == 0 {
 		t.Errorf("one-sided hit rate: block %v warnings %v", r.HitRate, r.Warnings)
+	}
+	if r.ConfigMatch.Match != nil || r.ConfigMatch.Keys != nil || !strings.HasPrefix(r.configHeadline(), "config: not checked") {
+		t.Errorf("config without the simulation's deployment: %+v %q", r.ConfigMatch, r.configHeadline())
 	}
 	if r.TTFTTolerance == nil || r.TTFTTolerance.Threshold != 0.15 || !r.TTFTTolerance.Within {
 		t.Errorf("ttft tolerance = %+v", r.TTFTTolerance)
@@ -165,6 +199,16 @@ func TestHeaderFrom(t *testing.T) {
 		*got.Server.BlockSize != 16 || *got.Server.MaxModelLen != 4096 || got.Server.TensorParallel != nil ||
 		got.MeasuredRTTMs != 0.8 || got.GoodputSLOTargets["critical"].TTFTMs != 250 || got.ObservedKV.HitRate != 0.4 {
 		t.Errorf("HeaderFrom = %+v", got)
+	}
+	if want := map[string]any{"model": "m", "block_size": 16, "max_model_len": 4096}; !reflect.DeepEqual(got.Deployment, want) {
+		t.Errorf("HeaderFrom deployment = %v, want %v", got.Deployment, want)
+	}
+	h.XExt = &tracev2.Ext{Deployment: map[string]any{"model": "m2", "gpu": "L40S"},
+		Sources: map[string]string{"deployment.gpu": "measured", "client.users": "declared"}}
+	got = HeaderFrom(h)
+	if !reflect.DeepEqual(got.Deployment, map[string]any{"model": "m2", "gpu": "L40S"}) ||
+		!reflect.DeepEqual(got.Sources, map[string]string{"gpu": "measured"}) {
+		t.Errorf("HeaderFrom with x_ext: %v %v", got.Deployment, got.Sources)
 	}
 	if z := HeaderFrom(nil); z.Mode != "" || z.ObservedKV != nil {
 		t.Errorf("HeaderFrom(nil) = %+v", z)

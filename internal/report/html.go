@@ -24,7 +24,7 @@ svg .frame{fill:none;stroke:#888;stroke-width:1}svg .tick{font-size:10px;fill:#4
 svg .legend{font-size:11px;fill:#222}svg .mark{stroke:#777;stroke-width:1;stroke-dasharray:2 3}
 svg .diag{stroke:#222;stroke-width:1.3}svg .band{fill:#999;fill-opacity:.18}svg .zero{stroke:#222;stroke-width:1.3}
 svg .bar{fill:#0072B2;fill-opacity:.75}svg .bar.over{fill:#6a6a6a}
-.muted{color:#666}ul{margin:4px 0 12px}`
+.muted{color:#666}ul{margin:4px 0 12px}.headline{font-size:1.1em;margin:4px 0 2px}`
 
 func esc(s string) string { return html.EscapeString(s) }
 
@@ -72,6 +72,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
 	fmt.Fprintf(&b, "<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n", esc(title), pageCSS)
 	fmt.Fprintf(&b, "<h1>%s</h1>\n", esc(title))
+	r.htmlHeadline(&b)
 	if r.Gate != nil {
 		if r.Gate.Passed {
 			b.WriteString(`<div class="banner pass">Gate: PASS</div>` + "\n")
@@ -97,6 +98,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	r.htmlRun(&b)
 	b.WriteString("</div>\n</div>\n")
 	r.htmlValidity(&b)
+	r.htmlDeployment(&b)
 
 	for _, name := range r.MetricNames() {
 		p := r.pairs[name]
@@ -188,7 +190,7 @@ func (r *Report) htmlVerdicts(b *strings.Builder) {
 			rows, []bool{false, false, true, true, true, true, true}, false)
 	}
 	b.WriteString("<h2>Verdicts</h2>\n<ul>\n")
-	for _, line := range []string{r.ttftToleranceText(), r.hitRateText(), r.configMatchText()} {
+	for _, line := range []string{r.ttftToleranceText(), r.hitRateText(), r.configHeadline()} {
 		if line != "" {
 			fmt.Fprintf(b, "<li>%s</li>\n", esc(line))
 		}
@@ -196,12 +198,76 @@ func (r *Report) htmlVerdicts(b *strings.Builder) {
 	if r.HitRate == nil {
 		b.WriteString("<li class=\"muted\">hit rate: not compared</li>\n")
 	}
-	if r.configMatchText() == "" {
-		b.WriteString("<li class=\"muted\">config match: no resolved simulator config given</li>\n")
-	}
 	b.WriteString("</ul>\n<h2>Known limitations</h2>\n<ul>\n")
 	for _, l := range r.KnownLimitations {
 		fmt.Fprintf(b, "<li>%s</li>\n", esc(l))
 	}
 	b.WriteString("</ul>\n")
+}
+
+// htmlHeadline opens the page with the three answers a reader wants first:
+// how good the prediction is (the worst grade of the gated metrics, ttft
+// and e2e), whether the run was valid to grade, and whether the simulation
+// was of the server the trace was measured on.
+func (r *Report) htmlHeadline(b *strings.Builder) {
+	grade, of := "", []string{}
+	for _, m := range []string{MetricTTFT, MetricE2E} {
+		if c := r.Metrics[m]; c != nil {
+			of = append(of, m)
+			if g := c.RequestLevel.Quality; grade == "" || gradeRank(g) < gradeRank(grade) {
+				grade = g
+			}
+		}
+	}
+	b.WriteString(`<div class="headline">`)
+	if grade != "" {
+		fmt.Fprintf(b, "Grade %s <span class=\"muted\">(worst of %s)</span> &middot; ", badge(grade, grade), esc(strings.Join(of, ", ")))
+	}
+	valid, vclass := "valid", StatusOK
+	if f := r.Validity.Flagged(); len(f) > 0 {
+		valid, vclass = "flagged: "+strings.Join(f, ", "), StatusFlagged
+	}
+	fmt.Fprintf(b, "Validity %s &middot; ", badge(vclass, valid))
+	cfg, cclass := "not checked", StatusNotAssessed
+	if m := r.ConfigMatch.Match; m != nil {
+		cfg, cclass = "match", StatusOK
+		if !*m {
+			n := len(r.ConfigMatch.Mismatched)
+			cfg, cclass = fmt.Sprintf("MISMATCH (%d %s)", n, plural(n, "key", "keys")), StatusFlagged
+		}
+	}
+	fmt.Fprintf(b, "Config %s</div>\n", badge(cclass, cfg))
+	fmt.Fprintf(b, "<p class=\"muted\">%s</p>\n", esc(r.configHeadline()))
+}
+
+// htmlDeployment shows the deployment the trace states beside the one the
+// simulation ran, every compared key, mismatches marked.
+func (r *Report) htmlDeployment(b *strings.Builder) {
+	b.WriteString("<h2>Deployment: trace and simulation</h2>\n")
+	rows, _ := r.configRows(true)
+	if len(rows) == 0 {
+		fmt.Fprintf(b, "<p class=\"muted\">%s</p>\n", esc(r.configHeadline()))
+		return
+	}
+	for _, row := range rows {
+		for i := range row {
+			row[i] = esc(row[i])
+		}
+		switch row[4] {
+		case "MISMATCH":
+			row[0], row[4] = "<strong>"+row[0]+"</strong>", badge(StatusFlagged, "mismatch")
+		case KeyMatched:
+			row[4] = badge(StatusOK, "match")
+		default:
+			row[4] = badge(StatusNotAssessed, row[4])
+		}
+	}
+	htmlTable(b, configHeader(), rows, make([]bool, 5), true)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

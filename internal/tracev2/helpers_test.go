@@ -41,14 +41,29 @@ func sampleHeader(mode string) *Header {
 				"critical": {TTFTMs: 250, E2EMs: 2000},
 				"batch":    {ITLMs: 50.5},
 			},
-			XExt: &Ext{Tool: "observe", ToolVersion: "0.1.0", T0UnixUs: 1772359200000000, TimeOrigin: OriginRelative, Loop: "open"},
+			XExt: &Ext{Tool: "observe", ToolVersion: "0.1.0", T0UnixUs: 1772359200000000, TimeOrigin: OriginRelative, Loop: "open",
+				Deployment: map[string]any{"model": "acme/chat-8b", "tensor_parallel": 2, "max_num_seqs": 256, "block_size": 16,
+					"gpu_memory_utilization": 0.9, "max_model_len": 8192, "total_kv_blocks": 18038},
+				Client: &Client{MaxConcurrency: 64, Arrival: "poisson", RateRPS: 4.5, Streaming: "all", PrewarmConnections: 64,
+					RequestTimeoutUs: 300000000, PeakInFlight: 61},
+				ServerInfo: &ServerInfo{VLLMVersion: "0.10.1", CacheConfig: map[string]string{"block_size": "16", "num_gpu_blocks": "18038",
+					"enable_prefix_caching": "True", "engine": "0"}, ServeArgs: "--tensor-parallel-size 2",
+					Scheduler: &SchedulerInfo{PeakRunning: 61, PeakWaiting: 3, Preemptions: 0, Scrapes: 12}},
+				Sources: map[string]string{"deployment.block_size": SourceMeasured, "deployment.total_kv_blocks": SourceMeasured,
+					"deployment.max_model_len": SourceMeasured, "deployment.max_num_batched_tokens": SourceAbsent,
+					"client.peak_in_flight": SourceMeasured},
+			},
 		}
 	case ModeGenerated:
 		return &Header{
 			TraceVersion: 3, TimeUnit: "us", Mode: ModeGenerated, WorkloadSeed: i64(42),
 			SessionContextGrowth: SessionAccumulate,
 			GoodputSLOTargets:    map[string]SLOTargets{"critical": {TTFTMs: 250}},
-			XExt:                 &Ext{Tool: "run", ToolVersion: "0.1.0", TimeOrigin: OriginRelative, Loop: "closed"},
+			XExt: &Ext{Tool: "run", ToolVersion: "0.1.0", TimeOrigin: OriginRelative, Loop: "closed",
+				Deployment: map[string]any{"model": "qwen3-14b", "gpu": "H100", "tensor_parallel": 1, "alpha_coeffs": []any{0.5, 1, 2},
+					"class_priorities": map[string]any{"critical": 4}, "admission_latency": "0s"},
+				Client:  &Client{Users: 8, ThinkTimeUs: 150000, Streaming: "none"},
+				Sources: map[string]string{"deployment.total_kv_blocks": SourceDerived}},
 		}
 	default:
 		return &Header{

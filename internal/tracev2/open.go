@@ -118,6 +118,9 @@ func Open(in Input, opts Options) (*Reader, *Header, error) {
 	}
 	h, err := headerFromReader(br, name, blank, opts)
 	closeQuiet(rc)
+	if err == nil {
+		h, err = withSidecar(h, in.Path, opts)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -158,7 +161,36 @@ func readHeaderPath(path string, stdin io.Reader, opts Options) (*Header, error)
 		return nil, err
 	}
 	defer closeQuiet(rc)
-	return headerFromReader(br, name, 0, opts)
+	h, err := headerFromReader(br, name, 0, opts)
+	if err != nil {
+		return nil, err
+	}
+	return withSidecar(h, path, opts)
+}
+
+// withSidecar merges the x_ext sidecar of the header at path (written with
+// --blis-compatible-header) into h, when h has no x_ext of its own.
+func withSidecar(h *Header, path string, opts Options) (*Header, error) {
+	if h.XExt != nil || path == "-" || path == "" {
+		return h, nil
+	}
+	side := ExtSidecarPath(path)
+	data, err := os.ReadFile(side)
+	if errors.Is(err, fs.ErrNotExist) {
+		return h, nil
+	}
+	if err != nil {
+		return nil, &Error{File: side, Msg: "cannot read the x_ext sidecar: " + pathErrText(err), Err: err}
+	}
+	if len(data) > maxHeaderBytes {
+		return nil, &Error{File: side, Msg: "x_ext sidecar is larger than 16 MiB"}
+	}
+	ext, _, err := decodeHeaderText(data, side, lineMap{first: 1}, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	h.XExt = ext.XExt
+	return h, nil
 }
 
 func headerFromReader(br *bufio.Reader, name string, blank int, opts Options) (*Header, error) {

@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // TraceWriter writes a whole trace, header and rows, in either form. The
@@ -87,9 +90,12 @@ func PrefixPaths(prefix string) (header, data, itl string) {
 }
 
 // CreateFiles writes the two-file form: the header YAML at headerPath
-// (atomically) and the data CSV at dataPath, created or truncated. x_ext is
-// written only when withExt is true (--trace-ext): BLIS's strict loader
-// rejects it. Close rewrites the header atomically with the final facts.
+// (atomically) and the data CSV at dataPath, created or truncated. With
+// withExt (the default of every command), x_ext is in the header; without
+// it (--blis-compatible-header) the header holds only the keys BLIS's
+// strict loader accepts and x_ext goes to the sidecar ExtSidecarPath, which
+// readers merge back. Close rewrites the header atomically with the final
+// facts.
 func CreateFiles(headerPath, dataPath string, h *Header, cols Columns, withExt bool) (*TraceWriter, error) {
 	if headerPath == "" || dataPath == "" {
 		return nil, errors.New("tracev2: CreateFiles: empty header or data path")
@@ -163,16 +169,61 @@ func (t *TraceWriter) Close(final *Header) error {
 	return errors.Join(errs...)
 }
 
+// writeHeaderFile writes the header YAML. Without withExt, x_ext goes to
+// the sidecar (ExtSidecarPath) and the header keeps only BLIS's keys; with
+// it, a sidecar left by an earlier BLIS-compatible write of the same trace
+// is removed, so the two never disagree.
 func (t *TraceWriter) writeHeaderFile(h *Header) error {
-	if !t.withExt && h != nil && h.XExt != nil {
-		h = h.Clone()
-		h.XExt = nil
+	side := ExtSidecarPath(t.hdrPath)
+	if t.withExt || h == nil || h.XExt == nil {
+		text, err := headerYAML(h)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(t.hdrPath, text); err != nil {
+			return err
+		}
+		if err := os.Remove(side); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove the stale x_ext sidecar: %w", err)
+		}
+		return nil
 	}
+	if err := h.Validate(); err != nil {
+		return err
+	}
+	var n yaml.Node
+	if err := n.Encode(struct {
+		XExt *Ext `yaml:"x_ext"`
+	}{h.XExt}); err != nil {
+		return fmt.Errorf("encode x_ext: %w", err)
+	}
+	ext, err := encodeNode(&n)
+	if err != nil {
+		return err
+	}
+	h = h.Clone()
+	h.XExt = nil
 	text, err := headerYAML(h)
 	if err != nil {
 		return err
 	}
+	if err := writeFileAtomic(side, ext); err != nil {
+		return err
+	}
 	return writeFileAtomic(t.hdrPath, text)
+}
+
+// ExtSidecarPath is the file that keeps x_ext beside a header written for
+// BLIS's strict loader: NAME.ext.yaml for NAME.yaml (or NAME.yml). Readers
+// merge it into a header that has no x_ext of its own.
+func ExtSidecarPath(headerPath string) string {
+	base := strings.TrimSuffix(headerPath, ".gz")
+	for _, ext := range []string{".yaml", ".yml"} {
+		if strings.HasSuffix(base, ext) {
+			return strings.TrimSuffix(base, ext) + ".ext.yaml"
+		}
+	}
+	return base + ".ext.yaml"
 }
 
 // writeFileAtomic writes data to a temporary file beside path and renames it

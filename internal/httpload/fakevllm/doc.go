@@ -2,7 +2,9 @@
 // OpenAI-compatible server, for tests and for measuring a client's own
 // error: /v1/completions and /v1/chat/completions (SSE with a role chunk,
 // one content chunk per token, an optional usage-only chunk and [DONE], or a
-// whole JSON body), /tokenize, /metrics and /health, with a configured time
+// whole JSON body), /tokenize, /metrics (with vllm:cache_config_info, the
+// KV cache configuration vLLM publishes there), /version, /v1/models and
+// /health, with a configured time
 // to first token (TTFT) and inter-token latency (ITL) held by a precise
 // wake-up hub, and injectable faults (HTTP errors with a body, connection
 // resets, stalls, malformed SSE, error events, streams without [DONE]).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -79,6 +80,67 @@ func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total%s %d.0\n", labels, queries)
 	fmt.Fprintf(w, "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.\n")
 	fmt.Fprintf(w, "# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total%s %d.0\n", labels, hits)
+	fmt.Fprintf(w, "# HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.\n")
+	fmt.Fprintf(w, "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total%s 0.0\n", labels)
+	if !s.cfg.NoCacheConfigInfo {
+		fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n")
+		fmt.Fprintf(w, "# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info%s 1.0\n", s.cacheConfigLabels())
+	}
+}
+
+// cacheConfigLabels are the labels vLLM puts on vllm:cache_config_info:
+// every field of its CacheConfig as Python's str() prints it ("True",
+// "None", "0.9"), plus engine, in sorted order as vLLM's multiprocess
+// Prometheus collector writes them (a v0.10 field set).
+func (s *Server) cacheConfigLabels() string {
+	py := func(b bool) string {
+		if b {
+			return "True"
+		}
+		return "False"
+	}
+	kv := [][2]string{
+		{"block_size", strconv.Itoa(s.cfg.BlockTokens)},
+		{"cache_dtype", "auto"},
+		{"calculate_kv_scales", "False"},
+		{"cpu_offload_gb", "0"},
+		{"enable_prefix_caching", py(!s.cfg.NoPrefixCaching)},
+		{"engine", "0"},
+		{"gpu_memory_utilization", strconv.FormatFloat(s.cfg.GPUMemoryUtilization, 'g', -1, 64)},
+		{"is_attention_free", "False"},
+		{"kv_cache_memory_bytes", "None"},
+		{"kv_sharing_fast_prefill", "False"},
+		{"mamba_cache_dtype", "auto"},
+		{"mamba_ssm_cache_dtype", "auto"},
+		{"num_cpu_blocks", "None"},
+		{"num_gpu_blocks", strconv.Itoa(s.cfg.KVCapacityTokens / s.cfg.BlockTokens)},
+		{"num_gpu_blocks_override", "None"},
+		{"prefix_caching_hash_algo", "sha256"},
+		{"sliding_window", "None"},
+		{"swap_space", "4"},
+		{"swap_space_bytes", "4294967296"},
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, p := range kv {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s=%s", p[0], strconv.Quote(p[1]))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// handleVersion imitates vLLM's GET /version.
+func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if s.cfg.NoVersion {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"detail":"Not Found"}`)
+		return
+	}
+	fmt.Fprintf(w, `{"version":%s}`, jsonString(s.cfg.VLLMVersion))
 }
 
 // handleModels imitates GET /v1/models.

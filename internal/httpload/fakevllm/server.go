@@ -56,6 +56,19 @@ type Config struct {
 	// Unix time (set it for byte-stable output).
 	Created int64
 
+	// VLLMVersion is GET /version's answer. Default "0.10.1". NoVersion
+	// answers 404 instead, as servers that are not vLLM do.
+	VLLMVersion string
+	NoVersion   bool
+	// GPUMemoryUtilization is reported in vllm:cache_config_info. Default 0.9.
+	GPUMemoryUtilization float64
+	// NoPrefixCaching reports enable_prefix_caching="False" in
+	// vllm:cache_config_info (the fake's cache still answers cached_tokens
+	// when ReportCachedTokens asks).
+	NoPrefixCaching bool
+	// NoCacheConfigInfo leaves vllm:cache_config_info out of /metrics.
+	NoCacheConfigInfo bool
+
 	// MaxRunning admits at most this many requests at once (vLLM's
 	// max_num_seqs); the others wait, visible in num_requests_waiting, and
 	// their TTFT starts at admission. 0 = no limit.
@@ -166,7 +179,7 @@ type Server struct {
 func Start(cfg Config) (*Server, error) {
 	if cfg.TTFT < 0 || cfg.ITL < 0 || cfg.OutputTokens < 0 || cfg.TokensPerChunk < 0 || cfg.ReasoningTokens < 0 ||
 		cfg.BlockTokens < 0 || cfg.TokensPerWord < 0 || cfg.ChatTemplateTokens < 0 || cfg.MaxModelLen < 0 ||
-		cfg.MaxRunning < 0 || cfg.KVCapacityTokens < 0 || cfg.KeepRequests < 0 {
+		cfg.MaxRunning < 0 || cfg.KVCapacityTokens < 0 || cfg.KeepRequests < 0 || cfg.GPUMemoryUtilization < 0 {
 		return nil, errors.New("fakevllm: config: negative value")
 	}
 	if cfg.OutputTokens == 0 {
@@ -196,6 +209,12 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.KeepRequests == 0 {
 		cfg.KeepRequests = 10000
 	}
+	if cfg.VLLMVersion == "" {
+		cfg.VLLMVersion = "0.10.1"
+	}
+	if cfg.GPUMemoryUtilization == 0 {
+		cfg.GPUMemoryUtilization = 0.9
+	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("fakevllm: listen: %w", err)
@@ -219,6 +238,7 @@ func Start(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /version", s.handleVersion)
 	s.ts = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	s.ts.Start()
 	return s, nil

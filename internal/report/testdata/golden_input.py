@@ -1,11 +1,15 @@
 # Generator of golden_input.json (invented values); rerun with python3 after editing, then go test -update.
 import json
+import os
 # Deterministic small calibration dataset for report's golden tests (invented values).
 hdr = {"Mode": "real", "WarmUpRequests": 2, "WorkloadSeed": 42, "WorkloadSpec": "chat.yaml",
        "Server": {"Model": "meta-llama/Llama-3.1-8B", "TensorParallel": 1, "MaxNumSeqs": 256, "BlockSize": 16},
        "MeasuredRTTMs": 1.5,
        "GoodputSLOTargets": {"critical": {"ttft_ms": 200, "e2e_ms": 3000}, "standard": {"ttft_ms": 500, "itl_ms": 30}},
-       "ObservedKV": {"Source": "gpu-prefix-cache-fallback", "HitRate": 0.412}}
+       "ObservedKV": {"Source": "gpu-prefix-cache-fallback", "HitRate": 0.412},
+       "Deployment": {"model": "meta-llama/Llama-3.1-8B", "tensor_parallel": 1, "max_num_seqs": 256, "block_size": 16,
+                      "total_kv_blocks": 9000},
+       "Sources": {"block_size": "measured", "total_kv_blocks": "measured", "gpu": "absent"}}
 trace, sim, itl = [], [], []
 for i in range(32):
     send = 1 + i * 200_000
@@ -59,8 +63,10 @@ for i in range(32):
 sim.append({"request_id": 40, "ttft_us": 1000, "e2e_us": 2000, "input_tokens": 10, "output_tokens": 2, "arrival_us": 0})
 locs = ["golden.csv:%d" % (k + 2) for k in range(len(trace))]
 doc = {"header": hdr, "trace": trace, "trace_locs": locs, "sim": sim, "itl": itl, "itl_given": True,
-       "sim_metrics": {"CacheHitRate": 0.387, "Config": {"Model": "meta-llama/llama-3.1-8b", "TensorParallel": 1,
-                                                          "MaxNumSeqs": 128, "BlockSize": 16, "GPUMemoryUtilization": 0.9}}}
+       "sim_metrics": {"CacheHitRate": 0.387, "Deployment": {"model": "meta-llama/llama-3.1-8b", "tensor_parallel": 1,
+                                                              "max_num_seqs": 128, "block_size": 16, "gpu_memory_utilization": 0.9,
+                                                              "gpu": "H100", "total_kv_blocks": 9000, "scheduler": "fcfs",
+                                                              "pd_transfer_base_latency": "50\u00b5s"}}}
 out = ["{"]
 keys = list(doc)
 for n, k in enumerate(keys):
@@ -74,4 +80,4 @@ for n, k in enumerate(keys):
     else:
         out.append(' "%s": %s%s' % (k, json.dumps(v, separators=(",", ":")), comma))
 out.append("}")
-open("/work/main/internal/report/testdata/golden_input.json", "w").write("\n".join(out) + "\n")
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden_input.json"), "w").write("\n".join(out) + "\n")

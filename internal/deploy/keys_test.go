@@ -1,0 +1,104 @@
+package deploy
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"servesim/internal/tracev2"
+)
+
+// TestKeysRoundTrip: every key of a deployment travels through the header's
+// map and back unchanged, lists, maps and durations included.
+func TestKeysRoundTrip(t *testing.T) {
+	c := Default()
+	c.AlphaCoeffs, c.BetaCoeffs = []float64{1, 2.5, 3}, []float64{4, 5, 6}
+	c.ClassPriorities = map[string]int{"critical": 4}
+	c.PrefillInstances, c.DecodeInstances, c.PDDecider = 1, 2, "always"
+	keys, err := c.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(keys), len(KeyNames()); got != want {
+		t.Errorf("%d keys, want every one of the %d names", got, want)
+	}
+	if keys["snapshot_refresh_interval"] != "50ms" || keys["pd_transfer_base_latency"] != "50µs" {
+		t.Errorf("durations: %v %v", keys["snapshot_refresh_interval"], keys["pd_transfer_base_latency"])
+	}
+	back, unknown, err := FromKeys("t.yaml: x_ext.deployment", keys, Config{})
+	if err != nil || len(unknown) != 0 {
+		t.Fatal(err, unknown)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Errorf("round trip:\ngot  %+v\nwant %+v", back, c)
+	}
+	// An empty list is no list: the latency model takes its own coefficients.
+	keys["alpha_coeffs"], keys["beta_coeffs"] = []any{}, []any{}
+	back, _, _ = FromKeys("t", keys, Default())
+	if back.AlphaCoeffs != nil || back.BetaCoeffs != nil {
+		t.Errorf("empty lists: %v %v, want nil", back.AlphaCoeffs, back.BetaCoeffs)
+	}
+	if _, err := Resolve(back); err != nil {
+		t.Errorf("Resolve after empty coefficient lists: %v", err)
+	}
+}
+
+func TestFromKeysErrorsAndUnknownKeys(t *testing.T) {
+	_, unknown, err := FromKeys("t", map[string]any{"max_num_seqs": 8, "async_scheduling": true, "vllm_version": "0.11.0"}, Default())
+	if err != nil || !reflect.DeepEqual(unknown, []string{"async_scheduling", "vllm_version"}) {
+		t.Errorf("unknown keys: %v, %v", unknown, err)
+	}
+	_, _, err = FromKeys("cap.yaml: x_ext.deployment", map[string]any{"max_num_seqs": "many"}, Default())
+	if err == nil || err.Error() != "cap.yaml: x_ext.deployment.max_num_seqs: cannot unmarshal !!str `many` into int" {
+		t.Errorf("a bad value: %v", err)
+	}
+}
+
+// TestRecordAndFromTrace: what the simulator derived is marked so; a trace's
+// deployment reads back onto the defaults; an unknown model is set aside.
+func TestRecordAndFromTrace(t *testing.T) {
+	given := Default()
+	given.MaxNumSeqs = 32
+	res, err := Resolve(given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tracev2.DefaultHeader()
+	if err := Record(h, given, res); err != nil {
+		t.Fatal(err)
+	}
+	if h.XExt.Sources["deployment.total_kv_blocks"] != tracev2.SourceDerived || h.XExt.Sources["deployment.max_model_len"] != tracev2.SourceDerived ||
+		len(h.XExt.Sources) != 2 {
+		t.Errorf("sources %v, want the two derived keys", h.XExt.Sources)
+	}
+	if h.Server.MaxNumSeqs != 32 || h.Server.MaxModelLen != int64(res.MaxModelLen) || h.Server.Model != "qwen3-14b" {
+		t.Errorf("server keys %+v", h.Server)
+	}
+	td, err := FromTrace("t.yaml", h, Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td.Config.MaxNumSeqs != 32 || td.Config.TotalKVBlocks != res.TotalKVBlocks || !td.Derived["total_kv_blocks"] || td.Derived["max_num_seqs"] {
+		t.Errorf("FromTrace: %+v derived %v", td.Config, td.Derived)
+	}
+
+	blis := &tracev2.Header{Server: &tracev2.Server{Model: "acme/chat-8b", TensorParallel: 2, MaxNumSeqs: 8}}
+	td, err = FromTrace("b.yaml", blis, Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td.UnknownModel != "acme/chat-8b" || td.Config.Model != "qwen3-14b" || td.Config.TP != 2 || td.Config.MaxNumSeqs != 8 {
+		t.Errorf("BLIS header: %+v unknown model %q", td.Config, td.UnknownModel)
+	}
+	if _, ok := td.Keys["model"]; ok {
+		t.Error("the unknown model is still among the trace's keys")
+	}
+	x := &tracev2.Header{XExt: &tracev2.Ext{Deployment: map[string]any{"max_num_seqs": 4, "enable_prefix_caching": false}}}
+	td, err = FromTrace("x.yaml", x, Default())
+	if err != nil || len(td.Warnings) != 1 || !strings.Contains(td.Warnings[0], "x.yaml: x_ext.deployment.enable_prefix_caching is not a deployment key this version knows; ignored") {
+		t.Errorf("a key from a newer version: %v %v", td.Warnings, err)
+	}
+	if !SameModel("Qwen/Qwen3-14B", "qwen3-14b") || SameModel("qwen3-14b", "llama-3.1-8b-instruct") {
+		t.Error("SameModel")
+	}
+}

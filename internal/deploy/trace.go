@@ -1,0 +1,117 @@
+package deploy
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"servesim/internal/des/latency"
+	"servesim/internal/tracev2"
+)
+
+// This file is the one mapping between a deployment and a trace header,
+// both ways: Record writes the deployment a simulation ran into the header
+// of the trace it writes, FromTrace reads the deployment a trace states.
+// Where the keys go in the header (x_ext.deployment, and BLIS's server keys
+// from the same values) is tracev2.Header.SetDeployment's business.
+
+// Record writes the deployment a simulation ran into h (run, replay): every
+// key of the resolved deployment, and as derived the keys the simulator
+// computed rather than was given (KV blocks from GPU memory, max_model_len
+// from the model, the instances of a P/D split). given is the deployment
+// before Resolve.
+func Record(h *tracev2.Header, given Config, res *Resolved) error {
+	keys, err := res.Config.Keys()
+	if err != nil {
+		return err
+	}
+	in, err := given.Keys()
+	if err != nil {
+		return err
+	}
+	derived := map[string]string{}
+	for k, v := range keys {
+		if !tracev2.SameValue(v, in[k]) {
+			derived[k] = tracev2.SourceDerived
+		}
+	}
+	h.SetDeployment(keys, derived)
+	return nil
+}
+
+// TraceDeployment is the deployment a trace states, applied to a base.
+type TraceDeployment struct {
+	// Config is the base with the trace's keys applied.
+	Config Config
+	// Keys are the keys the trace states and Config took, as the header
+	// holds them.
+	Keys map[string]any
+	// Derived are the keys the trace's simulator computed from the others
+	// (x_ext.sources): a replay that changes any other key derives them
+	// again.
+	Derived map[string]bool
+	// UnknownModel is the trace's model when the simulator does not know
+	// it; Config then keeps the base's model.
+	UnknownModel string
+	// Warnings name the keys this version does not know (ignored).
+	Warnings []string
+}
+
+// FromTrace reads the deployment header h states (x_ext.deployment, else
+// BLIS's server keys) onto base. name is the trace's file, for messages. A
+// header that states nothing gives base and no keys. A model the simulator
+// cannot resolve is left out (see UnknownModel), so that a capture of a
+// server running a model we have no config for still replays on the rest
+// of its deployment.
+func FromTrace(name string, h *tracev2.Header, base Config) (*TraceDeployment, error) {
+	td := &TraceDeployment{Config: base, Derived: map[string]bool{}}
+	keys := h.Deployment()
+	if len(keys) == 0 {
+		return td, nil
+	}
+	if m, ok := keys["model"].(string); ok {
+		if _, err := latency.ResolveModel(m); err != nil {
+			td.UnknownModel = m
+			delete(keys, "model")
+		}
+	}
+	where := name + ": x_ext.deployment"
+	if h.XExt == nil || len(h.XExt.Deployment) == 0 {
+		where = name + ": server"
+	}
+	cfg, unknown, err := FromKeys(where, keys, base)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range unknown {
+		td.Warnings = append(td.Warnings, fmt.Sprintf("%s.%s is not a deployment key this version knows; ignored", where, k))
+		delete(keys, k)
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if h.Source("deployment."+k, true) == tracev2.SourceDerived {
+			td.Derived[k] = true
+		}
+	}
+	td.Config, td.Keys = cfg, keys
+	return td, nil
+}
+
+// SameModel reports whether two model names name the same model: equal up
+// to case, a HuggingFace organisation prefix and the forms an embedded name
+// accepts ("Qwen/Qwen3-14B" and "qwen3-14b").
+func SameModel(a, b string) bool {
+	return latency.CanonicalModelName(a) == latency.CanonicalModelName(b)
+}
+
+// SameKey reports whether two values of deployment key k are equal
+// (tracev2.SameValue; models by SameModel).
+func SameKey(k string, a, b any) bool {
+	if k == "model" {
+		x, okx := a.(string)
+		y, oky := b.(string)
+		if okx && oky {
+			return SameModel(x, y)
+		}
+	}
+	return tracev2.SameValue(a, b)
+}
