@@ -241,6 +241,9 @@ func TestPlayTimesScaledAndShifted(t *testing.T) {
 	if !strings.HasPrefix(tr.Header.WorkloadSpec, "trace:") {
 		t.Errorf("workload_spec %q", tr.Header.WorkloadSpec)
 	}
+	if c := tr.Header.XExt.Client; c == nil || c.Arrival != "trace" || c.SessionMode != "fixed" {
+		t.Errorf("the header's client %+v, want arrival trace, session mode fixed", c)
+	}
 }
 
 // TestPlayRefusesWorkloadFlags: the trace gives the requests; workload

@@ -56,6 +56,9 @@ func TestSweepFindsCapacity(t *testing.T) {
 	// the requests it completed over the time from its first admission to
 	// its last chunk (the machine's own overheads included).
 	tp := loadFiles(t, strings.TrimSuffix(sum.Levels[1].Trace, ".csv"))
+	if x := tp.Header.XExt; x == nil || x.Client == nil || x.Client.SweepLevel != "throughput" {
+		t.Errorf("the throughput level's header does not name its level: %+v", x)
+	}
 	var first, last time.Time
 	n := 0
 	for _, r := range tp.Records {
