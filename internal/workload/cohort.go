@@ -22,11 +22,13 @@ import (
 // prefix_sharing "shared" (the default) keeps one prefix group for the
 // cohort; "per_member" gives member j the group "<prefix_group>-<j>".
 
-// MaxPopulation bounds one cohort; MaxClients bounds all clients after
-// cohorts and inference_perf stages are expanded.
+// MaxPopulation bounds one cohort (BLIS's bound); MaxClients bounds all
+// clients after cohorts and inference_perf stages are expanded: a client
+// costs about 2 KB to compile and generate from, so 200,000 stay under
+// half a gigabyte.
 const (
 	MaxPopulation = 100_000
-	MaxClients    = 1_000_000
+	MaxClients    = 200_000
 )
 
 const usPerHour = int64(3_600_000_000)
