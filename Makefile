@@ -6,7 +6,7 @@ BIN     := bin
 CMDS    := observe replay calibrate run
 GOFLAGS ?=
 
-.PHONY: all build demo test race vet fmt-check bench fuzz clean e2e
+.PHONY: all build demo test race vet fmt-check bench fuzz clean e2e install-completion
 
 # Packages whose goroutines the race detector must watch on every CI run;
 # `make race` covers the whole tree.
@@ -69,12 +69,32 @@ e2e: build
 	echo "e2e: loop took $$(( $$(date +%s) - start )) s; reports in $(E2E_OUT) (index: $(E2E_OUT)/summary.md)"; \
 	exit $$status
 
-# Held-out fidelity on real vLLM runs (../shared/data/llmservingsim): each run
+# Held-out fidelity on real vLLM runs (testdata/llmservingsim, committed with
+# the repository; internal/shareddata falls back to ../shared/data): each run
 # predicted from coefficients fitted on the others, printed as Markdown; the
 # same test fails if the figures get worse (internal/fidelity).
 .PHONY: fidelity
 fidelity:
-	@$(GO) test -count=1 -run '^TestFidelityReport$$' -v ./internal/fidelity/ | sed -e '/^=== RUN/d' -e '/^--- PASS/d'
+	@out=$$($(GO) test -count=1 -run '^TestFidelityReport$$' -v ./internal/fidelity/ 2>&1); status=$$?; \
+	printf '%s\n' "$$out" | sed -e '/^=== RUN/d' -e '/^--- PASS/d'; exit $$status
+
+# Shell completion (bash, zsh, fish) for the four binaries, each script
+# written by its binary (--completion SHELL) into the folders the shells
+# search under PREFIX (default ~/.local; bash-completion and fish look there
+# by themselves, zsh needs the folder in $$fpath before compinit).
+PREFIX              ?= $(HOME)/.local
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETION_DIR  ?= $(PREFIX)/share/zsh/site-functions
+FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
+install-completion: build
+	@mkdir -p "$(BASH_COMPLETION_DIR)" "$(ZSH_COMPLETION_DIR)" "$(FISH_COMPLETION_DIR)"
+	@set -e; for c in $(CMDS); do \
+	  $(BIN)/$$c --completion bash > "$(BASH_COMPLETION_DIR)/$$c.tmp" && mv "$(BASH_COMPLETION_DIR)/$$c.tmp" "$(BASH_COMPLETION_DIR)/$$c"; \
+	  $(BIN)/$$c --completion zsh > "$(ZSH_COMPLETION_DIR)/_$$c.tmp" && mv "$(ZSH_COMPLETION_DIR)/_$$c.tmp" "$(ZSH_COMPLETION_DIR)/_$$c"; \
+	  $(BIN)/$$c --completion fish > "$(FISH_COMPLETION_DIR)/$$c.fish.tmp" && mv "$(FISH_COMPLETION_DIR)/$$c.fish.tmp" "$(FISH_COMPLETION_DIR)/$$c.fish"; \
+	done
+	@echo "completion for $(CMDS) installed in $(BASH_COMPLETION_DIR), $(ZSH_COMPLETION_DIR) and $(FISH_COMPLETION_DIR)"
+	@echo "zsh: put 'fpath=($(ZSH_COMPLETION_DIR) \$$fpath)' before compinit in ~/.zshrc; bash and fish need nothing more (open a new shell)"
 
 clean:
 	rm -rf $(BIN)

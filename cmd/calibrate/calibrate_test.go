@@ -478,3 +478,14 @@ func TestSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpStatesOneDefault: no flag's help states two defaults, in the
+// comparison and in fit.
+func TestHelpStatesOneDefault(t *testing.T) {
+	clitest.CheckHelp(t, command())
+	clitest.CheckHelp(t, fitCommand())
+}
+
+// TestCompletionScripts: the bash, zsh and fish scripts name every flag of
+// the comparison and of fit, and fit itself.
+func TestCompletionScripts(t *testing.T) { clitest.CheckCompletion(t, command()) }

@@ -56,8 +56,9 @@ The same through a pipe (calibrate reads stdin first, so cap.trace is complete):
 Gates (--assert; --fail-under, --max-mape and --min-pearson are shorthands):
 
 ` + indent(report.GateGrammar, "   "),
-		Flags:  flags(),
-		Action: action,
+		Flags:       flags(),
+		Subcommands: []cli.Command{fitCommand()},
+		Action:      action,
 	}
 }
 
@@ -67,7 +68,7 @@ func flags() []ucli.Flag {
 		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML of a two-file trace (with --trace-data, or for a data CSV given as REAL)"},
 		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV of a two-file trace (with --trace-header, or for a header YAML given as REAL)"},
 		&ucli.StringFlag{Name: "sim-results", Usage: "SimResult JSON (array or JSON Lines), instead of SIM"},
-		&ucli.StringFlag{Name: "itl-data", Usage: "ITL CSV (request_id,chunk_index,timestamp_us); default: NAME.itl.csv beside the trace, if it exists"},
+		&ucli.StringFlag{Name: "itl-data", Usage: "ITL CSV (request_id,chunk_index,timestamp_us)", DefaultText: "NAME.itl.csv beside the trace, if it exists"},
 		&ucli.StringFlag{Name: "sim-metrics", Usage: "replay's --metrics-out JSON: cache_hit_rate for the hit-rate verdict, the resolved \"deployment\" for the config verdict (config.match)"},
 		// Settings.
 		&ucli.Int64Flag{Name: "warmup-requests", Value: -1, Usage: "exclude rows with request_id below N; -1 = the header's warm_up_requests"},

@@ -74,12 +74,18 @@ func simulate(t *testing.T, d deploy.Config, recs []tracev2.Record) map[int64]tr
 // by up to ±1 %, plus the header's RTT. The header's workload seed (7) is
 // the replay seed.
 func writeFitTrace(t *testing.T, dir string) (string, []tracev2.Record) {
+	return writeFitTraceAt(t, filepath.Join(dir, "cap.trace"), fitRate, 11, 600)
+}
+
+// writeFitTraceAt is writeFitTrace with n requests at rate per second from
+// seed, into path.
+func writeFitTraceAt(t *testing.T, path string, rate float64, seed uint64, n int) (string, []tracev2.Record) {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(11, 3))
-	recs := make([]tracev2.Record, 600)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	recs := make([]tracev2.Record, n)
 	at := int64(1000)
 	for i := range recs {
-		at += int64(rng.ExpFloat64() / fitRate * 1e6)
+		at += int64(rng.ExpFloat64() / rate * 1e6)
 		recs[i] = tracev2.Record{RequestID: int64(i), ClientID: "c0", SLOClass: "standard", Streaming: true,
 			InputTokens: fitPromptLo + rng.IntN(fitPromptHi-fitPromptLo+1), OutputTokens: 10 + rng.IntN(191), ArrivalTimeUs: at, SendTimeUs: at,
 			Status: "ok", FinishReason: "stop"}
@@ -100,7 +106,6 @@ func writeFitTrace(t *testing.T, dir string) (string, []tracev2.Record) {
 	h := fixtureHeader()
 	h.ObservedKVMetrics = nil
 	h.GoodputSLOTargets = nil
-	path := filepath.Join(dir, "cap.trace")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +242,9 @@ func TestFitBadInputs(t *testing.T) {
 		want string
 	}{
 		{"no trace", []string{"--latency-model", "blackbox"}, "no real trace"},
-		{"two traces", []string{realCSV, realCSV}, "too many arguments"},
+		{"ITL file of two traces", []string{realCSV, realCSV, "--itl-data", realCSV}, "--itl-data names the ITL file of one trace"},
+		{"stdin twice", []string{"-", "-"}, "stdin (-) can be read only once"},
+		{"traces and two-file form", []string{realCSV, "--trace-header", realCSV}, "either as arguments or as --trace-header"},
 		{"missing file", []string{filepath.Join(dir, "absent.csv")}, "absent.csv"},
 		{"malformed trace", []string{bad}, "bad.csv"},
 		{"holdout 1", []string{realCSV, "--holdout", "1"}, "--holdout 1: want a share in [0, 1)"},
@@ -332,5 +339,39 @@ func TestFitRealVLLMRun(t *testing.T) {
 				t.Errorf("the fitted deployment does not load: %v", err)
 			}
 		})
+	}
+}
+
+// TestFitSeveralTraces: one fit over a light and a loaded run of the same
+// deployment recovers the coefficients within 5 % and reports each trace's
+// error before and after.
+func TestFitSeveralTraces(t *testing.T) {
+	dir := t.TempDir()
+	light, _ := writeFitTraceAt(t, filepath.Join(dir, "light.trace"), 0.7, 21, 250)
+	loaded, _ := writeFitTraceAt(t, filepath.Join(dir, "loaded.trace"), 5, 22, 500)
+	out := filepath.Join(dir, "coeffs.yaml")
+	_, stderr, code := runCmd(t, "", "fit", light, loaded, "--latency-model", "blackbox",
+		"--alpha-coeffs", "0,0,0", "--beta-coeffs", "18000,60,100", "--max-num-seqs", "64", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	t.Logf("stderr:\n%s", stderr)
+	for _, want := range []string{"trace ", light + " ", loaded + " "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q (the per-trace table)", want)
+		}
+	}
+	got, err := deploy.Load(out, deploy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, beta := fitTruth()
+	for i, want := range beta {
+		if g := got.BetaCoeffs[i]; math.Abs(g-want) > 0.05*want {
+			t.Errorf("beta[%d] = %.5g, want %.5g ± 5%%", i, g, want)
+		}
+	}
+	if data := readFile(t, out); !strings.HasPrefix(data, "# Fitted by calibrate fit on "+light+", "+loaded) {
+		t.Errorf("the YAML does not name both traces:\n%s", data)
 	}
 }

@@ -40,17 +40,21 @@ func TestHeaderRecordsTheServer(t *testing.T) {
 		t.Errorf("server: got %+v, want %+v", h.Server, wantServer)
 	}
 	x := h.XExt
+	// The server's /version is the deployment's vllm_version (it decides
+	// asynchronous scheduling in the replay); enable_prefix_caching is
+	// declared off, but the fake server reports it on.
 	wantDep := map[string]any{"model": "Qwen/Qwen3-14B", "tensor_parallel": 2, "max_num_seqs": 8, "block_size": 32,
-		"total_kv_blocks": 2000, "gpu_memory_utilization": 0.85, "max_model_len": 4096}
+		"total_kv_blocks": 2000, "gpu_memory_utilization": 0.85, "max_model_len": 4096, "vllm_version": "0.11.0",
+		"enable_prefix_caching": true}
 	if !reflect.DeepEqual(x.Deployment, wantDep) {
 		t.Errorf("x_ext.deployment:\ngot  %v\nwant %v", x.Deployment, wantDep)
 	}
 	for path, want := range map[string]string{
 		"deployment.model": "declared", "deployment.tensor_parallel": "declared", "deployment.max_num_seqs": "declared",
 		"deployment.block_size": "measured", "deployment.total_kv_blocks": "measured", "deployment.max_model_len": "measured",
-		"deployment.gpu_memory_utilization": "measured", "deployment.gpu": "absent", "deployment.max_num_batched_tokens": "absent",
+		"deployment.gpu_memory_utilization": "measured", "deployment.enable_prefix_caching": "measured", "deployment.gpu": "absent", "deployment.max_num_batched_tokens": "absent",
 		"server_info.vllm_version": "measured", "server_info.cache_config": "measured", "server_info.serve_args": "declared",
-		"server_info.scheduler": "measured", "client.peak_in_flight": "measured",
+		"server_info.scheduler": "measured", "client.peak_in_flight": "measured", "deployment.vllm_version": "measured",
 	} {
 		if got := x.Sources[path]; got != want {
 			t.Errorf("sources %s = %q, want %s", path, got, want)

@@ -23,6 +23,7 @@ type tally struct {
 	inputTokens, outputTokens           int64
 	goodputOK                           int64
 	lastDoneUS                          int64
+	firstEndUS, lastEndUS               int64 // first and last end of a completed request
 
 	// Per completed request, in ms (vllm bench serve's definitions):
 	// TTFT = first token − send; TPOT = (E2EL − TTFT)/(output − 1);
@@ -62,6 +63,10 @@ func (t *tally) add(r *httpload.Result) {
 		t.failed++
 		return
 	}
+	if t.ok == 0 || r.LastChunkUS < t.firstEndUS {
+		t.firstEndUS = r.LastChunkUS
+	}
+	t.lastEndUS = max(t.lastEndUS, r.LastChunkUS)
 	t.ok++
 	out := generatedTokens(r)
 	t.inputTokens += int64(r.PromptTokens)
@@ -77,7 +82,7 @@ func (t *tally) add(r *httpload.Result) {
 	t.ttftIntended = append(t.ttftIntended, float64(first-r.Job.IntendedUS)/1000)
 	t.e2elIntended = append(t.e2elIntended, float64(r.LastChunkUS-r.Job.IntendedUS)/1000)
 	tpot := 0.0
-	if out > 1 {
+	if out > 1 && r.Job.Stream { // a response sent whole has no per-token timing
 		tpot = (e2el - ttft) / float64(out-1)
 		t.tpot = append(t.tpot, tpot)
 	}
@@ -178,6 +183,14 @@ func (t *tally) write(w io.Writer, info summaryInfo) error {
 	num("Total Token throughput (tok/s)", rate(float64(t.inputTokens+t.outputTokens)))
 	stat := func(title, short string, xs []float64, mean float64) {
 		rule(title)
+		if len(xs) == 0 {
+			// No sample (nothing streamed, or nothing completed): a 0.00
+			// would read as a measurement.
+			for _, s := range []string{"Mean", "Median", "P99"} {
+				line(s+" "+short+" (ms)", "not measured")
+			}
+			return
+		}
 		num("Mean "+short+" (ms)", mean)
 		num("Median "+short+" (ms)", report.Percentile(xs, 50))
 		num("P99 "+short+" (ms)", report.Percentile(xs, 99))

@@ -98,7 +98,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio cli
 		levels = append(levels, sweepLevel{"rate", r, cfg.maxConc})
 	}
 	var rows [][]kv
-	var ceiling, syncRate float64 // the throughput level's, else the best whole level's
+	var ceiling, syncRate float64 // the throughput level's completion rate, else the best whole level's throughput
 	var runErr error
 	measured := false
 	for k := 0; k < len(levels); k++ {
@@ -111,7 +111,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio cli
 			case "synchronous":
 				syncRate = thr
 			case "throughput":
-				ceiling, measured = thr, true
+				ceiling, measured = completionRate(out.tally), true
 				if len(cfg.sweep.rates) == 0 {
 					for i := 1; i <= cfg.sweep.levels; i++ {
 						r := syncRate + (ceiling-syncRate)*float64(i)/float64(cfg.sweep.levels+1)
@@ -133,6 +133,17 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio cli
 	}
 	log.Info("sweep done", "levels", len(rows), "ceiling_rps", fmt.Sprintf("%.2f", ceiling))
 	return runErr
+}
+
+// completionRate is how fast a level's requests completed between its
+// first and its last completion: for the throughput level, whose server
+// queue stays full, the server's capacity, without the ramp before the first
+// answer that request_throughput counts.
+func completionRate(t *tally) float64 {
+	if t.ok < 2 || t.lastEndUS <= t.firstEndUS {
+		return rate(t)
+	}
+	return float64(t.ok-1) / (float64(t.lastEndUS-t.firstEndUS) / 1e6)
 }
 
 // rate is a level's achieved request throughput, requests/s.

@@ -78,8 +78,9 @@ func TestSweepFindsCapacity(t *testing.T) {
 		t.Fatalf("%d requests of the throughput level have the server's timing, want 200", n)
 	}
 	capacity := float64(n) / last.Sub(first).Seconds()
-	if sum.Ceiling < 0.9*capacity || sum.Ceiling > 1.1*capacity || sum.Ceiling != sum.Levels[1].Throughput {
-		t.Errorf("ceiling %.1f req/s (the throughput level's %.1f), the server's capacity is %.1f req/s",
+	t.Logf("ceiling %.1f req/s; the server's capacity %.1f req/s; the over-saturated level: %s", sum.Ceiling, capacity, sum.Levels[3].Reason)
+	if sum.Ceiling < 0.9*capacity || sum.Ceiling > 1.1*capacity {
+		t.Errorf("ceiling %.1f req/s (the throughput level's throughput %.1f), the server's capacity is %.1f req/s",
 			sum.Ceiling, sum.Levels[1].Throughput, capacity)
 	}
 	half, over := sum.Levels[2], sum.Levels[3]

@@ -108,7 +108,7 @@ func TestSummaryGolden(t *testing.T) {
 		}
 		last := chunks[len(chunks)-1]
 		chunks = append(chunks, last) // the usage chunk
-		return httpload.Result{Job: httpload.Job{ID: id, IntendedUS: intended}, SendUS: send, FirstChunkUS: first,
+		return httpload.Result{Job: httpload.Job{ID: id, IntendedUS: intended, Stream: true}, SendUS: send, FirstChunkUS: first,
 			FirstTokenUS: first, FirstTokenChunk: 1, LastChunkUS: last, DoneUS: last, NumChunks: len(chunks), TextChunks: tokens, ChunkUS: chunks,
 			PromptTokens: 100, CompletionTokens: tokens, HasUsage: true, Status: httpload.StatusOK}
 	}

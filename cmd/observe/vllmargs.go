@@ -20,8 +20,8 @@ type serveFlag struct {
 
 // serveFlags are the `vllm serve` flags that say something the simulator
 // models, each mapped to its deployment key (the keys of run --deployment).
-// Keys a deployment does not have (enable_prefix_caching, ...) are kept for
-// the day it has them; observe records only those it knows.
+// Keys a deployment does not have (async_scheduling, kv_cache_dtype) are
+// kept for the day it has them; observe records only those it knows.
 func serveFlags() []serveFlag {
 	num := func(s string) (any, error) { return parseCount(s) }
 	flt := func(s string) (any, error) { return strconv.ParseFloat(s, 64) }

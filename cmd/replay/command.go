@@ -18,17 +18,17 @@ func command() cli.Command {
 	flags := []ucli.Flag{
 		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML (two-file form, with --trace-data)"},
 		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV (two-file form)"},
-		&ucli.StringFlag{Name: "from", Usage: "import a foreign trace: " + strings.Join(formats, ", ")},
+		&ucli.StringFlag{Name: "from", Usage: "force the format of a foreign trace: " + strings.Join(formats, ", "), DefaultText: "detected from the content"},
 		&ucli.BoolFlag{Name: "lenient", Usage: "skip malformed trace rows with a warning instead of stopping"},
 		&ucli.BoolFlag{Name: "strict", Usage: "unknown trace header keys are errors, not warnings"},
 		&ucli.StringFlag{Name: "inject-at", Value: "send", Usage: "inject each request at its send time (send) or its intended arrival (arrival); with a capped client (--client-max-concurrency, or one found in the trace) always the arrival"},
 		&ucli.BoolFlag{Name: "skip-failed", Usage: "leave out rows whose status is not ok"},
 		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
-		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m (default: run to the end)"},
+		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m", DefaultText: "run to the end"},
 		&ucli.IntFlag{Name: "hash-block-tokens", Value: replay.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
-		&ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids (default: the trace's workload_seed, else 42)"},
-		&ucli.StringFlag{Name: "results-path", Usage: "write the SimResult JSON here (default: stdout, unless --format text)"},
+		&ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids", DefaultText: "the trace's workload_seed, else 42"},
+		&ucli.StringFlag{Name: "results-path", Usage: "write the SimResult JSON here", DefaultText: "stdout, unless --format text"},
 		cli.FormatFlag("json", "json: SimResult array; jsonl: one SimResult per line; text: the summary table (SimResults only with --results-path)"),
 		&ucli.StringFlag{Name: "metrics-out", Usage: "write the summary JSON (the keys of run's output, with the resolved deployment and client) to this file; calibrate --sim-metrics reads it"},
 		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
@@ -47,7 +47,11 @@ simulator of vLLM (continuous batching, chunked prefill, paged KV cache with pre
 caching, preemption) and writes one SimResult per completed request.
 
 TRACE is a single stream, a data CSV (its header is the sibling .yaml) or a header
-YAML (its data is the sibling .csv); - reads stdin; gzip is read transparently. Real
+YAML (its data is the sibling .csv); - reads stdin; gzip is read transparently. A
+foreign trace is recognised by its content and imported: Azure's CSV (TIMESTAMP,
+ContextTokens, GeneratedTokens), Mooncake's JSON lines, Vidur's CSV, vllm bench's
+result JSON, an LLMServingSim run (its directory or requests.jsonl); stderr says
+which format was found, and --from forces one. Real
 traces are normalised so that the workload starts at t = 0, and rows are injected in
 send order.
 
@@ -70,7 +74,7 @@ header does not say, and models that client — each request arrives at its inte
 time, waits while the cap is reached and is sent when a slot frees — and says so
 (--client-max-concurrency sets it, --detect-client=false turns the search off). The
 whole trace is checked before anything is written, then read again as
-it is replayed, so memory stays flat (about 12 bytes per row); stdin and --from
+it is replayed, so memory stays flat (about 12 bytes per row); stdin and foreign
 imports are spooled to a temporary file for that. Prefix groups, Mooncake hash_ids
 and accumulating sessions become shared KV blocks. Several traces of one run (the
 per-worker traces of observe --shard) are merged by time onto the earliest worker's
@@ -85,8 +89,8 @@ Examples:
    # Through a pipe, keeping the SimResults for calibrate:
    run --workload summarization --rate 2 --trace-output - | replay - --results-path sim.json
 
-   # A production trace on an A100, with a timeline for ui.perfetto.dev:
-   replay --from azure AzureLLMInferenceTrace_conv.csv --gpu A100-80 --format text \
+   # A production trace (its format is detected) on an A100, with a timeline:
+   replay testdata/azure-llm-2023/AzureLLMInferenceTrace_conv_10min.csv --gpu A100-80 --format text \
           --metrics-out metrics.json --timeline timeline.json
 
    # Prefill/decode disaggregation, with a timeline of both pools and the transfers:

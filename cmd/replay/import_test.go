@@ -5,8 +5,11 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"servesim/internal/cli"
+	"servesim/internal/cli/clitest"
 	"servesim/internal/shareddata"
 )
 
@@ -57,6 +60,62 @@ func TestImporterSamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDetectedImports: without --from, each importer's sample is recognised
+// by its content, stderr names the format found, and the replay is the
+// one --from gives, byte for byte.
+func TestDetectedImports(t *testing.T) {
+	for _, tt := range []struct{ format, path string }{
+		{"azure", "azure/AzureLLMInferenceTrace_conv_head20.csv"},
+		{"mooncake", "mooncake/conversation_trace_head20.jsonl"},
+		{"vidur", "vidur/prefix_blocks.csv"},
+		{"vllm-bench", "vllm/bench_detailed.json"},
+		{"llmservingsim", "llmservingsim/rtx4090"},
+		{"llmservingsim", "llmservingsim/rtxpro6000_qwen3_32b/requests.jsonl"},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			forced := mustReplay(t, nil, "--from", tt.format, importerSamples+tt.path)
+			got := replayIn(nil, importerSamples+tt.path, "--log-level", "info")
+			if got.err != nil {
+				t.Fatalf("replay without --from: %v\n%s", got.err, got.stderr)
+			}
+			if want := "format=" + tt.format; !strings.Contains(got.stderr, want) || !strings.Contains(got.stderr, "detected") {
+				t.Errorf("stderr does not say %s was detected:\n%s", tt.format, got.stderr)
+			}
+			if got.stdout != forced.stdout || len(got.stdout) < 100 {
+				t.Errorf("the detected import replays differently from --from %s", tt.format)
+			}
+		})
+	}
+	t.Run("stdin", func(t *testing.T) {
+		data, err := os.ReadFile(importerSamples + "mooncake/conversation_trace_head20.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := replayIn(bytes.NewReader(data), "-")
+		if got.err != nil || !strings.Contains(got.stderr, "file=<stdin> format=mooncake") {
+			t.Errorf("stdin: %v\n%s", got.err, got.stderr)
+		}
+		if want := mustReplay(t, bytes.NewReader(data), "--from", "mooncake", "-"); got.stdout != want.stdout || got.stdout == "" {
+			t.Errorf("stdin replay (%d bytes) differs from --from mooncake - (%d bytes)", len(got.stdout), len(want.stdout))
+		}
+	})
+	t.Run("a TraceV2 trace is read as one", func(t *testing.T) {
+		got := replayIn(nil, "../../internal/tracev2/testdata/golden/real.trace")
+		if got.err != nil || strings.Contains(got.stderr, "detected") {
+			t.Errorf("replay of a TraceV2 trace: %v\n%s", got.err, got.stderr)
+		}
+	})
+	t.Run("an unknown shape", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "x.csv")
+		writeFile(t, path, "a,b,c\n"+strings.Repeat("1,2,3\n", 50000))
+		got := replayIn(nil, path)
+		msg := got.err.Error()
+		if cli.ExitCode(got.err) != 2 || len(msg) > 400 || !strings.Contains(msg, "--from") || !strings.Contains(msg, path+":1:1") {
+			t.Errorf("error (exit %d, %d bytes) = %.500q; want exit 2, a located line under 400 bytes with a --from hint", cli.ExitCode(got.err), len(msg), msg)
+		}
+	})
 }
 
 // TestGzipImport: a gzipped foreign trace imports like the plain one.
@@ -111,3 +170,9 @@ func TestAzureCodeThroughput(t *testing.T) {
 		t.Errorf("throughput %.4f req/s, want the trace's rate %.4f within 1%%", rate, traceRate)
 	}
 }
+
+// TestHelpStatesOneDefault: no flag's help states two defaults.
+func TestHelpStatesOneDefault(t *testing.T) { clitest.CheckHelp(t, command()) }
+
+// TestCompletionScripts: the bash, zsh and fish scripts name every flag.
+func TestCompletionScripts(t *testing.T) { clitest.CheckCompletion(t, command()) }

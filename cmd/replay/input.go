@@ -37,7 +37,8 @@ func (in *input) close() {
 }
 
 // loadInput reads and validates the trace the command line names: a
-// TraceV2 trace in any form, or a foreign trace with --from.
+// TraceV2 trace in any form, or a foreign trace, whose format --from names
+// or its content shows (importer.Detect).
 func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger) (*input, error) {
 	args := c.Args().Slice()
 	path := ""
@@ -67,13 +68,64 @@ func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger) (*input, error) 
 	if path != "" && hp != "" && dp != "" {
 		return nil, cli.Usagef("give either TRACE or --trace-header with --trace-data, not both")
 	}
+	sure := true
+	if path != "" {
+		d, stdin, err := detect(path, stdio.In)
+		if err != nil {
+			return nil, err
+		}
+		stdio.In = stdin
+		if d.Format != importer.FormatTraceV2 {
+			if hp != "" || dp != "" {
+				return nil, cli.Usagef("%s is a %s trace: give it alone, without --trace-header/--trace-data", path, d.Format)
+			}
+			name := path
+			if name == "-" {
+				name = cli.StdinName
+			}
+			log.Info("trace format detected from its content (--from forces one)", "file", name, "format", string(d.Format), "evidence", d.Why)
+			return importTrace(d.Format, path, stdio.In, log)
+		}
+		sure = d.Sure
+	}
 	opts := tracev2.Options{Lenient: c.Bool("lenient"), Strict: c.Bool("strict"), Warn: func(m string) { log.Warn(m) }}
 	in, err := readTrace(tracev2.Input{Path: path, HeaderPath: hp, DataPath: dp, Stdin: stdio.In}, opts, log)
-	if err != nil {
-		return nil, err
+	if err != nil && !sure {
+		return nil, &unrecognised{err}
 	}
-	return in, nil
+	return in, err
 }
+
+// detect finds the format of the trace at path ("-": stdin, which is
+// returned wrapped so that nothing read is lost). A file that cannot be
+// opened is left to the reader, whose error names it.
+func detect(path string, stdin io.Reader) (importer.Detection, io.Reader, error) {
+	if path == "-" {
+		d, r, err := importer.DetectReader(stdin)
+		if err != nil {
+			return d, nil, fmt.Errorf("read %s: %w", cli.StdinName, err)
+		}
+		return d, r, nil
+	}
+	d, err := importer.DetectPath(path)
+	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			return d, nil, cli.Usagef("%v", err)
+		}
+		return importer.Detection{Format: importer.FormatTraceV2, Sure: true}, stdin, nil
+	}
+	return d, stdin, nil
+}
+
+// unrecognised is a TraceV2 reading error of an input whose content named
+// no format: it adds that no foreign shape was recognised either.
+type unrecognised struct{ err error }
+
+func (u *unrecognised) Error() string {
+	return u.err.Error() + " (not a TraceV2 trace, and not the shape of an Azure, Mooncake, Vidur, vllm-bench or LLMServingSim trace either; --from FORMAT forces one)"
+}
+
+func (u *unrecognised) Unwrap() error { return u.err }
 
 // traceRows reads a TraceV2 trace again, on the origin found by the first
 // reading, without repeating its warnings.

@@ -9,6 +9,7 @@ import (
 
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
+	"servesim/internal/des/metrics"
 	"servesim/internal/replay"
 	"servesim/internal/replay/timeline"
 	"servesim/internal/tracev2"
@@ -19,6 +20,7 @@ func command() cli.Command {
 	flags := []ucli.Flag{
 		cli.SeedFlag(),
 		cli.FormatFlag("json", "stdout format: json (the summary, keys documented in the README) or text"),
+		&ucli.StringFlag{Name: "metrics-out", Usage: "also write the summary JSON to this file"},
 		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run to this file (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	}
 	// With --trace-output - the trace takes stdout and the summary goes to stderr.
@@ -118,7 +120,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	defer out.Abort()
-	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), -1, "simulating")
+	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), progressTotal(wl), "simulating")
 	src := wl.NewSource()
 	var fu replay.FollowUps
 	if wl.HasSessions() {
@@ -163,6 +165,9 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 			return err
 		}
 	}
+	if err := writeMetrics(c.String("metrics-out"), &res.Summary, setup); err != nil {
+		return err
+	}
 	summaryTo := stdio.Out
 	if c.String("trace-output") == "-" {
 		summaryTo = stdio.Err
@@ -182,6 +187,37 @@ func recordSetup(h *tracev2.Header, given deploy.Config, dep *deploy.Resolved, c
 	}
 	h.XExt.Client = &client
 	return &replay.Setup{Deployment: h.Deployment(), Client: client}, nil
+}
+
+// writeMetrics is --metrics-out (BLIS's --metrics-path): the summary JSON,
+// with the deployment and client simulated as on stdout, in a file visible
+// only once whole.
+func writeMetrics(path string, sum *metrics.Summary, setup *replay.Setup) error {
+	if path == "" {
+		return nil
+	}
+	if path == "-" {
+		return cli.Usagef("--metrics-out needs a file (stdout carries the summary)")
+	}
+	f, err := cli.CreateOutput(path, nil)
+	if err != nil {
+		return err
+	}
+	if err := replay.WriteSummarySetup(f, sum, setup); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// progressTotal is the progress bar's length: the request count, so that
+// the bar shows a percentage and an ETA as replay's does; -1 (a spinner)
+// only for a workload bounded by its horizon alone.
+func progressTotal(wl *workload.Workload) int64 {
+	if n := wl.Spec.NumRequests; n > 0 {
+		return n
+	}
+	return -1
 }
 
 // timelineOut is --timeline: the recorder and the file it fills, made

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"servesim/internal/cli/clitest"
 	"servesim/internal/tracev2"
+	"servesim/internal/workload"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -160,5 +162,117 @@ func TestHelpShowsExample(t *testing.T) {
 	out, _, code := runCmd(t, "", "--help")
 	if code != 0 || !strings.Contains(out, "replay chat.csv") || !strings.Contains(out, "--workload") {
 		t.Errorf("help (exit %d) lacks the pipeline example or flags:\n%s", code, out)
+	}
+}
+
+// TestVLLMSwitches: vLLM's prefix-caching and chunked-prefill switches
+// reach the simulator, under vLLM's and BLIS's names.
+func TestVLLMSwitches(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"--rate", "4", "-n", "100", "--prefix-tokens", "1024", "--prompt-tokens", "256", "--output-tokens", "16"}
+	summary := func(args ...string) map[string]any {
+		t.Helper()
+		path := filepath.Join(dir, "m.json")
+		out, errs, code := runCmd(t, "", append(append(base, "--metrics-path", path), args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errs)
+		}
+		file, err := os.ReadFile(path)
+		if err != nil || string(file) != out {
+			t.Fatalf("--metrics-path file differs from stdout (%v)", err)
+		}
+		var s map[string]any
+		if err := json.Unmarshal(file, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	on, off := summary(), summary("--no-enable-prefix-caching")
+	if h := on["cache_hit_rate"].(float64); h < 0.5 {
+		t.Errorf("prefix caching on: hit rate %.3f, want most of the 1024 shared tokens hit", h)
+	}
+	if h := off["cache_hit_rate"].(float64); h != 0 {
+		t.Errorf("prefix caching off: hit rate %v, want 0", h)
+	}
+	if a, b := on["ttft_mean_ms"].(float64), off["ttft_mean_ms"].(float64); !(b > a) {
+		t.Errorf("TTFT mean %.2f ms with prefix caching, %.2f ms without: recomputing the prefix should cost", a, b)
+	}
+	whole := summary("--no-enable-chunked-prefill", "--tensor-parallel-size", "1", "--max-num-running-reqs", "64")
+	if whole["completed_requests"].(float64) != 100 {
+		t.Errorf("without chunked prefill: %v of 100 completed", whole["completed_requests"])
+	}
+	_, errs, code := runCmd(t, "", append(base, "--no-enable-chunked-prefill", "--max-num-scheduled-tokens", "4096")...)
+	if code != 2 || !strings.Contains(errs, "max-num-batched-tokens 4096 is smaller than max-model-len 40960") {
+		t.Errorf("an explicit budget below max_model_len without chunked prefill: exit %d, %s; want vLLM's refusal", code, errs)
+	}
+}
+
+// TestHelpStatesOneDefault: no flag's help states two defaults.
+func TestHelpStatesOneDefault(t *testing.T) { clitest.CheckHelp(t, command()) }
+
+// TestCompletionScripts: the bash, zsh and fish scripts name every flag.
+func TestCompletionScripts(t *testing.T) { clitest.CheckCompletion(t, command()) }
+
+// TestProgressTotal: with a request count the progress bar has a length
+// (percentage and ETA); only a horizon-bounded workload spins.
+func TestProgressTotal(t *testing.T) {
+	for _, tt := range []struct {
+		opts workload.Options
+		want int64
+	}{
+		{workload.Options{Preset: "chatbot", Rate: ptr(5.0), NumRequests: ptr[int64](500)}, 500},
+		{workload.Options{Preset: "chatbot", Rate: ptr(5.0)}, workload.DefaultNumRequests},
+		{workload.Options{Preset: "chatbot", Rate: ptr(5.0), NumRequests: ptr[int64](0), Horizon: ptr(10 * time.Second)}, -1},
+	} {
+		wl, err := workload.Resolve(tt.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := progressTotal(wl); got != tt.want {
+			t.Errorf("progressTotal = %d, want %d", got, tt.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestTextNamesDeployment: the text table says what was simulated, and with
+// P/D the instance fairness leaves the prefill pool out (it hands its
+// requests on, so its few tokens are no share of the decoding: counting it
+// read 0.67 for two perfectly balanced decoders).
+func TestTextNamesDeployment(t *testing.T) {
+	out, errs, code := runCmd(t, "", "--workload", "chatbot", "--rate", "20", "-n", "100", "--model", "llama-3.1-8b-instruct",
+		"--gpu", "A100-80", "--tp", "2", "--format", "text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if first := strings.SplitN(out, "\n", 2)[0]; !strings.HasPrefix(first, "deployment llama-3.1-8b-instruct on 2 × A100-80 (TP 2), ") {
+		t.Errorf("first line %q does not name the model and GPUs", first)
+	}
+	pd := []string{"--workload", "chatbot", "--rate", "40", "-n", "300", "--prefill-instances", "1", "--decode-instances", "2", "--pd-decider", "always"}
+	js, errs, code := runCmd(t, "", pd...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s struct {
+		Jain        float64 `json:"instance_jain_index"`
+		PerInstance []struct {
+			Pool   string `json:"pool"`
+			Tokens int64  `json:"output_tokens"`
+		} `json:"per_instance"`
+	}
+	if err := json.Unmarshal([]byte(js), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.PerInstance) != 3 || s.PerInstance[0].Pool != "prefill" {
+		t.Fatalf("per_instance = %+v, want a prefill and two decode instances", s.PerInstance)
+	}
+	a, b := float64(s.PerInstance[1].Tokens), float64(s.PerInstance[2].Tokens)
+	if want := (a + b) * (a + b) / (2 * (a*a + b*b)); s.Jain < want-1e-9 || s.Jain > want+1e-9 || s.Jain < 0.95 {
+		t.Errorf("instance_jain_index %.4f, want Jain over the two decoders %.4f", s.Jain, want)
+	}
+	text, _, _ := runCmd(t, "", append(pd, "--format", "text")...)
+	if !strings.Contains(text, "instance fairness (Jain over the decode pool's output tokens)") {
+		t.Errorf("the P/D text table does not say the fairness is over the decode pool:\n%s", text)
 	}
 }

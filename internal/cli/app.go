@@ -29,16 +29,26 @@ type Command struct {
 	ArgsUsage   string
 	Description string // longer text; include a real pipeline example
 	Flags       []ucli.Flag
+	// Subcommands are the commands reached as `NAME SUB ...` (main
+	// dispatches to them); the completion scripts offer their names and
+	// flags.
+	Subcommands []Command
 	// Action runs the command. log writes to stderr at the level chosen by
 	// --log-level. c gives access to flag values and positional arguments.
 	Action func(ctx context.Context, c *ucli.Context, io IO, log *slog.Logger) error
 }
 
+// AllFlags are the command's flags, then the flags every binary has, each
+// with its other names (FlagAliases).
+func (cmd Command) AllFlags() []ucli.Flag {
+	return withAliases(append(append([]ucli.Flag{}, cmd.Flags...), QuietFlag(), LogLevelFlag(), CompletionFlag()))
+}
+
 // Run parses args (args[0] is the program name) and runs the command. It
 // never exits the process: help and --version return nil; bad usage returns
-// an error whose ExitCode is 2.
+// an error whose ExitCode is 2, naming the nearest flag to an unknown one.
 func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
-	flags := append(append([]ucli.Flag{}, cmd.Flags...), QuietFlag(), LogLevelFlag())
+	flags := cmd.AllFlags()
 	app := &ucli.App{
 		Name:                   cmd.Name,
 		Usage:                  cmd.Usage,
@@ -54,9 +64,18 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 		// urfave/cli calls os.Exit for cli.Exit errors unless this is replaced.
 		ExitErrHandler: func(*ucli.Context, error) {},
 		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
-			return Usagef("%v (see --help)", err)
+			return usageError(err, flags)
 		},
 		Action: func(c *ucli.Context) error {
+			if shell := c.String("completion"); shell != "" {
+				if strings.Contains(cmd.Name, " ") {
+					return Usagef("--completion: ask %s itself, whose script covers its subcommands", strings.Fields(cmd.Name)[0])
+				}
+				return WriteCompletion(stdio.Out, shell, cmd.Name, cmd)
+			}
+			if done, err := listings(c, stdio.Out); done || err != nil {
+				return err
+			}
 			log, err := NewLogger(stdio.Err, c.String("log-level"), c.Bool("quiet"))
 			if err != nil {
 				return err
@@ -66,8 +85,8 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 	}
 	err := app.RunContext(ctx, reorderArgs(flags, args))
 	var coded ExitCoder
-	if err != nil && !errors.As(err, &coded) && strings.HasPrefix(err.Error(), "flag provided but not defined") {
-		return Usagef("%v (see --help)", err)
+	if err != nil && !errors.As(err, &coded) && strings.HasPrefix(err.Error(), undefinedPrefix) {
+		return usageError(err, flags)
 	}
 	return err
 }

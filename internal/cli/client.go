@@ -17,14 +17,13 @@ func ClientFlags(detect bool) []ucli.Flag {
 	var aliases []string
 	def := 0
 	if detect {
-		capUsage += "; default: the trace's client (its header, else detected from its rows)"
 		def = -1
 	} else {
 		aliases = []string{"max-concurrency"}
 	}
 	flags := []ucli.Flag{
 		&ucli.IntFlag{Name: "client-max-concurrency", Aliases: aliases, Value: def, DefaultText: defaultCapText(detect), Usage: capUsage},
-		&ucli.DurationFlag{Name: "client-send-gap", Usage: "the capped client's delay from a request's end to the next send (default: 0, or detected from the trace)"},
+		&ucli.DurationFlag{Name: "client-send-gap", Usage: "the capped client's delay from a request's end to the next send", DefaultText: map[bool]string{true: "0, or detected from the trace", false: "0"}[detect]},
 	}
 	if detect {
 		flags = append(flags, &ucli.BoolFlag{Name: "detect-client", Value: true,
@@ -35,7 +34,7 @@ func ClientFlags(detect bool) []ucli.Flag {
 
 func defaultCapText(detect bool) string {
 	if detect {
-		return "from the trace"
+		return "the trace's client: its header, else detected from its rows"
 	}
 	return "0, an open loop"
 }

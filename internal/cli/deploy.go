@@ -16,21 +16,31 @@ import (
 // given explicitly overrides the file.
 func DeploymentFlags() []ucli.Flag {
 	d := deploy.Default()
-	return []ucli.Flag{
-		&ucli.StringFlag{Name: "deployment", Usage: "deployment YAML (keys: the flag names below with underscores)"},
+	return append([]ucli.Flag{
+		&ucli.StringFlag{Name: "deployment", Usage: "deployment YAML (keys: the flag names below with underscores, or their other names)"},
 		&ucli.StringFlag{Name: "model", Usage: "model: an embedded name (see --list-models), a HuggingFace id, or a config.json path", Value: d.Model},
 		&ucli.StringFlag{Name: "gpu", Usage: "GPU: H100, A100-SXM (A100-80), L40S, or a name in --hardware-file", Value: d.GPU},
 		&ucli.StringFlag{Name: "hardware-file", Usage: "GPU specs JSON (hardware_config.json format)"},
-		&ucli.IntFlag{Name: "tensor-parallel", Aliases: []string{"tp"}, Usage: "tensor-parallel degree", Value: d.TP},
+		&ucli.IntFlag{Name: "tensor-parallel", Usage: "tensor-parallel degree", Value: d.TP},
+		&ucli.IntFlag{Name: "data-parallel", Usage: "data-parallel ranks stepping in lockstep as one instance (with a mixture of experts: expert parallelism); physics model only", Value: d.DataParallel},
 		&ucli.IntFlag{Name: "num-instances", Usage: "instances (replicas)", Value: d.Instances},
 		&ucli.IntFlag{Name: "total-kv-blocks", Usage: "KV cache blocks per instance; 0 = from GPU memory"},
 		&ucli.Float64Flag{Name: "gpu-memory-utilization", Usage: "share of GPU memory vLLM may use", Value: d.GPUMemoryUtilization},
 		&ucli.IntFlag{Name: "block-size", Usage: "tokens per KV block", Value: d.BlockSize},
 		&ucli.IntFlag{Name: "max-model-len", Usage: "max prompt + output tokens; 0 = from the model config, capped at the KV capacity"},
 		&ucli.IntFlag{Name: "max-num-seqs", Usage: "max requests in a batch", Value: d.MaxNumSeqs},
-		&ucli.IntFlag{Name: "max-num-batched-tokens", Usage: "token budget of a step", Value: d.MaxNumBatchedTokens},
+		&ucli.IntFlag{Name: "max-num-batched-tokens", Usage: "token budget of a step", Value: d.MaxNumBatchedTokens,
+			DefaultText: fmt.Sprintf("%d; without chunked prefill, max-model-len", d.MaxNumBatchedTokens)},
 		&ucli.IntFlag{Name: "long-prefill-token-threshold", Usage: "max prefill tokens per request per step; 0 = off"},
-		&ucli.StringFlag{Name: "latency-model", Usage: "trained-physics, roofline or blackbox", Value: d.LatencyModel},
+		&ucli.BoolFlag{Name: "enable-prefix-caching", Usage: "vLLM's automatic prefix caching: requests reuse the KV blocks of a prompt prefix already computed", Value: d.EnablePrefixCaching},
+		&ucli.BoolFlag{Name: "no-enable-prefix-caching", Usage: "turn prefix caching off, as vLLM's flag does: every prompt is computed whole"},
+		&ucli.BoolFlag{Name: "enable-chunked-prefill", Usage: "vLLM's chunked prefill: a prompt may be split over steps to fit the token budget", Value: d.EnableChunkedPrefill},
+		&ucli.BoolFlag{Name: "no-enable-chunked-prefill", Usage: "turn chunked prefill off, as vLLM's flag does: a prompt is scheduled whole or waits (max-num-batched-tokens must reach max-model-len)"},
+		&ucli.StringFlag{Name: "latency-model", Usage: "physics (a roofline with a knee whose coefficients are shares of the GPU's peaks), trained-physics (BLIS's), roofline (BLIS's analytic) or blackbox (linear)", Value: d.LatencyModel},
+		&ucli.StringFlag{Name: "vllm-version", Usage: "the vLLM release the deployment models; decides asynchronous scheduling",
+			DefaultText: deploy.DefaultVLLMVersion + ", or " + deploy.BLISVLLMVersion + " with BLIS's latency models"},
+		&ucli.BoolFlag{Name: "async-scheduling", Usage: "vLLM's asynchronous scheduling: a step's batch is formed while the step before runs (--async-scheduling=false turns it off)",
+			DefaultText: "on from vLLM " + deploy.AsyncSchedulingSince},
 		&ucli.StringFlag{Name: "alpha-coeffs", Usage: "comma-separated α coefficients (with --beta-coeffs)"},
 		&ucli.StringFlag{Name: "beta-coeffs", Usage: "comma-separated β coefficients (with --alpha-coeffs)"},
 		&ucli.StringFlag{Name: "scheduler", Usage: "wait-queue order: fcfs, priority-fcfs, sjf", Value: d.Scheduler},
@@ -39,11 +49,11 @@ func DeploymentFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "priority-policy", Usage: "slo-class, constant or slo-aging", Value: d.PriorityPolicy},
 		&ucli.Float64Flag{Name: "priority-age-weight", Usage: "slo-aging weight per second of age", Value: d.PriorityAgeWeight},
 		&ucli.IntFlag{Name: "kv-cpu-blocks", Usage: "CPU KV tier capacity in blocks; 0 = off"},
-		&ucli.Float64Flag{Name: "kv-cpu-bandwidth", Usage: "CPU tier reload bandwidth, tokens/µs (default 100)"},
+		&ucli.Float64Flag{Name: "kv-cpu-bandwidth", Usage: "CPU tier reload bandwidth, tokens/µs", DefaultText: "100"},
 		&ucli.Int64Flag{Name: "kv-cpu-base-latency-us", Usage: "CPU tier reload latency per block, µs"},
 		&ucli.StringFlag{Name: "batching", Usage: "batch formation: vllm, vllm-v0, sarathi, orca, faster-transformer or lightllm", Value: d.Batching},
 		&ucli.IntFlag{Name: "chunk-size", Usage: "sarathi: chunk budget in tokens per step", Value: d.ChunkSize},
-		&ucli.IntFlag{Name: "pipeline-parallel", Aliases: []string{"pp"}, Usage: "pipeline stages per instance (micro-batches in flight)", Value: d.PipelineParallel},
+		&ucli.IntFlag{Name: "pipeline-parallel", Usage: "pipeline stages per instance (micro-batches in flight)", Value: d.PipelineParallel},
 		&ucli.Float64Flag{Name: "pp-interconnect-bandwidth", Usage: "pipeline parallelism: activation bandwidth between stages, GB/s", Value: d.PPInterconnectBandwidth},
 		&ucli.StringFlag{Name: "admission-policy", Usage: "cluster admission: always-admit, token-bucket or reject-all", Value: d.AdmissionPolicy},
 		&ucli.Float64Flag{Name: "token-bucket-capacity", Usage: "token-bucket admission: capacity in prompt tokens", Value: d.TokenBucketCapacity},
@@ -61,7 +71,7 @@ func DeploymentFlags() []ucli.Flag {
 		&ucli.Float64Flag{Name: "pd-transfer-bandwidth", Usage: "P/D: KV transfer bandwidth, GB/s", Value: d.PDTransferBandwidth},
 		&ucli.DurationFlag{Name: "pd-transfer-base-latency", Usage: "P/D: fixed latency of a KV transfer", Value: d.PDTransferBaseLatency},
 		&ucli.BoolFlag{Name: "pd-transfer-contention", Usage: "P/D: concurrent KV transfers share the bandwidth"},
-	}
+	}, ListFlags()...)
 }
 
 // DecisionFlags are run's and replay's flags for the routing-decision log.
@@ -136,6 +146,7 @@ func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
 	str("gpu", &cfg.GPU)
 	str("hardware-file", &cfg.HardwareFile)
 	num("tensor-parallel", &cfg.TP)
+	num("data-parallel", &cfg.DataParallel)
 	num("num-instances", &cfg.Instances)
 	num("total-kv-blocks", &cfg.TotalKVBlocks)
 	flt("gpu-memory-utilization", &cfg.GPUMemoryUtilization)
@@ -144,7 +155,27 @@ func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
 	num("max-num-seqs", &cfg.MaxNumSeqs)
 	num("max-num-batched-tokens", &cfg.MaxNumBatchedTokens)
 	num("long-prefill-token-threshold", &cfg.LongPrefillTokenThreshold)
+	for _, s := range []struct {
+		name string
+		dst  *bool
+	}{{"prefix-caching", &cfg.EnablePrefixCaching}, {"chunked-prefill", &cfg.EnableChunkedPrefill}} {
+		on, off := "enable-"+s.name, "no-enable-"+s.name
+		if c.IsSet(on) && c.IsSet(off) && c.Bool(on) == c.Bool(off) {
+			return cfg, Usagef("--%s and --%s contradict each other: give one", on, off)
+		}
+		if c.IsSet(on) {
+			*s.dst = c.Bool(on)
+		}
+		if c.IsSet(off) {
+			*s.dst = !c.Bool(off)
+		}
+	}
 	str("latency-model", &cfg.LatencyModel)
+	str("vllm-version", &cfg.VLLMVersion)
+	if c.IsSet("async-scheduling") {
+		v := c.Bool("async-scheduling")
+		cfg.AsyncScheduling = &v
+	}
 	str("scheduler", &cfg.Scheduler)
 	str("preemption-policy", &cfg.PreemptionPolicy)
 	str("preempt-mode", &cfg.PreemptMode)

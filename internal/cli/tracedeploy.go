@@ -20,7 +20,7 @@ import (
 // on the deployment its header states (replay, calibrate fit).
 func TraceDeploymentFlags() []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.BoolFlag{Name: "ignore-trace-deployment", Usage: "simulate on the defaults, --deployment and the flags only, not on the deployment and client the trace's header states (and say nothing of the differences)"},
+		&ucli.BoolFlag{Name: "ignore-trace-deployment", Usage: "simulate on the built-in deployment, --deployment and the flags only, not on the deployment and client the trace's header states (and say nothing of the differences)"},
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 
 	ucli "github.com/urfave/cli/v2"
@@ -14,28 +15,32 @@ func WorkloadFlags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "workload", Aliases: []string{"w"}, Usage: "named preset: distribution, chatbot, summarization, contentgen, multidoc (needs --rate)"},
 		&ucli.StringFlag{Name: "workload-spec", Usage: "workload spec YAML (BLIS WorkloadSpec v2); - reads stdin"},
-		&ucli.Float64Flag{Name: "rate", Usage: "requests per second (default 1)"},
-		&ucli.StringFlag{Name: "arrival", Usage: "arrival process for --rate: constant, poisson, gamma, weibull (default constant)"},
-		&ucli.Int64Flag{Name: "num-requests", Aliases: []string{"n"}, Usage: "requests to generate, follow-ups included; 0 = unlimited (default 100)"},
-		&ucli.DurationFlag{Name: "horizon", Usage: "no arrival after this simulated time, e.g. 10m"},
+		&ucli.Float64Flag{Name: "rate", Usage: "requests per second", DefaultText: "1"},
+		&ucli.StringFlag{Name: "arrival", Usage: "arrival process for --rate: constant, poisson, gamma, weibull", DefaultText: "constant"},
+		&ucli.Int64Flag{Name: "num-requests", Aliases: []string{"n"}, Usage: "requests to generate, follow-ups included; 0 = unlimited", DefaultText: "100"},
+		&ucli.DurationFlag{Name: "horizon", Usage: "no arrival after this simulated time, e.g. 10m", DefaultText: "none"},
 		&ucli.IntFlag{Name: "concurrency", Usage: "closed-loop users instead of a rate"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "think time of --concurrency users, e.g. 500ms"},
-		&ucli.IntFlag{Name: "prompt-tokens", Usage: "mean prompt tokens (default 512)"},
-		&ucli.IntFlag{Name: "prompt-tokens-stdev", Usage: "prompt tokens standard deviation (default 256)"},
-		&ucli.IntFlag{Name: "prompt-tokens-min", Usage: "minimum prompt tokens (default 2)"},
-		&ucli.IntFlag{Name: "prompt-tokens-max", Usage: "maximum prompt tokens (default 7000)"},
-		&ucli.IntFlag{Name: "output-tokens", Usage: "mean output tokens (default 512)"},
-		&ucli.IntFlag{Name: "output-tokens-stdev", Usage: "output tokens standard deviation (default 256)"},
-		&ucli.IntFlag{Name: "output-tokens-min", Usage: "minimum output tokens (default 2)"},
-		&ucli.IntFlag{Name: "output-tokens-max", Usage: "maximum output tokens (default 7000)"},
-		&ucli.IntFlag{Name: "prefix-tokens", Usage: "shared prefix tokens of every request (prefix group \"shared\")"},
-		&ucli.DurationFlag{Name: "timeout", Usage: "per-request timeout; negative disables (default 300s)"},
+		&ucli.IntFlag{Name: "prompt-tokens", Usage: "mean prompt tokens", DefaultText: presetText(512)},
+		&ucli.IntFlag{Name: "prompt-tokens-stdev", Usage: "prompt tokens standard deviation", DefaultText: presetText(256)},
+		&ucli.IntFlag{Name: "prompt-tokens-min", Usage: "minimum prompt tokens", DefaultText: presetText(2)},
+		&ucli.IntFlag{Name: "prompt-tokens-max", Usage: "maximum prompt tokens", DefaultText: presetText(7000)},
+		&ucli.IntFlag{Name: "output-tokens", Usage: "mean output tokens", DefaultText: presetText(512)},
+		&ucli.IntFlag{Name: "output-tokens-stdev", Usage: "output tokens standard deviation", DefaultText: presetText(256)},
+		&ucli.IntFlag{Name: "output-tokens-min", Usage: "minimum output tokens", DefaultText: presetText(2)},
+		&ucli.IntFlag{Name: "output-tokens-max", Usage: "maximum output tokens", DefaultText: presetText(7000)},
+		&ucli.IntFlag{Name: "prefix-tokens", Usage: "shared prefix tokens of every request (prefix group \"shared\")", DefaultText: "none"},
+		&ucli.DurationFlag{Name: "timeout", Usage: "per-request timeout; negative disables", DefaultText: "300s"},
 		&ucli.BoolFlag{Name: "streaming", Usage: "requests stream their output"},
 		&ucli.StringFlag{Name: "ramp-up-strategy", Usage: "ramp the total rate over --num-requests instead of --rate: linear or exponential (vllm bench serve's)"},
 		&ucli.Float64Flag{Name: "ramp-up-start-rps", Usage: "the ramp's first rate, requests/s"},
 		&ucli.Float64Flag{Name: "ramp-up-end-rps", Usage: "the ramp's last rate, requests/s"},
 	}
 }
+
+// presetText is the default of a token flag: the flags' own shape, or
+// the --workload preset's.
+func presetText(v int) string { return fmt.Sprintf("%d, or the --workload preset's", v) }
 
 // WorkloadOptions maps the explicitly given workload flags (and --seed) onto
 // workload options; stdin serves --workload-spec -.

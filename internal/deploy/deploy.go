@@ -23,7 +23,12 @@ type Config struct {
 	GPU          string `yaml:"gpu"`           // H100, A100-SXM (A100-80), L40S, or a name in HardwareFile
 	HardwareFile string `yaml:"hardware_file"` // optional GPU specs JSON
 	TP           int    `yaml:"tensor_parallel"`
-	Instances    int    `yaml:"num_instances"`
+	// DataParallel is the number of data-parallel ranks that step in
+	// lockstep as one instance (vLLM --data-parallel-size; with a mixture
+	// of experts, expert parallelism over all GPUs). Batching limits and
+	// KV blocks are the instance's (all ranks'); physics model only.
+	DataParallel int `yaml:"data_parallel"`
+	Instances    int `yaml:"num_instances"`
 
 	TotalKVBlocks        int     `yaml:"total_kv_blocks"` // 0 = from GPU memory (simulator.md §8.5)
 	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
@@ -31,10 +36,15 @@ type Config struct {
 	MaxModelLen          int     `yaml:"max_model_len"` // 0 = from the model config, capped at T·b
 
 	MaxNumSeqs                int `yaml:"max_num_seqs"`
-	MaxNumBatchedTokens       int `yaml:"max_num_batched_tokens"`
+	MaxNumBatchedTokens       int `yaml:"max_num_batched_tokens"` // without chunked prefill, the default rises to max_model_len
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold"`
 
-	LatencyModel string    `yaml:"latency_model"` // trained-physics, roofline, blackbox
+	// vLLM's --enable-prefix-caching and --enable-chunked-prefill, both on
+	// by default as in vLLM (batching vllm).
+	EnablePrefixCaching  bool `yaml:"enable_prefix_caching"`
+	EnableChunkedPrefill bool `yaml:"enable_chunked_prefill"`
+
+	LatencyModel string    `yaml:"latency_model"` // physics, trained-physics, roofline, blackbox
 	AlphaCoeffs  []float64 `yaml:"alpha_coeffs"`
 	BetaCoeffs   []float64 `yaml:"beta_coeffs"`
 
@@ -52,11 +62,20 @@ type Config struct {
 	Batching  string `yaml:"batching"`   // vllm, vllm-v0, sarathi, orca, faster-transformer, lightllm
 	ChunkSize int    `yaml:"chunk_size"` // sarathi chunk budget
 
+	// VLLMVersion is the vLLM release the deployment models ("" = the
+	// latency model's: BLISVLLMVersion for BLIS's models, else
+	// DefaultVLLMVersion); it decides AsyncScheduling unless that is set.
+	VLLMVersion     string `yaml:"vllm_version"`
+	AsyncScheduling *bool  `yaml:"async_scheduling"` // nil = on from vLLM 0.14 (AsyncSchedulingSince)
+
 	PipelineParallel        int     `yaml:"pipeline_parallel"`         // pipeline stages per instance
 	PPInterconnectBandwidth float64 `yaml:"pp_interconnect_bandwidth"` // GB/s between stages
 
 	Cluster `yaml:",inline"`
 }
+
+// MaxDataParallel bounds data_parallel (ranks of one lockstep instance).
+const MaxDataParallel = 1024
 
 // Default is the deployment used when nothing is said: Qwen3-14B on one H100
 // with vLLM's default batching limits (simulator.md §16).
@@ -65,12 +84,15 @@ func Default() Config {
 		Model:                   "qwen3-14b",
 		GPU:                     "H100",
 		TP:                      1,
+		DataParallel:            1,
 		Instances:               1,
 		GPUMemoryUtilization:    0.9,
 		BlockSize:               16,
 		MaxNumSeqs:              256,
-		MaxNumBatchedTokens:     2048,
-		LatencyModel:            string(latency.KindTrainedPhysics),
+		MaxNumBatchedTokens:     DefaultMaxNumBatchedTokens,
+		EnablePrefixCaching:     true,
+		EnableChunkedPrefill:    true,
+		LatencyModel:            string(latency.KindPhysics),
 		Scheduler:               string(instance.SchedFCFS),
 		PreemptionPolicy:        string(instance.PreemptFCFS),
 		PreemptMode:             string(instance.ModeRecompute),
@@ -83,6 +105,12 @@ func Default() Config {
 		Cluster:                 defaultCluster(),
 	}
 }
+
+// DefaultMaxNumBatchedTokens is vLLM's default token budget of a step with
+// chunked prefill. Without it, vLLM raises its default to max_model_len (a
+// prompt must fit in one step) and refuses to start when a budget the user
+// gave is smaller; Resolve does the same, taking this value as "not given".
+const DefaultMaxNumBatchedTokens = 2048
 
 // inputError is an invalid deployment description (exit code 2).
 type inputError struct{ msg string }
@@ -104,12 +132,27 @@ func Load(path string, base Config) (Config, error) {
 	return Decode(path, data, base)
 }
 
-// Decode is Load on bytes already read; name is used in errors.
+// Decode is Load on bytes already read; name is used in errors. Keys may be
+// the other names of KeyAliases.
 func Decode(name string, data []byte, base Config) (Config, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return base, nil
+		}
+		return base, invalid("%s: %s", name, yamlMessage(err))
+	}
+	root := &doc
+	if len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	if root.Kind == yaml.MappingNode {
+		if err := canonicalKeys(root); err != nil {
+			return base, invalid("%s: %v", name, err)
+		}
+	}
 	cfg := base
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	if err := root.Decode(&cfg); err != nil {
 		return base, invalid("%s: %s", name, yamlMessage(err))
 	}
 	return cfg, nil
@@ -148,7 +191,7 @@ func Resolve(cfg Config) (*Resolved, error) {
 	}
 	lat, err := latency.New(latency.Config{
 		Kind: kind, Model: cfg.Model, GPU: cfg.GPU, HardwareFile: cfg.HardwareFile,
-		TP: cfg.TP, Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
+		TP: cfg.TP, DP: cfg.DataParallel, Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
 	})
 	if err != nil {
 		return nil, invalid("%v", err)
@@ -173,7 +216,7 @@ func Resolve(cfg Config) (*Resolved, error) {
 		if err != nil {
 			return nil, invalid("%v", err)
 		}
-		res.TotalKVBlocks = int(blocks)
+		res.TotalKVBlocks = int(blocks) * cfg.DataParallel // every rank holds its own cache
 	}
 	capacity := res.TotalKVBlocks * cfg.BlockSize
 	switch {
@@ -187,6 +230,9 @@ func Resolve(cfg Config) (*Resolved, error) {
 	default:
 		res.MaxModelLen = capacity
 	}
+	if err := res.resolveChunking(); err != nil {
+		return nil, err
+	}
 	blocks, blockSize := res.TotalKVBlocks, cfg.BlockSize
 	if cfg.Batching == string(instance.BatchLightLLM) {
 		// LightLLM manages KV per token: the same memory as T·b blocks of 1.
@@ -196,9 +242,11 @@ func Resolve(cfg Config) (*Resolved, error) {
 		KV: kvcache.Config{
 			Blocks: blocks, BlockSize: blockSize,
 			CPUBlocks: cfg.KVCPUBlocks, CPUBandwidthTokensUs: cfg.KVCPUBandwidth, CPUBaseLatencyUs: cfg.KVCPUBaseLatencyUs,
+			NoPrefixCaching: !cfg.EnablePrefixCaching,
 		},
 		MaxNumSeqs:           cfg.MaxNumSeqs,
-		MaxNumBatchedTokens:  cfg.MaxNumBatchedTokens,
+		MaxNumBatchedTokens:  res.MaxNumBatchedTokens,
+		NoChunkedPrefill:     !cfg.EnableChunkedPrefill && cfg.Batching == string(instance.BatchVLLM),
 		LongPrefillThreshold: cfg.LongPrefillTokenThreshold,
 		MaxModelLen:          res.MaxModelLen,
 		Scheduler:            instance.Scheduler(cfg.Scheduler),
@@ -218,6 +266,9 @@ func Resolve(cfg Config) (*Resolved, error) {
 	if err := res.resolveCluster(); err != nil {
 		return nil, err
 	}
+	if err := res.resolveScheduling(kind); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -235,6 +286,10 @@ func (c Config) check() error {
 		}
 	}
 	positive("tensor-parallel", c.TP)
+	positive("data-parallel", c.DataParallel)
+	if c.DataParallel > MaxDataParallel {
+		errs = append(errs, fmt.Sprintf("data-parallel %d exceeds %d", c.DataParallel, MaxDataParallel))
+	}
 	positive("num-instances", c.Instances)
 	positive("block-size", c.BlockSize)
 	positive("max-num-seqs", c.MaxNumSeqs)

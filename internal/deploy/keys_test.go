@@ -44,8 +44,8 @@ func TestKeysRoundTrip(t *testing.T) {
 }
 
 func TestFromKeysErrorsAndUnknownKeys(t *testing.T) {
-	_, unknown, err := FromKeys("t", map[string]any{"max_num_seqs": 8, "async_scheduling": true, "vllm_version": "0.11.0"}, Default())
-	if err != nil || !reflect.DeepEqual(unknown, []string{"async_scheduling", "vllm_version"}) {
+	_, unknown, err := FromKeys("t", map[string]any{"max_num_seqs": 8, "speculative_tokens": 4, "kv_connector": "lmcache"}, Default())
+	if err != nil || !reflect.DeepEqual(unknown, []string{"kv_connector", "speculative_tokens"}) {
 		t.Errorf("unknown keys: %v, %v", unknown, err)
 	}
 	_, _, err = FromKeys("cap.yaml: x_ext.deployment", map[string]any{"max_num_seqs": "many"}, Default())
@@ -67,9 +67,13 @@ func TestRecordAndFromTrace(t *testing.T) {
 	if err := Record(h, given, res); err != nil {
 		t.Fatal(err)
 	}
-	if h.XExt.Sources["deployment.total_kv_blocks"] != tracev2.SourceDerived || h.XExt.Sources["deployment.max_model_len"] != tracev2.SourceDerived ||
-		len(h.XExt.Sources) != 2 {
-		t.Errorf("sources %v, want the two derived keys", h.XExt.Sources)
+	for _, k := range []string{"total_kv_blocks", "max_model_len", "vllm_version", "async_scheduling"} {
+		if h.XExt.Sources["deployment."+k] != tracev2.SourceDerived {
+			t.Errorf("sources %v: %s is not derived", h.XExt.Sources, k)
+		}
+	}
+	if len(h.XExt.Sources) != 4 {
+		t.Errorf("sources %v, want the four derived keys", h.XExt.Sources)
 	}
 	if h.Server.MaxNumSeqs != 32 || h.Server.MaxModelLen != int64(res.MaxModelLen) || h.Server.Model != "qwen3-14b" {
 		t.Errorf("server keys %+v", h.Server)
@@ -93,10 +97,13 @@ func TestRecordAndFromTrace(t *testing.T) {
 	if _, ok := td.Keys["model"]; ok {
 		t.Error("the unknown model is still among the trace's keys")
 	}
-	x := &tracev2.Header{XExt: &tracev2.Ext{Deployment: map[string]any{"max_num_seqs": 4, "enable_prefix_caching": false}}}
+	x := &tracev2.Header{XExt: &tracev2.Ext{Deployment: map[string]any{"max_num_seqs": 4, "speculative_tokens": 4, "enable_prefix_caching": false}}}
 	td, err = FromTrace("x.yaml", x, Default())
-	if err != nil || len(td.Warnings) != 1 || !strings.Contains(td.Warnings[0], "x.yaml: x_ext.deployment.enable_prefix_caching is not a deployment key this version knows; ignored") {
+	if err != nil || len(td.Warnings) != 1 || !strings.Contains(td.Warnings[0], "x.yaml: x_ext.deployment.speculative_tokens is not a deployment key this version knows; ignored") {
 		t.Errorf("a key from a newer version: %v %v", td.Warnings, err)
+	}
+	if td.Config.EnablePrefixCaching || td.Config.MaxNumSeqs != 4 {
+		t.Errorf("the trace's known keys were not applied: %+v", td.Config)
 	}
 	if !SameModel("Qwen/Qwen3-14B", "qwen3-14b") || SameModel("qwen3-14b", "llama-3.1-8b-instruct") {
 		t.Error("SameModel")

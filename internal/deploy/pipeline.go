@@ -35,8 +35,8 @@ func (r *Resolved) resolvePipeline(kind latency.Kind) error {
 	switch kind {
 	case latency.KindRoofline:
 		m, err = latency.NewRoofline(latency.RooflineConfig{Model: &stage, GPU: gpu, TP: r.TP})
-	case latency.KindKernelPhysics:
-		m, err = latency.NewKernelPhysics(latency.KernelPhysicsConfig{Model: &stage, GPU: gpu, TP: r.TP, Alpha: r.AlphaCoeffs, Beta: r.BetaCoeffs})
+	case latency.KindPhysics:
+		m, err = latency.NewPhysics(latency.PhysicsConfig{Model: &stage, GPU: gpu, TP: r.TP, DP: r.DataParallel, Alpha: r.AlphaCoeffs, Beta: r.BetaCoeffs})
 	default:
 		m, err = latency.NewTrainedPhysics(latency.TrainedPhysicsConfig{Model: &stage, GPU: gpu, TP: r.TP, Alpha: r.AlphaCoeffs, Beta: r.BetaCoeffs})
 	}

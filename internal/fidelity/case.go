@@ -13,17 +13,16 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// Case is a run ready to be simulated: its deployment with the
-// kernel-physics model, the kernel fit from its profile, and its topology.
-// Its replays count each request's TTFT and E2E from where vLLM would have
-// stamped it queued: the start of the simulated step in flight when it
+// Case is a run ready to be simulated: its deployment with the physics
+// model and the GPU fit from its kernel profile. Its
+// replays count each request's TTFT and E2E from where vLLM would have
+// stamped it queued: the end of the simulated step in flight when it
 // arrived (see the package documentation, Method 4).
 type Case struct {
 	Run      *Run
-	Deploy   deploy.Config // latency_model kernel-physics, coefficients unset
+	Deploy   deploy.Config // latency_model physics, coefficients unset
 	Model    *latency.ModelConfig
-	Kernels  *KernelFit
-	Topology Topology
+	Kernels  *GPUFit
 	Warnings []string
 	inject   []tracev2.Record // requests at their send times, in order
 }
@@ -36,33 +35,33 @@ func NewCase(r *Run, a Assets, profileRoot string) (*Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.LatencyModel = string(latency.KindKernelPhysics)
+	cfg.LatencyModel = string(latency.KindPhysics)
 	cfg.AlphaCoeffs, cfg.BetaCoeffs = nil, nil
 	dep, err := deploy.Resolve(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
 	}
-	km, ok := dep.Instance.Latency.(*latency.KernelPhysics)
+	km, ok := dep.Instance.Latency.(*latency.Physics)
 	if !ok || dep.ModelConfig == nil {
-		return nil, fmt.Errorf("fidelity: run %s: the deployment did not resolve to a kernel-physics model", r.Name)
+		return nil, fmt.Errorf("fidelity: run %s: the deployment did not resolve to a physics model", r.Name)
 	}
 	prof, err := LoadProfile(ProfileDir(profileRoot, r.Hardware, r.Meta.Model, r.Meta.TensorParallel))
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
 	}
-	kf, err := FitKernels(km, dep.ModelConfig, prof, max(r.Meta.DataParallel, 1))
+	kf, err := FitGPU(km, dep.ModelConfig, prof, max(r.Meta.DataParallel, 1))
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
 	}
-	c := newCase(r, cfg, dep.ModelConfig, kf, TopologyOf(r, dep.ModelConfig))
+	c := newCase(r, cfg, dep.ModelConfig, kf)
 	c.Warnings = warns
 	return c, nil
 }
 
 // newCase assembles a case from its parts; requests are injected at their
 // send time (vLLM's queueing), in order.
-func newCase(r *Run, cfg deploy.Config, mc *latency.ModelConfig, kf *KernelFit, t Topology) *Case {
-	c := &Case{Run: r, Deploy: cfg, Model: mc, Kernels: kf, Topology: t}
+func newCase(r *Run, cfg deploy.Config, mc *latency.ModelConfig, kf *GPUFit) *Case {
+	c := &Case{Run: r, Deploy: cfg, Model: mc, Kernels: kf}
 	c.inject = slices.Clone(r.Records)
 	for i := range c.inject {
 		if c.inject[i].SendTimeUs > 0 {
@@ -76,7 +75,7 @@ func newCase(r *Run, cfg deploy.Config, mc *latency.ModelConfig, kf *KernelFit, 
 // Deployment returns the case's deployment with the coefficients of u
 // (see [Coefficients]).
 func (c *Case) Deployment(u Universal) (deploy.Config, error) {
-	alpha, beta, err := Coefficients(c.Kernels, u, c.Topology)
+	alpha, beta, err := Coefficients(c.Kernels, u)
 	if err != nil {
 		return deploy.Config{}, err
 	}
@@ -89,8 +88,8 @@ func (c *Case) Deployment(u Universal) (deploy.Config, error) {
 type replayed struct {
 	// sims are the completed requests in completion order, with TTFT, E2E
 	// and the scheduling delay counted from where vLLM would have stamped
-	// the request queued: the start of the simulated step in flight when
-	// it arrived ([recorder.queuedAt]). The simulator's own figures count
+	// the request queued: the end of the simulated step in flight when it
+	// arrived ([recorder.queuedAt]). The simulator's own figures count
 	// from the arrival; rawE2EMean is their mean E2E, for checks that
 	// replay a deployment file through the binaries' path.
 	sims       []tracev2.SimResult
@@ -108,20 +107,20 @@ func (c *Case) simulate(ctx context.Context, u Universal) (*replayed, error) {
 	return c.replay(ctx, cfg, u)
 }
 
-// replay replays the run on any kernel-physics deployment of it; u only
-// splits the logged step times between the universal terms and the rest
-// (for the fit).
+// replay replays the run on any physics deployment of it; u only splits
+// the logged step times between the universal terms and the rest (for the
+// fit).
 func (c *Case) replay(ctx context.Context, cfg deploy.Config, u Universal) (*replayed, error) {
 	dep, err := deploy.Resolve(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s: %w", c.Run.Name, err)
 	}
-	km, ok := dep.Instance.Latency.(*latency.KernelPhysics)
+	km, ok := dep.Instance.Latency.(*latency.Physics)
 	if !ok || dep.IsCluster() {
-		return nil, fmt.Errorf("fidelity: run %s: the deployment is not one kernel-physics instance", c.Run.Name)
+		return nil, fmt.Errorf("fidelity: run %s: the deployment is not one physics instance", c.Run.Name)
 	}
 	rec := newRecorder(u)
-	rec.reset(km, c.Topology)
+	rec.reset(km)
 	d := *dep
 	d.Instance.Latency = rec
 	out := &replayed{rec: rec, sims: make([]tracev2.SimResult, 0, len(c.inject))}
@@ -139,7 +138,7 @@ func (c *Case) replay(ctx context.Context, cfg deploy.Config, u Universal) (*rep
 	for i := range out.sims {
 		s := &out.sims[i]
 		out.rawE2EMean += s.E2EUs
-		shift := float64(s.ArrivalUs - rec.queuedAt(s.ArrivalUs))
+		shift := float64(s.ArrivalUs - rec.queuedAt(s.ArrivalUs)) // ≤ 0
 		s.TTFTUs += shift
 		s.E2EUs += shift
 		s.SchedulingDelayUs += shift

@@ -53,12 +53,12 @@ func gpuNames() map[string]string {
 // count, max_model_len and gpu_memory_utilization. Warnings say what had to
 // be assumed.
 //
-// Data parallelism is folded into one instance (the cluster's lockstep
-// expert-parallel ranks are not modelled): with DP ranks, the batching
-// limits and KV blocks are DP times one rank's, one request's prefill chunk
-// is capped at a rank's token budget (long_prefill_token_threshold), and
-// the latency model runs at TP·DP, which splits attention, KV and expert
-// work over the ranks as expert parallelism does.
+// Data parallelism is one instance whose ranks step in lockstep
+// (data_parallel; the physics model spreads tokens, KV and experts over the
+// ranks and keeps each rank's whole dense model): with DP ranks, the
+// batching limits and KV blocks are DP times one rank's, and one request's
+// prefill chunk is capped at a rank's token budget
+// (long_prefill_token_threshold).
 func Deployment(r *Run, a Assets) (deploy.Config, []string, error) {
 	m := &r.Meta
 	var warns []string
@@ -80,9 +80,9 @@ func Deployment(r *Run, a Assets) (deploy.Config, []string, error) {
 		return cfg, nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
 	}
 	dp := max(m.DataParallel, 1)
-	cfg.TP = max(m.TensorParallel, 1) * dp
+	cfg.TP, cfg.DataParallel = max(m.TensorParallel, 1), dp
 	if dp > 1 {
-		warns = append(warns, fmt.Sprintf("%s: data parallelism %d folded into one instance at TP %d with %d× the batching limits and KV blocks", r.Name, dp, cfg.TP, dp))
+		warns = append(warns, fmt.Sprintf("%s: data parallelism %d modelled as one lockstep instance with %d× the batching limits and KV blocks", r.Name, dp, dp))
 	}
 	if m.MaxNumSeqs > 0 {
 		cfg.MaxNumSeqs = m.MaxNumSeqs * dp
@@ -113,6 +113,10 @@ func Deployment(r *Run, a Assets) (deploy.Config, []string, error) {
 		warns = append(warns, fmt.Sprintf("%s: KV block count not recorded; computed from GPU memory", r.Name))
 	}
 	cfg.MaxModelLen = m.MaxModelLen
+	// The vLLM release and its scheduling: asynchronous from 0.14 unless
+	// the run's scheduler_config says otherwise.
+	cfg.VLLMVersion = m.VLLMVersion
+	cfg.AsyncScheduling = m.AsyncScheduling
 	if m.ChunkedPrefill != nil && !*m.ChunkedPrefill {
 		warns = append(warns, fmt.Sprintf("%s: chunked prefill was off; the simulator always chunks", r.Name))
 	}

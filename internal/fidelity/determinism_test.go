@@ -39,13 +39,13 @@ func noisyProfile() *Profile {
 
 // fitDeployment runs the whole fit on a small synthetic run (kernel fit on
 // the profile, two universal iterations) and returns the deployment YAML.
-func fitDeployment(t *testing.T, c *Case, k *latency.KernelPhysics) []byte {
+func fitDeployment(t *testing.T, c *Case, k *latency.Physics) []byte {
 	t.Helper()
-	kf, err := FitKernels(k, c.Model, noisyProfile(), 1)
+	kf, err := FitGPU(k, c.Model, noisyProfile(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := newCase(c.Run, c.Deploy, c.Model, kf, c.Topology)
+	cc := newCase(c.Run, c.Deploy, c.Model, kf)
 	res, err := FitUniversal(context.Background(), []*Case{cc}, FitOptions{Start: Universal{HostStepUs: 300}, Iterations: 2})
 	if err != nil {
 		t.Fatal(err)

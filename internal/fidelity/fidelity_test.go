@@ -30,12 +30,13 @@ type regression struct {
 }
 
 func fidelityRegression() regression {
-	// Measured (overall / worst run): E2E MAPE 1.4% / 2.3%, TTFT MAPE 5.8%
-	// / 8.1%, |TPOT mean error| 0.5% / 1.2%, E2E r 0.998 / 0.995. The
-	// per-run TTFT bound is the issue's target itself.
+	// Measured with the physics model and asynchronous scheduling in the
+	// simulator (overall / worst run): E2E MAPE 1.9% / 2.3%, TTFT MAPE
+	// 5.7% / 9.0%, |TPOT mean error| 0.5% / 2.4%, E2E r 0.998 / 0.996.
+	// The per-run TTFT and TPOT bounds are the issue's targets themselves.
 	return regression{
-		e2eMAPE: 0.02, ttftMAPE: 0.07, tpotMeanAbs: 0.01, e2eR: 0.99,
-		runE2EMAPE: 0.035, runTTFTMAPE: 0.10, runTPOTAbs: 0.02, runE2ER: 0.98,
+		e2eMAPE: 0.025, ttftMAPE: 0.07, tpotMeanAbs: 0.01, e2eR: 0.99,
+		runE2EMAPE: 0.035, runTTFTMAPE: 0.10, runTPOTAbs: 0.03, runE2ER: 0.98,
 	}
 }
 
@@ -113,10 +114,10 @@ func checkDeployments(t *testing.T, rep *Report) {
 		var buf bytes.Buffer
 		comment := []string{
 			fmt.Sprintf("Deployment of the LLMServingSim bench run %s (vLLM %s, %s on %s, TP %d, DP %d),", r.Name, "0.19.0", r.Model, r.GPU, r.TP, r.DP),
-			"derived from its meta.json; kernel-physics coefficients from its kernel profile, host and link",
-			"terms fitted on the other bench runs only. Paths are relative to the repository root. The fidelity",
-			"report counts TTFT and E2E from the start of the step in flight when each request arrived (where",
-			"vLLM stamps queued_ts); replay counts from the arrival, so its TTFT is shorter by that part of a step.",
+			"derived from its meta.json; the physics model's GPU coefficients from its kernel profile, host and",
+			"link terms fitted on the other bench runs only. Paths are relative to the repository root. The",
+			"fidelity report counts TTFT and E2E from the end of the step in flight when each request arrived",
+			"(where vLLM stamps queued_ts); replay counts from the arrival, so its TTFT is longer by that part of a step.",
 			"Written by `go test ./internal/fidelity -run TestFidelityReport -update`; see internal/fidelity.",
 		}
 		if err := WriteDeployment(&buf, cfg, comment); err != nil {
@@ -173,6 +174,11 @@ func sameDeployment(a, b deploy.Config) bool {
 	if !near(a.AlphaCoeffs, b.AlphaCoeffs) || !near(a.BetaCoeffs, b.BetaCoeffs) {
 		return false
 	}
+	if (a.AsyncScheduling == nil) != (b.AsyncScheduling == nil) ||
+		a.AsyncScheduling != nil && *a.AsyncScheduling != *b.AsyncScheduling {
+		return false
+	}
 	a.AlphaCoeffs, a.BetaCoeffs, b.AlphaCoeffs, b.BetaCoeffs = nil, nil, nil, nil
+	a.AsyncScheduling, b.AsyncScheduling = nil, nil // compared above: their addresses differ
 	return fmt.Sprint(a) == fmt.Sprint(b)
 }

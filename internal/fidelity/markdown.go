@@ -2,8 +2,10 @@ package fidelity
 
 import (
 	"fmt"
+
 	"io"
 	"math"
+	"servesim/internal/des/latency"
 	"slices"
 	"strings"
 )
@@ -129,11 +131,13 @@ func WriteMarkdown(w io.Writer, r *Report, t Targets) error {
 	writeSources(&b, r)
 
 	b.WriteString("\n## Coefficients\n\n")
-	b.WriteString("Universal terms, fitted on the other runs for each held-out run (host µs per step, per scheduled\n" +
-		"request, per prefill request; link: HBM/link speed ratio and µs per collective), and how well the\n" +
-		"kernel fit reproduces the run's profile (RMS error relative to the step).\n\n")
-	b.WriteString("| held out | model | GPU | TP×DP | host step | host seq | host prefill | link ratio | link op | train objective | kernel fit RMS |\n")
-	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("The GPU's shares of its data-sheet peaks, from the run's kernel profile (bandwidth, GEMM FLOP/s,\n" +
+		"knee, prefill attention), and the universal terms, fitted on the other runs for each held-out run\n" +
+		"(host µs per step and per scheduled request, µs per layer of a step launched outside a CUDA graph; the share of link bandwidth an\n" +
+		"all-reduce reaches and µs per collective), and how well the GPU fit reproduces the run's profile\n" +
+		"(RMS error relative to the step).\n\n")
+	b.WriteString("| held out | model | GPU | TP×DP | bw | FLOP/s | knee | attn | host step | host seq | eager layer | link | link op | train objective | GPU fit RMS |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, run := range r.Runs {
 		u := run.Universal
 		var groups []string
@@ -141,8 +145,12 @@ func WriteMarkdown(w io.Writer, r *Report, t Targets) error {
 			groups = append(groups, fmt.Sprintf("%s %s", g, pct(st.RMSRel)))
 		}
 		slices.Sort(groups)
-		fmt.Fprintf(&b, "| %s | %s | %s | %d×%d | %.0f | %.1f | %.1f | %.1f | %.1f | %.3f | %s |\n", run.Name, run.Model, run.GPU,
-			run.TP, run.DP, u.HostStepUs, u.HostSeqUs, u.HostPrefillUs, u.LinkBytes, u.LinkOpUs,
+		gpu := "— | — | — | —"
+		if g := run.Beta; len(g) == latency.PhNumBetas {
+			gpu = fmt.Sprintf("%.2f | %.2f | %.2f | %.2f", g[latency.PhBwEff], g[latency.PhFlopsEff], g[latency.PhKnee], g[latency.PhAttnEff])
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d×%d | %s | %.0f | %.1f | %.1f | %.2f | %.1f | %.3f | %s |\n", run.Name, run.Model, run.GPU,
+			run.TP, run.DP, gpu, u.HostStepUs, u.HostSeqUs, u.EagerLayerUs, 1/max(u.LinkInv, 1), u.LinkOpUs,
 			run.Fit.Objective, strings.Join(groups, ", "))
 	}
 	_, err := io.WriteString(w, b.String())

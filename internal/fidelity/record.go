@@ -14,8 +14,7 @@ import (
 // from the step in flight when it was queued (see [Case]).
 type recorder struct {
 	*fit.StepLog
-	inner *latency.KernelPhysics
-	topo  Topology
+	inner *latency.Physics
 	u     []float64 // the universal coefficients in force (vector form)
 	buf   []float64
 
@@ -38,8 +37,8 @@ func newRecorder(u Universal) *recorder {
 }
 
 // reset prepares the recorder for a replay with model km.
-func (r *recorder) reset(km *latency.KernelPhysics, t Topology) {
-	r.inner, r.topo = km, t
+func (r *recorder) reset(km *latency.Physics) {
+	r.inner = km
 	r.Reset()
 	r.results = map[int64]engineTimes{}
 	r.maxBatch = 0
@@ -48,8 +47,8 @@ func (r *recorder) reset(km *latency.KernelPhysics, t Topology) {
 // StepTime implements latency.Model: the inner model's time, logged.
 func (r *recorder) StepTime(s *latency.Step) int64 {
 	d := r.inner.StepTime(s)
-	b := r.inner.Basis(s)
-	universalBasis(&b, r.topo, r.buf)
+	q := r.inner.Quantities(s)
+	universalBasis(&q, r.buf)
 	scaled := 0.0
 	for j, v := range r.buf {
 		scaled += r.u[j] * v
@@ -71,16 +70,17 @@ func (r *recorder) Result(res *instance.Result, _ *instance.Request) {
 }
 
 // queuedAt is where a request that arrived at t is queued in vLLM's terms:
-// the start of the step in flight at t, or t when the engine was idle.
-// vLLM reads new requests between steps and stamps queued_ts there, while a
-// step is already running; the replay injects at that stamp, which falls
-// anywhere in a simulated step, so counting from the simulated step's start
-// lines the two clocks up. The step in flight cannot take the request
-// either way (its batch was formed before), so nothing else changes.
+// the end of the step in flight at t, or t when the engine was idle.
+// vLLM reads new requests between steps and stamps queued_ts there, while
+// the next step (formed asynchronously) already runs; the replay injects at
+// that stamp, which falls anywhere in a simulated step, so counting from
+// the simulated step's end lines the two clocks up. The simulator's own
+// asynchronous scheduling keeps the request out of the step after that one
+// too, as vLLM does.
 func (r *recorder) queuedAt(t int64) int64 {
 	lo, _ := r.Steps(t, t)
-	if lo < r.Len() && r.StartUs(lo) <= t {
-		return r.StartUs(lo)
+	if lo < r.Len() && r.StartUs(lo) < t {
+		return r.EndUs(lo)
 	}
 	return t
 }

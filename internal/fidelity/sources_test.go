@@ -25,13 +25,13 @@ func stepLog(steps [][2]int64) *recorder {
 func TestQueuedScheduledAt(t *testing.T) {
 	r := stepLog([][2]int64{{0, 100}, {100, 250}, {400, 500}, {500, 600}})
 	for _, c := range []struct{ arrival, want int64 }{
-		{0, 0},     // a step starts as it arrives: that step is in flight
-		{50, 0},    // mid-step: counted from the step's start
-		{100, 100}, // at a boundary: the step starting there
-		{249, 100},
+		{0, 0},     // a step starts as it arrives: queued at that boundary
+		{50, 100},  // mid-step: queued where the step ends
+		{100, 100}, // at a boundary
+		{249, 250},
 		{250, 250}, // idle from 250 to 400: counted from the arrival
 		{300, 300},
-		{450, 400},
+		{450, 500},
 		{700, 700}, // after the last step
 	} {
 		if got := r.queuedAt(c.arrival); got != c.want {

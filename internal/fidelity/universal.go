@@ -12,83 +12,66 @@ import (
 // deployments of one software stack (here vLLM 0.19 on the bench's hosts),
 // which is what lets a fit on some runs predict another.
 type Universal struct {
-	HostStepUs    float64 // per step, µs
-	HostSeqUs     float64 // per scheduled request, µs
-	HostPrefillUs float64 // per prefill request in the step, µs
-	// LinkBytes multiplies collective traffic expressed in HBM time: the
-	// ratio of HBM to link bandwidth (about 1 on NVLink, tens on PCIe).
-	LinkBytes float64
-	LinkOpUs  float64 // per collective, µs
-	TokenUs   float64 // A_tok, µs
-	EndUs     float64 // A_end, µs
+	HostStepUs   float64 // per step, µs
+	HostSeqUs    float64 // per scheduled request, µs
+	EagerLayerUs float64 // per layer of a step that prefills (launched outside a CUDA graph), µs
+	// LinkInv is the inverse of the share of the interconnect's bandwidth
+	// an all-reduce reaches (1/link_eff; at least 1).
+	LinkInv  float64
+	LinkOpUs float64 // per collective, µs
+	TokenUs  float64 // A_tok, µs
+	EndUs    float64 // A_end, µs
 }
 
 // DefaultUniversal is the starting point of a fit: some host time per
 // step, links at PCIe-like speed.
 func DefaultUniversal() Universal {
-	return Universal{HostStepUs: 500, LinkBytes: 50, LinkOpUs: 20}
+	return Universal{HostStepUs: 500, LinkInv: 2, LinkOpUs: 20}
 }
 
 // universalNames names the fitted linear terms, in the order of their
 // vector form.
 func universalNames() []string {
-	return []string{"host_step_us", "host_seq_us", "host_prefill_us", "link_bytes", "link_op_us"}
+	return []string{"host_step_us", "host_seq_us", "eager_layer_us", "link_inv", "link_op_us"}
 }
 
 func (u Universal) vector() []float64 {
-	return []float64{u.HostStepUs, u.HostSeqUs, u.HostPrefillUs, u.LinkBytes, u.LinkOpUs}
+	return []float64{u.HostStepUs, u.HostSeqUs, u.EagerLayerUs, u.LinkInv, u.LinkOpUs}
 }
 
 func (u Universal) withVector(v []float64) Universal {
-	u.HostStepUs, u.HostSeqUs, u.HostPrefillUs, u.LinkBytes, u.LinkOpUs = v[0], v[1], v[2], v[3], v[4]
+	u.HostStepUs, u.HostSeqUs, u.EagerLayerUs, u.LinkInv, u.LinkOpUs = v[0], v[1], v[2], max(v[3], 1), v[4]
 	return u
 }
 
-// Topology says how the deployment's collectives relate to the model's
-// count (n_coll all-reduces of the step's tokens, the TP layout). A
-// data-parallel expert-parallel deployment folded into one instance at
-// TP = DP does one all-gather and one reduce-scatter of all ranks' tokens
-// per MoE layer: the traffic of one all-reduce (half the folded count,
-// which also counts an attention all-reduce) in two collectives (as many
-// as the folded count).
-type Topology struct {
-	LinkBytes float64 // multiplies the link-bytes coefficient
-	LinkOps   float64 // multiplies the per-collective coefficient
-}
-
-// TopologyOf returns the topology factors of a run's deployment.
-func TopologyOf(r *Run, mc *latency.ModelConfig) Topology {
-	if r.Meta.DataParallel > 1 && mc.IsMoE() && r.Meta.ExpertParallel {
-		return Topology{LinkBytes: 0.5, LinkOps: 1}
-	}
-	return Topology{LinkBytes: 1, LinkOps: 1}
-}
-
-// Coefficients are the latency coefficients of one deployment: its kernel
-// fit plus the universal terms through its topology. Q (α₀) is 0: the wait
-// that vLLM's asynchronous scheduling adds before a new request's first
-// step is modelled by where its times are counted from (see [Case]), not
-// by a fixed delay.
-func Coefficients(k *KernelFit, u Universal, t Topology) (alpha, beta []float64, err error) {
-	if len(k.Beta) != latency.KPNumBetas {
-		return nil, nil, fmt.Errorf("fidelity: kernel fit has %d coefficients, want %d", len(k.Beta), latency.KPNumBetas)
+// Coefficients are the latency coefficients of one deployment: its GPU
+// fit plus the universal terms. Q (α₀) is 0: the runs' clocks start where
+// the engine queued each request (see [Case]).
+func Coefficients(k *GPUFit, u Universal) (alpha, beta []float64, err error) {
+	if len(k.Beta) != latency.PhNumBetas {
+		return nil, nil, fmt.Errorf("fidelity: GPU fit has %d coefficients, want %d", len(k.Beta), latency.PhNumBetas)
 	}
 	beta = append([]float64(nil), k.Beta...)
-	beta[latency.KPHostStep] = u.HostStepUs
-	beta[latency.KPHostSeq] = u.HostSeqUs
-	beta[latency.KPHostPrefillSeq] = u.HostPrefillUs
-	beta[latency.KPLinkBytes] = u.LinkBytes * t.LinkBytes
-	beta[latency.KPLinkOps] = u.LinkOpUs * t.LinkOps
+	beta[latency.PhStepUs] = u.HostStepUs
+	beta[latency.PhSeqUs] += u.HostSeqUs
+	beta[latency.PhEagerLayerUs] = u.EagerLayerUs
+	lo, hi := latency.PhysicsBounds(latency.PhLinkEff)
+	beta[latency.PhLinkEff] = min(hi, max(lo, 1/max(u.LinkInv, 1)))
+	beta[latency.PhLinkOpUs] = u.LinkOpUs
 	alpha = []float64{0, u.EndUs, u.TokenUs}
 	return alpha, beta, nil
 }
 
 // universalBasis extracts the step's values of the fitted universal terms
-// (in universalNames order), with the topology applied.
-func universalBasis(b *latency.KernelBasis, t Topology, dst []float64) {
-	dst[0] = b[latency.KPHostStep]
-	dst[1] = b[latency.KPHostSeq]
-	dst[2] = b[latency.KPHostPrefillSeq]
-	dst[3] = b[latency.KPLinkBytes] * t.LinkBytes
-	dst[4] = b[latency.KPLinkOps] * t.LinkOps
+// (in universalNames order); all 0 for an empty step.
+func universalBasis(q *latency.PhysicsStep, dst []float64) {
+	clear(dst[:nu])
+	if q.Empty {
+		return
+	}
+	dst[0] = 1
+	dst[1] = q.Seqs
+	dst[2] = q.EagerLayers
+	dst[3] = q.Link
+	dst[4] = q.LinkOps
 }

@@ -19,6 +19,7 @@ type deploymentYAML struct {
 	GPU                  string    `yaml:"gpu"`
 	HardwareFile         string    `yaml:"hardware_file,omitempty"`
 	TP                   int       `yaml:"tensor_parallel"`
+	DP                   int       `yaml:"data_parallel,omitempty"`
 	TotalKVBlocks        int       `yaml:"total_kv_blocks,omitempty"`
 	GPUMemoryUtilization float64   `yaml:"gpu_memory_utilization"`
 	BlockSize            int       `yaml:"block_size"`
@@ -27,6 +28,8 @@ type deploymentYAML struct {
 	MaxNumBatchedTokens  int       `yaml:"max_num_batched_tokens"`
 	LongPrefill          int       `yaml:"long_prefill_token_threshold,omitempty"`
 	LatencyModel         string    `yaml:"latency_model"`
+	VLLMVersion          string    `yaml:"vllm_version,omitempty"`
+	AsyncScheduling      *bool     `yaml:"async_scheduling,omitempty"`
 	Alpha                []float64 `yaml:"alpha_coeffs,flow,omitempty"`
 	Beta                 []float64 `yaml:"beta_coeffs,flow,omitempty"`
 }
@@ -40,15 +43,17 @@ func WriteDeployment(w io.Writer, cfg deploy.Config, comment []string) error {
 	for _, c := range comment {
 		b.WriteString(strings.TrimRight("# "+c, " ") + "\n")
 	}
-	if cfg.LatencyModel == string(latency.KindKernelPhysics) && len(cfg.BetaCoeffs) == latency.KPNumBetas {
+	if cfg.LatencyModel == string(latency.KindPhysics) && len(cfg.BetaCoeffs) == latency.PhNumBetas {
 		b.WriteString("# alpha_coeffs: Q, A_end, A_tok (µs); beta_coeffs, in order: " +
-			strings.Join(latency.KernelPhysicsBetaNames(), ", ") + "\n")
+			strings.Join(latency.PhysicsBetaNames(), ", ") + "\n")
 	}
 	data, err := yaml.Marshal(deploymentYAML{
 		Model: cfg.Model, GPU: cfg.GPU, HardwareFile: cfg.HardwareFile, TP: cfg.TP, TotalKVBlocks: cfg.TotalKVBlocks,
+		DP:                   dataParallel(cfg.DataParallel),
 		GPUMemoryUtilization: cfg.GPUMemoryUtilization, BlockSize: cfg.BlockSize, MaxModelLen: cfg.MaxModelLen,
 		MaxNumSeqs: cfg.MaxNumSeqs, MaxNumBatchedTokens: cfg.MaxNumBatchedTokens, LongPrefill: cfg.LongPrefillTokenThreshold,
-		LatencyModel: cfg.LatencyModel, Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
+		LatencyModel: cfg.LatencyModel, VLLMVersion: cfg.VLLMVersion, AsyncScheduling: cfg.AsyncScheduling,
+		Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
 	})
 	if err != nil {
 		return fmt.Errorf("fidelity: deployment yaml: %w", err)
@@ -56,6 +61,14 @@ func WriteDeployment(w io.Writer, cfg deploy.Config, comment []string) error {
 	b.Write(data)
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// dataParallel writes DP only when it is more than one rank.
+func dataParallel(dp int) int {
+	if dp > 1 {
+		return dp
+	}
+	return 0
 }
 
 // Relocate rewrites the asset paths of cfg from one Assets to another (for

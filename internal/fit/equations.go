@@ -27,7 +27,7 @@ func replayTrace(ctx context.Context, cfg *Config, recs []tracev2.Record, dep *d
 	if cfg.anchored && fu != nil {
 		fu = &anchoredFollowUps{inner: fu, shift: originShift(recs, cfg.Replay)}
 	}
-	_, err = replay.Simulate(ctx, replay.Config{Deploy: dep, Seed: cfg.Seed, ContextGrowth: cfg.ContextGrowth, Observer: rec},
+	_, err = replay.Simulate(ctx, replay.Config{Deploy: dep, Seed: cfg.Seed, ContextGrowth: cfg.ContextGrowth, Client: cfg.Client, Observer: rec},
 		tr, fu, nil)
 	if err != nil {
 		return fmt.Errorf("fit: replay: %w", err)
@@ -106,12 +106,10 @@ const relNoise = 0.02
 // ITL data.
 const itlSegment = 32
 
-// solve builds the equations of doc.go from one recorded replay and returns
-// the least-squares coefficients (the fixed ones at their prior), the number of equations and their RMS
-// relative residual at the solution.
-func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []bool, ridge float64) ([]float64, int, float64, error) {
-	p := sp.params()
-	x := make([]float64, p)
+// equations builds the equations of doc.go from one recorded replay (the
+// fixed parameters at their prior moved to the known side).
+func equations(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []bool) []equation {
+	x := make([]float64, sp.params())
 	var eqs []equation
 	// add accumulates x·θ + off ≈ y with weight w/σ², σ² = (ε·ŷ)² + v:
 	// a relative error of the equation's own prediction ŷ at the current θ
@@ -157,10 +155,19 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 			// replay with other coefficients does not reproduce: the real
 			// wait is half a step on average, whatever the replay's phase
 			// (taking the replay's own would bias the fit towards zero).
+			//
+			// A request a capped client held back is different: it was
+			// sent when another one ended, at a step's end, so it reached
+			// the server a known time into the next step (the client's
+			// send gap, then Q), in the replay as on the server; its
+			// phase is the replay's own.
 			phi, v := 1.0, 0.0
-			if rec.start[lo] < s.enqueue {
-				d := float64(rec.end[lo] - rec.start[lo])
+			if st, en := rec.start[lo], rec.end[lo]; st < s.enqueue {
+				d := float64(en - st)
 				phi, v = 0.5, d*d/12 // uniform phase
+				if t.held {
+					phi, v = float64(en-s.enqueue)/d, 0
+				}
 			}
 			off := rec.Sum(lo, hi, phi, x)
 			// Anything between arrival and enqueue other than Q (admission
@@ -206,19 +213,23 @@ func solve(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []
 		sp.decodeAlpha(t.output, x)
 		add(t.decode, off, 1, 0)
 	}
-	if len(eqs) == 0 {
-		return prior, 0, 0, nil
-	}
-	theta, err := robustSolve(eqs, p, prior, ridge)
+	return eqs
+}
+
+// solveEquations returns the least-squares coefficients of the equations of
+// every trace (reweighted: see robustSolve) and their RMS relative residual
+// at the solution.
+func solveEquations(eqs []equation, params int, prior []float64, ridge float64) ([]float64, float64, error) {
+	theta, err := robustSolve(eqs, params, prior, ridge)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("fit: %w", err)
+		return nil, 0, fmt.Errorf("fit: %w", err)
 	}
 	var sq float64
 	for i := range eqs {
 		r := (eqs[i].at(theta) - eqs[i].y) / eqs[i].y
 		sq += r * r
 	}
-	return theta, len(eqs), math.Sqrt(sq / float64(len(eqs))), nil
+	return theta, math.Sqrt(sq / float64(len(eqs))), nil
 }
 
 // equation is x·θ ≈ y with weight w = weight/σ², σ its standard error.

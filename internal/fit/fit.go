@@ -32,6 +32,9 @@ type Config struct {
 	// the equations a later round also waits for its measured send time
 	// (see doc.go, "Closed loops").
 	Replay replay.TraceOptions
+	// Client is the load generator the trace records (a cap on requests in
+	// flight); the replays model it as replay does.
+	Client replay.Client
 
 	RTTUs          int64   // round trip taken off the measured TTFT (calibrate adds it to the sim)
 	WarmupRequests int64   // request ids below this are replayed but not fitted
@@ -53,12 +56,41 @@ type Config struct {
 	// per-token work outside the step is known to be nil, holding α₁ at 0
 	// keeps noise from moving prefill cost off the step.
 	HoldAlpha [3]bool
+	// FitAlpha frees the marked alphas of the physics model, which holds
+	// Q (α₀) and A_end (α₁) at their physical starting values by default:
+	// fitted on a saturated trace, a free Q soaks up the server's queue.
+	// Freed, they stay within [0, 0.1 s].
+	FitAlpha [3]bool
 
 	// Iteration, if set, is told the error of each iteration's
 	// coefficients (iteration 0 is the start) and the coefficients.
 	Iteration func(iter int, fit, holdout Errors, alpha, beta []float64)
 
 	anchored bool // closed-loop replays hold later rounds until their measured send times (anchoredFollowUps)
+}
+
+// Trace is one measured trace of a fit over several (FitAll), with what is
+// its own: the deployment it ran on and how it is replayed. The latency
+// model's kind must be the same in every trace; its coefficients are
+// shared.
+type Trace struct {
+	Name           string // for messages and per-trace errors
+	Deploy         *deploy.Resolved
+	Replay         replay.TraceOptions
+	Client         replay.Client
+	ContextGrowth  string
+	RTTUs          int64
+	WarmupRequests int64
+	Input          Input
+}
+
+// TraceErrors are one trace's errors in a fit over several.
+type TraceErrors struct {
+	Name                string
+	Start, StartHoldout Errors // the starting coefficients'
+	Fit, Holdout        Errors // the chosen coefficients'
+	FitRequests         int
+	Holdouts            int
 }
 
 // Input is the measured trace: records on one time origin (tracev2.ReadAll)
@@ -100,44 +132,108 @@ type Result struct {
 	Warnings        []string // for stderr: the caller decides where they go
 	StartAlpha      []float64
 	StartBeta       []float64 // all 11 for trained-physics
+	// PerTrace are each trace's errors (one entry for Fit): the start's
+	// and the chosen coefficients', on its fitted and held-out requests.
+	PerTrace []TraceErrors
+}
+
+// merge pools two traces' errors (each MAPE weighted by its pairs).
+func (e Errors) merge(o Errors) Errors {
+	r := Errors{N: e.N + o.N, Missing: e.Missing + o.Missing, nT: e.nT + o.nT, nE: e.nE + o.nE}
+	if r.nT > 0 {
+		r.TTFTMAPE = (e.TTFTMAPE*float64(e.nT) + o.TTFTMAPE*float64(o.nT)) / float64(r.nT)
+	}
+	if r.nE > 0 {
+		r.E2EMAPE = (e.E2EMAPE*float64(e.nE) + o.E2EMAPE*float64(o.nE)) / float64(r.nE)
+	}
+	return r
 }
 
 // Fit fits the deployment's latency model to the measured trace.
 func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
-	if cfg.Deploy == nil {
-		return nil, errors.New("fit: no deployment")
+	return FitAll(ctx, cfg, []Trace{{Deploy: cfg.Deploy, Replay: cfg.Replay, Client: cfg.Client, ContextGrowth: cfg.ContextGrowth,
+		RTTUs: cfg.RTTUs, WarmupRequests: cfg.WarmupRequests, Input: in}})
+}
+
+// job is one trace of a fit: its own configuration (cfg's shared settings
+// with the trace's deployment and replay), parameter space and targets.
+type job struct {
+	name  string
+	cfg   Config // replays that grade
+	eq    Config // replays that give the equations (anchored closed loops)
+	in    Input
+	sp    *space
+	ts    []target
+	nFit  int
+	nHold int
+}
+
+// FitAll fits one set of coefficients to several measured traces at once
+// (light and saturated runs of one deployment, say): every iteration
+// replays each trace on its own deployment and solves the equations of all
+// of them together. The starting coefficients are cfg's, else the first
+// trace's deployment's, else the model's own.
+func FitAll(ctx context.Context, cfg Config, traces []Trace) (*Result, error) {
+	if len(traces) == 0 {
+		return nil, errors.New("fit: no trace")
 	}
 	if cfg.Holdout < 0 || cfg.Holdout >= 1 || math.IsNaN(cfg.Holdout) {
 		return nil, fmt.Errorf("fit: holdout share %v is not in [0, 1)", cfg.Holdout)
 	}
-	if cfg.Deploy.IsCluster() {
-		return nil, errors.New("fit: the deployment is a cluster (several instances, admission or routing policies or latencies, or prefill/decode pools); fit models one instance")
+	var kind latency.Kind
+	for i, tr := range traces {
+		name := traceName(tr, i)
+		if tr.Deploy == nil {
+			return nil, fmt.Errorf("fit: %s: no deployment", name)
+		}
+		if tr.Deploy.IsCluster() {
+			return nil, fmt.Errorf("fit: %s: the deployment is a cluster (several instances, admission or routing policies or latencies, or prefill/decode pools); fit models one instance", name)
+		}
+		if tr.Deploy.KVCPUBlocks > 0 {
+			return nil, fmt.Errorf("fit: %s: the CPU KV tier's reload time is not a latency-model term; fit without kv_cpu_blocks", name)
+		}
+		k, err := latency.ParseKind(tr.Deploy.LatencyModel)
+		if err != nil {
+			return nil, fmt.Errorf("fit: %s: %w", name, err)
+		}
+		if i > 0 && k != kind {
+			return nil, fmt.Errorf("fit: %s: latency model %s, but %s has %s: one fit fits one model's coefficients", name, k, traceName(traces[0], 0), kind)
+		}
+		kind = k
 	}
-	if cfg.Deploy.KVCPUBlocks > 0 {
-		return nil, errors.New("fit: the CPU KV tier's reload time is not a latency-model term; fit without kv_cpu_blocks")
-	}
-	kind, err := latency.ParseKind(cfg.Deploy.LatencyModel)
-	if err != nil {
-		return nil, fmt.Errorf("fit: %w", err)
-	}
-	alpha, beta, err := startCoefficients(cfg, kind)
+	first := cfg
+	first.Deploy = traces[0].Deploy
+	alpha, beta, err := startCoefficients(first, kind)
 	if err != nil {
 		return nil, err
 	}
-	m0, err := model(cfg.Deploy, kind, alpha, beta)
-	if err != nil {
-		return nil, err
+	jobs := make([]*job, len(traces))
+	res := &Result{Kind: kind, StartAlpha: alpha}
+	for i, tr := range traces {
+		j := &job{name: traceName(tr, i), in: tr.Input}
+		j.cfg = cfg
+		j.cfg.Deploy, j.cfg.Replay, j.cfg.Client, j.cfg.ContextGrowth = tr.Deploy, tr.Replay, tr.Client, tr.ContextGrowth
+		j.cfg.RTTUs, j.cfg.WarmupRequests = tr.RTTUs, tr.WarmupRequests
+		j.eq = j.cfg
+		j.eq.anchored = tr.Replay.ClosedLoop
+		m0, err := model(tr.Deploy, kind, alpha, beta)
+		if err != nil {
+			return nil, fmt.Errorf("fit: %s: %w", j.name, err)
+		}
+		if j.sp, err = newSpace(kind, m0, alpha, beta); err != nil {
+			return nil, err
+		}
+		j.nFit, j.nHold, j.ts = targets(tr.Input.Records, &j.cfg)
+		res.FitRequests += j.nFit
+		res.HoldoutRequests += j.nHold
+		res.ITLRequests += attachITL(j.ts, tr.Input.Records, tr.Input.ITL)
+		jobs[i] = j
 	}
-	sp, err := newSpace(kind, m0, alpha, beta)
-	if err != nil {
-		return nil, err
-	}
-	nFit, nHold, ts := targets(in.Records, &cfg)
-	if nFit == 0 {
+	if res.FitRequests == 0 {
 		return nil, errors.New("fit: no request to fit: none is ok, past the warm-up, with consistent chunk times and outside the holdout")
 	}
-	res := &Result{Kind: kind, FitRequests: nFit, HoldoutRequests: nHold, StartAlpha: alpha, StartBeta: sp.beta}
-	res.ITLRequests = attachITL(ts, in.Records, in.ITL)
+	sp := jobs[0].sp // every job's space maps θ to the same coefficients
+	res.StartBeta = sp.beta
 	maxIter, tol, ridge := cfg.MaxIterations, cfg.Tolerance, cfg.Ridge
 	if maxIter <= 0 {
 		maxIter = 10
@@ -147,52 +243,37 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	}
 	if ridge <= 0 {
 		ridge = 1e-9
-		if kind == latency.KindTrainedPhysics {
+		if kind == latency.KindTrainedPhysics || kind == latency.KindPhysics {
 			ridge = 1e-2
 		}
 	}
-
-	// The equations come from replays anchored to the measured send times,
-	// the errors from the replay that grades (see Config.Replay and
-	// anchoredFollowUps).
-	eq, closed := cfg, cfg.Replay.ClosedLoop
-	eq.anchored = closed
-
 	theta := sp.theta()
 	prior := sp.theta()
-	fixed := make([]bool, len(theta))
-	if !cfg.FitTokenOverhead {
-		fixed[sp.nb+2] = true
-	}
-	for i, h := range cfg.HoldAlpha {
-		if h {
-			fixed[sp.nb+i] = true
-		}
-	}
-	// Fixed-point iterations: replay, then solve on that replay's batches.
-	// A replay with other coefficients puts its steps at other phases
-	// against the arrivals, so the iterates do not settle exactly but
-	// wander within the noise this leaves; their mean over the second half
-	// is the estimate (Polyak averaging), checked by a last replay. On
-	// measured data the wandering can be wide (terms the data barely tell
-	// apart) and the mean replay worse than the start; then the replayed
-	// iterate that graded best is kept, or the start if none beat it.
+	fixed := heldParams(cfg, kind, sp)
+	// Fixed-point iterations: replay every trace, then solve all their
+	// equations together. A replay with other coefficients puts its steps
+	// at other phases against the arrivals, so the iterates do not settle
+	// exactly but wander within the noise this leaves; their mean over the
+	// second half is the estimate (Polyak averaging), checked by a last
+	// replay. On measured data the wandering can be wide (terms the data
+	// barely tell apart) and the mean replay worse than the start; then
+	// the replayed iterate that graded best is kept, or the start if none
+	// beat it.
 	type candidate struct {
-		theta   []float64
-		fit, ho Errors
-		index   int
+		theta    []float64
+		fit, ho  Errors
+		perTrace []TraceErrors
+		index    int
 	}
 	var cands []candidate
 	var hist [][]float64
 	for iter := 0; iter < maxIter; iter++ {
-		rec, fe, he, err := replayErrors(ctx, &eq, in.Records, sp, kind, ts, theta)
+		var eqs []equation
+		fe, he, per, err := replayAll(ctx, jobs, kind, theta, func(j *job, rec *recorder) {
+			eqs = append(eqs, equations(rec, j.sp, j.ts, theta, prior, fixed)...)
+		})
 		if err != nil {
 			return nil, err
-		}
-		if closed {
-			if _, fe, he, err = replayErrors(ctx, &cfg, in.Records, sp, kind, ts, theta); err != nil {
-				return nil, err
-			}
 		}
 		if cfg.Iteration != nil {
 			a, b := sp.coefficients(theta)
@@ -201,15 +282,15 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 		if iter == 0 {
 			res.Start = fe
 		}
-		cands = append(cands, candidate{theta, fe, he, iter})
-		next, neq, resid, err := solve(rec, sp, ts, theta, prior, fixed, ridge)
+		cands = append(cands, candidate{theta, fe, he, per, iter})
+		if len(eqs) == 0 {
+			return nil, errors.New("fit: no equation: the replay completed none of the measured requests")
+		}
+		next, resid, err := solveEquations(eqs, sp.params(), prior, ridge)
 		if err != nil {
 			return nil, err
 		}
-		if neq == 0 {
-			return nil, errors.New("fit: no equation: the replay completed none of the measured requests")
-		}
-		res.Equations, res.Residual = neq, resid
+		res.Equations, res.Residual = len(eqs), resid
 		change := maxRelChange(theta, next)
 		hist = append(hist, next)
 		theta = next
@@ -221,7 +302,12 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	window := hist[len(hist)/2:]
 	res.Spread = spread(window, sp.nb)
 	theta = mean(window)
-	_, fe, he, err := replayErrors(ctx, &cfg, in.Records, sp, kind, ts, theta)
+	for j, f := range fixed {
+		if f {
+			theta[j] = prior[j] // exactly, not an average of equal values
+		}
+	}
+	fe, he, per, err := replayAll(ctx, jobs, kind, theta, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +316,7 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 		a, b := sp.coefficients(theta)
 		cfg.Iteration(len(hist), fe, he, a, b)
 	}
-	best := candidate{theta, fe, he, -1}
+	best := candidate{theta, fe, he, per, -1}
 	if fe.Objective() > res.Start.Objective() {
 		// The mean, the estimate that least depends on one replay's
 		// phases, is kept unless it replays worse than the start; then
@@ -244,6 +330,11 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	}
 	res.Alpha, res.Beta = sp.coefficients(best.theta)
 	res.Fit, res.Holdout, res.Chosen = best.fit, best.ho, best.index
+	res.PerTrace = best.perTrace
+	for i := range res.PerTrace {
+		res.PerTrace[i].Start = cands[0].perTrace[i].Fit
+		res.PerTrace[i].StartHoldout = cands[0].perTrace[i].Holdout
+	}
 	if best.index == 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("no fitted coefficients replay better than the starting ones (the iterates' mean: error %.3g against %.3g); keeping the start",
 			fe.Objective(), res.Start.Objective()))
@@ -260,6 +351,59 @@ func Fit(ctx context.Context, cfg Config, in Input) (*Result, error) {
 	return res, nil
 }
 
+func traceName(tr Trace, i int) string {
+	if tr.Name != "" {
+		return tr.Name
+	}
+	return fmt.Sprintf("trace %d", i+1)
+}
+
+// heldParams marks the parameters the solves keep at their starting
+// values: A_tok unless FitTokenOverhead, the alphas HoldAlpha names, and for
+// the physics model Q and A_end unless FitAlpha frees them.
+func heldParams(cfg Config, kind latency.Kind, sp *space) []bool {
+	fixed := make([]bool, sp.params())
+	if !cfg.FitTokenOverhead && !(kind == latency.KindPhysics && cfg.FitAlpha[2]) {
+		fixed[sp.nb+2] = true
+	}
+	for i, h := range cfg.HoldAlpha {
+		if h {
+			fixed[sp.nb+i] = true
+		}
+	}
+	if kind == latency.KindPhysics {
+		for i := range 2 {
+			if !cfg.FitAlpha[i] {
+				fixed[sp.nb+i] = true
+			}
+		}
+	}
+	return fixed
+}
+
+// replayAll replays every job with θ, hands each recorded replay of the
+// equation kind to eq (if set), and returns the errors pooled over the
+// traces and per trace.
+func replayAll(ctx context.Context, jobs []*job, kind latency.Kind, theta []float64, eq func(*job, *recorder)) (fit, holdout Errors, per []TraceErrors, err error) {
+	for _, j := range jobs {
+		rec, fe, he, err := replayErrors(ctx, &j.eq, j.in.Records, j.sp, kind, j.ts, theta)
+		if err != nil {
+			return fit, holdout, nil, err
+		}
+		if j.eq.anchored {
+			if _, fe, he, err = replayErrors(ctx, &j.cfg, j.in.Records, j.sp, kind, j.ts, theta); err != nil {
+				return fit, holdout, nil, err
+			}
+		}
+		if eq != nil {
+			eq(j, rec)
+		}
+		fit, holdout = fit.merge(fe), holdout.merge(he)
+		per = append(per, TraceErrors{Name: j.name, Fit: fe, Holdout: he, FitRequests: j.nFit, Holdouts: j.nHold})
+	}
+	return fit, holdout, per, nil
+}
+
 // startCoefficients are Start, else the deployment's, else (blackbox
 // without a built-in entry) a guess from the trace.
 func startCoefficients(cfg Config, kind latency.Kind) (alpha, beta []float64, err error) {
@@ -270,6 +414,12 @@ func startCoefficients(cfg Config, kind latency.Kind) (alpha, beta []float64, er
 		return cfg.Deploy.AlphaCoeffs, cfg.Deploy.BetaCoeffs, nil
 	case kind == latency.KindTrainedPhysics:
 		return latency.DefaultPhysicsAlpha(), latency.DefaultPhysicsBeta(), nil
+	case kind == latency.KindPhysics:
+		gpu, err := latency.ResolveGPU(cfg.Deploy.GPU, cfg.Deploy.HardwareFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fit: %w", err)
+		}
+		return latency.PhysicsDefaultAlpha(), latency.PhysicsDefaultBeta(gpu), nil
 	case kind == latency.KindBlackbox:
 		tp := cfg.Deploy.TP
 		if tp == 0 {
@@ -282,12 +432,12 @@ func startCoefficients(cfg Config, kind latency.Kind) (alpha, beta []float64, er
 		// prefill token, 100 µs per decode request.
 		return []float64{0, 0, 0}, []float64{10000, 20, 100}, nil
 	}
-	return nil, nil, fmt.Errorf("fit: latency model %q has no coefficients to fit (want blackbox or trained-physics)", kind)
+	return nil, nil, fmt.Errorf("fit: latency model %q has no coefficients to fit (want physics, blackbox or trained-physics)", kind)
 }
 
 // model builds the latency model of the deployment with coefficients a, b.
 func model(d *deploy.Resolved, kind latency.Kind, a, b []float64) (latency.Model, error) {
-	m, err := latency.New(latency.Config{Kind: kind, Model: d.Model, GPU: d.GPU, HardwareFile: d.HardwareFile, TP: d.TP, Alpha: a, Beta: b})
+	m, err := latency.New(latency.Config{Kind: kind, Model: d.Model, GPU: d.GPU, HardwareFile: d.HardwareFile, TP: d.TP, DP: d.DataParallel, Alpha: a, Beta: b})
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
@@ -330,6 +480,7 @@ func maxRelChange(old, new []float64) float64 {
 // replayErrors replays with θ and measures its errors on both sets.
 func replayErrors(ctx context.Context, cfg *Config, recs []tracev2.Record, sp *space, kind latency.Kind, ts []target, theta []float64) (*recorder, Errors, Errors, error) {
 	a, b := sp.coefficients(theta)
+	sp.at(theta)
 	rec, err := simulate(ctx, cfg, recs, sp, kind, a, b)
 	if err != nil {
 		return nil, Errors{}, Errors{}, err

@@ -33,6 +33,10 @@ type synth struct {
 	// thinkUs after its last one completed, n requests in all.
 	users   int
 	thinkUs int64
+	// client, if capped, holds arrivals while its cap is reached (the
+	// measured arrival stays the intended one; the send is when the
+	// simulation sent it).
+	client replay.Client
 }
 
 // deployment is the test deployment: the default one (Qwen3-14B on an H100)
@@ -87,7 +91,7 @@ func (s synth) makeOn(t testing.TB, dep *deploy.Resolved) ([]tracev2.Record, []t
 	rec := newRecorder(dep.Instance.Latency, sp, s.n)
 	d := *dep
 	d.Instance.Latency, d.Instance.FastForward = rec, false
-	cfg := Config{Deploy: &d, Replay: replay.TraceOptions{ClosedLoop: s.users > 0}}
+	cfg := Config{Deploy: &d, Replay: replay.TraceOptions{ClosedLoop: s.users > 0, InjectAtArrival: s.client.Capped()}, Client: s.client}
 	if err := replayTrace(context.Background(), &cfg, recs, &d, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +105,12 @@ func (s synth) makeOn(t testing.TB, dep *deploy.Resolved) ([]tracev2.Record, []t
 			t.Fatalf("request %d did not complete", r.RequestID)
 		}
 		// A closed loop's later rounds were sent when the simulation
-		// made them arrive.
-		r.ArrivalTimeUs, r.SendTimeUs = res.arrival, res.arrival
+		// made them arrive; a capped client's held requests when it sent
+		// them.
+		if !s.client.Capped() {
+			r.ArrivalTimeUs = res.arrival
+		}
+		r.SendTimeUs = res.arrival
 		jitter := func() float64 { return 1 + s.noise*(2*rng.Float64()-1) }
 		ttft := float64(res.ttft) * jitter()
 		r.FirstChunkTimeUs = r.SendTimeUs + int64(math.Round(ttft))

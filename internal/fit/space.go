@@ -18,6 +18,11 @@ type space struct {
 
 	phys   *latency.TrainedPhysics // trained-physics basis (nil for blackbox)
 	constW [latency.NumBetas]float64
+
+	physics *latency.Physics // physics quantities (nil for the other kinds)
+	// cur is θ's beta part at which the replay being recorded runs: it
+	// decides the branch of each GEMM's knee (physics).
+	cur []float64
 }
 
 // The free betas of trained-physics, in θ order: the token and request
@@ -67,11 +72,33 @@ func newSpace(kind latency.Kind, m latency.Model, alpha, beta []float64) (*space
 			sp.constW[latency.BetaStep] = 1
 		}
 		sp.nb = len(physFree()) + 1
+	case latency.KindPhysics:
+		p, ok := m.(*latency.Physics)
+		if !ok {
+			return nil, fmt.Errorf("fit: physics: the deployment's latency model is a %T", m)
+		}
+		if len(beta) != latency.PhNumBetas {
+			return nil, fmt.Errorf("fit: physics: want %d beta coefficients, got %d", latency.PhNumBetas, len(beta))
+		}
+		sp.physics, sp.nb = p, phNumFree
+		sp.cur = make([]float64, phNumFree)
+		physicsTheta(sp.beta, sp.cur)
 	default:
-		return nil, fmt.Errorf("fit: latency model %q has no coefficients to fit (want blackbox or trained-physics)", kind)
+		return nil, fmt.Errorf("fit: latency model %q has no coefficients to fit (want physics, blackbox or trained-physics)", kind)
 	}
 	return sp, nil
 }
+
+// at makes θ the coefficients of the next replay recorded.
+func (sp *space) at(theta []float64) {
+	if sp.cur != nil {
+		copy(sp.cur, theta[:sp.nb])
+	}
+}
+
+// maxAlphaUs bounds a freed physics alpha (Q, A_end, A_tok): 0.1 s is far
+// above what a server spends outside its steps per request or token.
+const maxAlphaUs = 100_000
 
 // params is the number of free parameters.
 func (sp *space) params() int { return sp.nb + 3 }
@@ -80,6 +107,9 @@ func (sp *space) params() int { return sp.nb + 3 }
 // its time that no free parameter scales.
 func (sp *space) features(s *latency.Step, dst []float64) (offset float64) {
 	clear(dst[:sp.nb])
+	if sp.kind == latency.KindPhysics {
+		return sp.physicsFeatures(s, dst)
+	}
 	if sp.kind == latency.KindBlackbox {
 		var p int64
 		for i := range s.Prefill {
@@ -132,9 +162,12 @@ func (sp *space) decodeAlpha(out int, dst []float64) {
 // theta is θ at the starting coefficients.
 func (sp *space) theta() []float64 {
 	t := make([]float64, sp.params())
-	if sp.kind == latency.KindBlackbox {
+	switch sp.kind {
+	case latency.KindPhysics:
+		physicsTheta(sp.beta, t)
+	case latency.KindBlackbox:
 		copy(t, sp.beta)
-	} else {
+	default:
 		for i, k := range physFree() {
 			t[i] = sp.beta[k]
 		}
@@ -150,6 +183,12 @@ func (sp *space) theta() []float64 {
 // coefficients turns θ into the model's alpha and beta vectors.
 func (sp *space) coefficients(theta []float64) (alpha, beta []float64) {
 	alpha = slices.Clone(theta[sp.nb:])
+	if sp.kind == latency.KindPhysics {
+		for i := range alpha {
+			alpha[i] = min(max(alpha[i], 0), maxAlphaUs)
+		}
+		return alpha, physicsCoefficients(sp.beta, theta[:sp.nb])
+	}
 	if sp.kind == latency.KindBlackbox {
 		return alpha, slices.Clone(theta[:3])
 	}

@@ -18,9 +18,14 @@ type target struct {
 	decode     float64 // last − first, µs
 	output     int
 	holdout    bool
+	held       bool    // sent well after its intended arrival: a capped client held it back
 	lastChunk  int64   // client time of the last chunk, µs (it may follow the last token: finish-only and usage-only chunks)
 	chunks     []int64 // client times of the output tokens (ITL data), when the data hold one chunk per token
 }
+
+// heldAfterUs: a request of a capped client sent this long after its
+// intended arrival waited for a slot.
+const heldAfterUs = 1000
 
 // targets picks the requests a fit can use: status ok, not warm-up, with
 // consistent chunk times (the buckets calibrate grades), and marks the
@@ -38,6 +43,7 @@ func targets(recs []tracev2.Record, cfg *Config) (fit, holdout int, ts []target)
 		t := target{id: r.RequestID, ttftClient: float64(first - send), e2eClient: float64(last - send),
 			ttft: float64(first-send) - float64(cfg.RTTUs), decode: float64(last - first), output: r.OutputTokens, lastChunk: last}
 		t.holdout = cfg.Holdout > 0 && unitHash(cfg.Seed, r.RequestID) < cfg.Holdout
+		t.held = cfg.Client.Capped() && send-r.ArrivalTimeUs > heldAfterUs
 		if t.holdout {
 			holdout++
 		} else {

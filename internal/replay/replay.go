@@ -193,7 +193,9 @@ func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *de
 			return Outcome{}, err
 		}
 	}
-	return Outcome{Summary: d.agg.Summary(info), Warnings: d.tok.warnings}, nil
+	sum := d.agg.Summary(info)
+	sum.Deployment = d.cfg.Deploy.Describe()
+	return Outcome{Summary: sum, Warnings: d.tok.warnings}, nil
 }
 
 // runCluster simulates a deployment of several instances or with cluster

@@ -32,6 +32,9 @@ func WriteSummary(w io.Writer, format string, s *metrics.Summary) error {
 // TextSummary renders the summary as a table a person reads at a glance.
 func TextSummary(s *metrics.Summary) string {
 	var b strings.Builder
+	if s.Deployment != "" {
+		fmt.Fprintf(&b, "deployment %s\n", s.Deployment)
+	}
 	fmt.Fprintf(&b, "requests   injected %d  completed %d  queued %d  running %d  dropped %d  timed out %d  rejected %d\n",
 		s.InjectedRequests, s.CompletedRequests, s.StillQueued, s.StillRunning, s.DroppedUnservable, s.TimedOutRequests, s.RejectedRequests)
 	fmt.Fprintf(&b, "duration   %.2f s   throughput %.2f req/s  %.1f tok/s   preemptions %d\n",
@@ -73,7 +76,11 @@ func TextSummary(s *metrics.Summary) string {
 			fmt.Fprintf(&b, "%-10d %-8s %8d %9d %9d %10.2f %10.2f %5.1f%% %5.1f%% %5.1f%%\n", in.Instance, pool, in.Routed,
 				in.Completed, in.PreemptionCount, in.TTFTMeanMs, in.E2EMeanMs, 100*in.BusyFraction, 100*in.KVUtilizationMean, 100*in.CacheHitRate)
 		}
-		fmt.Fprintf(&b, "instance fairness (Jain over output tokens) %.4f", s.InstanceJainIndex)
+		over := "output tokens"
+		if s.PerInstance[0].Pool != "" {
+			over = "the decode pool's output tokens"
+		}
+		fmt.Fprintf(&b, "instance fairness (Jain over %s) %.4f", over, s.InstanceJainIndex)
 		if s.InTransferRequests > 0 {
 			fmt.Fprintf(&b, "   in KV transfer at the end %d", s.InTransferRequests)
 		}

@@ -81,6 +81,7 @@ type matching struct {
 	tokenMismatches int
 	outputMismatch  int // pairs whose output counts differ (truncation evidence)
 	itlDropped      int
+	nonStreamed     int               // matched rows that were not streamed: no TPOT (one chunk, no per-token timing)
 	nonFiniteSim    int               // matched pairs left out for a NaN or infinite sim value
 	itlMean         map[int64]float64 // real mean ITL per request (non-negative diffs)
 	metrics         map[string]*pairs
@@ -345,13 +346,20 @@ func (m *matching) addPairs(rec *tracev2.Record, sim *tracev2.SimResult, rw *row
 		m.nonFiniteSim++ // decoded JSON cannot hold these; a caller-built value can
 		return
 	}
+	if !rec.Streaming {
+		// A response sent whole reaches the client with its last token:
+		// its first chunk is the simulated completion, not the first token.
+		ttftS = e2eS
+	}
 	m.metrics[MetricTTFT].add(id, ttftR, ttftS)
 	m.metrics[MetricE2E].add(id, e2eR, e2eS)
 	addBreakdown(m.byClass, rw.class, id, ttftR, ttftS, e2eR, e2eS)
 	addBreakdown(m.byModel, rw.model, id, ttftR, ttftS, e2eR, e2eS)
 
 	simPerTok, simOK := simITL(sim)
-	if rec.OutputTokens >= 2 && simOK {
+	if !rec.Streaming {
+		m.nonStreamed++ // its one chunk came with the last token: first − last is no decode time
+	} else if rec.OutputTokens >= 2 && simOK {
 		m.metrics[MetricTPOT].add(id, float64(rec.LastChunkTimeUs-first)/float64(rec.OutputTokens-1), simPerTok)
 	}
 	if p := m.metrics[MetricITL]; p != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -28,6 +29,7 @@ type TraceInfo struct {
 type Report struct {
 	TraceInfo        TraceInfo                         `json:"trace_info"`
 	Metrics          map[string]*Comparison            `json:"metrics"`
+	NotMeasured      map[string]string                 `json:"not_measured,omitempty"` // ours: metric -> why the real side has none (a non-streamed capture's tpot, itl)
 	ConfigMatch      ConfigMatch                       `json:"config_match"`
 	KnownLimitations []string                          `json:"known_limitations"`
 	Goodput          *Goodput                          `json:"goodput,omitempty"`
@@ -109,6 +111,13 @@ func Build(in Input, cfg Config) (*Report, error) {
 		case !ok:
 			r.absent[name] = "no ITL data was given"
 			continue
+		case p.len() == 0 && m.nonStreamed == m.matched && (name == MetricITL || name == MetricTPOT):
+			r.absent[name] = notMeasured + "no matched request was streamed, and a response sent whole has no per-token timing"
+			if r.NotMeasured == nil {
+				r.NotMeasured = map[string]string{}
+			}
+			r.NotMeasured[name] = strings.TrimPrefix(r.absent[name], notMeasured)
+			continue
 		case p.len() == 0 && name == MetricITL:
 			r.absent[name] = "no matched request has 2 or more ITL chunks and 2 or more simulated output tokens"
 			r.warnf("itl: the ITL data gave no usable pair; the itl metric is omitted")
@@ -120,6 +129,9 @@ func Build(in Input, cfg Config) (*Report, error) {
 			return nil, inputErrorf("report: no valid %s pairs among %d matched requests: check the request_id numbering", name, m.matched)
 		}
 		r.pairs[name] = p
+		if m.nonStreamed > 0 && name == MetricTPOT {
+			r.warnf("tpot: %d of %d matched requests were not streamed and are left out (a response sent whole has no per-token timing)", m.nonStreamed, m.matched)
+		}
 		if p.len() < 3 {
 			r.warnf("%s: only %d pairs; Pearson r needs 3 or more, so r is 0 and the grade is poor", name, p.len())
 		}

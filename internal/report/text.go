@@ -29,13 +29,24 @@ func metricRow(name string, c *Comparison) []string {
 		fmtPct(q.MAPE), fmtR(q.PearsonR), bias, q.Quality}
 }
 
+// metricRows are the graded metrics, then those the capture could not
+// measure (a non-streamed one has no TPOT or ITL), said so rather than
+// graded.
 func (r *Report) metricRows() [][]string {
 	var rows [][]string
 	for _, name := range r.MetricNames() {
 		rows = append(rows, metricRow(name, r.Metrics[name]))
 	}
+	for _, name := range metricNames() {
+		if why := r.absent[name]; strings.HasPrefix(why, notMeasured) {
+			rows = append(rows, []string{name, "0", "-", "-", "-", "-", "-", "-", "-", "not measured"})
+		}
+	}
 	return rows
 }
+
+// notMeasured starts the reason of a metric the real side did not measure.
+const notMeasured = "not measured: "
 
 func (r *Report) summaryLine() string {
 	t := &r.TraceInfo

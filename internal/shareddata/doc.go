@@ -1,8 +1,10 @@
-// Package shareddata is test support: it finds the real measurements kept
-// outside the repository, in the shared/data folder beside the module root
-// (../shared/data seen from the directory holding go.mod), and skips a test
-// or benchmark with a clear message when they are absent, so the suite runs
-// on any checkout and uses the real data where it is present.
+// Package shareddata is test support: it finds the real measurements a test
+// or benchmark reads, first in the repository's own testdata/ folder (small
+// samples, committed with their license notes, so a fresh clone runs every
+// test and `make fidelity` with nothing beside it), then in the shared/data
+// folder beside the module root (../shared/data seen from the directory
+// holding go.mod: the whole data sets, where a checkout has them), and skips
+// with a clear message when neither holds them.
 //
 // Only _test.go files import it. It must never know what the data mean
 // (formats, importers, simulator): it deals in paths only, and it never

@@ -27,23 +27,37 @@ func ModuleRoot(dir string) (string, error) {
 	}
 }
 
-// Find returns the path of rel (slash-separated, relative to shared/data) as
-// seen from dir, or an error when there is no module root above dir or
-// nothing at that path.
+// Roots are the folders Find looks in, in order, relative to the module
+// root: the repository's own samples, then the shared data beside it.
+func Roots() []string {
+	return []string{"testdata", filepath.Join("..", "shared", "data")}
+}
+
+// Find returns the path of rel (slash-separated, relative to a data root) as
+// seen from dir: under the module's testdata/ when it is there, else under
+// ../shared/data; an error when there is no module root above dir or
+// neither root holds rel.
 func Find(dir, rel string) (string, error) {
 	root, err := ModuleRoot(dir)
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(root, "..", "shared", "data", filepath.FromSlash(rel))
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("shareddata: real data absent (../shared/data beside the repository holds the real traces and runs): %w", err)
+	var first error
+	for _, r := range Roots() {
+		p := filepath.Join(root, r, filepath.FromSlash(rel))
+		_, err := os.Stat(p)
+		if err == nil {
+			return p, nil
+		}
+		if first == nil {
+			first = err
+		}
 	}
-	return p, nil
+	return "", fmt.Errorf("shareddata: real data absent (neither testdata/ in the repository nor ../shared/data beside it holds %s): %w", rel, first)
 }
 
-// Path returns the path of rel (slash-separated, relative to shared/data;
-// "" for the folder itself) as seen from the test's working directory (its
+// Path returns the path of rel (slash-separated, relative to a data root;
+// see Find) as seen from the test's working directory (its
 // package directory), or skips tb when it is absent.
 func Path(tb testing.TB, rel string) string {
 	tb.Helper()

@@ -8,17 +8,19 @@ import (
 	"testing"
 )
 
-// tree builds <tmp>/repo/go.mod, <tmp>/repo/pkg/sub and
-// <tmp>/shared/data/runs/a.csv, and returns <tmp>.
+// tree builds <tmp>/repo/go.mod, <tmp>/repo/pkg/sub,
+// <tmp>/repo/testdata/runs/{a,c}.csv and <tmp>/shared/data/runs/{a,b}.csv,
+// and returns <tmp>.
 func tree(t *testing.T) string {
 	t.Helper()
 	tmp := t.TempDir()
-	for _, d := range []string{"repo/pkg/sub", "shared/data/runs"} {
+	for _, d := range []string{"repo/pkg/sub", "repo/testdata/runs", "shared/data/runs"} {
 		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"repo/go.mod", "shared/data/runs/a.csv"} {
+	for _, f := range []string{"repo/go.mod", "repo/testdata/runs/a.csv", "repo/testdata/runs/c.csv",
+		"shared/data/runs/a.csv", "shared/data/runs/b.csv"} {
 		if err := os.WriteFile(filepath.Join(tmp, f), []byte("x\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -33,10 +35,11 @@ func TestFind(t *testing.T) {
 		want           string // relative to tmp; "" means an error
 		wantErr        string
 	}{
-		{"file from a nested package", "repo/pkg/sub", "runs/a.csv", "shared/data/runs/a.csv", ""},
-		{"folder from the module root", "repo", "runs", "shared/data/runs", ""},
-		{"the data folder itself", "repo/pkg", "", "shared/data", ""},
-		{"absent file", "repo/pkg", "runs/b.csv", "", "real data absent"},
+		{"the repository's sample comes first", "repo/pkg/sub", "runs/a.csv", "repo/testdata/runs/a.csv", ""},
+		{"a sample only the repository holds", "repo/pkg", "runs/c.csv", "repo/testdata/runs/c.csv", ""},
+		{"then the shared data beside it", "repo/pkg/sub", "runs/b.csv", "shared/data/runs/b.csv", ""},
+		{"folder from the module root", "repo", "runs", "repo/testdata/runs", ""},
+		{"absent file", "repo/pkg", "runs/d.csv", "", "real data absent"},
 		{"no go.mod above", "shared", "runs/a.csv", "", "no go.mod"},
 	}
 	for _, tt := range tests {
@@ -56,6 +59,22 @@ func TestFind(t *testing.T) {
 				t.Errorf("Find = %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// TestFindWithoutSharedData is a fresh clone with nothing beside it: the
+// repository's samples are found, anything else is absent.
+func TestFindWithoutSharedData(t *testing.T) {
+	tmp := tree(t)
+	if err := os.RemoveAll(filepath.Join(tmp, "shared")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Find(filepath.Join(tmp, "repo", "pkg"), "runs/a.csv")
+	if want := filepath.Join(tmp, "repo", "testdata", "runs", "a.csv"); err != nil || got != want {
+		t.Errorf("Find = %q, %v; want %q", got, err, want)
+	}
+	if _, err := Find(filepath.Join(tmp, "repo"), "runs/b.csv"); err == nil || !strings.Contains(err.Error(), "runs/b.csv") {
+		t.Errorf("Find of a file only the shared data held = %v, want an error naming it", err)
 	}
 }
 

@@ -48,8 +48,26 @@ func (e *Error) Error() string {
 		b.WriteString(e.What)
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Msg)
+	b.WriteString(BoundMessage(e.Msg))
 	return b.String()
+}
+
+// maxMsg bounds the text of a message, so that no error quotes a whole
+// file whatever its cause quoted.
+const maxMsg = 400
+
+// BoundMessage shortens a message to at most 400 bytes, on a character
+// boundary, marking the cut with "…": what an error line may say of its
+// cause (the importers' errors use it too).
+func BoundMessage(s string) string {
+	if len(s) <= maxMsg {
+		return s
+	}
+	n := maxMsg
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // ExitCode is 2: a malformed input is a usage error at the command line.

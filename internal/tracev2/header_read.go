@@ -200,7 +200,7 @@ func kindName(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return "the value " + strconv.Quote(n.Value)
+		return "the value " + quote([]byte(n.Value))
 	}
 	return "nothing"
 }

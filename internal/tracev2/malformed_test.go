@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // cols27 is the 27-column row of the current BLIS layout.
@@ -153,5 +154,22 @@ func TestMalformedOpen(t *testing.T) {
 				t.Errorf("error %T is not an *Error with exit code 2", err)
 			}
 		})
+	}
+}
+
+// TestErrorsAreBounded: an input that is one long value (a foreign CSV read
+// as a header, a long message) never gives an error line quoting all of it.
+func TestErrorsAreBounded(t *testing.T) {
+	long := "TIMESTAMP,ContextTokens,GeneratedTokens\n" + strings.Repeat("2023-11-16 18:15:46.6805900,374,44\n", 20000)
+	_, _, err := Open(Input{Path: "-", Stdin: strings.NewReader(long)}, Options{})
+	if err == nil {
+		t.Fatal("a CSV of another format was read as a trace")
+	}
+	if msg := err.Error(); len(msg) > 200 || strings.Contains(msg, "\n") || !strings.Contains(msg, "<stdin>:1:1") {
+		t.Errorf("error is %d bytes, want one located line under 200: %.300q", len(msg), msg)
+	}
+	e := &Error{File: "f", Line: 1, Column: 1, Msg: strings.Repeat("é", 1000)}
+	if got := e.Error(); len(got) > maxMsg+20 || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+		t.Errorf("Error() = %d bytes (valid UTF-8 %v), want at most %d ending in …", len(got), utf8.ValidString(got), maxMsg+20)
 	}
 }

@@ -113,6 +113,12 @@ type Config struct {
 	MaxNumBatchedTokens  int // B
 	LongPrefillThreshold int // P; 0 = off
 	MaxModelLen          int // M; must satisfy ⌈M/b⌉ ≤ T
+	// NoChunkedPrefill turns vLLM's chunked prefill off (vllm batching):
+	// a waiting request is admitted only when all its uncached prompt
+	// tokens (at most P of them when P is set) fit in the step's remaining
+	// budget, and admission stops at the first that does not, as vLLM's
+	// scheduler does. It needs B ≥ M, which vLLM checks at start-up too.
+	NoChunkedPrefill bool
 
 	Scheduler       Scheduler
 	Preemption      PreemptionPolicy
@@ -127,6 +133,13 @@ type Config struct {
 	// vllm run the reference step (no lazy decoding).
 	Batching  Batching
 	ChunkSize int // sarathi's chunk budget C; 0 = DefaultChunkSize
+
+	// AsyncScheduling models vLLM's asynchronous scheduling (on by default
+	// from vLLM 0.14): the batch of step N+1 is formed while step N runs,
+	// so a request enqueued during a step can join only the step after
+	// next (async.go). Only the vllm batching without pipeline
+	// parallelism has it; elsewhere it is ignored.
+	AsyncScheduling bool
 
 	// PipelineStages P > 1 turns pipeline parallelism on (pipeline.go; vllm
 	// batching only, no lazy decoding). StageLatency is the StepTime of one
@@ -173,6 +186,9 @@ func (c *Config) validate() error {
 	}
 	if c.LongPrefillThreshold < 0 {
 		errs = append(errs, fmt.Sprintf("long-prefill-token-threshold %d must not be negative", c.LongPrefillThreshold))
+	}
+	if c.NoChunkedPrefill && c.MaxNumBatchedTokens < c.MaxModelLen {
+		errs = append(errs, fmt.Sprintf("without chunked prefill, max-num-batched-tokens %d must be at least max-model-len %d (a prompt must fit in one step)", c.MaxNumBatchedTokens, c.MaxModelLen))
 	}
 	if c.MaxModelLen <= 0 {
 		errs = append(errs, fmt.Sprintf("max-model-len %d must be positive", c.MaxModelLen))

@@ -40,6 +40,7 @@ type Instance struct {
 	classes classMap
 
 	wait    waitQueue
+	async   asyncState // asynchronous scheduling (async.go)
 	running []*Request
 	pending map[*Request]struct{} // submitted, Queued not yet fired
 
@@ -121,6 +122,7 @@ func New(eng *des.Engine, cfg Config) (*Instance, error) {
 	in.lazyOn = cfg.FastForward && cfg.Tracer == nil && !kv.CPUEnabled() && !in.variant && in.pp.stages == 0
 	in.variantInline = cfg.FastForward && cfg.Tracer == nil && !kv.CPUEnabled() && in.variant
 	in.lz.buckets = make([][]*Request, cfg.KV.BlockSize)
+	in.async.on = cfg.AsyncScheduling && !in.variant && in.pp.stages == 0
 	in.stepAct, in.queuedAct, in.timeoutAct = in.onStep, in.onQueued, in.onTimeout
 	return in, nil
 }
@@ -131,14 +133,17 @@ func (in *Instance) ID() int { return in.cfg.ID }
 // KV exposes the KV cache (read-only use: snapshots, prefix scorers, checks).
 func (in *Instance) KV() *kvcache.Cache { return in.kv }
 
-// QueueDepth is the number of waiting requests.
-func (in *Instance) QueueDepth() int { return in.wait.Len() }
+// QueueDepth is the number of waiting requests (those the scheduler has
+// not seen yet included).
+func (in *Instance) QueueDepth() int { return in.wait.Len() + in.async.len() }
 
 // BatchSize is the number of running requests.
 func (in *Instance) BatchSize() int { return len(in.running) }
 
 // InFlight is the number of requests submitted and not yet terminal.
-func (in *Instance) InFlight() int { return len(in.pending) + in.wait.Len() + len(in.running) }
+func (in *Instance) InFlight() int {
+	return len(in.pending) + in.wait.Len() + in.async.len() + len(in.running)
+}
 
 // Counters returns the running totals.
 func (in *Instance) Counters() Counters { return in.cnt }
@@ -276,7 +281,11 @@ func (in *Instance) enqueue(r *Request, now int64) {
 	setStatus(r, StatusQueued)
 	r.qkey = in.fcfsNext
 	in.fcfsNext++
-	in.wait.push(r)
+	if in.async.on {
+		in.async.stage(r)
+	} else {
+		in.wait.push(r)
+	}
 	if !in.stepPending {
 		// An idle instance steps at once; one whose last step is still
 		// executing (its effects were applied at its start) steps when that
@@ -320,7 +329,11 @@ func (in *Instance) onTimeout(now int64, data any) {
 		delete(in.pending, r)
 		in.kv.Release(&r.seq) // a reserved P/D decode part
 	case StatusQueued:
-		in.wait.remove(r)
+		if r.staged {
+			in.async.unstage(r)
+		} else {
+			in.wait.remove(r)
+		}
 		in.kv.Release(&r.seq)
 	case StatusRunning:
 		in.detach(r)
@@ -412,7 +425,7 @@ func (in *Instance) Unfinished(fn func(res *Result, r *Request)) {
 	}
 	q := append([]*Request(nil), in.wait.items()...)
 	sort.Slice(q, func(i, j int) bool { return in.wait.less(q[i], q[j]) })
-	for _, r := range q {
+	for _, r := range append(q, in.async.pending()...) {
 		in.fill(&res, r)
 		fn(&res, r)
 	}

@@ -309,7 +309,7 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 		}
 	}
 	lz.fin = fin[:0]
-	return end, len(in.running) > 0 || in.wait.Len() > 0
+	return end, len(in.running) > 0 || in.wait.Len() > 0 || in.async.len() > 0
 }
 
 // slowStep materialises everything, runs the reference step, and makes the

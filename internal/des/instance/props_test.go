@@ -34,6 +34,7 @@ func randomConfig(rng *rand.Rand) Config {
 	if rng.IntN(3) == 0 {
 		cfg.LongPrefillThreshold = 1 + rng.IntN(32)
 	}
+	cfg.AsyncScheduling = rng.IntN(2) == 0
 	if rng.IntN(6) == 0 {
 		cfg.KV.CPUBlocks = 1 + rng.IntN(32)
 		cfg.KV.CPUBaseLatencyUs = rng.Int64N(50)
@@ -171,8 +172,8 @@ func simulate(cfg Config, ws []wreq, ff bool) runOut {
 		if err := in.CheckKV(); err != nil {
 			out.violations = append(out.violations, "INV-4: "+err.Error())
 		}
-		if (in.wait.Len() > 0 || len(in.running) > 0) && !in.StepPending() {
-			out.violations = append(out.violations, fmt.Sprintf("INV-8/work-conserving at %d: %d waiting, %d running, no step", at, in.wait.Len(), len(in.running)))
+		if (in.QueueDepth() > 0 || len(in.running) > 0) && !in.StepPending() {
+			out.violations = append(out.violations, fmt.Sprintf("INV-8/work-conserving at %d: %d waiting, %d running, no step", at, in.QueueDepth(), len(in.running)))
 		}
 	})
 	out.end = max(eng.Run(des.NoHorizon), in.LastLeftUs(), in.LastStepUs())

@@ -80,6 +80,7 @@ type Request struct {
 	prioKey  float64 // time-invariant ordering key (base + w·arrival_s for aging)
 	qkey     int64   // fcfs position: enqueue counter, negative for preempted
 	qidx     int     // index in the wait-queue heap, -1 when not queued
+	staged   bool    // queued but not yet seen by the scheduler (async.go)
 
 	enqueueUs, firstSchedUs, firstTokEnd, lastEnd, doneUs int64
 	cachedFirst                                           int // prompt tokens from the prefix cache at first admission

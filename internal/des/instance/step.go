@@ -19,6 +19,9 @@ func (in *Instance) onStep(now int64, _ any) {
 	}
 	t := now
 	for {
+		if in.async.on {
+			in.promote(t)
+		}
 		in.lastStep = t
 		var end int64
 		var more bool
@@ -176,7 +179,7 @@ func (in *Instance) execute(t, reload int64) (end int64, more bool) {
 		in.finish(r, end)
 	}
 
-	return end, len(in.running) > 0 || in.wait.Len() > 0
+	return end, len(in.running) > 0 || in.wait.Len() > 0 || in.async.len() > 0
 }
 
 // stepTime is Δ of a step whose explicit members are rs (those with a
@@ -319,8 +322,8 @@ func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int,
 		gpu, cpu := in.kv.Match(&w.seq, target)
 		c = b * min(gpu+cpu, (target-1)/b)
 		n = in.tokensFor(target-c, c, budget)
-		if n <= 0 {
-			return 0, 0, false
+		if n <= 0 || (in.cfg.NoChunkedPrefill && n < in.tokensFor(target-c, c, target)) {
+			return 0, 0, false // without chunked prefill the prompt goes whole or waits
 		}
 		reload, ok = in.kv.Admit(&w.seq, c, n)
 		if !ok {

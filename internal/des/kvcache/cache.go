@@ -16,6 +16,11 @@ type Config struct {
 	CPUBandwidthTokensUs float64 // reload bandwidth in tokens/µs; 0 = default 100
 	CPUBaseLatencyUs     int64   // fixed reload cost per block in µs
 
+	// NoPrefixCaching turns prefix caching off (vLLM's
+	// --no-enable-prefix-caching): Match finds nothing, so every
+	// admission computes its whole prompt, and Contains is false.
+	NoPrefixCaching bool
+
 	Pool *Pool // buffers shared with other caches; nil = the cache's own
 }
 
@@ -56,6 +61,7 @@ type Cache struct {
 	stats      Stats
 	cpu        *cpuTier
 	reloadCost int64 // µs per reloaded block
+	noPrefix   bool  // Config.NoPrefixCaching
 
 	pool *Pool // block tables and hash lists of finished sequences (Recycle)
 
@@ -108,7 +114,7 @@ func New(cfg Config) (*Cache, error) {
 		return nil, errors.New("kvcache: CPU tier blocks, bandwidth and base latency must not be negative")
 	}
 	c := &Cache{b: cfg.BlockSize, t: cfg.Blocks, blocks: make([]block, cfg.Blocks), hashes: make([]Hash, cfg.Blocks),
-		ring: newFreeRing(cfg.Blocks), index: newHashIndex(cfg.Blocks), shift: -1}
+		ring: newFreeRing(cfg.Blocks), index: newHashIndex(cfg.Blocks), shift: -1, noPrefix: cfg.NoPrefixCaching}
 	if c.pool = cfg.Pool; c.pool == nil {
 		c.pool = NewPool()
 	}
@@ -175,7 +181,13 @@ func (c *Cache) HitRate() float64 {
 func (c *Cache) CPUEnabled() bool { return c.cpu != nil }
 
 // Contains reports whether a block with hash h is in the GPU prefix index.
-func (c *Cache) Contains(h Hash) bool { _, ok := c.lookup(h); return ok }
+func (c *Cache) Contains(h Hash) bool {
+	if c.noPrefix {
+		return false
+	}
+	_, ok := c.lookup(h)
+	return ok
+}
 
 // setFull records that block k of s, in block i, is full: hash and index it
 // (register) unless it is private; count a miss when it was computed.
@@ -198,6 +210,9 @@ func (c *Cache) setFull(s *Seq, k int, i int32, computed bool) {
 // It changes nothing (hashes of s are computed and kept in s).
 func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
 	c.pool.Prepare(s)
+	if c.noPrefix {
+		return 0, 0
+	}
 	full := c.div(target)
 	k := 0
 	for shared := min(full, c.privateBlock(s)); k < shared; k++ {

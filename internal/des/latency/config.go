@@ -12,29 +12,30 @@ type Kind string
 const (
 	KindBlackbox       Kind = "blackbox"
 	KindRoofline       Kind = "roofline"
-	KindTrainedPhysics Kind = "trained-physics" // the default
+	KindTrainedPhysics Kind = "trained-physics" // BLIS's, for parity with BLIS
 )
 
 // Kinds lists the model kinds, default first.
-func Kinds() []Kind { return []Kind{KindTrainedPhysics, KindRoofline, KindBlackbox, KindKernelPhysics} }
+func Kinds() []Kind {
+	return []Kind{KindPhysics, KindTrainedPhysics, KindRoofline, KindBlackbox}
+}
 
-// ParseKind reads a model kind; the empty string is the default,
-// trained-physics.
+// ParseKind reads a model kind; the empty string is the default, physics.
 func ParseKind(s string) (Kind, error) {
 	if s == "" {
-		return KindTrainedPhysics, nil
+		return KindPhysics, nil
 	}
 	for _, k := range Kinds() {
 		if strings.EqualFold(s, string(k)) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("unknown latency model %q; known: trained-physics (default), roofline, blackbox, kernel-physics", s)
+	return "", fmt.Errorf("unknown latency model %q; known: physics (default), trained-physics, roofline, blackbox", s)
 }
 
 // Config is what a command line gives to build a latency model.
 type Config struct {
-	Kind Kind // "" = trained-physics
+	Kind Kind // "" = physics
 	// Model is an embedded model name (HuggingFace ids accepted, e.g.
 	// "Qwen/Qwen3-14B") or a path to a HuggingFace config.json or the
 	// directory holding it; see [ResolveModel]. The blackbox model needs only
@@ -46,9 +47,10 @@ type Config struct {
 	GPU          string
 	HardwareFile string // optional hardware JSON (hardware_config.json format)
 	TP           int    // tensor parallelism; 0 means 1
+	DP           int    // data-parallel ranks in lockstep (physics only); 0 means 1
 	// Alpha and Beta override the model's coefficients; both or neither.
-	// blackbox: 3 and 3; trained-physics: 3 and 7 to 11; kernel-physics: 3
-	// and KPNumBetas; roofline takes none.
+	// blackbox: 3 and 3; trained-physics: 3 and 7 to 11; physics: 3 and
+	// PhNumBetas; roofline takes none.
 	Alpha, Beta []float64
 }
 
@@ -65,6 +67,9 @@ func New(cfg Config) (Model, error) {
 	}
 	if tp < 0 {
 		return nil, fmt.Errorf("latency model: tensor parallelism must be ≥ 1, got %d", cfg.TP)
+	}
+	if cfg.DP > 1 && kind != KindPhysics {
+		return nil, fmt.Errorf("latency model %s: data parallelism needs the physics model", kind)
 	}
 	if (cfg.Alpha == nil) != (cfg.Beta == nil) {
 		return nil, fmt.Errorf("latency model %s: alpha and beta coefficients must be given together", kind)
@@ -92,8 +97,8 @@ func New(cfg Config) (Model, error) {
 	switch kind {
 	case KindRoofline:
 		return NewRoofline(RooflineConfig{Model: mc, GPU: gpu, TP: tp})
-	case KindKernelPhysics:
-		return NewKernelPhysics(KernelPhysicsConfig{Model: mc, GPU: gpu, TP: tp, Alpha: cfg.Alpha, Beta: cfg.Beta})
+	case KindPhysics:
+		return NewPhysics(PhysicsConfig{Model: mc, GPU: gpu, TP: tp, DP: cfg.DP, Alpha: cfg.Alpha, Beta: cfg.Beta})
 	}
 	return NewTrainedPhysics(TrainedPhysicsConfig{Model: mc, GPU: gpu, TP: tp, Alpha: cfg.Alpha, Beta: cfg.Beta})
 }

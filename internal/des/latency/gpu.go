@@ -20,6 +20,10 @@ type GPU struct {
 	MfuPrefill float64 // model FLOP utilisation reached by prefill (roofline only)
 	MfuDecode  float64 // model FLOP utilisation reached by decode (roofline only)
 	MemoryGiB  float64 // HBM per GPU, GiB (KV capacity only)
+	// LinkGBs is the interconnect bandwidth per direction, GB/s (physics
+	// model at TP > 1); 0 = the built-in figure for the GPU's name (ours:
+	// BLIS's hardware file has no such key).
+	LinkGBs float64
 }
 
 // gpuJSON is the on-disk shape of one entry. Keys starting with "_" are
@@ -31,6 +35,7 @@ type gpuJSON struct {
 	MfuPrefill *float64 `json:"mfuPrefill"`
 	MfuDecode  *float64 `json:"mfuDecode"`
 	MemoryGiB  *float64 `json:"MemoryGiB"`
+	LinkGBs    *float64 `json:"LinkGBs"`
 }
 
 // ParseGPUs parses a hardware JSON: either an object mapping GPU names to
@@ -94,8 +99,10 @@ func parseGPU(name string, fields map[string]json.RawMessage) (GPU, error) {
 			dst = &j.MfuDecode
 		case "MemoryGiB":
 			dst = &j.MemoryGiB
+		case "LinkGBs":
+			dst = &j.LinkGBs
 		default:
-			return GPU{}, fmt.Errorf("hardware config: %s: unknown key %q (known: TFlopsPeak, TFlopsFP8, BwPeakTBs, mfuPrefill, mfuDecode, MemoryGiB)", name, k)
+			return GPU{}, fmt.Errorf("hardware config: %s: unknown key %q (known: TFlopsPeak, TFlopsFP8, BwPeakTBs, mfuPrefill, mfuDecode, MemoryGiB, LinkGBs)", name, k)
 		}
 		var v float64
 		if err := json.Unmarshal(fields[k], &v); err != nil {
@@ -110,7 +117,7 @@ func parseGPU(name string, fields map[string]json.RawMessage) (GPU, error) {
 		return *p
 	}
 	g := GPU{Name: name, TFlopsPeak: get(j.TFlopsPeak), TFlopsFP8: get(j.TFlopsFP8), BwPeakTBs: get(j.BwPeakTBs),
-		MfuPrefill: get(j.MfuPrefill), MfuDecode: get(j.MfuDecode), MemoryGiB: get(j.MemoryGiB)}
+		MfuPrefill: get(j.MfuPrefill), MfuDecode: get(j.MfuDecode), MemoryGiB: get(j.MemoryGiB), LinkGBs: get(j.LinkGBs)}
 	if err := g.validate(); err != nil {
 		return GPU{}, fmt.Errorf("hardware config: %w", err)
 	}
@@ -129,7 +136,7 @@ func (g GPU) validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"TFlopsFP8", g.TFlopsFP8}, {"mfuPrefill", g.MfuPrefill}, {"mfuDecode", g.MfuDecode}, {"MemoryGiB", g.MemoryGiB}} {
+	}{{"TFlopsFP8", g.TFlopsFP8}, {"mfuPrefill", g.MfuPrefill}, {"mfuDecode", g.MfuDecode}, {"MemoryGiB", g.MemoryGiB}, {"LinkGBs", g.LinkGBs}} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("gpu %s: %s must be a finite non-negative number, got %v", g.Name, f.name, f.v)
 		}

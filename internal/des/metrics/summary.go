@@ -78,8 +78,12 @@ type Summary struct {
 	// policies).
 	InTransferRequests  int64             `json:"in_transfer_requests,omitempty"` // P/D: between prefill and decode at the end
 	RoutingDistribution []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
-	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over instances' output tokens
+	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
 	PerInstance         []InstanceSummary `json:"per_instance,omitempty"`
+
+	// Deployment names what was simulated (model, GPU, parallelism) for the
+	// text summary; the JSON keeps BLIS's keys and leaves it out.
+	Deployment string `json:"-"`
 }
 
 // InstanceSummary is one instance's block of a cluster summary.
@@ -211,7 +215,9 @@ func (a *Aggregator) perInstance(s *Summary, info RunInfo) {
 		}
 		s.PerInstance = append(s.PerInstance, is)
 		s.RoutingDistribution = append(s.RoutingDistribution, ii.Routed)
-		toks = append(toks, float64(acc.outTok))
+		if ii.Pool != "prefill" { // a prefill instance hands its requests on: its few tokens are no share of the decoding
+			toks = append(toks, float64(acc.outTok))
+		}
 	}
 	s.InstanceJainIndex = Jain(toks)
 }

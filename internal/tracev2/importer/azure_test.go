@@ -31,6 +31,11 @@ func TestAzureRealSamples(t *testing.T) {
 		{"azure-llm-2023/data/AzureLLMInferenceTrace_conv.csv", 19366,
 			azureRec(0, "azure-conv", 0, 374, 44), azureRec(19365, "azure-conv", 3501721937, 197, 183),
 			"2023-11-16T18:15:46.680590Z"},
+		// The slice committed at the repository's root (so a fresh clone
+		// runs it): last row 18:25:46.6519260,1143,396, 599.971336 s in.
+		{"azure-llm-2023/AzureLLMInferenceTrace_conv_10min.csv", 2867,
+			azureRec(0, "azure-conv_10min", 0, 374, 44), azureRec(2866, "azure-conv_10min", 599971336, 1143, 396),
+			"2023-11-16T18:15:46.680590Z"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

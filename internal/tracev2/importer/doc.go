@@ -20,6 +20,14 @@
 //     queued-minus-arrival; it holds the whole run in memory (hundreds of
 //     requests) because that tie is a minimum over every request.
 //
+// # Detection
+//
+// Detect (and DetectPath, DetectReader) names the format of an input from its
+// first 64 KiB, so that a user need not say it: each foreign shape above is
+// unmistakable by its column names or JSON keys. TraceV2 is checked first
+// and is never taken for a foreign format (a fuzz target holds every input
+// package tracev2 reads to that).
+//
 // # API
 //
 // Every constructor (or Open with a Format) returns an Importer, a pull

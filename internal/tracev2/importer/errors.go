@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"servesim/internal/tracev2"
 )
 
 // Error is a malformed-input error at a place in the source file. Its text is
@@ -22,10 +24,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	msg := tracev2.BoundMessage(e.Msg)
 	if e.Field == "" {
-		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, msg)
 	}
-	return fmt.Sprintf("%s:%d:%d: field %s: %s", e.File, e.Line, e.Column, e.Field, e.Msg)
+	return fmt.Sprintf("%s:%d:%d: field %s: %s", e.File, e.Line, e.Column, e.Field, msg)
 }
 
 // Unwrap returns the underlying cause, if any.

@@ -95,3 +95,12 @@ func TestParseNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorIsBounded: whatever a cause says, an import error is one line of
+// bounded length.
+func TestErrorIsBounded(t *testing.T) {
+	e := &Error{File: "t.csv", Line: 2, Column: 1, Field: "x", Msg: strings.Repeat("abc,", 100_000)}
+	if got := e.Error(); len(got) > 450 || !strings.HasSuffix(got, "…") {
+		t.Errorf("Error() is %d bytes: %.100q", len(got), got)
+	}
+}

@@ -259,6 +259,26 @@ func TestLLMServingSimRealRuns(t *testing.T) {
 	}
 }
 
+// TestCommittedCapture keeps the capture at the repository's root
+// (testdata/captures/rtx4090-llama-3.1-8b.trace, the trace the README grades)
+// equal to the import of the RTX 4090 run it was converted from, so the two
+// cannot drift; -update rewrites it.
+func TestCommittedCapture(t *testing.T) {
+	run := filepath.Join(shareddata.Path(t, "llmservingsim/bench/examples"), "RTX4090", "Llama-3.1-8B")
+	imp, err := OpenLLMServingSim(run, Options{ClientID: "bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, recs, err := toTrace(imp, tracev2.Columns{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 300 || imp.Header().Mode != tracev2.ModeReal {
+		t.Fatalf("%d records in mode %q, want 300 in mode real", len(recs), imp.Header().Mode)
+	}
+	golden(t, filepath.Join("..", "..", "..", "testdata", "captures", "rtx4090-llama-3.1-8b.trace"), data)
+}
+
 // summaryMeans reads the vLLM column's TTFT, TPOT and Latency means (ms).
 func summaryMeans(t *testing.T, path string) [3]float64 {
 	t.Helper()

@@ -39,6 +39,11 @@ func TestMooncakeRealSamples(t *testing.T) {
 		{"mooncake/FAST25-release/traces/synthetic_trace.jsonl", 3993,
 			moonRec(0, syn, 0, 40160, 6, seq(0, 78)),
 			moonRec(3992, syn, 1022025, 18440, 83, append(seq(17915, 17950), 43923))},
+		// The slice committed at the repository's root (so a fresh clone
+		// runs it): the conversation trace's first 5 minutes.
+		{"mooncake/conversation_trace_5min.jsonl", 918,
+			moonRec(0, "mooncake-conversation_5min", 0, 6758, 500, seq(0, 13)),
+			moonRec(917, "mooncake-conversation_5min", 297000, 1043, 508, []int64{0, 19716, 19717})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -149,7 +150,7 @@ func TestMooncakeSampleGolden(t *testing.T) {
 func golden(t *testing.T, path string, data []byte) {
 	t.Helper()
 	if *update {
-		if err := os.MkdirAll("testdata/golden", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, data, 0o644); err != nil {

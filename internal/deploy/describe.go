@@ -1,0 +1,41 @@
+package deploy
+
+import (
+	"fmt"
+	"strings"
+
+	"servesim/internal/des/instance"
+)
+
+// Describe names the simulated deployment in one line, for the text
+// summary: model, GPUs, parallelism, instances, KV capacity, latency model,
+// and the vLLM settings that differ from vLLM's defaults.
+func (r *Resolved) Describe() string {
+	model := r.Model
+	if r.ModelConfig != nil && r.ModelConfig.Name != "" {
+		model = r.ModelConfig.Name
+	}
+	par := fmt.Sprintf("TP %d", r.TP)
+	if r.PipelineParallel > 1 {
+		par += fmt.Sprintf(" × PP %d", r.PipelineParallel)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %d × %s (%s)", model, r.TP*r.PipelineParallel, r.GPU, par)
+	switch {
+	case r.PrefillInstances > 0:
+		fmt.Fprintf(&b, " per instance, %d prefill + %d decode instances", r.PrefillInstances, r.DecodeInstances)
+	case r.Instances > 1:
+		fmt.Fprintf(&b, " per instance, %d instances", r.Instances)
+	}
+	fmt.Fprintf(&b, ", %d KV blocks of %d tokens, %s latency model", r.TotalKVBlocks, r.BlockSize, r.LatencyModel)
+	if r.Batching != string(instance.BatchVLLM) {
+		fmt.Fprintf(&b, ", batching %s", r.Batching)
+	}
+	if !r.EnablePrefixCaching {
+		b.WriteString(", no prefix caching")
+	}
+	if !r.EnableChunkedPrefill {
+		b.WriteString(", no chunked prefill")
+	}
+	return b.String()
+}

@@ -1,0 +1,110 @@
+package fit
+
+import (
+	"slices"
+
+	"servesim/internal/des/latency"
+)
+
+// The free betas of the physics model, in θ order: the shares of the
+// GPU's peak FLOP/s and bandwidth its GEMMs and reads reach. Shares enter
+// a step's time as their inverse (1/η multiplies the time at peak), so θ
+// holds the inverse shares, which the step time is linear in once the
+// branch of each GEMM's knee is known (the larger of weight read and FLOP
+// time, at the coefficients of the replay that logged the step).
+//
+// Everything else keeps its starting value: per-request latencies cannot
+// tell the fixed costs from the shares. A decode step's weight read and
+// its per-step cost are one constant for one model, so a free step cost
+// trades against the bandwidth share along a line the data leave flat;
+// where in a long prefill step a request arrived (its phase) blurs the
+// costs of prefill steps (the eager per-layer cost, attention) by more
+// than their size. Measured on synthetic light, loaded and saturated
+// traces together: the two shares come back within 1%, a freed eager
+// cost 5 to 7% off, a freed step cost 35% off (TestFitAllRecoversPhysics).
+// Kernel profiles measure those terms directly (internal/fidelity).
+func physicsFree() []int {
+	return []int{latency.PhFlopsEff, latency.PhBwEff}
+}
+
+// physicsShare reports whether beta position i is a share (fitted as its
+// inverse).
+func physicsShare(i int) bool {
+	switch i {
+	case latency.PhFlopsEff, latency.PhBwEff, latency.PhAttnEff, latency.PhKVEff, latency.PhLinkEff:
+		return true
+	}
+	return false
+}
+
+// Positions of the physics features in θ.
+const (
+	phUFl = iota
+	phUBw
+	phNumFree
+)
+
+// physicsTheta is θ's beta part at the starting coefficients.
+func physicsTheta(beta []float64, dst []float64) {
+	for j, i := range physicsFree() {
+		v := beta[i]
+		if physicsShare(i) {
+			v = 1 / v
+		}
+		dst[j] = v
+	}
+}
+
+// physicsCoefficients turns θ's beta part into a full beta vector, within
+// the model's physical bounds.
+func physicsCoefficients(start, theta []float64) []float64 {
+	beta := slices.Clone(start)
+	for j, i := range physicsFree() {
+		lo, hi := latency.PhysicsBounds(i)
+		v := theta[j]
+		if physicsShare(i) {
+			if v <= 0 {
+				v = hi
+			} else {
+				v = 1 / v
+			}
+		}
+		beta[i] = min(hi, max(lo, v))
+	}
+	return beta
+}
+
+// physicsFeatures fills dst[:phNumFree] with the step's features at the
+// inverse shares of cur (which decide each knee's branch) and returns the
+// part of its time no free parameter scales.
+func (sp *space) physicsFeatures(s *latency.Step, dst []float64) (offset float64) {
+	clear(dst[:phNumFree])
+	q := sp.physics.Quantities(s)
+	if q.Empty {
+		return 1 // an empty step lasts 1 µs
+	}
+	b := sp.beta
+	ub, uf, k := sp.cur[phUBw], sp.cur[phUFl], b[latency.PhKnee]
+	gemm := func(w, f float64) {
+		if w*ub >= f*uf {
+			dst[phUBw] += w
+			dst[phUFl] += k * f
+		} else {
+			dst[phUFl] += f
+			dst[phUBw] += k * w
+		}
+	}
+	gemm(q.DenseW, q.DenseF)
+	gemm(q.LMW, q.LMF)
+	if q.ExpertW > 0 || q.ExpertF > 0 {
+		gemm(q.ExpertW, q.ExpertF)
+	}
+	dst[phUBw] += q.Elem
+	offset = b[latency.PhStepUs] + q.Layers*b[latency.PhLayerUs] + q.EagerLayers*b[latency.PhEagerLayerUs] +
+		q.PrefillSeq*b[latency.PhPrefillSeqUs] + q.Seqs*b[latency.PhSeqUs] +
+		q.Attn/b[latency.PhAttnEff] + (q.KV+b[latency.PhMixedKV]*q.MixedKV+b[latency.PhMixedKVWide]*q.MixedKVWide)/b[latency.PhKVEff]
+	if q.LinkOps > 0 {
+		offset += q.LinkOps*b[latency.PhLinkOpUs] + q.Link/b[latency.PhLinkEff]
+	}
+	return offset
+}

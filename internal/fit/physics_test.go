@@ -1,0 +1,100 @@
+package fit
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"servesim/internal/des/latency"
+	"servesim/internal/replay"
+)
+
+// physicsTruth is the physics model of the synthetic traces: every fitted
+// share and cost set off its default.
+func physicsTruth(t testing.TB) (alpha, beta []float64) {
+	t.Helper()
+	g, err := latency.ResolveGPU("H100", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	beta = latency.PhysicsDefaultBeta(g)
+	beta[latency.PhFlopsEff], beta[latency.PhBwEff] = 0.66, 0.78
+	return latency.PhysicsDefaultAlpha(), beta
+}
+
+// physicsTraces are three runs of one deployment under the truth: light
+// (1 request/s), loaded (6/s) and saturated behind a client capped at 48
+// requests in flight (40/s offered), with chunk times perturbed by ±0.5 %.
+func physicsTraces(t testing.TB) []Trace {
+	t.Helper()
+	alpha, beta := physicsTruth(t)
+	base := synth{promptLo: 100, promptHi: 3000, outLo: 16, outHi: 160, kind: "physics", alpha: alpha, beta: beta, noise: 0.005, itl: true}
+	runs := []struct {
+		name string
+		n    int
+		rate float64
+		cap  int
+	}{{"light", 300, 1, 0}, {"loaded", 600, 6, 0}, {"saturated", 600, 40, 48}}
+	var out []Trace
+	for i, r := range runs {
+		s := base
+		s.n, s.ratePerS, s.seed = r.n, r.rate, uint64(11+i)
+		s.client = replay.Client{MaxConcurrency: r.cap}
+		recs, itl := s.make(t)
+		start := testDeployment(t, "physics", nil, nil) // fitted from the defaults
+		out = append(out, Trace{Name: r.name, Deploy: start, Client: s.client,
+			Replay: replay.TraceOptions{InjectAtArrival: s.client.Capped()}, Input: Input{Records: recs, ITL: itl}})
+	}
+	return out
+}
+
+// TestFitAllRecoversPhysics: fitted on a light, a loaded and a saturated
+// trace together, from the defaults, the physics model's free coefficients
+// (the GPU's shares of peak FLOP/s and bandwidth) come back within 3 % of
+// the truth, the held Q and A_end stay at their start, and a second fit
+// gives the same bytes. Replayed with the fit, each trace's E2E is within
+// 1 %; TTFT is within 6 %: a replay a hair off the truth puts the loaded
+// trace's requests in other steps than the truth did (its TTFT MAPE is
+// 0.2 % at the exact truth, 4.6 % at 0.1 % off it), the floor of what any
+// fit can reach on a single replay of queued requests.
+func TestFitAllRecoversPhysics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays three traces a dozen times")
+	}
+	traces := physicsTraces(t)
+	fit := func() *Result {
+		res, err := FitAll(context.Background(), Config{Seed: 1, MaxIterations: 12}, traces)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := fit()
+	_, truth := physicsTruth(t)
+	for _, p := range res.PerTrace {
+		t.Logf("%s: start TTFT %.3f E2E %.3f; fit TTFT %.3f E2E %.3f (%d requests)", p.Name,
+			p.Start.TTFTMAPE, p.Start.E2EMAPE, p.Fit.TTFTMAPE, p.Fit.E2EMAPE, p.FitRequests)
+	}
+	t.Logf("beta %.4g; %d replays, converged %v, spread %.3f", res.Beta, res.Iterations, res.Converged, res.Spread)
+	for _, i := range physicsFree() {
+		if got, want := res.Beta[i], truth[i]; math.Abs(got-want) > 0.03*want {
+			t.Errorf("%s = %.4g, want %.4g ± 3%%", latency.PhysicsBetaNames()[i], got, want)
+		}
+	}
+	if !slices.Equal(res.Alpha, latency.PhysicsDefaultAlpha()) {
+		t.Errorf("alpha %v, want the start %v held", res.Alpha, latency.PhysicsDefaultAlpha())
+	}
+	if len(res.PerTrace) != 3 || res.PerTrace[2].Start.E2EMAPE < 0.05 {
+		t.Errorf("per trace %+v: the saturated trace should start well off", res.PerTrace)
+	}
+	for _, p := range res.PerTrace {
+		if p.Fit.E2EMAPE > 0.01 || p.Fit.TTFTMAPE > 0.06 {
+			t.Errorf("%s: fitted E2E MAPE %.4f, TTFT %.4f; want within the noise", p.Name, p.Fit.E2EMAPE, p.Fit.TTFTMAPE)
+		}
+	}
+	again := fit()
+	if !slices.Equal(again.Beta, res.Beta) || !slices.Equal(again.Alpha, res.Alpha) {
+		t.Errorf("a second fit differs:\n%v\n%v", again.Beta, res.Beta)
+	}
+}
