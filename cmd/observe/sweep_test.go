@@ -27,12 +27,13 @@ type sweepSummary struct {
 // TestSweepFindsCapacity sweeps a fake server that serves two requests at
 // a time, each for 4 ms + 3 × 2 ms: the throughput level's ceiling is the
 // server's capacity (two over its mean service time, from the server's own
-// record) within 10%; a level at four times it is stopped early, saying
-// why; one at half of it runs whole.
+// record) within 10%; a level at four times its nominal 200 req/s is stopped
+// early, saying why; one at a quarter of it runs whole (a loaded machine
+// slows the in-process server, so the quarter leaves room).
 func TestSweepFindsCapacity(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{TTFT: 4 * time.Millisecond, ITL: 2 * time.Millisecond, MaxRunning: 2, RecordTimings: true, KeepRequests: 1})
 	prefix := filepath.Join(t.TempDir(), "sw")
-	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "200", "--sweep", "--rates", "100,800",
+	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "200", "--sweep", "--rates", "50,800",
 		"--drain-timeout", "30s", "-o", prefix)...)
 	if o.Err != nil {
 		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
@@ -85,7 +86,7 @@ func TestSweepFindsCapacity(t *testing.T) {
 	}
 	half, over := sum.Levels[2], sum.Levels[3]
 	if half.Stopped || half.Completed != 200 {
-		t.Errorf("the level at 100 req/s: stopped %v (%q), %d completed; want it whole", half.Stopped, half.Reason, half.Completed)
+		t.Errorf("the level at 50 req/s: stopped %v (%q), %d completed; want it whole", half.Stopped, half.Reason, half.Completed)
 	}
 	if !over.Stopped || !strings.Contains(over.Reason, "behind and growing") || over.Completed >= 200 {
 		t.Errorf("the level at 800 req/s: stopped %v (%q), %d completed; want it stopped early", over.Stopped, over.Reason, over.Completed)
