@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,22 +168,22 @@ func TestShardsWithGNUParallel(t *testing.T) {
 func TestShardedClosedLoop(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
 	dir := t.TempDir()
-	start := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
-	done := make(chan error, 2)
+	// Two processes, as on two machines (urfave/cli's package-level flags
+	// make two commands in one process race).
+	bin := bins.Path(t, "observe")
+	start := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	var cmds []*exec.Cmd
 	for i := range 2 {
-		go func() {
-			o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "--concurrency", "4", "--think-time", "2ms",
-				"--num-requests", "40", "--shard", strconv.Itoa(i)+"/2", "--start-at", start, "-o", filepath.Join(dir, "w"+strconv.Itoa(i)))...)
-			if o.Err != nil {
-				done <- errors.New(o.Stderr)
-				return
-			}
-			done <- nil
-		}()
-	}
-	for range 2 {
-		if err := <-done; err != nil {
+		cmd := exec.Command(bin, baseArgs(srv, "--no-self-test", "--streaming", "--concurrency", "4", "--think-time", "2ms",
+			"--num-requests", "40", "--shard", strconv.Itoa(i)+"/2", "--start-at", start, "-o", filepath.Join(dir, "w"+strconv.Itoa(i)))...)
+		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("worker %d: %v", i, err)
 		}
 	}
 	o := observeIn(testCtx(t), "--merge", "--quiet", "-o", "-", filepath.Join(dir, "w0.csv"), filepath.Join(dir, "w1.csv"))
