@@ -10,7 +10,7 @@ GOFLAGS ?=
 
 # Packages whose goroutines the race detector must watch on every CI run;
 # `make race` covers the whole tree.
-RACE_PKGS := ./internal/cli/... ./internal/httpload/... ./cmd/observe/... ./internal/report/...
+RACE_PKGS := ./internal/cli/... ./internal/httpload/... ./cmd/observe/... ./internal/report/... ./internal/sweep/...
 
 all: build
 

@@ -81,6 +81,36 @@ func grade(t *testing.T, s setup, l level, deployment string, fitted bool) grade
 	}
 }
 
+// gradeWithoutClient replays a capped run at its recorded send times as an
+// open loop (--client-max-concurrency 0 over the header's cap) and returns
+// its E2E MAPE, to set beside the replay that models the client.
+func gradeWithoutClient(t *testing.T, s setup, l level, deployment string) float64 {
+	t.Helper()
+	prefix := filepath.Join(s.out, l.name)
+	sim := prefix + ".noclient.sim.json"
+	s.mustTool(t, time.Minute, l.name+".noclient.replay.log", "replay", prefix+".csv", "--deployment", deployment,
+		"--client-max-concurrency", "0", "--results-path", sim, "--quiet")
+	report := prefix + ".noclient.report.json"
+	if _, exit := s.tool(t, time.Minute, l.name+".noclient.calibrate.log", "calibrate", prefix+".csv", sim, "--report", report, "--quiet"); exit != 0 && exit != 3 {
+		t.Fatalf("calibrate %s without its client exited %d", l.name, exit)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Metrics map[string]struct {
+			Request struct {
+				MAPE float64 `json:"mape"`
+			} `json:"request_level"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("%s: %v", report, err)
+	}
+	return rep.Metrics["e2e"].Request.MAPE
+}
+
 // requestKey identifies the same request in two runs of one level: a
 // closed loop hands the seeded requests out per user and round (request ids
 // follow the send order, which differs from run to run), an open loop by
@@ -130,7 +160,7 @@ func repeatNoise(t *testing.T, a, b *run) levelNoise {
 }
 
 // writeSummary writes summary.md, the index of the reports, and logs it.
-func writeSummary(t *testing.T, s setup, rows []gradeRow, noise map[string]levelNoise, p prefillProbe, capacity float64, rate string, took time.Duration) {
+func writeSummary(t *testing.T, s setup, rows []gradeRow, noise map[string]levelNoise, p prefillProbe, capacity float64, rate string, capNoClient float64, took time.Duration) {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# servesim against Ollama on the CPU\n\n")
@@ -148,6 +178,12 @@ func writeSummary(t *testing.T, s setup, rows []gradeRow, noise map[string]level
 		}
 		fmt.Fprintf(&b, "| %s | %s | %.1f%% | %.1f%% | %s | %.3f | %.3f | %.1f%% | %.3f | %.1f%% | %s / %s | %s |\n", r.name, set, 100*r.e2eMAPE, 100*n.mape, bound, r.e2eR, n.r,
 			100*r.ttftMAPE, r.ttftR, 100*r.itlMAPE, fmtMs(r.realE2E), fmtMs(r.simE2E), filepath.Base(r.html))
+	}
+	for _, r := range rows {
+		if r.name == "cap" {
+			fmt.Fprintf(&b, "\nThe capped client (at most %d in flight, offered twice the capacity): held-out E2E MAPE %.1f%% replayed with its client (the cap its header states), %.1f%% replayed at its recorded sends without it.\n",
+				capUsers, 100*r.e2eMAPE, 100*capNoClient)
+		}
 	}
 	fmt.Fprintf(&b, "\nLoop time: %.0f s.\n", took.Seconds())
 	writeFile(t, filepath.Join(s.out, "summary.md"), b.String())

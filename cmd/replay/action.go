@@ -25,16 +25,67 @@ type settings struct {
 	summaryTo   io.Writer // where the text summary goes
 	opts        replay.TraceOptions
 	horizonUs   int64
-	hashTokens  int
 	header      *tracev2.Header // of the replayed trace
 	setup       *replay.Setup   // what the replay ran on, for --metrics-out
+}
+
+// traceSettings validates the flags that say how the trace's rows become
+// requests (the session mode is checked here and decided by traceSetup,
+// as the trace's client may set it), and --horizon and
+// --hash-block-tokens.
+func traceSettings(c *ucli.Context) (opts replay.TraceOptions, horizonUs int64, err error) {
+	switch c.String("inject-at") {
+	case "send":
+	case "arrival":
+		opts.InjectAtArrival = true
+	default:
+		return opts, 0, cli.Usagef("--inject-at %q: want send or arrival", c.String("inject-at"))
+	}
+	switch c.String("session-mode") {
+	case cli.SessionFixed, cli.SessionClosedLoop:
+	default:
+		return opts, 0, cli.Usagef("--session-mode %q: want fixed or closed-loop", c.String("session-mode"))
+	}
+	if d := c.Duration("think-time"); d < 0 {
+		return opts, 0, cli.Usagef("--think-time %v is negative", d)
+	} else {
+		opts.ThinkTimeUs = d.Microseconds()
+	}
+	if d := c.Duration("horizon"); d < 0 {
+		return opts, 0, cli.Usagef("--horizon %v is negative", d)
+	} else {
+		horizonUs = d.Microseconds()
+	}
+	if c.Int("hash-block-tokens") <= 0 {
+		return opts, 0, cli.Usagef("--hash-block-tokens %d must be positive", c.Int("hash-block-tokens"))
+	}
+	opts.SkipFailed = c.Bool("skip-failed")
+	return opts, horizonUs, nil
+}
+
+// simConfig is the replay's configuration of the trace in, but for the
+// deployment, the client and progress: the seed (--seed, else the
+// trace's), its session context growth and goodput targets, the horizon
+// and the hash block size.
+func simConfig(c *ucli.Context, in *input, horizonUs int64) replay.Config {
+	seed := c.Int64("seed")
+	if !c.IsSet("seed") && in.header.WorkloadSeed != nil {
+		seed = *in.header.WorkloadSeed
+	}
+	return replay.Config{
+		Seed:            seed,
+		ContextGrowth:   in.header.SessionContextGrowth,
+		HorizonUs:       horizonUs,
+		SLOTargets:      replay.SLOTargets(in.header.GoodputSLOTargets),
+		HashBlockTokens: c.Int("hash-block-tokens"),
+	}
 }
 
 // parseSettings validates the flags before anything is read or written.
 func parseSettings(c *ucli.Context, stdio cli.IO) (*settings, error) {
 	s := &settings{format: c.String("format"), resultsPath: c.String("results-path"),
 		metricsOut: c.String("metrics-out"), timeline: c.String("timeline"), traceOut: c.String("trace-output"),
-		summaryTo: stdio.Out, hashTokens: c.Int("hash-block-tokens")}
+		summaryTo: stdio.Out}
 	switch s.format {
 	case "json", "jsonl":
 		if s.resultsPath == "" {
@@ -44,32 +95,10 @@ func parseSettings(c *ucli.Context, stdio cli.IO) (*settings, error) {
 	default:
 		return nil, cli.Usagef("--format %q: want json, jsonl or text", s.format)
 	}
-	switch c.String("inject-at") {
-	case "send":
-	case "arrival":
-		s.opts.InjectAtArrival = true
-	default:
-		return nil, cli.Usagef("--inject-at %q: want send or arrival", c.String("inject-at"))
+	var err error
+	if s.opts, s.horizonUs, err = traceSettings(c); err != nil {
+		return nil, err
 	}
-	switch c.String("session-mode") {
-	case cli.SessionFixed, cli.SessionClosedLoop: // the trace's client may change it (setUp)
-	default:
-		return nil, cli.Usagef("--session-mode %q: want fixed or closed-loop", c.String("session-mode"))
-	}
-	if d := c.Duration("think-time"); d < 0 {
-		return nil, cli.Usagef("--think-time %v is negative", d)
-	} else {
-		s.opts.ThinkTimeUs = d.Microseconds()
-	}
-	if d := c.Duration("horizon"); d < 0 {
-		return nil, cli.Usagef("--horizon %v is negative", d)
-	} else {
-		s.horizonUs = d.Microseconds()
-	}
-	if s.hashTokens <= 0 {
-		return nil, cli.Usagef("--hash-block-tokens %d must be positive", s.hashTokens)
-	}
-	s.opts.SkipFailed = c.Bool("skip-failed")
 	// stdout carries one data stream; the text summary gives way to stderr.
 	var claims []string
 	for _, o := range []struct{ flag, path string }{
@@ -131,29 +160,22 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
 	defer tr.Close()
-	log.Debug("trace", "input", in.describe(), "read_s", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
-	seed := c.Int64("seed")
-	if !c.IsSet("seed") && in.header.WorkloadSeed != nil {
-		seed = *in.header.WorkloadSeed
+	if c.IsSet("rate") {
+		if err := tr.SetRate(c.Float64("rate")); err != nil {
+			return fmt.Errorf("%s: --rate: %w", in.name, err)
+		}
 	}
-
+	log.Debug("trace", "input", in.describe(), "read_s", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
 	out, err := openOutputs(c, stdio, set, in, tr)
 	if err != nil {
 		return err
 	}
 	defer out.abort()
 	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), int64(tr.Len()), "replaying")
-	cfg := replay.Config{
-		Deploy:          dep,
-		Seed:            seed,
-		ContextGrowth:   in.header.SessionContextGrowth,
-		HorizonUs:       set.horizonUs,
-		SLOTargets:      replay.SLOTargets(in.header.GoodputSLOTargets),
-		HashBlockTokens: set.hashTokens,
-		Client:          client,
-		Progress: func(now, done int64) {
-			progress.Set(done, fmt.Sprintf("replaying t=%.1fs", float64(now)/1e6))
-		},
+	cfg := simConfig(c, in, set.horizonUs)
+	cfg.Deploy, cfg.Client = dep, client
+	cfg.Progress = func(now, done int64) {
+		progress.Set(done, fmt.Sprintf("replaying t=%.1fs", float64(now)/1e6))
 	}
 	if out.timeline != nil {
 		cfg.Observer = out.timeline
@@ -186,39 +208,19 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	return nil
 }
 
-// setUp decides what the trace is replayed on: the deployment and client
-// its header states, under --deployment and the flags (cli.TraceDeployment,
-// cli.TraceSessionMode, traceClient). It fills set.opts and set.header (the
-// replayed trace's header, recording both) and returns the resolved
+// setUp decides what the trace is replayed on (traceSetup) and resolves
+// it. It fills set.opts and set.header (the replayed trace's header,
+// recording the deployment and the client) and returns the resolved
 // deployment and the client to simulate.
 func setUp(c *ucli.Context, set *settings, in *input, log *slog.Logger) (*deploy.Resolved, replay.Client, error) {
-	warn := func(m string) { log.Warn(m) }
-	given, err := cli.TraceDeployment(c, in.name, in.header, warn)
-	if err != nil {
-		return nil, replay.Client{}, err
-	}
-	dep, err := deploy.Resolve(given)
-	if err != nil {
-		return nil, replay.Client{}, err
-	}
-	mode, err := cli.TraceSessionMode(c, in.name, in.header, warn)
-	if err != nil {
-		return nil, replay.Client{}, err
-	}
-	set.opts.ClosedLoop = mode == cli.SessionClosedLoop
-	var facts tracev2.Client
-	var stated *tracev2.Client
-	if x := in.header.XExt; x != nil && x.Client != nil && !c.Bool("ignore-trace-deployment") {
-		facts, stated = *x.Client, x.Client
-		if !c.IsSet("think-time") && facts.ThinkTimeUs > 0 {
-			set.opts.ThinkTimeUs = facts.ThinkTimeUs
-		}
-	}
-	client, err := traceClient(c, in, stated, &set.opts, log)
+	given, client, facts, err := traceSetup(c, in, &set.opts, log)
 	if err != nil {
 		return nil, client, err
 	}
-	facts.SessionMode, facts.MaxConcurrency, facts.SendGapUs = mode, client.MaxConcurrency, client.SendGapUs
+	dep, err := deploy.Resolve(given)
+	if err != nil {
+		return nil, client, err
+	}
 	set.header = replayedHeader(in.header)
 	if err := deploy.Record(set.header, given, dep); err != nil {
 		return nil, client, err
@@ -226,6 +228,38 @@ func setUp(c *ucli.Context, set *settings, in *input, log *slog.Logger) (*deploy
 	set.header.XExt.Client = &facts
 	set.setup = &replay.Setup{Deployment: set.header.Deployment(), Client: facts}
 	return dep, client, nil
+}
+
+// traceSetup decides what the trace is replayed on, for replay and replay
+// sweep alike: the deployment its header states under --deployment and the
+// flags (cli.TraceDeployment, not yet resolved), the session mode
+// (cli.TraceSessionMode, into opts) and the client (traceClient). facts is
+// the client as the replayed header records it.
+func traceSetup(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slog.Logger) (deploy.Config, replay.Client, tracev2.Client, error) {
+	warn := func(m string) { log.Warn(m) }
+	var facts tracev2.Client
+	given, err := cli.TraceDeployment(c, in.name, in.header, warn)
+	if err != nil {
+		return given, replay.Client{}, facts, err
+	}
+	mode, err := cli.TraceSessionMode(c, in.name, in.header, warn)
+	if err != nil {
+		return given, replay.Client{}, facts, err
+	}
+	opts.ClosedLoop = mode == cli.SessionClosedLoop
+	var stated *tracev2.Client
+	if x := in.header.XExt; x != nil && x.Client != nil && !c.Bool("ignore-trace-deployment") {
+		facts, stated = *x.Client, x.Client
+		if !c.IsSet("think-time") && facts.ThinkTimeUs > 0 {
+			opts.ThinkTimeUs = facts.ThinkTimeUs
+		}
+	}
+	client, err := traceClient(c, in, stated, opts, log)
+	if err != nil {
+		return given, client, facts, err
+	}
+	facts.SessionMode, facts.MaxConcurrency, facts.SendGapUs = mode, client.MaxConcurrency, client.SendGapUs
+	return given, client, facts, nil
 }
 
 // traceClient is the client to replay (cli.TraceClient: the flags', the

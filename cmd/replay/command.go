@@ -11,28 +11,13 @@ import (
 )
 
 func command() cli.Command {
-	var formats []string
-	for _, f := range importer.Formats() {
-		formats = append(formats, string(f))
-	}
-	flags := []ucli.Flag{
-		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML (two-file form, with --trace-data)"},
-		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV (two-file form)"},
-		&ucli.StringFlag{Name: "from", Usage: "force the format of a foreign trace: " + strings.Join(formats, ", "), DefaultText: "detected from the content"},
-		&ucli.BoolFlag{Name: "lenient", Usage: "skip malformed trace rows with a warning instead of stopping"},
-		&ucli.BoolFlag{Name: "strict", Usage: "unknown trace header keys are errors, not warnings"},
-		&ucli.StringFlag{Name: "inject-at", Value: "send", Usage: "inject each request at its send time (send) or its intended arrival (arrival); with a capped client (--client-max-concurrency, or one found in the trace) always the arrival"},
-		&ucli.BoolFlag{Name: "skip-failed", Usage: "leave out rows whose status is not ok"},
-		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
-		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
-		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m", DefaultText: "run to the end"},
-		&ucli.IntFlag{Name: "hash-block-tokens", Value: replay.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
-		&ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids", DefaultText: "the trace's workload_seed, else 42"},
+	flags := traceFlags()
+	flags = append(flags,
 		&ucli.StringFlag{Name: "results-path", Usage: "write the SimResult JSON here", DefaultText: "stdout, unless --format text"},
 		cli.FormatFlag("json", "json: SimResult array; jsonl: one SimResult per line; text: the summary table (SimResults only with --results-path)"),
 		&ucli.StringFlag{Name: "metrics-out", Usage: "write the summary JSON (the keys of run's output, with the resolved deployment and client) to this file; calibrate --sim-metrics reads it"},
 		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
-	}
+	)
 	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.ClientFlags(true)...)
 	flags = append(flags, cli.TraceDeploymentFlags()...)
@@ -114,7 +99,32 @@ Examples:
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input (located as
 file:line:column; nothing is written), 130 interrupted.`,
-		Flags:  flags,
-		Action: action,
+		Flags:       flags,
+		Action:      action,
+		Subcommands: []cli.Command{sweepCommand()},
+	}
+}
+
+// traceFlags are the flags that say how a trace is read and injected,
+// shared by replay and replay sweep.
+func traceFlags() []ucli.Flag {
+	var formats []string
+	for _, f := range importer.Formats() {
+		formats = append(formats, string(f))
+	}
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML (two-file form, with --trace-data)"},
+		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV (two-file form)"},
+		&ucli.StringFlag{Name: "from", Usage: "force the format of a foreign trace: " + strings.Join(formats, ", "), DefaultText: "detected from the content"},
+		&ucli.BoolFlag{Name: "lenient", Usage: "skip malformed trace rows with a warning instead of stopping"},
+		&ucli.BoolFlag{Name: "strict", Usage: "unknown trace header keys are errors, not warnings"},
+		&ucli.StringFlag{Name: "inject-at", Value: "send", Usage: "inject each request at its send time (send) or its intended arrival (arrival); with a capped client (--client-max-concurrency, or one found in the trace) always the arrival"},
+		&ucli.BoolFlag{Name: "skip-failed", Usage: "leave out rows whose status is not ok"},
+		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
+		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
+		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m", DefaultText: "run to the end"},
+		&ucli.Float64Flag{Name: "rate", Usage: "replay the trace sped up or slowed down to this mean rate, requests/s: arrival gaps scaled, requests unchanged", DefaultText: "as recorded"},
+		&ucli.IntFlag{Name: "hash-block-tokens", Value: replay.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
+		&ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids", DefaultText: "the trace's workload_seed, else 42"},
 	}
 }

@@ -59,8 +59,9 @@ Examples:
    # Prefill/decode disaggregation, as a timeline for ui.perfetto.dev:
    run --workload chatbot --rate 40 --num-requests 200 --prefill-instances 1 \
        --decode-instances 2 --pd-decider always --timeline pd-timeline.json --format text`,
-		Flags:  flags,
-		Action: action,
+		Flags:       flags,
+		Action:      action,
+		Subcommands: []cli.Command{sweepCommand()},
 	}
 }
 
@@ -121,21 +122,10 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	}
 	defer out.Abort()
 	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), progressTotal(wl), "simulating")
-	src := wl.NewSource()
-	var fu replay.FollowUps
-	if wl.HasSessions() {
-		fu = replay.FromWorkload(src)
-	}
-	rcfg := replay.Config{
-		Deploy:        dep,
-		Seed:          wl.Spec.Seed,
-		ContextGrowth: wl.ContextGrowth(),
-		HorizonUs:     wl.Spec.HorizonUs,
-		SLOTargets:    replay.SLOTargets(hdr.GoodputSLOTargets),
-		Client:        client,
-		Progress: func(now, done int64) {
-			progress.Set(done, fmt.Sprintf("simulating t=%.1fs", float64(now)/1e6))
-		},
+	rcfg := replay.WorkloadConfig(wl, dep)
+	rcfg.Client = client
+	rcfg.Progress = func(now, done int64) {
+		progress.Set(done, fmt.Sprintf("simulating t=%.1fs", float64(now)/1e6))
 	}
 	if decisions != nil {
 		rcfg.Decisions = decisions
@@ -143,12 +133,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if tl != nil {
 		rcfg.Observer = tl.rec
 	}
-	res, err := replay.Simulate(ctx, rcfg, replay.FromWorkload(src), fu, out.Write)
+	res, err := replay.SimulateWorkload(ctx, rcfg, wl, out.Write)
 	progress.Finish()
 	if err != nil {
 		return err
 	}
-	src.Finish()
 	for _, w := range res.Warnings {
 		log.Warn(w)
 	}

@@ -29,9 +29,10 @@ type Command struct {
 	ArgsUsage   string
 	Description string // longer text; include a real pipeline example
 	Flags       []ucli.Flag
-	// Subcommands are the commands reached as `NAME SUB ...` (main
-	// dispatches to them); the completion scripts offer their names and
-	// flags.
+	// Subcommands are the commands reached as `NAME SUB ...`: Run
+	// dispatches to one when the first argument names it (each has its own
+	// flags and help, listed in the parent's help), and the completion
+	// scripts offer their names and flags.
 	Subcommands []Command
 	// Action runs the command. log writes to stderr at the level chosen by
 	// --log-level. c gives access to flag values and positional arguments.
@@ -48,6 +49,21 @@ func (cmd Command) AllFlags() []ucli.Flag {
 // never exits the process: help and --version return nil; bad usage returns
 // an error whose ExitCode is 2, naming the nearest flag to an unknown one.
 func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
+	for _, sub := range cmd.Subcommands {
+		// A subcommand is named by its word ("sweep") or in full
+		// ("calibrate fit").
+		word := sub.Name[strings.LastIndex(sub.Name, " ")+1:]
+		if len(args) > 1 && args[1] == word {
+			sub.Name = cmd.Name + " " + word
+			return Run(ctx, sub, append([]string{args[0] + " " + args[1]}, args[2:]...), stdio)
+		}
+	}
+	if len(cmd.Subcommands) > 0 {
+		cmd.Description += "\n\nSubcommands (each has its own --help):\n"
+		for _, sub := range cmd.Subcommands {
+			cmd.Description += fmt.Sprintf("\n   %s %s   %s", cmd.Name, sub.Name[strings.LastIndex(sub.Name, " ")+1:], sub.Usage)
+		}
+	}
 	flags := cmd.AllFlags()
 	app := &ucli.App{
 		Name:                   cmd.Name,

@@ -58,16 +58,20 @@ type RunReport struct {
 	Deploy          deploy.Config
 	ReplayE2EMeanUs float64
 	Metrics         map[string]Metrics // ttft, tpot, e2e
-	Sources         Sources
-	Warnings        []string
+	// Regimes are the errors of the requests that met each load on the
+	// real server (see Regime).
+	Regimes  map[Regime]RegimeErrors
+	Sources  Sources
+	Warnings []string
 }
 
 // Report is the fidelity of the simulator on every run, each predicted from
 // a fit on the others.
 type Report struct {
 	Runs    []RunReport
-	Overall map[string]Metrics // mean over runs of each figure (N summed)
-	cases   map[string]*Case   // by run name, for replays of a report's deployments
+	Overall map[string]Metrics      // mean over runs of each figure (N summed)
+	Regimes map[Regime]RegimeErrors // every run's requests pooled by the load they met
+	cases   map[string]*Case        // by run name, for replays of a report's deployments
 }
 
 // MetricNames are the metrics a report carries, in table order.
@@ -118,6 +122,7 @@ func Evaluate(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("fidelity: no run selected")
 	}
 	out.Overall = overall(out.Runs)
+	out.Regimes = pooledRegimes(out.Runs)
 	return out, nil
 }
 
@@ -149,6 +154,7 @@ func evaluateRun(ctx context.Context, c *Case, fit *FitResult) (*RunReport, erro
 		rr.Metrics[name] = metricsOf(cmp)
 	}
 	rr.Sources = sources(c, rp)
+	rr.Regimes = regimeErrors(c.Run, rp.sims)
 	return rr, nil
 }
 

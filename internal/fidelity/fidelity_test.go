@@ -94,6 +94,15 @@ func TestFidelityReport(t *testing.T) {
 			t.Errorf("%s: E2E Pearson r regressed: got %.4f, want ≥ %.4f", r.Name, m.PearsonR, want.runE2ER)
 		}
 	}
+	// By the load each request met (measured with the physics model:
+	// light 173 requests TTFT 9.7% E2E 1.8%, knee 168 6.4% / 2.3%,
+	// saturated 859 4.7% / 1.8%), every class within the targets.
+	for g, lim := range map[Regime][2]float64{RegimeLight: {0.11, 0.03}, RegimeKnee: {0.08, 0.03}, RegimeSaturated: {0.06, 0.03}} {
+		e := rep.Regimes[g]
+		if e.N < 100 || e.TTFTMAPE > lim[0] || e.E2EMAPE > lim[1] {
+			t.Errorf("%s load: %d requests, TTFT MAPE %.4f, E2E MAPE %.4f; want at least 100 within %.2f and %.2f", g, e.N, e.TTFTMAPE, e.E2EMAPE, lim[0], lim[1])
+		}
+	}
 	for target, ok := range DefaultTargets().Met(rep) {
 		if !ok {
 			t.Errorf("target %s is not met on every run", target)

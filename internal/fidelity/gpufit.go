@@ -51,7 +51,8 @@ type profileRow struct {
 // the same time.
 //
 // The dense GEMMs and the LM head fix the GPU's three shares (bandwidth,
-// FLOP/s, knee), searched on a grid (1% steps, the knee in 5% steps) with
+// FLOP/s, knee), searched on a grid (5% steps, then 1% steps around the
+// best; the knee in 5% steps) with
 // the per-layer and per-sequence floors solved in closed form at each
 // point; the attention rows then fix prefill attention's share, the
 // mixed-batch factor and attention's own floors by non-negative least
@@ -167,25 +168,35 @@ func fitGEMMs(dense, sample, moe []profileRow, layers, moeLayers float64) gemmFi
 	best := gemmFit{layers: layers, moeLayers: moeLayers}
 	bestErr := math.Inf(1)
 	try := best
+	eval := func(k, eb, ef int) {
+		try.knee, try.bw, try.fl = float64(k)/20, float64(eb)/100, float64(ef)/100
+		try.layerUs = floorFit(dense, func(r *profileRow) float64 {
+			return latency.Knee(r.q.DenseW/try.bw, r.q.DenseF/try.fl, try.knee) + r.q.Elem/try.bw
+		}, layers)
+		try.seqUs = floorFit(sample, func(r *profileRow) float64 {
+			return latency.Knee(r.q.LMW/try.bw, r.q.LMF/try.fl, try.knee)
+		}, -1)
+		try.moeUs = floorFit(moe, func(r *profileRow) float64 {
+			return latency.Knee(r.q.ExpertW/try.bw, r.q.ExpertF/try.fl, try.knee)
+		}, moeLayers)
+		if e := sqErr(dense, try.predict) + sqErr(sample, try.predict) + sqErr(moe, try.predict); e < bestErr {
+			best, bestErr = try, e
+		}
+	}
+	// Coarse (shares in 5% steps), then fine (1% steps) around the coarse
+	// optimum: the error is smooth in the shares at that scale.
 	for k := 0; k <= 20; k++ {
-		try.knee = float64(k) / 20
-		for eb := 20; eb <= 125; eb++ {
-			try.bw = float64(eb) / 100
-			for ef := 10; ef <= 125; ef++ {
-				try.fl = float64(ef) / 100
-				try.layerUs = floorFit(dense, func(r *profileRow) float64 {
-					return latency.Knee(r.q.DenseW/try.bw, r.q.DenseF/try.fl, try.knee) + r.q.Elem/try.bw
-				}, layers)
-				try.seqUs = floorFit(sample, func(r *profileRow) float64 {
-					return latency.Knee(r.q.LMW/try.bw, r.q.LMF/try.fl, try.knee)
-				}, -1)
-				try.moeUs = floorFit(moe, func(r *profileRow) float64 {
-					return latency.Knee(r.q.ExpertW/try.bw, r.q.ExpertF/try.fl, try.knee)
-				}, moeLayers)
-				e := sqErr(dense, try.predict) + sqErr(sample, try.predict) + sqErr(moe, try.predict)
-				if e < bestErr {
-					best, bestErr = try, e
-				}
+		for eb := 20; eb <= 125; eb += 5 {
+			for ef := 10; ef <= 125; ef += 5 {
+				eval(k, eb, ef)
+			}
+		}
+	}
+	k0, b0, f0 := int(math.Round(best.knee*20)), int(math.Round(best.bw*100)), int(math.Round(best.fl*100))
+	for k := max(k0-1, 0); k <= min(k0+1, 20); k++ {
+		for eb := max(b0-5, 20); eb <= min(b0+5, 125); eb++ {
+			for ef := max(f0-5, 10); ef <= min(f0+5, 125); ef++ {
+				eval(k, eb, ef)
 			}
 		}
 	}

@@ -128,6 +128,7 @@ func WriteMarkdown(w io.Writer, r *Report, t Targets) error {
 	}
 	fmt.Fprintf(&b, "\nAnchors (%s): %s; %s.\n", t.AnchorSource, t.AnchorE2E, t.AnchorTTFT)
 
+	writeRegimes(&b, r)
 	writeSources(&b, r)
 
 	b.WriteString("\n## Coefficients\n\n")
@@ -237,4 +238,40 @@ func sig3(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// writeRegimes renders the errors by the load each request met on the real
+// server: pooled over the runs, then run by run.
+func writeRegimes(b *strings.Builder, r *Report) {
+	b.WriteString("\n## By load\n\n")
+	b.WriteString("Each request is classed by the load it met on the real server (never the simulation's): *saturated*\n" +
+		"when others waited for their first schedule as it arrived, *knee* when none waited but the batch held at\n" +
+		"least half the run's largest, *light* otherwise. MAPE over the requests of each class, all runs pooled, then\n" +
+		"per run (requests in parentheses).\n\n")
+	b.WriteString("| load | requests | TTFT MAPE | E2E MAPE |\n|---|---:|---:|---:|\n")
+	for _, g := range Regimes() {
+		e, ok := r.Regimes[g]
+		if !ok {
+			fmt.Fprintf(b, "| %s | 0 | n/a | n/a |\n", g)
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s |\n", g, e.N, pct(e.TTFTMAPE), pct(e.E2EMAPE))
+	}
+	b.WriteString("\n| run |")
+	for _, g := range Regimes() {
+		fmt.Fprintf(b, " %s TTFT | %s E2E |", g, g)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|---:|", len(Regimes())) + "\n")
+	for _, run := range r.Runs {
+		fmt.Fprintf(b, "| %s |", run.Name)
+		for _, g := range Regimes() {
+			e, ok := run.Regimes[g]
+			if !ok {
+				b.WriteString(" — | — |")
+				continue
+			}
+			fmt.Fprintf(b, " %s (%d) | %s |", pct(e.TTFTMAPE), e.N, pct(e.E2EMAPE))
+		}
+		b.WriteString("\n")
+	}
 }

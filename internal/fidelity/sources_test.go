@@ -5,7 +5,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
+
+	"servesim/internal/tracev2"
 )
 
 // stepLog is a recorder holding the steps [start, end) given.
@@ -121,5 +124,25 @@ func TestSourcesSelfConsistent(t *testing.T) {
 	}
 	if s.RealKVPeak != s.SimKVPeak || s.SimKVPeak <= 0 {
 		t.Errorf("KV peak: real %v sim %v", s.RealKVPeak, s.SimKVPeak)
+	}
+}
+
+// TestRegimes classes requests by what they met on a hand-made run: request
+// 0 arrives alone (light); 1 and 2 arrive while 0 runs, 2 behind 1's wait
+// (saturated: 1 was not yet scheduled); 3 arrives when 1 and 2 run (the
+// peak batch is 3, and 2 is at least half of it: knee).
+func TestRegimes(t *testing.T) {
+	rec := func(id, send, last int64) tracev2.Record {
+		return tracev2.Record{RequestID: id, SendTimeUs: send, FirstChunkTimeUs: send + 10, LastChunkTimeUs: last, Status: "ok"}
+	}
+	r := &Run{Records: []tracev2.Record{rec(0, 100, 1000), rec(1, 200, 2000), rec(2, 250, 2000), rec(3, 1200, 3000)},
+		Scheduled: []int64{100, 300, 300, 1200}}
+	want := []Regime{RegimeLight, RegimeLight, RegimeSaturated, RegimeKnee}
+	if got := regimes(r); !reflect.DeepEqual(got, want) {
+		t.Errorf("regimes %v, want %v", got, want)
+	}
+	r.Scheduled[3] = 0 // no schedule measured: unclassified
+	if got := regimes(r)[3]; got != "" {
+		t.Errorf("a request without a schedule is %q, want unclassified", got)
 	}
 }

@@ -71,7 +71,8 @@ func freshClone(t *testing.T) (string, map[string]bool) {
 // clone with nothing beside it, with the binaries built into its bin/, so
 // the README cannot drift from what the binaries accept nor lean on data
 // outside the repository. Every file the examples write must be ignored by
-// git.
+// git. A block that calls GNU parallel is skipped when parallel is not
+// installed, unless CI requires it ($SERVESIM_REQUIRE_PARALLEL).
 func TestREADMEExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries")
@@ -85,12 +86,20 @@ func TestREADMEExamples(t *testing.T) {
 	if len(blocks) < 2 || !strings.Contains(blocks[0], "make demo") || !strings.Contains(blocks[0], "make test") {
 		t.Fatalf("the README must open with the make demo / make test block; found %d sh blocks", len(blocks))
 	}
+	_, noParallel := exec.LookPath("parallel")
+	if noParallel != nil && os.Getenv("SERVESIM_REQUIRE_PARALLEL") != "" {
+		t.Fatal("GNU parallel is required ($SERVESIM_REQUIRE_PARALLEL is set) but not installed")
+	}
 	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin")+"/", "./cmd/...")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for i, b := range blocks[1:] {
+		if noParallel != nil && strings.Contains(b, "parallel ") {
+			t.Logf("README sh block %d skipped: GNU parallel is not installed", i+2)
+			continue
+		}
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", b)
 		cmd.Dir = root
 		out, err := cmd.CombinedOutput()
@@ -98,7 +107,11 @@ func TestREADMEExamples(t *testing.T) {
 			t.Errorf("README sh block %d failed: %v\n%s\n--- output\n%s", i+2, err, b, out)
 		}
 	}
-	for _, f := range []string{"chat.csv", "chat.yaml", "sim.json", "report.html"} {
+	want := []string{"chat.csv", "chat.yaml", "sim.json", "report.html", "rows.csv", "capacity.html"}
+	if noParallel == nil {
+		want = append(want, "sweep.html", "merged.txt")
+	}
+	for _, f := range want {
 		if st, err := os.Stat(filepath.Join(root, f)); err != nil || st.Size() == 0 {
 			t.Errorf("the README examples should have written %s: %v", f, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -51,6 +52,9 @@ type Trace struct {
 	count    int     // rows replayed
 	ids      []int64 // request ids of the replayed rows, ascending
 	shift    int64   // added to every injection time (a trace starting before t0)
+	first    int64   // first and last injection time (after shift, before speedup)
+	last     int64
+	speedup  float64 // SetRate; 0 = as recorded
 	skipped  int
 	warnings []string
 
@@ -115,6 +119,7 @@ func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 	slices.SortFunc(order, func(a, b int32) int {
 		return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(ids[a], ids[b]), cmp.Compare(a, b))
 	})
+	t.first, t.last = keys[order[0]]+t.shift, keys[order[len(order)-1]]+t.shift
 	t.ids = make([]int64, 0, t.count)
 	for place, i := range order {
 		t.ordinal[i] = int32(place)
@@ -209,6 +214,40 @@ func setArrival(rec *tracev2.Record, at int64) {
 	rec.ArrivalTimeUs = at
 }
 
+// SetRate speeds the replay up or slows it down to a mean rate (requests
+// per second, see RateRPS) before it starts: each row is injected at
+// first + (t − first)·RateRPS/rps, where first is the first injection
+// time. The requests are unchanged, and so are closed-loop think times
+// (the client's, not the arrival process's).
+func (t *Trace) SetRate(rps float64) error {
+	switch {
+	case !(rps > 0) || math.IsInf(rps, 0):
+		return usageError(fmt.Sprintf("rate %v must be positive and finite", rps))
+	case t.RateRPS() == 0:
+		return usageError("every request of the trace is injected at once: it has no rate to scale")
+	}
+	t.speedup = rps / t.RateRPS()
+	return nil
+}
+
+// scaled applies SetRate's speed-up to an injection time.
+func (t *Trace) scaled(at int64) int64 {
+	if t.speedup == 0 {
+		return at
+	}
+	return t.first + int64(math.Round(float64(at-t.first)/t.speedup))
+}
+
+// RateRPS is the trace's own mean arrival rate: (rows − 1) over the time
+// from the first injection to the last, in requests per second; 0 when
+// every row is injected at once.
+func (t *Trace) RateRPS() float64 {
+	if t.last <= t.first {
+		return 0
+	}
+	return float64(t.count-1) / (float64(t.last-t.first) / 1e6)
+}
+
 // Len is the number of rows to replay.
 func (t *Trace) Len() int { return t.count }
 
@@ -238,7 +277,7 @@ func (t *Trace) Next() (*tracev2.Record, error) {
 		if rec, ok := t.buf[p]; ok {
 			delete(t.buf, p)
 			t.next++
-			setArrival(rec, t.injection(rec)+t.shift)
+			setArrival(rec, t.scaled(t.injection(rec)+t.shift))
 			t.injected(rec, p)
 			return rec, nil
 		}

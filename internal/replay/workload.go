@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"context"
 	"io"
 
+	"servesim/internal/deploy"
+	"servesim/internal/des/metrics"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
@@ -77,4 +80,41 @@ func Record(r *workload.Request) tracev2.Record {
 		SendTimeUs:    r.ArrivalUs,
 		ThinkTimeUs:   r.ThinkTimeUs,
 	}
+}
+
+// WorkloadConfig is the simulation `run` makes of a generated workload on a
+// deployment: the workload's seed, session context growth, horizon and
+// goodput targets. run and the sweep of run share it, so that a sweep's
+// case is exactly the run of the same flags.
+func WorkloadConfig(wl *workload.Workload, dep *deploy.Resolved) Config {
+	var targets map[string]metrics.SLOTarget
+	for class, t := range wl.Spec.GoodputSLOTargets {
+		if targets == nil {
+			targets = map[string]metrics.SLOTarget{}
+		}
+		targets[class] = metrics.SLOTarget{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
+	}
+	return Config{
+		Deploy:        dep,
+		Seed:          wl.Spec.Seed,
+		ContextGrowth: wl.ContextGrowth(),
+		HorizonUs:     wl.Spec.HorizonUs,
+		SLOTargets:    targets,
+	}
+}
+
+// SimulateWorkload generates wl's requests (and the follow-ups of its
+// closed-loop sessions) and simulates them with cfg (WorkloadConfig).
+func SimulateWorkload(ctx context.Context, cfg Config, wl *workload.Workload, sink Sink) (Outcome, error) {
+	src := wl.NewSource()
+	var fu FollowUps
+	if wl.HasSessions() {
+		fu = FromWorkload(src)
+	}
+	res, err := Simulate(ctx, cfg, FromWorkload(src), fu, sink)
+	if err != nil {
+		return res, err
+	}
+	src.Finish()
+	return res, nil
 }

@@ -82,6 +82,7 @@ type matching struct {
 	outputMismatch  int // pairs whose output counts differ (truncation evidence)
 	itlDropped      int
 	nonStreamed     int               // matched rows that were not streamed: no TPOT (one chunk, no per-token timing)
+	simulated       bool              // the trace is a simulator's: its chunk times are the first and last token's
 	nonFiniteSim    int               // matched pairs left out for a NaN or infinite sim value
 	itlMean         map[int64]float64 // real mean ITL per request (non-negative diffs)
 	metrics         map[string]*pairs
@@ -273,6 +274,9 @@ func match(in *Input, s *settings) (*matching, error) {
 		return nil, err
 	}
 	m := &matching{
+		// A simulated trace (generated, replayed) stamps its first chunk at
+		// the first token whether or not the request streams.
+		simulated:   in.Header.Mode == tracev2.ModeGenerated || in.Header.Mode == tracev2.ModeReplayed,
 		rows:        make([]row, len(in.Trace)),
 		numRequests: len(in.Trace),
 		metrics:     map[string]*pairs{MetricTTFT: newPairs(len(in.Trace)), MetricE2E: newPairs(len(in.Trace)), MetricTPOT: newPairs(len(in.Trace))},
@@ -346,7 +350,7 @@ func (m *matching) addPairs(rec *tracev2.Record, sim *tracev2.SimResult, rw *row
 		m.nonFiniteSim++ // decoded JSON cannot hold these; a caller-built value can
 		return
 	}
-	if !rec.Streaming {
+	if !rec.Streaming && !m.simulated {
 		// A response sent whole reaches the client with its last token:
 		// its first chunk is the simulated completion, not the first token.
 		ttftS = e2eS
@@ -357,7 +361,7 @@ func (m *matching) addPairs(rec *tracev2.Record, sim *tracev2.SimResult, rw *row
 	addBreakdown(m.byModel, rw.model, id, ttftR, ttftS, e2eR, e2eS)
 
 	simPerTok, simOK := simITL(sim)
-	if !rec.Streaming {
+	if !rec.Streaming && !m.simulated {
 		m.nonStreamed++ // its one chunk came with the last token: first − last is no decode time
 	} else if rec.OutputTokens >= 2 && simOK {
 		m.metrics[MetricTPOT].add(id, float64(rec.LastChunkTimeUs-first)/float64(rec.OutputTokens-1), simPerTok)

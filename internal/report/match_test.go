@@ -279,3 +279,38 @@ func TestIDIndexSparseAndDense(t *testing.T) {
 		t.Errorf("sparse duplicate: err = %v", err)
 	}
 }
+
+// TestSimulatedTraceNotStreamed: a simulated trace stamps a request's first
+// chunk at its first token even when it does not stream, so its replay is
+// compared token for token (TTFT and TPOT), unlike a real capture's
+// non-streamed rows.
+func TestSimulatedTraceNotStreamed(t *testing.T) {
+	recs := []tracev2.Record{
+		{RequestID: 0, InputTokens: 10, OutputTokens: 5, SendTimeUs: 1000, FirstChunkTimeUs: 3000, LastChunkTimeUs: 9000, Status: "ok"},
+		{RequestID: 1, InputTokens: 10, OutputTokens: 5, SendTimeUs: 2000, FirstChunkTimeUs: 5000, LastChunkTimeUs: 12000, Status: "ok"},
+		{RequestID: 2, InputTokens: 10, OutputTokens: 5, SendTimeUs: 3000, FirstChunkTimeUs: 4000, LastChunkTimeUs: 9000, Status: "ok"},
+	}
+	sims := []tracev2.SimResult{
+		{RequestID: 0, TTFTUs: 2000, E2EUs: 8000, InputTokens: 10, OutputTokens: 5, ITLMeanUs: 1500},
+		{RequestID: 1, TTFTUs: 3000, E2EUs: 10000, InputTokens: 10, OutputTokens: 5, ITLMeanUs: 1750},
+		{RequestID: 2, TTFTUs: 1000, E2EUs: 6000, InputTokens: 10, OutputTokens: 5, ITLMeanUs: 1250},
+	}
+	for _, mode := range []string{tracev2.ModeGenerated, tracev2.ModeReal} {
+		rep, err := Build(Input{Header: TraceHeader{Mode: mode}, Trace: recs, Sim: sims}, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttft := rep.Metrics[MetricTTFT].RequestLevel.MAPE
+		_, tpot := rep.Metrics[MetricTPOT]
+		switch mode {
+		case tracev2.ModeGenerated:
+			if ttft != 0 || !tpot {
+				t.Errorf("generated: TTFT MAPE %v (want 0, the first tokens match), TPOT compared %v (want true)", ttft, tpot)
+			}
+		default:
+			if ttft == 0 || tpot {
+				t.Errorf("real: TTFT MAPE %v (want > 0: a whole response arrives with its last token), TPOT compared %v (want false)", ttft, tpot)
+			}
+		}
+	}
+}

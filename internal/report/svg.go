@@ -67,13 +67,19 @@ func latencyAxis(p0, p1 float64, sets ...[]float64) axis {
 		a.hi = math.Pow(10, math.Ceil(math.Log10(hi)))
 		return a
 	}
+	a.linear(lo, hi)
+	return a
+}
+
+// linear sets a linear domain from 0 (or lo when negative) to hi, both
+// rounded out to a nice step.
+func (a *axis) linear(lo, hi float64) {
 	lo = math.Min(lo, 0)
 	if hi <= lo {
 		hi = lo + 1
 	}
 	step := niceStep((hi - lo) / 5)
 	a.lo, a.hi = math.Floor(lo/step)*step, math.Ceil(hi/step)*step
-	return a
 }
 
 // niceStep rounds x up to 1, 2 or 5 times a power of ten.

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/cli"
+	"servesim/internal/cli/sweepcmd"
+	"servesim/internal/replay"
+	"servesim/internal/sweep"
+	"servesim/internal/tracev2"
+	"servesim/internal/workload"
+)
+
+// probeRate is the rate at which a max-rate search measures a
+// deployment's capacity: every request of the workload arrives at once.
+const probeRate = 1e6
+
+func sweepCommand() cli.Command {
+	flags := sweepcmd.Flags()
+	flags = append(flags, cli.SeedFlag())
+	flags = append(flags, cli.WorkloadFlags()...)
+	flags = append(flags, cli.ClientFlags(false)...)
+	flags = append(flags, cli.DeploymentFlags()...)
+	return cli.Command{
+		Name:      "sweep",
+		Usage:     "simulate a grid of deployments and loads, or search each deployment's max rate, and answer capacity questions",
+		ArgsUsage: " ",
+		Description: `sweep runs the workload of run (a preset, a spec YAML, or flags) on every case of a
+grid: the base deployment (flags or --deployment) with some keys varied, at some
+loads. It prints one row per case (goodput, SLO attainment, throughput, TTFT, ITL and
+E2E percentiles, KV use, preemptions, steady state, GPUs and cost) as a table, CSV
+or JSON, the same whatever order the cases ran in, and answers directly:
+
+  --find max-rate   the highest rate each deployment sustains under --slo (a search
+                    to --precision, not a dense grid), with the knee of its latency curve
+  --find min-cost   the cheapest deployment of the grid meeting --slo at each load,
+                    with its cost per million output tokens and the Pareto front of
+                    cost against latency (min-gpus: the fewest GPUs)
+
+A case that never reaches a steady state (its queue grows until the end) is marked
+unstable and no latency of it is reported. Cases run on every core (--jobs); a sweep
+too big for one machine fans out with --shard I/N (or N with the index from
+$JOB_COMPLETION_INDEX or $SLURM_ARRAY_TASK_ID) and run sweep merge joins the shards.
+Exit code 3: an SLO that no case meets (the tables are written first).
+
+Examples:
+
+   # p99 TTFT and goodput of a chatbot on 1 to 4 H100s, 10 to 80 requests/s:
+   run sweep --workload chatbot --num-requests 5000 --grid num_instances=1..4 \
+       --grid rate=10..80:10 --slo 'ttft.p99<500ms' --html sweep.html
+
+   # The highest rate one H100 serves with p99 TTFT under 500 ms and p99 ITL under 50 ms:
+   run sweep --workload chatbot --num-requests 10000 --find max-rate \
+       --slo 'ttft.p99<500ms,itl.p99<50ms'
+
+   # The cheapest deployment for 60 requests/s, Llama-3.1-70B on H100 or A100:
+   run sweep --workload chatbot --rate 60 --model llama-3.1-70b-instruct \
+       --grid gpu=H100,A100-80 --grid tensor_parallel=2,4,8 --grid num_instances=1..4 \
+       --slo 'ttft.p99<1s' --find min-cost
+
+   # Eight shards with GNU parallel, then one table:
+   parallel run sweep --sweep capacity.yaml --workload chatbot --num-requests 10000 \
+       --shard {}/8 --format json -o shard-{}.json ::: 0 1 2 3 4 5 6 7
+   run sweep merge shard-*.json
+
+` + sweepcmd.HelpTail(),
+		Flags:       flags,
+		Action:      sweepAction,
+		Subcommands: []cli.Command{sweepcmd.MergeCommand()},
+	}
+}
+
+func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+	if _, err := cli.Positional(c, 0); err != nil {
+		return err
+	}
+	spec, grid, shard, err := sweepcmd.Prepare(c, replay.RateKey)
+	if err != nil {
+		return err
+	}
+	opts, err := cli.WorkloadOptions(c, stdio)
+	if err != nil {
+		return err
+	}
+	if opts.SpecPath != "" && opts.SpecData == nil {
+		// Read once: every case resolves the workload again.
+		if opts.SpecData, err = os.ReadFile(opts.SpecPath); err != nil {
+			return cli.Usagef("--workload-spec: %v", err)
+		}
+	}
+	client, _, err := cli.ClientFromFlags(c)
+	if err != nil {
+		return err
+	}
+	dep, err := cli.Deployment(c)
+	if err != nil {
+		return err
+	}
+	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Workload: &opts, Searching: spec.Find == sweep.FindMaxRate, Client: client,
+		WorkloadFacts: func(wl *workload.Workload) tracev2.Client {
+			facts := cli.WorkloadClient(wl)
+			facts.MaxConcurrency, facts.SendGapUs = client.MaxConcurrency, client.SendGapUs
+			return facts
+		}}
+	if err := sw.Check(); err != nil {
+		return err
+	}
+	if dir := c.String("summaries"); dir != "" {
+		if sw.Summary, err = sweepcmd.Summaries(dir, stdio); err != nil {
+			return err
+		}
+	}
+	return sweepcmd.Execute(ctx, c, stdio, log, sweepcmd.Job{Command: "run sweep", Spec: spec, Grid: grid, Shard: shard,
+		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: runBase(&opts, sw), Inputs: []any{dep, opts, client}})
+}
+
+// runBase describes what every case shares: the workload and the
+// deployment keys not swept.
+func runBase(o *workload.Options, sw *replay.Sweeper) []sweep.Param {
+	var ps []sweep.Param
+	add := func(k, v string) {
+		if sw.Grid.Axis(k) == nil && v != "" {
+			ps = append(ps, sweep.Param{Key: k, Value: v})
+		}
+	}
+	switch {
+	case o.SpecPath != "":
+		add("workload", filepath.Base(o.SpecPath))
+	case o.Preset != "":
+		add("workload", o.Preset)
+	default:
+		add("workload", "flags")
+	}
+	if o.Rate != nil {
+		add("rate", strconv.FormatFloat(*o.Rate, 'g', -1, 64))
+	}
+	if o.NumRequests != nil {
+		add("num_requests", strconv.FormatInt(*o.NumRequests, 10))
+	}
+	switch {
+	case o.Seed != nil:
+		add("seed", strconv.FormatInt(*o.Seed, 10))
+	case o.SpecPath == "":
+		add("seed", strconv.FormatInt(workload.DefaultSeed, 10))
+	}
+	return append(ps, sw.Base()...)
+}

@@ -1,0 +1,444 @@
+package sweep
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Answer is what a sweep's rows say: the max rate of each deployment, the
+// cheapest deployment that meets the SLO, the knees of the latency curves
+// and the Pareto fronts of cost against latency. It is computed from the
+// rows alone (Analyze), so a merged sweep answers exactly as one run does.
+type Answer struct {
+	Primary  string      `json:"primary"` // the latency followed by knees, fronts and plots, e.g. ttft.p99
+	Met      bool        `json:"met"`     // some case meets the SLO (true without an SLO)
+	Verdict  []string    `json:"verdict"` // the answer in sentences, one per line
+	MaxRates []MaxRate   `json:"max_rates,omitempty"`
+	Best     []Best      `json:"best,omitempty"`
+	Knees    []Knee      `json:"knees,omitempty"`
+	Pareto   []ParetoSet `json:"pareto,omitempty"`
+}
+
+// MaxRate is the outcome of one deployment's max-rate search.
+type MaxRate struct {
+	Case        int      `json:"case"`
+	Params      []Param  `json:"params"`
+	MaxRateRPS  float64  `json:"max_rate_rps"`            // highest rate meeting the SLO; 0 = none
+	FailRateRPS float64  `json:"fail_rate_rps,omitempty"` // lowest rate tried that failed
+	FailReasons []string `json:"fail_reasons,omitempty"`  // why it failed there
+	LatencyMs   float64  `json:"latency_ms,omitempty"`    // the primary latency at the max rate
+	GPU         string   `json:"gpu,omitempty"`
+	GPUs        int      `json:"gpus,omitempty"`
+	CostPerHour *float64 `json:"cost_per_hour_usd,omitempty"`
+	CostPerMTok *float64 `json:"cost_per_million_output_tokens_usd,omitempty"` // at the max rate
+	Reason      string   `json:"reason,omitempty"`                             // infeasible deployment
+}
+
+// Best is the cheapest (or smallest) deployment meeting the SLO under one
+// load: the cases sharing the values of the load keys.
+type Best struct {
+	Load        []Param  `json:"load,omitempty"`
+	Case        int      `json:"case"` // −1: none meets the SLO
+	Params      []Param  `json:"params,omitempty"`
+	GPU         string   `json:"gpu,omitempty"`
+	GPUs        int      `json:"gpus,omitempty"`
+	CostPerHour *float64 `json:"cost_per_hour_usd,omitempty"`
+	CostPerMTok *float64 `json:"cost_per_million_output_tokens_usd,omitempty"`
+	LatencyMs   float64  `json:"latency_ms,omitempty"`
+	Met         int      `json:"cases_met"`
+	Of          int      `json:"cases"`
+	// Closest is, when none meets the SLO, the steady case with the lowest
+	// primary latency (−1: no steady case).
+	Closest int `json:"closest,omitempty"`
+}
+
+// Knee is where a latency curve bends: the point of the curve farthest
+// below the straight line joining its ends, both axes scaled to [0, 1]
+// (Kneedle, Satopää et al. 2011). Past it, latency grows faster than load.
+type Knee struct {
+	Curve     []Param `json:"curve"` // the parameters shared by the curve's points
+	RateRPS   float64 `json:"rate_rps"`
+	LatencyMs float64 `json:"latency_ms"`
+}
+
+// ParetoSet is a Pareto front: under one load, the deployments that no
+// other beats on both cost per hour and the primary latency; for a
+// max-rate search, on both cost per hour and max rate.
+type ParetoSet struct {
+	Load   []Param       `json:"load,omitempty"`
+	Of     string        `json:"of"` // "latency" or "max_rate"
+	Points []ParetoPoint `json:"points"`
+}
+
+// ParetoPoint is one deployment of a front, cheapest first.
+type ParetoPoint struct {
+	Case        int     `json:"case"`
+	CostPerHour float64 `json:"cost_per_hour_usd"`
+	Value       float64 `json:"value"` // latency (ms) or max rate (req/s)
+}
+
+// Analyze computes the answer of a sweep from its rows (sorted by SortRows).
+func Analyze(d *Doc) *Answer {
+	slo, _ := ParseSLO(d.SLO)
+	metric, stat := slo.Primary()
+	a := &Answer{Primary: metric + "." + stat, Met: slo.Empty()}
+	primary := func(r *Row) (float64, bool) { return r.Latency(metric, stat) }
+	if d.Find == FindMaxRate {
+		a.maxRates(d, primary)
+	} else {
+		a.best(d, slo, primary)
+	}
+	a.knees(d, primary)
+	if !slo.Empty() && d.Find == "" {
+		met := 0
+		for i := range d.Rows {
+			if d.Rows[i].Met() {
+				met++
+			}
+		}
+		a.Met = met > 0
+		a.Verdict = append(a.Verdict, fmt.Sprintf("%d of %d cases meet %s", met, len(d.Rows), slo))
+	}
+	return a
+}
+
+// byCase groups the rows of each case, in case order.
+func byCase(rows []Row) [][]Row {
+	var out [][]Row
+	for i := 0; i < len(rows); {
+		j := i
+		for j < len(rows) && rows[j].Case == rows[i].Case {
+			j++
+		}
+		out = append(out, rows[i:j])
+		i = j
+	}
+	return out
+}
+
+func (a *Answer) maxRates(d *Doc, primary func(*Row) (float64, bool)) {
+	for _, rows := range byCase(d.Rows) {
+		m := MaxRate{Case: rows[0].Case, Params: rows[0].Params, GPU: rows[0].GPU, GPUs: rows[0].GPUs}
+		if rows[0].Status == StatusInfeasible {
+			m.Reason = rows[0].Reason
+			a.MaxRates = append(a.MaxRates, m)
+			a.Verdict = append(a.Verdict, fmt.Sprintf("%s: infeasible: %s", paramText(m.Params), m.Reason))
+			continue
+		}
+		hi := math.Inf(1)
+		for i := range rows {
+			if !rows[i].Met() && rows[i].RateRPS < hi {
+				hi, m.FailRateRPS, m.FailReasons = rows[i].RateRPS, rows[i].RateRPS, rows[i].SLOFailures
+			}
+		}
+		var at *Row
+		for i := range rows {
+			if rows[i].Met() && rows[i].RateRPS < hi && (at == nil || rows[i].RateRPS > at.RateRPS) {
+				at = &rows[i]
+			}
+		}
+		if at != nil {
+			m.MaxRateRPS, m.CostPerHour, m.CostPerMTok = at.RateRPS, at.CostPerHour, at.CostPerMTok
+			m.LatencyMs, _ = primary(at)
+			a.Met = true
+		}
+		a.MaxRates = append(a.MaxRates, m)
+		a.Verdict = append(a.Verdict, maxRateText(m, d.Precision, a.Primary))
+	}
+	a.paretoMaxRate()
+}
+
+func maxRateText(m MaxRate, precision float64, primary string) string {
+	who := paramText(m.Params)
+	if who == "" {
+		who = "the deployment"
+	}
+	if m.MaxRateRPS == 0 {
+		why := strings.Join(m.FailReasons, ", ")
+		return fmt.Sprintf("%s: no rate meets the SLO (at %s req/s, the lowest tried: %s)", who, fmtRate(m.FailRateRPS), why)
+	}
+	s := fmt.Sprintf("%s: max rate %s req/s under the SLO (±%s; %s %s there)", who, fmtRate(m.MaxRateRPS),
+		fmtPctP(precision), primary, fmtMs(m.LatencyMs))
+	if m.FailRateRPS > 0 {
+		s += fmt.Sprintf("; %s req/s fails: %s", fmtRate(m.FailRateRPS), strings.Join(m.FailReasons, ", "))
+	}
+	if m.CostPerHour != nil {
+		s += fmt.Sprintf("; %d × %s, $%.2f/h", m.GPUs, m.GPU, *m.CostPerHour)
+		if m.CostPerMTok != nil {
+			s += fmt.Sprintf(", $%.3f per million output tokens at that rate", *m.CostPerMTok)
+		}
+	}
+	return s
+}
+
+// LoadParams are a row's load parameters (the values of loadKeys) and
+// their text: the group of rows it is compared within.
+func LoadParams(r *Row, loadKeys []string) ([]Param, string) {
+	var ps []Param
+	for _, p := range r.Params {
+		if contains(loadKeys, p.Key) {
+			ps = append(ps, p)
+		}
+	}
+	return ps, paramText(ps)
+}
+
+func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
+	type group struct {
+		load []Param
+		rows []*Row
+	}
+	var groups []*group
+	index := map[string]*group{}
+	for i := range d.Rows {
+		r := &d.Rows[i]
+		load, key := LoadParams(r, d.LoadKeys)
+		g := index[key]
+		if g == nil {
+			g = &group{load: load}
+			index[key] = g
+			groups = append(groups, g)
+		}
+		g.rows = append(g.rows, r)
+	}
+	for _, g := range groups {
+		a.pareto(g.load, g.rows, primary)
+		if d.Find != FindMinCost && d.Find != FindMinGPUs {
+			continue
+		}
+		b := Best{Load: g.load, Case: -1, Closest: -1, Of: len(g.rows)}
+		var best, closest *Row
+		bestLat := math.Inf(1)
+		for _, r := range g.rows {
+			lat, ok := primary(r)
+			if ok && (closest == nil || lat < bestLat) {
+				closest, bestLat = r, lat
+			}
+			if !r.Met() {
+				continue
+			}
+			b.Met++
+			if best == nil || cheaper(r, best, d.Find, primary) {
+				best = r
+			}
+		}
+		if best != nil {
+			b.Case, b.Params, b.GPU, b.GPUs = best.Case, best.Params, best.GPU, best.GPUs
+			b.CostPerHour, b.CostPerMTok = best.CostPerHour, best.CostPerMTok
+			b.LatencyMs, _ = primary(best)
+			a.Met = true
+		} else if closest != nil {
+			b.Closest = closest.Case
+		}
+		a.Best = append(a.Best, b)
+		a.Verdict = append(a.Verdict, bestText(b, d, slo, closest))
+	}
+}
+
+// cheaper orders the deployments meeting the SLO: by cost per hour (GPUs
+// for min-gpus), then GPUs (cost), then the primary latency, then case.
+// A row without a price comes after every priced row for min-cost.
+func cheaper(r, than *Row, find string, primary func(*Row) (float64, bool)) bool {
+	cost := func(x *Row) float64 {
+		if x.CostPerHour == nil {
+			return math.Inf(1)
+		}
+		return *x.CostPerHour
+	}
+	keys := func(x *Row) []float64 {
+		lat, _ := primary(x)
+		if find == FindMinGPUs {
+			return []float64{float64(x.GPUs), cost(x), lat, float64(x.Case)}
+		}
+		return []float64{cost(x), float64(x.GPUs), lat, float64(x.Case)}
+	}
+	ka, kb := keys(r), keys(than)
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return ka[i] < kb[i]
+		}
+	}
+	return false
+}
+
+func bestText(b Best, d *Doc, slo SLO, closest *Row) string {
+	under := ""
+	if len(b.Load) > 0 {
+		under = " at " + paramText(b.Load)
+	}
+	what := "cheapest"
+	if d.Find == FindMinGPUs {
+		what = "smallest"
+	}
+	if b.Case < 0 {
+		s := fmt.Sprintf("no deployment of the grid meets %s%s (0 of %d)", slo, under, b.Of)
+		if closest != nil {
+			lat, _ := closest.Latency(slo.Primary())
+			m, st := slo.Primary()
+			s += fmt.Sprintf("; the closest, %s, has %s.%s %s: widen the grid", paramText(closest.Params), m, st, fmtMs(lat))
+		}
+		return s
+	}
+	s := fmt.Sprintf("%s deployment meeting %s%s: %s: %d × %s", what, slo, under, paramText(b.Params), b.GPUs, b.GPU)
+	if b.CostPerHour != nil {
+		s += fmt.Sprintf(", $%.2f/h", *b.CostPerHour)
+		if b.CostPerMTok != nil {
+			s += fmt.Sprintf(", $%.3f per million output tokens", *b.CostPerMTok)
+		}
+	} else {
+		s += " (no price for " + b.GPU + ": give --prices)"
+	}
+	m, st := slo.Primary()
+	return s + fmt.Sprintf("; %s.%s %s; %d of %d deployments meet the SLO", m, st, fmtMs(b.LatencyMs), b.Met, b.Of)
+}
+
+// pareto adds the front of cost per hour against the primary latency of
+// the steady, priced rows of one load.
+func (a *Answer) pareto(load []Param, rows []*Row, primary func(*Row) (float64, bool)) {
+	var pts []ParetoPoint
+	for _, r := range rows {
+		lat, ok := primary(r)
+		if ok && r.CostPerHour != nil {
+			pts = append(pts, ParetoPoint{Case: r.Case, CostPerHour: *r.CostPerHour, Value: lat})
+		}
+	}
+	if front := frontier(pts, false); len(front) > 0 {
+		a.Pareto = append(a.Pareto, ParetoSet{Load: load, Of: "latency", Points: front})
+	}
+}
+
+func (a *Answer) paretoMaxRate() {
+	var pts []ParetoPoint
+	for _, m := range a.MaxRates {
+		if m.MaxRateRPS > 0 && m.CostPerHour != nil {
+			pts = append(pts, ParetoPoint{Case: m.Case, CostPerHour: *m.CostPerHour, Value: m.MaxRateRPS})
+		}
+	}
+	if front := frontier(pts, true); len(front) > 0 {
+		a.Pareto = append(a.Pareto, ParetoSet{Of: "max_rate", Points: front})
+	}
+}
+
+// frontier keeps the points no other point beats: cheaper or as cheap and
+// better (lower value, or higher when higherBetter), sorted by cost.
+func frontier(pts []ParetoPoint, higherBetter bool) []ParetoPoint {
+	better := func(x, y float64) bool {
+		if higherBetter {
+			return x > y
+		}
+		return x < y
+	}
+	sort.SliceStable(pts, func(i, j int) bool {
+		if pts[i].CostPerHour != pts[j].CostPerHour {
+			return pts[i].CostPerHour < pts[j].CostPerHour
+		}
+		if pts[i].Value != pts[j].Value {
+			return better(pts[i].Value, pts[j].Value)
+		}
+		return pts[i].Case < pts[j].Case
+	})
+	var out []ParetoPoint
+	for _, p := range pts {
+		if len(out) == 0 || better(p.Value, out[len(out)-1].Value) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// knees finds the knee of every latency curve: the steady rows that share
+// every parameter but the rate, at three rates or more.
+func (a *Answer) knees(d *Doc, primary func(*Row) (float64, bool)) {
+	type curve struct {
+		params []Param
+		x, y   []float64
+	}
+	var curves []*curve
+	index := map[string]*curve{}
+	for i := range d.Rows {
+		r := &d.Rows[i]
+		lat, ok := primary(r)
+		if !ok || r.Role == RoleProbe || r.RateRPS <= 0 {
+			continue
+		}
+		var ps []Param
+		for _, p := range r.Params {
+			if p.Key != "rate" {
+				ps = append(ps, p)
+			}
+		}
+		key := fmt.Sprint(r.Case*boolInt(d.Find == FindMaxRate), paramText(ps))
+		c := index[key]
+		if c == nil {
+			c = &curve{params: ps}
+			index[key] = c
+			curves = append(curves, c)
+		}
+		c.x, c.y = append(c.x, r.RateRPS), append(c.y, lat)
+	}
+	for _, c := range curves {
+		idx := make([]int, len(c.x))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(i, j int) bool { return c.x[idx[i]] < c.x[idx[j]] })
+		x, y := make([]float64, len(idx)), make([]float64, len(idx))
+		for i, k := range idx {
+			x[i], y[i] = c.x[k], c.y[k]
+		}
+		c.x, c.y = x, y
+		if i, ok := kneedle(c.x, c.y); ok {
+			a.Knees = append(a.Knees, Knee{Curve: c.params, RateRPS: c.x[i], LatencyMs: c.y[i]})
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// kneedle returns the index of the knee of a curve given by points sorted
+// by x, or false when the curve has fewer than three points or does not
+// bend upward.
+func kneedle(x, y []float64) (int, bool) {
+	if len(x) < 3 {
+		return 0, false
+	}
+	x0, x1 := x[0], x[len(x)-1]
+	y0, y1 := y[0], y[0]
+	for _, v := range y {
+		y0, y1 = math.Min(y0, v), math.Max(y1, v)
+	}
+	if x1 <= x0 || y1 <= y0 {
+		return 0, false
+	}
+	best, at := 0.0, -1
+	for i := 1; i < len(x)-1; i++ {
+		d := (x[i]-x0)/(x1-x0) - (y[i]-y0)/(y1-y0)
+		if d > best {
+			best, at = d, i
+		}
+	}
+	return at, at >= 0
+}
+
+// paramText renders parameters as key=value pairs separated by spaces.
+func paramText(ps []Param) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.Key + "=" + p.Value
+	}
+	return strings.Join(parts, " ")
+}
+
+// ParamText renders parameters as key=value pairs separated by spaces.
+func ParamText(ps []Param) string { return paramText(ps) }
+
+func fmtRate(r float64) string { return fmt.Sprintf("%.4g", r) }
+
+func fmtPctP(p float64) string { return fmt.Sprintf("%.3g%%", 100*p) }

@@ -1,0 +1,153 @@
+package sweep
+
+// Row statuses.
+const (
+	// StatusOK: the case ran and reached a steady state; its latencies
+	// stand for the deployment at that load.
+	StatusOK = "ok"
+	// StatusUnstable: the queue grew until the end of the run (see
+	// SteadyState): the latencies depend on how long the run was, so none
+	// is reported and the SLO is not met.
+	StatusUnstable = "unstable"
+	// StatusInfeasible: the case's deployment cannot be built (the model
+	// does not fit, a P/D split that does not add up, ...); Reason says why.
+	StatusInfeasible = "infeasible"
+)
+
+// Row roles: a case of the grid, or one evaluation of a max-rate search.
+const (
+	RoleGrid   = "grid"
+	RoleProbe  = "probe"  // far beyond capacity, to measure it
+	RoleSearch = "search" // bracketing and narrowing the max rate
+	RoleCurve  = "curve"  // below the max rate, to draw the latency curve
+)
+
+// Latency is one latency's statistics over a run, in ms.
+type Latency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+}
+
+// Stat returns the named statistic (mean, p50, p90, p95, p99).
+func (l *Latency) Stat(name string) (float64, bool) {
+	if l == nil {
+		return 0, false
+	}
+	switch name {
+	case "mean":
+		return l.Mean, true
+	case "p50":
+		return l.P50, true
+	case "p90":
+		return l.P90, true
+	case "p95":
+		return l.P95, true
+	case "p99":
+		return l.P99, true
+	}
+	return 0, false
+}
+
+// Row is what one case yields: the simulated (or measured) run of one
+// deployment at one load. Latencies are nil when the run did not reach a
+// steady state. Costs are nil when the GPU has no price.
+type Row struct {
+	Case    int     `json:"case"`
+	Role    string  `json:"role"`
+	Params  []Param `json:"params"`
+	RateRPS float64 `json:"rate_rps"` // offered load, requests/s; 0 for a closed-loop workload
+	Status  string  `json:"status"`
+	Reason  string  `json:"reason,omitempty"`
+
+	Injected  int64 `json:"injected_requests"`
+	Completed int64 `json:"completed_requests"`
+	// Failed are the requests that did not complete: timed out, dropped,
+	// rejected, or unfinished when the run stopped.
+	Failed int64 `json:"failed_requests"`
+	// QueueGrowth is the steady-state test's measure (SteadyState).
+	QueueGrowth float64 `json:"queue_growth"`
+	DurationS   float64 `json:"duration_s"`
+
+	ThroughputRPS float64 `json:"throughput_rps"`
+	TokensPerSec  float64 `json:"output_tokens_per_s"`
+	// GoodputRPS counts the requests that meet the SLO's per-request
+	// bounds (SLO.RequestTargets) per second; SLOAttainment is their share
+	// of the injected requests. Without an SLO every completed request
+	// counts.
+	GoodputRPS    float64 `json:"goodput_rps"`
+	SLOAttainment float64 `json:"slo_attainment"`
+
+	TTFT *Latency `json:"ttft_ms,omitempty"`
+	TPOT *Latency `json:"tpot_ms,omitempty"`
+	ITL  *Latency `json:"itl_ms,omitempty"`
+	E2E  *Latency `json:"e2e_ms,omitempty"`
+
+	KVUtilizationMean float64 `json:"kv_utilization_mean"`
+	KVUtilizationPeak float64 `json:"kv_utilization_peak"`
+	Preemptions       int64   `json:"preemptions"`
+
+	GPU         string   `json:"gpu"`
+	GPUs        int      `json:"gpus"` // instances × tensor parallel × pipeline stages
+	CostPerHour *float64 `json:"cost_per_hour_usd,omitempty"`
+	// CostPerMTok is the cost of a million output tokens at the run's
+	// throughput: what the deployment costs per token at this load.
+	CostPerMTok *float64 `json:"cost_per_million_output_tokens_usd,omitempty"`
+
+	SLOMet      *bool    `json:"slo_met,omitempty"` // nil without an SLO
+	SLOFailures []string `json:"slo_failures,omitempty"`
+}
+
+// Latency returns a latency statistic in ms (ok false when absent).
+func (r *Row) Latency(metric, stat string) (float64, bool) {
+	switch metric {
+	case "ttft":
+		return r.TTFT.Stat(stat)
+	case "tpot":
+		return r.TPOT.Stat(stat)
+	case "itl":
+		return r.ITL.Stat(stat)
+	case "e2e":
+		return r.E2E.Stat(stat)
+	}
+	return 0, false
+}
+
+// Met reports whether the row meets the SLO (false without one).
+func (r *Row) Met() bool { return r.SLOMet != nil && *r.SLOMet }
+
+// Param returns the value of a swept key in the row ("" when not swept).
+func (r *Row) Param(key string) string {
+	for _, p := range r.Params {
+		if p.Key == key {
+			return p.Value
+		}
+	}
+	return ""
+}
+
+// finish completes a row the runner made: the SLO verdict and the costs.
+func (r *Row) finish(slo SLO, prices Prices) {
+	r.SLOMet, r.SLOFailures = nil, nil
+	if !slo.Empty() {
+		met, why := slo.Check(r)
+		r.SLOMet = &met
+		if !met {
+			r.SLOFailures = why
+		}
+	}
+	r.CostPerHour, r.CostPerMTok = nil, nil
+	if r.Status == StatusInfeasible || r.GPUs <= 0 {
+		return
+	}
+	if p, ok := prices.Lookup(r.GPU); ok {
+		c := float64(r.GPUs) * p.USDPerHour
+		r.CostPerHour = &c
+		if r.TokensPerSec > 0 {
+			m := c / (r.TokensPerSec * 3600 / 1e6)
+			r.CostPerMTok = &m
+		}
+	}
+}

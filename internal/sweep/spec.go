@@ -1,0 +1,194 @@
+package sweep
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Questions a sweep can answer directly (--find).
+const (
+	FindMaxRate = "max-rate" // the highest rate each deployment sustains under the SLO
+	FindMinCost = "min-cost" // the cheapest deployment of the grid that meets the SLO
+	FindMinGPUs = "min-gpus" // the deployment with the fewest GPUs that meets the SLO
+)
+
+// DefaultPrecision is the max-rate search's default relative precision.
+const DefaultPrecision = 0.01
+
+// SpecExample is a commented sweep file, for --help and the docs.
+const SpecExample = `# sweep.yaml: every key of the grid is a deployment key (the flag name with
+# underscores: num_instances, tensor_parallel, gpu, max_num_seqs, latency_model,
+# routing_policy, pd_split "P:D", ...) or a load key (rate; for run also
+# num_requests, prompt_tokens, ...). Values: a list, or a range lo..hi,
+# lo..hi:step, lo..hi*factor (hi included).
+grid:
+  num_instances: 1..4
+  tensor_parallel: [1, 2]
+  rate: 5..40:5
+slo: ttft.p99<500ms,itl.p99<50ms
+find: min-cost          # or max-rate (drop rate from the grid), min-gpus
+precision: 1%           # max-rate: stop when the bracket is this narrow
+prices:                 # USD per GPU-hour, over the built-in list prices
+  H100: 2.49`
+
+// Spec is what a sweep varies and what it asks.
+type Spec struct {
+	Axes      []Axis
+	SLO       SLO
+	Find      string
+	Precision float64 // max-rate: relative width of the final bracket
+	Prices    Prices
+
+	findPos Pos
+}
+
+// NewSpec is an empty spec with the built-in prices.
+func NewSpec() Spec {
+	return Spec{Precision: DefaultPrecision, Prices: DefaultPrices(), findPos: Pos{File: "--find"}}
+}
+
+// LoadSpec reads a sweep file (SpecExample) over base.
+func LoadSpec(path string, base Spec) (Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return base, inputErr(Pos{File: path}, "", "%v", err)
+	}
+	return DecodeSpec(path, data, base)
+}
+
+// DecodeSpec is LoadSpec on bytes already read; name is used in errors.
+func DecodeSpec(name string, data []byte, base Spec) (Spec, error) {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return base, inputErr(Pos{File: name}, "", "the sweep file is empty (see --help for an example)")
+		}
+		return base, inputErr(yamlPos(name, err), "", "%s", yamlMsg(err))
+	}
+	top := doc.Content[0]
+	if top.Kind != yaml.MappingNode {
+		return base, inputErr(Pos{File: name, Line: top.Line, Col: top.Column}, "", "a sweep file is a map with grid, slo, find, precision and prices")
+	}
+	s := base
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], top.Content[i+1]
+		vpos := Pos{File: name, Line: v.Line, Col: v.Column}
+		if seen[k.Value] {
+			return base, inputErr(Pos{File: name, Line: k.Line, Col: k.Column}, "", "key %q is given twice", k.Value)
+		}
+		seen[k.Value] = true
+		var err error
+		switch k.Value {
+		case "grid":
+			err = s.decodeGrid(v, name)
+		case "slo":
+			at := vpos
+			if v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+				at.Col++
+			}
+			s.SLO, err = parseSLO(v.Value, at)
+		case "find":
+			s.Find, s.findPos = v.Value, vpos
+		case "precision":
+			s.Precision, err = ParsePrecision(v.Value, vpos)
+		case "prices":
+			s.Prices, err = pricesFrom(v, name, "prices", s.Prices)
+		default:
+			err = inputErr(Pos{File: name, Line: k.Line, Col: k.Column}, "", "unknown key %q (want grid, slo, find, precision or prices)", k.Value)
+		}
+		if err != nil {
+			return base, err
+		}
+	}
+	return s, nil
+}
+
+func (s *Spec) decodeGrid(m *yaml.Node, file string) error {
+	if m.Kind != yaml.MappingNode {
+		return inputErr(Pos{File: file, Line: m.Line, Col: m.Column}, "grid", "want a map from key to values, e.g. num_instances: 1..4")
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		kpos := Pos{File: file, Line: k.Line, Col: k.Column}
+		if err := checkKeyName(k.Value, kpos); err != nil {
+			return err
+		}
+		vals, err := axisValues(v, file, "grid."+k.Value)
+		if err != nil {
+			return err
+		}
+		s.Axes = append(s.Axes, Axis{Key: k.Value, Pos: kpos, Values: vals})
+	}
+	return nil
+}
+
+// SetFind sets the question from the --find flag.
+func (s *Spec) SetFind(v string) { s.Find, s.findPos = v, Pos{File: "--find"} }
+
+// ParsePrecision reads a relative precision: 1% or 0.01, in [0.0001, 0.5].
+func ParsePrecision(v string, pos Pos) (float64, error) {
+	t := strings.TrimSpace(v)
+	scale := 1.0
+	if strings.HasSuffix(t, "%") {
+		t, scale = strings.TrimSpace(strings.TrimSuffix(t, "%")), 0.01
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	p := f * scale
+	if err != nil || !(p >= 1e-4 && p <= 0.5) {
+		return 0, inputErr(pos, "precision", "%q: want a relative precision between 0.01%% and 50%%, e.g. 1%%", v)
+	}
+	return p, nil
+}
+
+// Check validates the spec as a whole: the question, its SLO, and a grid
+// that is not empty. rateKey is the load key a max-rate search varies.
+func (s *Spec) Check(rateKey string) (*Grid, error) {
+	switch s.Find {
+	case "", FindMaxRate, FindMinCost, FindMinGPUs:
+	default:
+		return nil, inputErr(s.findPos, "find", "%q: want max-rate, min-cost or min-gpus", s.Find)
+	}
+	if s.Find != "" && s.SLO.Empty() {
+		return nil, usagef("--find %s needs an SLO, e.g. --slo 'ttft.p99<500ms' (or slo: in the sweep file)", s.Find)
+	}
+	if s.Find == FindMaxRate {
+		for _, ax := range s.Axes {
+			if ax.Key == rateKey {
+				return nil, inputErr(ax.Pos, "grid."+rateKey, "--find max-rate searches the rate itself: remove %s from the grid", rateKey)
+			}
+		}
+	} else if len(s.Axes) == 0 {
+		return nil, usagef("the grid is empty: give --grid KEY=VALUES (e.g. --grid rate=5..40:5 --grid num_instances=1,2,4), a sweep file with a grid: section, or --find max-rate for one deployment")
+	}
+	return NewGrid(s.Axes)
+}
+
+// yamlPos and yamlMsg pull the line out of a yaml.v3 syntax error.
+func yamlPos(name string, err error) Pos {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				return Pos{File: name, Line: n, Col: 1}
+			}
+		}
+	}
+	return Pos{File: name}
+}
+
+func yamlMsg(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			return strings.TrimSpace(rest[i+1:])
+		}
+	}
+	return msg
+}
