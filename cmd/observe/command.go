@@ -48,7 +48,10 @@ func command() cli.Command {
 		&ucli.BoolFlag{Name: "sweep", Usage: "sweep the server: a synchronous level, a throughput level (the ceiling), then --sweep-levels rates between them (or --rates); a trace per level (PREFIX-<k>-<name>) and a summary"},
 		&ucli.IntFlag{Name: "sweep-levels", Value: 5, Usage: "rates between the synchronous and the throughput levels of --sweep"},
 		&ucli.StringFlag{Name: "rates", Usage: "sweep these rates, requests/s, e.g. 2,4,8 (after the synchronous and throughput levels with --sweep)"},
-		&ucli.StringFlag{Name: "sweep-output", Usage: "the sweep's summary JSON", DefaultText: "PREFIX.sweep.json"},
+		&ucli.StringFlag{Name: "slo", Usage: "judge each sweep level by this SLO, as run sweep does, e.g. 'ttft.p99<500ms,itl.p99<50ms' (exit 3 when no level meets it)"},
+		&ucli.StringFlag{Name: "sweep-output", Usage: "the sweep's document (run sweep's JSON: sweep merge and --overlay read it)", DefaultText: "PREFIX.sweep.json"},
+		&ucli.StringFlag{Name: "html", Usage: "write the sweep's HTML page (run sweep's) to this file"},
+		&ucli.StringFlag{Name: "overlay", Usage: "a simulated sweep of the same deployment (run sweep --format json -o FILE): the page draws its curves and knees beside the measured ones"},
 		&ucli.BoolFlag{Name: "merge", Usage: "merge the traces given as arguments (the per-worker traces of a --shard run) by time into one, written to --trace-output; contacts no server"},
 		&ucli.BoolFlag{Name: "dry-run", Usage: "write the requests the run would send (TraceV2, mode generated, status planned: intended times, lengths, sessions; this worker's slice with --shard) and contact no server"},
 		&ucli.BoolFlag{Name: "self-test", Usage: "only measure this client's own error against an in-process loopback server, and exit"},
@@ -121,8 +124,11 @@ Examples:
            --result-json result.json --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99
 
    # Sweep the server (GuideLLM's sweep): synchronous, throughput, then 5 rates
-   # between; a trace per level (sw-0-synchronous.csv, ...) and sw.sweep.json:
-   observe --url http://127.0.0.1:8000 --workload chatbot -n 300 --streaming --sweep -o sw
+   # between; a trace per level (sw-0-synchronous.csv, ...), run sweep's table on
+   # stdout and document in sw.sweep.json; the page overlays the simulator's curve:
+   run sweep --workload chatbot -n 300 --grid rate=1..40 --format json -o sim.json
+   observe --url http://127.0.0.1:8000 --workload chatbot -n 300 --streaming --sweep -o sw \
+           --slo 'ttft.p99<500ms,itl.p99<50ms' --overlay sim.json --html sweep.html
 
    # Production traffic on a staging server: 30 minutes of a Mooncake trace from
    # its second hour on, its prefix blocks kept, then the simulator on the capture:

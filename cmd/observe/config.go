@@ -77,6 +77,12 @@ type goodput struct {
 
 func (g goodput) set() bool { return g.ttftMs > 0 || g.tpotMs > 0 || g.e2elMs > 0 }
 
+// meets reports whether a request's TTFT, TPOT and E2E (ms) meet every
+// target set.
+func (g goodput) meets(ttft, tpot, e2e float64) bool {
+	return (g.ttftMs == 0 || ttft <= g.ttftMs) && (g.tpotMs == 0 || tpot <= g.tpotMs) && (g.e2elMs == 0 || e2e <= g.e2elMs)
+}
+
 // parseGoodput reads "ttft:MS,tpot:MS,e2el:MS" (any subset; commas or
 // spaces between items), the targets of vllm bench serve's --goodput.
 func parseGoodput(s string) (goodput, error) {
@@ -195,7 +201,8 @@ func readConfig(c *ucli.Context) (*config, error) {
 	if cfg.shard, err = cli.ParseShard(c.String("shard"), os.Getenv); err != nil {
 		return nil, err
 	}
-	if cfg.sweep, err = parseSweep(c.Bool("sweep"), c.Int("sweep-levels"), c.String("rates"), c.String("sweep-output")); err != nil {
+	if cfg.sweep, err = parseSweep(c.Bool("sweep"), c.Int("sweep-levels"), c.String("rates"), c.String("slo"),
+		c.String("sweep-output"), c.String("html"), c.String("overlay")); err != nil {
 		return nil, err
 	}
 	if cfg.sweep.active() {
@@ -206,6 +213,8 @@ func readConfig(c *ucli.Context) (*config, error) {
 			return nil, cli.Usagef("a sweep names its files after each level: --itl-output and --metrics-output do not apply")
 		case cfg.shard.Sharded() || c.IsSet("start-at") || c.Bool("dry-run"):
 			return nil, cli.Usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
+		case cfg.sweep.html == "-" || cfg.sweep.output == "-":
+			return nil, cli.Usagef("--html and --sweep-output need files: stdout carries the sweep's table")
 		}
 	}
 	if v := c.String("start-at"); v != "" {

@@ -96,6 +96,7 @@ func openTrace(cfg *config, stdio cli.IO, h *tracev2.Header, cols tracev2.Column
 func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sideOutputs, stdio cli.IO, log *slog.Logger, watch *saturation) (*levelOutcome, error) {
 	pl := tr.newPlanner(s.prompter, cfg, int64(cfg.warmup), log)
 	tal := newTally(cfg.goodput)
+	tal.slo = cfg.sweep.bounds
 	var rows *resultRows
 	if cfg.result.path != "" {
 		rows = &resultRows{detailed: cfg.result.detailed}

@@ -18,10 +18,11 @@ const maxITLSamples = 4 << 20
 // the dispatcher's sink goroutine.
 type tally struct {
 	goodput goodput
+	slo     goodput // a sweep's SLO bounds per request (sweep.SLO.RequestTargets)
 
 	ok, failed, timeouts, dropped, late int64
 	inputTokens, outputTokens           int64
-	goodputOK                           int64
+	goodputOK, sloOK                    int64
 	lastDoneUS                          int64
 	firstEndUS, lastEndUS               int64 // first and last end of a completed request
 
@@ -30,6 +31,13 @@ type tally struct {
 	// E2EL = last chunk − send; and the same from the intended send time.
 	ttft, tpot, e2el, ttftIntended, e2elIntended []float64
 	lagMs                                        []float64 // send − intended, every sent request
+
+	// For the steady-state test of the server's queue (sweep.SteadyState):
+	// every request's arrival at the server (its send; its intended time
+	// when never sent) and when it left the queue (its first token; −1
+	// when never served: timed out or not sent; its arrival when refused,
+	// which is no load). A client cap's own queue is not the server's.
+	arrivals, starts []int64
 
 	itlUs   []int32 // gaps between consecutive text chunks, µs
 	itlSeen int64
@@ -44,6 +52,19 @@ func newTally(g goodput) *tally {
 // add counts one Result.
 func (t *tally) add(r *httpload.Result) {
 	t.lastDoneUS = max(t.lastDoneUS, r.DoneUS, r.LastChunkUS)
+	arrived := r.Job.IntendedUS
+	if r.Sent() {
+		arrived = r.SendUS
+	}
+	t.arrivals = append(t.arrivals, arrived)
+	switch {
+	case r.Status == httpload.StatusOK:
+		t.starts = append(t.starts, max(r.FirstTokenUS, r.FirstChunkUS))
+	case r.Status == httpload.StatusTimeout || !r.Sent():
+		t.starts = append(t.starts, -1)
+	default:
+		t.starts = append(t.starts, arrived)
+	}
 	if r.Sent() {
 		lag := r.LagUS()
 		t.lagMs = append(t.lagMs, float64(lag)/1000)
@@ -87,9 +108,11 @@ func (t *tally) add(r *httpload.Result) {
 		t.tpot = append(t.tpot, tpot)
 	}
 	t.addITL(r)
-	g := t.goodput
-	if g.set() && (g.ttftMs == 0 || ttft <= g.ttftMs) && (g.tpotMs == 0 || tpot <= g.tpotMs) && (g.e2elMs == 0 || e2el <= g.e2elMs) {
+	if t.goodput.set() && t.goodput.meets(ttft, tpot, e2el) {
 		t.goodputOK++
+	}
+	if t.slo.meets(ttft, tpot, e2el) {
+		t.sloOK++
 	}
 }
 

@@ -1,40 +1,30 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/sweep"
 )
 
-// sweepSummary is the part of PREFIX.sweep.json the tests read.
-type sweepSummary struct {
-	Ceiling float64 `json:"ceiling_request_throughput"`
-	Levels  []struct {
-		Kind       string  `json:"kind"`
-		Trace      string  `json:"trace"`
-		Completed  int     `json:"completed"`
-		Throughput float64 `json:"request_throughput"`
-		Stopped    bool    `json:"stopped_early"`
-		Reason     string  `json:"stop_reason"`
-	} `json:"levels"`
-}
-
 // TestSweepFindsCapacity sweeps a fake server that serves two requests at
-// a time, each for 4 ms + 3 × 2 ms: the throughput level's ceiling is the
-// server's capacity (two over its mean service time, from the server's own
-// record) within 10%; a level at four times its nominal 200 req/s is stopped
-// early, saying why; one at a quarter of it runs whole (a loaded machine
-// slows the in-process server, so the quarter leaves room).
+// a time, each for 4 ms + 3 × 2 ms, with an SLO. The rows are run sweep's
+// (its document, table and SLO verdicts): the throughput level's
+// throughput is the server's capacity (from the server's own record)
+// within 10%; a level at four times its nominal 200 req/s is stopped early,
+// unstable, saying why; one at a quarter of it runs whole and is judged by
+// the SLO (a loaded machine slows the in-process server, so the quarter
+// leaves room).
 func TestSweepFindsCapacity(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{TTFT: 4 * time.Millisecond, ITL: 2 * time.Millisecond, MaxRunning: 2, RecordTimings: true, KeepRequests: 1})
 	prefix := filepath.Join(t.TempDir(), "sw")
 	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "200", "--sweep", "--rates", "50,800",
-		"--drain-timeout", "30s", "-o", prefix)...)
+		"--slo", "ttft.p99<10s", "--html", prefix+".html", "--drain-timeout", "30s", "-o", prefix)...)
 	if o.Err != nil {
 		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
 	}
@@ -42,22 +32,21 @@ func TestSweepFindsCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum sweepSummary
-	if err := json.Unmarshal(data, &sum); err != nil {
-		t.Fatalf("%v\n%s", err, data)
+	d, err := sweep.DecodeDoc("sw.sweep.json", data)
+	if err != nil {
+		t.Fatal(err)
 	}
-	kinds := []string{}
-	for _, l := range sum.Levels {
-		kinds = append(kinds, l.Kind)
+	var levels []string
+	for _, r := range d.Rows {
+		levels = append(levels, r.Param("rate")+"/"+r.Role)
 	}
-	if strings.Join(kinds, ",") != "synchronous,throughput,rate,rate" {
-		t.Fatalf("levels %v, want synchronous, throughput and the two rates", kinds)
+	if strings.Join(levels, ",") != "synchronous/grid,throughput/probe,50/grid,800/grid" || d.Command != "observe sweep" || d.SLO == "" {
+		t.Fatalf("rows %v (command %q, SLO %q); want the synchronous, throughput, 50 and 800 levels", levels, d.Command, d.SLO)
 	}
 	// The server's capacity from its own record of the throughput level:
-	// the requests it completed over the time from its first admission to
-	// its last chunk (the machine's own overheads included).
-	tp := loadFiles(t, strings.TrimSuffix(sum.Levels[1].Trace, ".csv"))
-	if x := tp.Header.XExt; x == nil || x.Client == nil || x.Client.SweepLevel != "throughput" {
+	// the requests it completed from its first admission to its last chunk.
+	tp := loadFiles(t, prefix+"-1-throughput")
+	if x := tp.Header.XExt; x == nil || x.Client == nil || x.Client.SweepLevel != "rate=throughput" {
 		t.Errorf("the throughput level's header does not name its level: %+v", x)
 	}
 	var first, last time.Time
@@ -79,20 +68,70 @@ func TestSweepFindsCapacity(t *testing.T) {
 		t.Fatalf("%d requests of the throughput level have the server's timing, want 200", n)
 	}
 	capacity := float64(n) / last.Sub(first).Seconds()
-	t.Logf("ceiling %.1f req/s; the server's capacity %.1f req/s; the over-saturated level: %s", sum.Ceiling, capacity, sum.Levels[3].Reason)
-	if sum.Ceiling < 0.9*capacity || sum.Ceiling > 1.1*capacity {
-		t.Errorf("ceiling %.1f req/s (the throughput level's throughput %.1f), the server's capacity is %.1f req/s",
-			sum.Ceiling, sum.Levels[1].Throughput, capacity)
+	quarter, over := d.Rows[2], d.Rows[3]
+	t.Logf("capacity found %.1f req/s; the server's %.1f req/s; the level at 800 req/s: %s", d.Rows[1].ThroughputRPS, capacity, over.Reason)
+	if got := d.Rows[1].ThroughputRPS; got < 0.9*capacity || got > 1.1*capacity {
+		t.Errorf("capacity found %.1f req/s, the server's is %.1f req/s", got, capacity)
 	}
-	half, over := sum.Levels[2], sum.Levels[3]
-	if half.Stopped || half.Completed != 200 {
-		t.Errorf("the level at 50 req/s: stopped %v (%q), %d completed; want it whole", half.Stopped, half.Reason, half.Completed)
+	if quarter.Status != sweep.StatusOK || quarter.Completed != 200 || quarter.TTFT == nil || !quarter.Met() {
+		t.Errorf("the level at 50 req/s: %s (%q), %d completed, SLO met %v; want it whole, ok and within the SLO",
+			quarter.Status, quarter.Reason, quarter.Completed, quarter.Met())
 	}
-	if !over.Stopped || !strings.Contains(over.Reason, "behind and growing") || over.Completed >= 200 {
-		t.Errorf("the level at 800 req/s: stopped %v (%q), %d completed; want it stopped early", over.Stopped, over.Reason, over.Completed)
+	if over.Status != sweep.StatusUnstable || !strings.Contains(over.Reason, "stopped early, over-saturated") || over.Completed >= 200 || over.TTFT != nil {
+		t.Errorf("the level at 800 req/s: %s (%q), %d completed; want it stopped early and unstable", over.Status, over.Reason, over.Completed)
 	}
-	if !strings.Contains(o.Stderr, "over-saturated") {
-		t.Errorf("stderr does not say the level was stopped:\n%s", o.Stderr)
+	if sync := d.Rows[0]; sync.Status != sweep.StatusOK || sync.TTFT == nil {
+		t.Errorf("the synchronous level: %s (%q); want ok, one request at a time queues nothing at the server", sync.Status, sync.Reason)
+	}
+	if !strings.Contains(o.Stdout, "(probe)") || !strings.Contains(o.Stdout, "cases meet ttft.p99<10s") || !strings.Contains(o.Stderr, "over-saturated") {
+		t.Errorf("the table or the warning is missing:\nstdout:\n%s\nstderr:\n%s", o.Stdout, head(o.Stderr, 600))
+	}
+	if page, err := os.ReadFile(prefix + ".html"); err != nil || !strings.Contains(string(page), "<svg") {
+		t.Errorf("no page with plots: %v", err)
+	}
+}
+
+// TestSweepOverlay: a simulated sweep's document given to --overlay is
+// drawn beside the measured levels: one document, rows tagged source=real
+// and source=simulated, two curves on the page.
+func TestSweepOverlay(t *testing.T) {
+	runBin := bins.Path(t, "run")
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim.json")
+	cmd := exec.Command(runBin, "sweep", "--workload", "chatbot", "-n", "100", "--grid", "rate=5,10,20", "--format", "json", "-o", sim, "--quiet")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run sweep: %v\n%s", err, out)
+	}
+	srv := startFake(t, fakevllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
+	prefix := filepath.Join(dir, "sw")
+	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "40", "--rates", "20,40",
+		"--overlay", sim, "--html", prefix+".html", "-o", prefix)...)
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
+	}
+	data, err := os.ReadFile(prefix + ".sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sweep.DecodeDoc("sw.sweep.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := map[string]int{}
+	for _, r := range d.Rows {
+		sources[r.Param("source")]++
+	}
+	if sources["real"] != 2 || sources["simulated"] != 3 || d.Keys[0] != "source" {
+		t.Errorf("rows by source %v, keys %v; want 2 real and 3 simulated", sources, d.Keys)
+	}
+	page, err := os.ReadFile(prefix + ".html")
+	if err != nil || !strings.Contains(string(page), "source=real") || !strings.Contains(string(page), "source=simulated") {
+		t.Errorf("the page does not name both curves: %v", err)
+	}
+	// An SLO no level meets is an assertion not met: exit 3, the files written.
+	o = observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "-n", "20", "--rates", "20", "--slo", "ttft.p50<1us", "-o", prefix+"-x")...)
+	if _, err := os.Stat(prefix + "-x.sweep.json"); o.Code != 3 || err != nil {
+		t.Errorf("an SLO no level meets: exit %d (want 3), document: %v", o.Code, err)
 	}
 }
 
@@ -106,7 +145,8 @@ func TestSweepFlagErrors(t *testing.T) {
 		{[]string{"--sweep"}, "a sweep writes a trace per level: give --trace-output PREFIX"},
 		{[]string{"--rates", "2,x", "-o", "p"}, `--rates "2,x": "x" is not a rate`},
 		{[]string{"--sweep", "--concurrency", "4", "-o", filepath.Join(t.TempDir(), "p")}, "a sweep sends the workload at several rates: clients[0]: a concurrency client has no rate to set"},
-		{[]string{"--sweep-output", "s.json", "-o", "p"}, "--sweep-output needs --sweep or --rates"},
+		{[]string{"--sweep-output", "s.json", "-o", "p"}, "--slo, --sweep-output, --html and --overlay shape a sweep: give --sweep or --rates"},
+		{[]string{"--rates", "5", "--slo", "ttft.p98<1s", "-o", "p"}, "--slo"},
 	} {
 		o := observeIn(testCtx(t), baseArgs(srv, append([]string{"--no-self-test"}, tc.args...)...)...)
 		if o.Code != 2 || !strings.Contains(o.Stderr, tc.msg) {
