@@ -11,7 +11,8 @@
 // text). It also owns the run's life cycle: set-up (model, tokenizer ratio,
 // self-test, warm-up, prewarm), the two-stage interrupt, and exit codes; and
 // the runs made of runs: a live sweep (--sweep, --rates: a run per level, an
-// over-saturated level stopped early), one slice of a run fanned out over
+// over-saturated level stopped early, the rows, SLO, table and page those of
+// the simulated sweep in internal/sweep and internal/report), one slice of a run fanned out over
 // client machines (--shard, --start-at) and the merge of their traces
 // (--merge). Besides the trace it can write vllm bench serve's result JSON
 // (--result-json) and the plan without a server (--dry-run).

@@ -8,9 +8,27 @@ import (
 	"testing"
 	"time"
 
+	"servesim/internal/cli/clitest"
 	"servesim/internal/httpload/fakevllm"
 	"servesim/internal/sweep"
 )
+
+// sweepDoc is the sweep document a successful observe sweep wrote.
+func sweepDoc(t *testing.T, o clitest.Result, prefix string) *sweep.Doc {
+	t.Helper()
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
+	}
+	data, err := os.ReadFile(prefix + ".sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sweep.DecodeDoc(prefix+".sweep.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
 
 // TestSweepFindsCapacity sweeps a fake server that serves two requests at
 // a time, each for 4 ms + 3 × 2 ms, with an SLO. The rows are run sweep's
@@ -25,17 +43,7 @@ func TestSweepFindsCapacity(t *testing.T) {
 	prefix := filepath.Join(t.TempDir(), "sw")
 	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "200", "--sweep", "--rates", "50,800",
 		"--slo", "ttft.p99<10s", "--html", prefix+".html", "--drain-timeout", "30s", "-o", prefix)...)
-	if o.Err != nil {
-		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
-	}
-	data, err := os.ReadFile(prefix + ".sweep.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := sweep.DecodeDoc("sw.sweep.json", data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := sweepDoc(t, o, prefix)
 	var levels []string
 	for _, r := range d.Rows {
 		levels = append(levels, r.Param("rate")+"/"+r.Role)
@@ -106,17 +114,7 @@ func TestSweepOverlay(t *testing.T) {
 	prefix := filepath.Join(dir, "sw")
 	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "40", "--rates", "20,40",
 		"--overlay", sim, "--html", prefix+".html", "-o", prefix)...)
-	if o.Err != nil {
-		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
-	}
-	data, err := os.ReadFile(prefix + ".sweep.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := sweep.DecodeDoc("sw.sweep.json", data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := sweepDoc(t, o, prefix)
 	sources := map[string]int{}
 	for _, r := range d.Rows {
 		sources[r.Param("source")]++
