@@ -140,7 +140,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"t.csv", "--trace-output", "-"}, "--results-path and --trace-output all ask for stdout; give all but one of them a file (--results-path defaults to stdout with --format json or jsonl)"},
 		{[]string{"t.csv", "--think-time", "-1s"}, "--think-time -1s is negative"},
 		{[]string{"t.csv", "--hash-block-tokens", "0"}, "--hash-block-tokens 0 must be positive"},
-		{[]string{"a.csv", "b.csv"}, "too many arguments: a.csv b.csv (at most 1)"},
+		{[]string{"a.csv", "b.csv", "--from", "azure"}, "several traces are merged by time: --trace-header, --trace-data and --from take one"},
 	}
 	for _, tt := range tests {
 		r := replayIn(nil, tt.args...)

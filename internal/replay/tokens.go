@@ -13,7 +13,7 @@ const vocab = 128000
 
 // DefaultHashBlockTokens is the number of prompt tokens one ext_hash_ids
 // entry stands for: Mooncake's 512-token prefix blocks.
-const DefaultHashBlockTokens = 512
+const DefaultHashBlockTokens = tracev2.DefaultHashBlockTokens
 
 // streamSeed derives a stream's seed from the run seed and a name
 // (simulator.md §1: seed XOR FNV-1a-64(name)).
@@ -126,15 +126,6 @@ func (t *tokens) hashBlocks(ids []int32, hashes []int64) int {
 	return n
 }
 
-// promptLen is the number of prompt tokens a row stands for
-// (simulator.md §13).
-func promptLen(rec *tracev2.Record) int {
-	if rec.ServerInputTokens > 0 && rec.PrefixGroup == "" {
-		return rec.ServerInputTokens
-	}
-	return rec.PrefixLength + rec.InputTokens
-}
-
 // prompt builds the prompt ids of a row. accumulate says whether session
 // rounds grow from their predecessors. own is where the row's own fresh ids
 // begin when no other row can share them (instance.Request.Private), or −1:
@@ -142,7 +133,7 @@ func promptLen(rec *tracev2.Record) int {
 // ids are not tracked (idRows) might be repeated later, and a prompt with
 // no fresh ids (all prefix or hash-id blocks) has none of its own.
 func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own int) {
-	n := promptLen(rec)
+	n := rec.ResendPromptTokens()
 	ids = make([]int32, n)
 	start := 0
 	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {

@@ -50,3 +50,19 @@ type Record struct {
 
 // PromptTokens is the total prompt length: shared prefix plus the request's own input.
 func (r *Record) PromptTokens() int { return r.PrefixLength + r.InputTokens }
+
+// DefaultHashBlockTokens is the number of prompt tokens one ext_hash_ids
+// entry stands for: Mooncake's 512-token prefix blocks.
+const DefaultHashBlockTokens = 512
+
+// ResendPromptTokens is the prompt length a row stands for when it is sent
+// again, to the simulator (replay) or to a live server (observe --trace),
+// simulator.md §13: server_input_tokens when > 0 and the row has no prefix
+// group (the server's own count of what it received), else prefix_length +
+// input_tokens.
+func (r *Record) ResendPromptTokens() int {
+	if r.ServerInputTokens > 0 && r.PrefixGroup == "" {
+		return r.ServerInputTokens
+	}
+	return r.PrefixLength + r.InputTokens
+}
