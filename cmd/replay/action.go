@@ -59,6 +59,9 @@ func traceSettings(c *ucli.Context) (opts replay.TraceOptions, horizonUs int64, 
 	if c.Int("hash-block-tokens") <= 0 {
 		return opts, 0, cli.Usagef("--hash-block-tokens %d must be positive", c.Int("hash-block-tokens"))
 	}
+	if n := c.Int("hash-block-tokens"); n > tracev2.MaxTokens {
+		return opts, 0, cli.Usagef("--hash-block-tokens %d exceeds %d, the largest prompt a trace may hold", n, tracev2.MaxTokens)
+	}
 	opts.SkipFailed = c.Bool("skip-failed")
 	return opts, horizonUs, nil
 }

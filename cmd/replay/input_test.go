@@ -91,6 +91,26 @@ func TestBadInput(t *testing.T) {
 			wantErr: `<stdin>:4:9: column streaming: "maybe" is not a boolean`,
 		},
 		{
+			name: "token count at int64's top",
+			files: map[string]string{"h.yaml": genHeader, "h.csv": coreColumns +
+				"0,c,,,,0,,0,false,9223372036854775807,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"},
+			args:    []string{"h.csv"},
+			wantErr: `DIR/h.csv:2:10: column input_tokens: "9223372036854775807" exceeds 16777216, the largest token count a trace may hold`,
+		},
+		{
+			name: "prefix and prompt overflow together",
+			files: map[string]string{"o.yaml": genHeader, "o.csv": coreColumns +
+				"0,c,,,,0,g,9223372036854775000,false,9000,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"},
+			args:    []string{"o.csv"},
+			wantErr: `DIR/o.csv:2:8: column prefix_length: "9223372036854775000" exceeds 16777216, the largest token count a trace may hold`,
+		},
+		{
+			name:    "imported count above the bound",
+			files:   map[string]string{"az.csv": "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:04,2000000000,3\n"},
+			args:    []string{"az.csv", "--from", "azure"},
+			wantErr: `DIR/az.csv:2:2: field ContextTokens: "2000000000" exceeds 16777216, the largest token count a trace may hold`,
+		},
+		{
 			name:    "missing file",
 			args:    []string{"nope.csv"},
 			wantErr: "",
@@ -140,6 +160,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"t.csv", "--trace-output", "-"}, "--results-path and --trace-output all ask for stdout; give all but one of them a file (--results-path defaults to stdout with --format json or jsonl)"},
 		{[]string{"t.csv", "--think-time", "-1s"}, "--think-time -1s is negative"},
 		{[]string{"t.csv", "--hash-block-tokens", "0"}, "--hash-block-tokens 0 must be positive"},
+		{[]string{"t.csv", "--hash-block-tokens", "9223372036854775807"}, "--hash-block-tokens 9223372036854775807 exceeds 16777216, the largest prompt a trace may hold"},
 		{[]string{"a.csv", "b.csv", "--from", "azure"}, "several traces are merged by time: --trace-header, --trace-data and --from take one"},
 	}
 	for _, tt := range tests {
@@ -263,5 +284,36 @@ func TestReplayedTrace(t *testing.T) {
 	m2, _ := os.ReadFile(filepath.Join(dir, "m2.json"))
 	if string(m1) != string(m2) {
 		diffSummaries(t, summaryOf(t, m2), summaryOf(t, m1))
+	}
+}
+
+// TestOverlongRowsWarn: a row longer than the deployment's context is
+// dropped as unservable, as vLLM would, and a warning says so.
+func TestOverlongRowsWarn(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "l.yaml"), genHeader)
+	trace := writeFile(t, filepath.Join(dir, "l.csv"), coreColumns+
+		"0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
+		"1,c,,,,0,,0,false,5000,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,ok,,\n"+
+		"2,c,,,,0,,0,false,3000,2000,0,0,0,0,0,,0,0,95000,95000,0,0,0,ok,,\n")
+	r := replayIn(nil, trace, "--max-model-len", "4096", "--results-path", filepath.Join(dir, "s.json"),
+		"--metrics-out", filepath.Join(dir, "m.json"), "--log-level", "warn")
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.stderr)
+	}
+	want := "2 requests exceed max_model_len 4096 (the first, request 1: 5000 prompt + 12 output tokens): dropped as unservable"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "m.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Dropped   int `json:"dropped_unservable"`
+		Completed int `json:"completed_requests"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Dropped != 2 || m.Completed != 1 {
+		t.Errorf("summary dropped %d completed %d (%v), want 2 and 1", m.Dropped, m.Completed, err)
 	}
 }

@@ -132,6 +132,7 @@ type driver struct {
 	fu         FollowUps
 	sink       Sink
 	tok        *tokens
+	long       overlong
 	accumulate bool
 	agg        *metrics.Aggregator
 	sim        simulator
@@ -153,7 +154,8 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		return Outcome{}, fmt.Errorf("replay: %w", err)
 	}
 	d := &driver{ctx: ctx, cfg: cfg, src: src, fu: fu, sink: sink, tok: newTokens(cfg.Seed, cfg.HashBlockTokens),
-		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer}
+		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer,
+		long: overlong{maxLen: cfg.Deploy.MaxModelLen}}
 	if cfg.Deploy.IsCluster() || cfg.Decisions != nil {
 		return d.runCluster()
 	}
@@ -193,9 +195,13 @@ func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *de
 			return Outcome{}, err
 		}
 	}
+	warnings := d.tok.warnings
+	if w := d.long.warning(); w != "" {
+		warnings = append(warnings, w)
+	}
 	sum := d.agg.Summary(info)
 	sum.Deployment = d.cfg.Deploy.Describe()
-	return Outcome{Summary: sum, Warnings: d.tok.warnings}, nil
+	return Outcome{Summary: sum, Warnings: warnings}, nil
 }
 
 // runCluster simulates a deployment of several instances or with cluster
@@ -230,6 +236,7 @@ func (d *driver) runCluster() (Outcome, error) {
 
 // request turns a record into a simulator request.
 func (d *driver) request(rec *tracev2.Record) *instance.Request {
+	d.long.check(rec)
 	prompt, own := d.tok.prompt(rec, d.accumulate)
 	l := &live{rec: rec, prompt: prompt, output: d.tok.output(rec, d.accumulate)}
 	if d.accumulate && rec.SessionID != "" {

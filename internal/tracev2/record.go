@@ -1,5 +1,13 @@
 package tracev2
 
+// MaxTokens bounds every token count of a row (prefix_length, input_tokens,
+// output_tokens, the modality and server counts, ext_cached_tokens) and a
+// prompt, prefix_length + input_tokens: 2²⁴ = 16,777,216 tokens, above any
+// model's context window (the largest, 10M tokens). A reader or importer
+// refuses a larger count at its place, before anything is sized by it: the
+// simulator holds a prompt's token ids, 4 bytes each.
+const MaxTokens = 1 << 24
+
 // Record is one row of a TraceV2 data CSV: one request. Field comments give the
 // column name; times are integer microseconds on the file's time origin (spec §5),
 // and 0 means "never" for the chunk and token times.
