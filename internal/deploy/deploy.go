@@ -218,10 +218,18 @@ func Resolve(cfg Config) (*Resolved, error) {
 		}
 		res.TotalKVBlocks = int(blocks) * cfg.DataParallel // every rank holds its own cache
 	}
+	avail, known := availableMemory()
+	if err := res.checkSizes(res.TotalKVBlocks, avail, known); err != nil {
+		return nil, err
+	}
 	capacity := res.TotalKVBlocks * cfg.BlockSize
 	switch {
 	case cfg.MaxModelLen > 0:
-		if need := (cfg.MaxModelLen + cfg.BlockSize - 1) / cfg.BlockSize; need > res.TotalKVBlocks {
+		need := cfg.MaxModelLen / cfg.BlockSize
+		if cfg.MaxModelLen%cfg.BlockSize != 0 {
+			need++
+		}
+		if need > res.TotalKVBlocks {
 			return nil, invalid("max-model-len %d needs %d KV blocks of %d tokens; the deployment has %d",
 				cfg.MaxModelLen, need, cfg.BlockSize, res.TotalKVBlocks)
 		}
@@ -292,6 +300,9 @@ func (c Config) check() error {
 	}
 	positive("num-instances", c.Instances)
 	positive("block-size", c.BlockSize)
+	if c.BlockSize > maxBlockSize {
+		errs = append(errs, fmt.Sprintf("block-size %d exceeds %d tokens", c.BlockSize, maxBlockSize))
+	}
 	positive("max-num-seqs", c.MaxNumSeqs)
 	positive("max-num-batched-tokens", c.MaxNumBatchedTokens)
 	nonNeg("total-kv-blocks", c.TotalKVBlocks)
