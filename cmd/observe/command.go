@@ -8,6 +8,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/httpload"
 	"servesim/internal/workload"
 )
 
@@ -151,7 +152,7 @@ Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input,
 	}
 }
 
-func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) (err error) {
 	if c.Bool("merge") {
 		return mergeTraces(c, stdio, log)
 	}
@@ -162,6 +163,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
+	// Nothing the run writes to stderr carries its secrets (the trace's
+	// error messages are redacted by the client).
+	red := httpload.NewRedactor(httpload.Config{BaseURL: cfg.url, APIKey: cfg.apiKey, Headers: cfg.headers})
+	log = slog.New(&redactHandler{h: log.Handler(), red: red})
+	defer func() { err = redactError(err, red) }()
 	if cfg.selfTestOnly {
 		return selfTestOnly(ctx, cfg, stdio)
 	}
