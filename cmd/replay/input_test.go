@@ -317,3 +317,25 @@ func TestOverlongRowsWarn(t *testing.T) {
 		t.Errorf("summary dropped %d completed %d (%v), want 2 and 1", m.Dropped, m.Completed, err)
 	}
 }
+
+// TestTornTraceReplays: a trace whose last row a full disk cut short
+// replays the rows before it, with one warning.
+func TestTornTraceReplays(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "t.yaml"), genHeader)
+	trace := writeFile(t, filepath.Join(dir, "t.csv"), coreColumns+
+		"0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
+		"1,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,ok,,\n"+
+		"2,c,,,,0,,0,false,40,12,0,0,0,")
+	r := replayIn(nil, trace, "--results-path", filepath.Join(dir, "s.json"), "--log-level", "warn")
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.stderr)
+	}
+	want := "t.csv:4: the last row is cut short (no line end: missing: the row has 15 fields, the column row 27); skipped"
+	if strings.Count(r.stderr, want) != 1 {
+		t.Errorf("stderr should hold %q once:\n%s", want, r.stderr)
+	}
+	if got := readSimResults(t, filepath.Join(dir, "s.json")); len(got) != 2 {
+		t.Errorf("%d results, want 2", len(got))
+	}
+}

@@ -145,6 +145,19 @@ func (t *TraceWriter) Close(final *Header) error {
 	}
 	t.closed = true
 	var errs []error
+	if t.rows != nil && t.rows.err != nil {
+		// A failed write (a full disk) cut the trace short after its last
+		// whole row: say so where the form has room for it (x_ext).
+		if final == nil {
+			final = t.first
+		}
+		final = final.Clone()
+		if final.XExt == nil {
+			final.XExt = &Ext{}
+		}
+		cut := true
+		final.XExt.Interrupted = &cut
+	}
 	if final != nil {
 		switch t.form {
 		case FormSingle:

@@ -225,6 +225,14 @@ func (r *Reader) Read(rec *Record) error {
 		if err == errRowTooLong {
 			err = &Error{File: r.name, Line: r.rowLine, Column: 1, What: "row", Msg: errRowTooLong.Error()}
 		}
+		var bad *Error
+		if err != nil && r.src.torn && errors.As(err, &bad) {
+			// Writers end every row with a line end: a malformed last row
+			// without one was cut short (a full disk, a killed writer).
+			// The rows before it are whole.
+			r.opts.warnf(fmt.Sprintf("%s:%d: the last row is cut short (no line end: %s); skipped", r.name, r.rowLine, bad.Msg))
+			continue
+		}
 		if err != nil {
 			if err := r.rowError(err); err != nil {
 				return err

@@ -70,7 +70,8 @@ func (w *Writer) Write(rec *Record) error {
 	}
 	b = append(b, '\n')
 	w.buf = b
-	if _, err := w.w.Write(b); err != nil {
+	if n, err := w.w.Write(b); err != nil {
+		cutBack(w.w, int64(n)) // a full disk must not leave half a row
 		w.err = fmt.Errorf("write trace row (request_id %d): %w", rec.RequestID, err)
 		return w.err
 	}
