@@ -61,8 +61,30 @@ var simScanSeeds = []string{
 	"\xef\xbb\xbf[{\"request_id\": 3}]",
 }
 
-func FuzzSimResults(f *testing.F) {
+// simComplete is an object's required fields after its request_id.
+const simComplete = `, "ttft_us": 1, "e2e_us": 2, "input_tokens": 3, "output_tokens": 4}`
+
+// simSeeds are simScanSeeds, and the same with every {"request_id": N}
+// completed by the other required fields: the first set checks that both
+// paths refuse an incomplete object alike, the second reaches what lies
+// after it.
+func simSeeds() []string {
+	seeds := append([]string(nil), simScanSeeds...)
 	for _, s := range simScanSeeds {
+		c := s
+		for _, id := range []string{"1", "2", "3", "5"} {
+			c = strings.ReplaceAll(c, `"request_id": `+id+`}`, `"request_id": `+id+simComplete)
+			c = strings.ReplaceAll(c, `"request_id":`+id+`}`, `"request_id":`+id+simComplete)
+		}
+		if c != s {
+			seeds = append(seeds, c)
+		}
+	}
+	return seeds
+}
+
+func FuzzSimResults(f *testing.F) {
+	for _, s := range simSeeds() {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -73,7 +95,7 @@ func FuzzSimResults(f *testing.F) {
 // TestSimScanAgrees runs the seeds, whole and one byte per read (every
 // refill point), and with a read error part way.
 func TestSimScanAgrees(t *testing.T) {
-	for _, s := range simScanSeeds {
+	for _, s := range simSeeds() {
 		checkSimAgree(t, []byte(s))
 	}
 }
@@ -135,7 +157,7 @@ func TestSimScanLargeObject(t *testing.T) {
 		if i > 0 {
 			b.WriteString(",\n")
 		}
-		fmt.Fprintf(&b, `{"request_id": %d, "ttft_us": %d.5, "slo_class": "c%d"`, i, i*7, i%3)
+		fmt.Fprintf(&b, `{"request_id": %d, "ttft_us": %d.5, "e2e_us": %d, "input_tokens": 3, "output_tokens": 4, "slo_class": "c%d"`, i, i*7, i*8+1, i%3)
 		if i == 1500 {
 			fmt.Fprintf(&b, `, "blob": "%s"`, strings.Repeat("x", 3*simWindow))
 		}
@@ -150,7 +172,8 @@ func TestSimScanLargeObject(t *testing.T) {
 		t.Fatalf("got %d results, want 3000", len(got))
 	}
 	for _, i := range []int{0, 1499, 1500, 1501, 2999} {
-		want := SimResult{RequestID: int64(i), TTFTUs: float64(i*7) + 0.5, SLOClass: fmt.Sprintf("c%d", i%3)}
+		want := SimResult{RequestID: int64(i), TTFTUs: float64(i*7) + 0.5, E2EUs: float64(i*8 + 1), InputTokens: 3, OutputTokens: 4,
+			SLOClass: fmt.Sprintf("c%d", i%3)}
 		if got[i] != want {
 			t.Errorf("result %d: got %+v, want %+v", i, got[i], want)
 		}
@@ -164,7 +187,7 @@ func TestSimScanLargeObject(t *testing.T) {
 func TestSimScanHandoffPosition(t *testing.T) {
 	var b strings.Builder
 	for i := range 20000 {
-		fmt.Fprintf(&b, "{\"request_id\": %d, \"model\": \"é\"}\n", i)
+		fmt.Fprintf(&b, "{\"request_id\": %d, \"model\": \"é\"%s\n", i, simComplete)
 	}
 	tests := []struct{ name, tail, want string }{
 		{"syntax", `{"request_id": 1 x}`, `s.json:20001:18: json: invalid character 'x' after object key:value pair`},
