@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -160,6 +161,9 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	set.opts.Ordinals = set.traceOut != ""
 	tr, err := replay.NewTrace(in.rows, set.opts)
 	if err != nil {
+		if located := (*tracev2.Error)(nil); errors.As(err, &located) {
+			return err // it names its file already
+		}
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
 	defer tr.Close()

@@ -111,6 +111,12 @@ func TestBadInput(t *testing.T) {
 			wantErr: `DIR/az.csv:2:2: field ContextTokens: "2000000000" exceeds 16777216, the largest token count a trace may hold`,
 		},
 		{
+			name:    "import row beyond a spool row",
+			files:   map[string]string{"big.jsonl": `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [` + strings.Repeat("1000000000000000000, ", 40000) + "7]}\n"},
+			args:    []string{"big.jsonl", "--from", "mooncake"},
+			wantErr: `DIR/big.jsonl:1:688198: field hash_ids[32768]: more than 32768 entries`,
+		},
+		{
 			name:    "missing file",
 			args:    []string{"nope.csv"},
 			wantErr: "",

@@ -429,6 +429,12 @@ func (r *Reader) hashIDs(i int, b []byte) ([]int64, error) {
 	if n == 0 {
 		return nil, nil
 	}
+	if n > MaxHashIDs {
+		if r.fast {
+			return nil, errSlow
+		}
+		return nil, r.fieldError(i, fmt.Sprintf("%d entries, more than %d", n, MaxHashIDs))
+	}
 	out := make([]int64, 0, n)
 	for j := 0; j < len(b); {
 		for j < len(b) && b[j] == ' ' {

@@ -38,6 +38,8 @@ func TestMalformedData(t *testing.T) {
 			`trace.csv:3:11: column output_tokens: "2000000000" exceeds 16777216, the largest token count a trace may hold`},
 		{"prompt above the bound", cols27 + "\n" + strings.Replace(withField(9, "16777000"), ",0,true,", ",1000,true,", 1) + "\n",
 			`trace.csv:2:10: column input_tokens: prefix_length 1000 + input_tokens 16777000 exceed 16777216, the largest prompt a trace may hold`},
+		{"too many hash ids", cols27 + ",ext_hash_ids\n" + goodRow + "," + strings.Repeat("7 ", 32769) + "\n",
+			`trace.csv:2:28: column ext_hash_ids: 32769 entries, more than 32768`},
 		{"short row", cols27 + "\n" + "1,c,t,standard,,0,,0,true,10,5,0,0,0,0,0,,0,0,100\n",
 			`trace.csv:2:21: column send_time_us: missing: the row has 20 fields, the column row 27`},
 		{"extra fields", cols27 + "\n" + goodRow + ",x\n",

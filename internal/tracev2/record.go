@@ -8,6 +8,11 @@ package tracev2
 // simulator holds a prompt's token ids, 4 bytes each.
 const MaxTokens = 1 << 24
 
+// MaxHashIDs bounds the entries of a row's ext_hash_ids: 2¹⁵ = 32,768, a
+// prompt of MaxTokens in Mooncake's 512-token blocks. A row holding that
+// many int64s stays below the readers' 1 MiB row limit.
+const MaxHashIDs = 1 << 15
+
 // Record is one row of a TraceV2 data CSV: one request. Field comments give the
 // column name; times are integer microseconds on the file's time origin (spec §5),
 // and 0 means "never" for the chunk and token times.

@@ -66,6 +66,12 @@ func TestMalformedInputs(t *testing.T) {
 			`m.jsonl:1:54: field output_length: 1.5 is not a whole number`},
 		{"mooncake huge length", FormatMooncake, "m.jsonl", `{"timestamp": 0, "input_length": 9223372036854775807, "output_length": 1}`, Options{},
 			`m.jsonl:1:34: field input_length: 9223372036854775807 exceeds 16777216, the largest token count a trace may hold`},
+		{"mooncake too many hash ids", FormatMooncake, "m.jsonl", `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [` +
+			strings.Repeat("7, ", 32768) + `7]}`, Options{},
+			`m.jsonl:1:98374: field hash_ids[32768]: more than 32768 entries`},
+		{"vidur too many hash ids", FormatVidur, "v.csv", "arrived_at,num_prefill_tokens,num_decode_tokens,block_hash_ids\n0,1,2,\"[" +
+			strings.Repeat("7,", 32768) + "7]\"\n", Options{},
+			`v.csv:2:4: field block_hash_ids: 32769 entries, more than 32768`},
 		{"mooncake missing field", FormatMooncake, "m.jsonl", `{"timestamp": 0, "input_length": 1}`, Options{},
 			`m.jsonl:1:35: field output_length: missing`},
 		{"mooncake bad hash id", FormatMooncake, "m.jsonl", `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [7, "x"]}`, Options{},
