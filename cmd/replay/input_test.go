@@ -117,6 +117,12 @@ func TestBadInput(t *testing.T) {
 			wantErr: `DIR/big.jsonl:1:688198: field hash_ids[32768]: more than 32768 entries`,
 		},
 		{
+			name:    "unrecognised CSV with a 200 KB first line",
+			files:   map[string]string{"w.csv": "alpha,beta,gamma" + strings.Repeat(",column", 25000) + "\n1,2,3\n"},
+			args:    []string{"w.csv"},
+			wantErr: `DIR/w.csv:1:1: header: want a YAML mapping of keys, got the value "alpha,beta,gamma,column,column,column,column,col"… (not a TraceV2 trace, and not the shape of an Azure, Mooncake, Vidur, vllm-bench or LLMServingSim trace either; --from FORMAT forces one)`,
+		},
+		{
 			name:    "missing file",
 			args:    []string{"nope.csv"},
 			wantErr: "",

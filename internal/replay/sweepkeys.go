@@ -3,8 +3,8 @@ package replay
 import (
 	"bytes"
 	"fmt"
-	"sort"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"

@@ -95,6 +95,21 @@ func quote(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
+// QuoteName shows a name read from input (a column, a key, a field) in a
+// message: as it is when it is a plain short name, else quoted and cut,
+// so that no character of it can break or forge a line of stderr.
+func QuoteName(s string) string {
+	plain := len(s) > 0 && len(s) <= maxShown
+	for _, c := range s {
+		plain = plain && (c == '_' || c == '-' || c == '.' || c == '[' || c == ']' ||
+			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9')
+	}
+	if plain {
+		return s
+	}
+	return quote([]byte(s))
+}
+
 // oneLine makes an arbitrary message safe for a one-line error text.
 func oneLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {

@@ -165,19 +165,23 @@ func decodeHeaderText(data []byte, name string, m lineMap, opts Options, partial
 // headerDecoder walks a node tree against the Header struct by yaml tags, so
 // every unknown key and every type error is located exactly.
 type headerDecoder struct {
-	name string
-	opts Options
-	pos  map[string]*yaml.Node // dotted key path -> value node
+	name    string
+	opts    Options
+	pos     map[string]*yaml.Node // dotted key path -> value node
+	unknown warnLimiter           // unknown keys: at most maxWarnings shown
 }
 
 func decodeHeaderNode(root *yaml.Node, name string, opts Options, partial bool) (*Header, error) {
-	d := &headerDecoder{name: name, opts: opts, pos: map[string]*yaml.Node{}}
+	d := &headerDecoder{name: name, opts: opts, pos: map[string]*yaml.Node{}, unknown: warnLimiter{warn: opts.Warn}}
 	var h Header
 	if root.Kind != yaml.MappingNode {
 		return nil, d.errAt(root, "header", "want a YAML mapping of keys, got "+kindName(root))
 	}
 	if err := d.mapping(root, reflect.ValueOf(&h).Elem(), ""); err != nil {
 		return nil, err
+	}
+	if n := d.unknown.suppressed; n > 0 {
+		opts.warnf(fmt.Sprintf("%s: %d more unknown keys ignored", name, n))
 	}
 	if err := d.check(&h, root, partial); err != nil {
 		return nil, err
@@ -236,7 +240,8 @@ func (d *headerDecoder) mapping(n *yaml.Node, v reflect.Value, path string) erro
 			if d.opts.Strict {
 				return d.errAt(k, "key "+p, "unknown key")
 			}
-			d.warnAt(k, "key "+p, "unknown key, ignored")
+			d.unknown.add((&Error{File: d.name, Line: max(k.Line, 1), Column: k.Column, What: "key " + joinPath(path, QuoteName(k.Value)),
+				Msg: "unknown key, ignored"}).Error())
 			continue
 		}
 		d.pos[p] = val

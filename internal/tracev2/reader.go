@@ -134,10 +134,16 @@ func (r *Reader) bindColumns() error {
 	}
 	r.ncols = len(r.sp.fields)
 	r.bind = make([]colID, r.ncols)
+	unknown := warnLimiter{warn: r.opts.Warn}
+	defer func() {
+		if n := unknown.suppressed; n > 0 {
+			r.opts.warnf(fmt.Sprintf("%s:%d: %d more unknown columns ignored", r.name, rowLine, n))
+		}
+	}()
 	for i, f := range r.sp.fields {
 		id := colByName(string(f))
 		if id == colUnknown {
-			r.opts.warnf((&Error{File: r.name, Line: rowLine, Column: i + 1, What: "column " + quote(f),
+			unknown.add((&Error{File: r.name, Line: rowLine, Column: i + 1, What: "column " + quote(f),
 				Msg: "unknown column, ignored"}).Error())
 			continue
 		}

@@ -69,6 +69,8 @@ func TestMalformedInputs(t *testing.T) {
 		{"mooncake too many hash ids", FormatMooncake, "m.jsonl", `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [` +
 			strings.Repeat("7, ", 32768) + `7]}`, Options{},
 			`m.jsonl:1:98374: field hash_ids[32768]: more than 32768 entries`},
+		{"vidur column name forging a line", FormatVidur, "v.csv", "arrived_at,num_prefill_tokens,num_decode_tokens,\"x\r\nlevel=ERROR msg=spoofed\",\"x\r\nlevel=ERROR msg=spoofed\"\n0,1,2,3,4\n", Options{},
+			`v.csv:1:5: field "x\nlevel=ERROR msg=spoofed": column name appears twice in the column row`},
 		{"vidur too many hash ids", FormatVidur, "v.csv", "arrived_at,num_prefill_tokens,num_decode_tokens,block_hash_ids\n0,1,2,\"[" +
 			strings.Repeat("7,", 32768) + "7]\"\n", Options{},
 			`v.csv:2:4: field block_hash_ids: 32769 entries, more than 32768`},
