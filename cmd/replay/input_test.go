@@ -351,3 +351,23 @@ func TestTornTraceReplays(t *testing.T) {
 		t.Errorf("%d results, want 2", len(got))
 	}
 }
+
+// TestUnknownStatusWarns: a status outside tracev2.md §4.6 is replayed,
+// with one warning naming it, its first line and how many rows have one.
+func TestUnknownStatusWarns(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "s.yaml"), genHeader)
+	trace := writeFile(t, filepath.Join(dir, "s.csv"), coreColumns+
+		"0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
+		"1,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,weird,,\n"+
+		"2,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,95000,95000,0,0,0,odd,,\n"+
+		"3,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,99000,99000,0,0,0,weird,,\n")
+	r := replayIn(nil, trace, "--results-path", filepath.Join(dir, "r.json"), "--log-level", "warn")
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.stderr)
+	}
+	want := `s.csv:3: status weird and 1 other unknown values on 3 rows: not ok, error, timeout or incomplete; treated as not ok (replayed all the same; --skip-failed leaves them out)`
+	if strings.Count(r.stderr, want) != 1 {
+		t.Errorf("stderr should hold %q once:\n%s", want, r.stderr)
+	}
+}

@@ -468,6 +468,18 @@ func (r *Reader) checkRow(rec *Record) error {
 	if rec.DeadlineUs > 0 && rec.ArrivalTimeUs > 0 && rec.DeadlineUs < rec.ArrivalTimeUs {
 		return r.fieldError(r.idx[colDeadlineUs], fmt.Sprintf("%d is before arrival_time_us %d", rec.DeadlineUs, rec.ArrivalTimeUs))
 	}
+	for _, c := range []struct {
+		id colID
+		v  int64
+	}{{colSendTimeUs, rec.SendTimeUs}, {colFirstChunkTimeUs, rec.FirstChunkTimeUs}, {colLastChunkTimeUs, rec.LastChunkTimeUs},
+		{colExtFirstTokenTimeUs, rec.FirstTokenTimeUs}} {
+		if c.v < 0 && r.idx[c.id] >= 0 {
+			// A recorded instant is at least 1 µs after t0 (spec §5); a
+			// replay injects a row without a positive send time at its
+			// arrival time.
+			r.warnField(r.idx[c.id], fmt.Sprintf("%d is negative: not an instant of the run (recorded times are ≥ 1, 0 is never)", c.v))
+		}
+	}
 	if r.simulated && rec.SendTimeUs < rec.ArrivalTimeUs {
 		r.warnField(r.idx[colSendTimeUs], fmt.Sprintf("%d is before arrival_time_us %d", rec.SendTimeUs, rec.ArrivalTimeUs))
 	}

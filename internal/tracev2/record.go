@@ -1,5 +1,7 @@
 package tracev2
 
+import "fmt"
+
 // MaxTokens bounds every token count of a row (prefix_length, input_tokens,
 // output_tokens, the modality and server counts, ext_cached_tokens) and a
 // prompt, prefix_length + input_tokens: 2²⁴ = 16,777,216 tokens, above any
@@ -78,4 +80,58 @@ func (r *Record) ResendPromptTokens() int {
 		return r.ServerInputTokens
 	}
 	return r.PrefixLength + r.InputTokens
+}
+
+// KnownStatus reports whether s is one of the status values of spec §4.6
+// (ok, error, timeout, incomplete). Readers accept any status; a consumer
+// treats another as not ok and says so once (StatusTally).
+func KnownStatus(s string) bool {
+	switch s {
+	case "ok", "error", "timeout", "incomplete":
+		return true
+	}
+	return false
+}
+
+// StatusTally counts the rows whose status is not a known one, for the one
+// warning a consumer gives about them.
+type StatusTally struct {
+	rows, distinct int
+	first          string
+	line           int
+	seen           map[string]bool // at most maxStatusesTracked values
+}
+
+const maxStatusesTracked = 100
+
+// Add notes a row's status; line is where the row starts.
+func (t *StatusTally) Add(status string, line int) {
+	if KnownStatus(status) {
+		return
+	}
+	t.rows++
+	if t.rows == 1 {
+		t.first, t.line = status, line
+	}
+	if t.seen == nil {
+		t.seen = map[string]bool{}
+	}
+	if !t.seen[status] && len(t.seen) < maxStatusesTracked {
+		t.seen[status] = true
+		t.distinct++
+	}
+}
+
+// Warning is the warning for the rows noted, or "". name is the trace's
+// file name.
+func (t *StatusTally) Warning(name string) string {
+	if t.rows == 0 {
+		return ""
+	}
+	others := ""
+	if t.distinct > 1 {
+		others = fmt.Sprintf(" and %d other unknown values", t.distinct-1)
+	}
+	return fmt.Sprintf("%s:%d: status %s%s on %d rows: not ok, error, timeout or incomplete; treated as not ok",
+		name, t.line, QuoteName(t.first), others, t.rows)
 }
