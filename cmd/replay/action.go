@@ -193,6 +193,12 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	simStart := time.Now()
 	res, err := replay.Simulate(ctx, cfg, tr, tr.FollowUps(), out.write)
 	progress.Finish()
+	if res.Interrupted {
+		if terr := out.sim.Interrupt(replayedHeader(in.header)); terr != nil {
+			log.Warn("finish the interrupted trace", "error", terr)
+		}
+		return cli.Interrupted(stdio, replay.TextSummary(&res.Summary), res.Summary.InjectedRequests, res.Summary.CompletedRequests, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -116,6 +116,10 @@ type Sink func(rec *tracev2.Record, res *tracev2.SimResult) error
 type Outcome struct {
 	Summary  metrics.Summary
 	Warnings []string
+	// Interrupted says the context was cancelled: no request was injected
+	// after it, the ones already in flight ran to their end, and Summary
+	// covers them. Simulate then also returns the context's error.
+	Interrupted bool
 }
 
 // live is what the driver keeps per request between injection and the end.
@@ -140,11 +144,13 @@ type driver struct {
 	obsResults bool // the observer takes the sink's results (one instance)
 	done       int64
 	err        error
+	stopped    bool // the context was cancelled: inject nothing more
 }
 
 // Simulate runs every record of src (and every follow-up fu creates) through
 // the simulator of cfg.Deploy. fu may be nil. The context is checked between
-// arrivals; cancelling it stops the run with ctx.Err().
+// arrivals; cancelling it stops injecting: the requests in flight finish,
+// and Simulate returns their Outcome (Interrupted) with ctx.Err().
 func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Sink) (Outcome, error) {
 	if cfg.Deploy == nil {
 		return Outcome{}, errors.New("replay: no deployment")
@@ -201,7 +207,11 @@ func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *de
 	}
 	sum := d.agg.Summary(info)
 	sum.Deployment = d.cfg.Deploy.Describe()
-	return Outcome{Summary: sum, Warnings: warnings}, nil
+	out := Outcome{Summary: sum, Warnings: warnings, Interrupted: d.stopped}
+	if d.stopped {
+		return out, d.ctx.Err()
+	}
+	return out, nil
 }
 
 // runCluster simulates a deployment of several instances or with cluster
@@ -269,8 +279,11 @@ type simSource driver
 
 func (s *simSource) Next() (*instance.Request, error) {
 	d := (*driver)(s)
-	if err := d.ctx.Err(); err != nil {
-		return nil, err
+	if d.ctx.Err() != nil {
+		// Interrupted: the requests in flight finish, so that the summary
+		// and the outputs describe every request that was injected.
+		d.stopped = true
+		return nil, io.EOF
 	}
 	rec, err := d.src.Next()
 	if err != nil {
@@ -314,7 +327,7 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	if res.Status == instance.StatusCompleted && d.accumulate && l.rec.SessionID != "" {
 		d.tok.remember(l.rec.SessionID, l.rec.RoundIndex, l.prompt, l.output, res.OutputTokens)
 	}
-	if d.fu == nil || d.err != nil {
+	if d.fu == nil || d.err != nil || d.stopped {
 		return
 	}
 	var next *tracev2.Record
