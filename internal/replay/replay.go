@@ -370,17 +370,20 @@ func simulatedRecord(in *tracev2.Record, res *instance.Result) tracev2.Record {
 	rec.CachedTokens = 0
 	rec.Instance = instanceName(res.Instance)
 	rec.Preemptions = res.Preemptions
-	rec.Status, rec.ErrorMessage = statusOf(res.Status)
+	rec.Status, rec.ErrorMessage = statusOf(res)
 	return rec
 }
 
-func statusOf(s instance.Status) (status, reason string) {
-	switch s {
+func statusOf(res *instance.Result) (status, reason string) {
+	switch res.Status {
 	case instance.StatusCompleted:
 		return "ok", ""
 	case instance.StatusTimedOut:
 		return "timeout", ""
 	case instance.StatusDropped:
+		if res.NoDecodeKV {
+			return "incomplete", "dropped: no free KV blocks on the decode instance"
+		}
 		return "incomplete", "dropped: unservable"
 	case instance.StatusRejected:
 		return "incomplete", "rejected: admission"
@@ -389,7 +392,14 @@ func statusOf(s instance.Status) (status, reason string) {
 	}
 }
 
-func instanceName(i int) string { return fmt.Sprintf("instance_%d", i) }
+// instanceName is the ext_instance of a request: "" for one that never
+// reached an instance (still held by the cluster, rejected).
+func instanceName(i int) string {
+	if i < 0 {
+		return ""
+	}
+	return fmt.Sprintf("instance_%d", i)
+}
 
 // simResult is the SimResult of a completed request (tracev2.md §9).
 func simResult(rec *tracev2.Record, res *instance.Result) tracev2.SimResult {
