@@ -13,22 +13,15 @@ import (
 // pointed at a FIFO or a character device, is written into it; the node is
 // still there after.
 func TestOutputsIntoDevices(t *testing.T) {
-	for _, kind := range []string{"fifo", "chardev"} {
-		t.Run(kind, func(t *testing.T) {
-			dir := t.TempDir()
-			nodes := clitest.Nodes(t, kind, dir, "r.json", "r.md", "r.html", "fit.yaml")
-			if _, errs, code := runCmd(t, "", realCSV, simJSON, "--report", nodes[0].Path, "--markdown", nodes[1].Path,
-				"--html", nodes[2].Path, "--quiet"); code != 0 {
-				t.Fatalf("exit %d: %s", code, errs)
-			}
-			if _, errs, code := runCmd(t, "", "fit", realCSV, "--max-iterations", "2", "-o", nodes[3].Path, "--quiet"); code != 0 {
-				t.Fatalf("fit: exit %d: %s", code, errs)
-			}
-			for _, n := range nodes {
-				n.Check(t)
-			}
-		})
-	}
+	clitest.WithNodes(t, []string{"r.json", "r.md", "r.html", "fit.yaml"}, func(t *testing.T, _ string, nodes []*clitest.Node) {
+		if _, errs, code := runCmd(t, "", realCSV, simJSON, "--report", nodes[0].Path, "--markdown", nodes[1].Path,
+			"--html", nodes[2].Path, "--quiet"); code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if _, errs, code := runCmd(t, "", "fit", realCSV, "--max-iterations", "2", "-o", nodes[3].Path, "--quiet"); code != 0 {
+			t.Fatalf("fit: exit %d: %s", code, errs)
+		}
+	})
 }
 
 // TestFailedOpenLeavesNoTemporary: when one output cannot be created, the

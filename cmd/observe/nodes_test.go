@@ -12,19 +12,12 @@ import (
 // character device, is written into it; the node is still there after.
 func TestOutputsIntoDevices(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{})
-	for _, kind := range []string{"fifo", "chardev"} {
-		t.Run(kind, func(t *testing.T) {
-			dir := t.TempDir()
-			nodes := clitest.Nodes(t, kind, dir, "cap.yaml", "cap.csv", "itl.csv", "metrics.csv")
-			o := observeIn(testCtx(t), baseArgs(srv, "--num-requests", "4", "--rate", "200",
-				"--trace-output", filepath.Join(dir, "cap"), "--record-itl", "--itl-output", nodes[2].Path,
-				"--scrape-metrics", "--metrics-output", nodes[3].Path)...)
-			if o.Err != nil {
-				t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
-			}
-			for _, n := range nodes {
-				n.Check(t)
-			}
-		})
-	}
+	clitest.WithNodes(t, []string{"cap.yaml", "cap.csv", "itl.csv", "metrics.csv"}, func(t *testing.T, dir string, nodes []*clitest.Node) {
+		o := observeIn(testCtx(t), baseArgs(srv, "--num-requests", "4", "--rate", "200",
+			"--trace-output", filepath.Join(dir, "cap"), "--record-itl", "--itl-output", nodes[2].Path,
+			"--scrape-metrics", "--metrics-output", nodes[3].Path)...)
+		if o.Err != nil {
+			t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
+		}
+	})
 }

@@ -299,24 +299,36 @@ func TestReplayedTrace(t *testing.T) {
 	}
 }
 
-// TestOverlongRowsWarn: a row longer than the deployment's context is
-// dropped as unservable, as vLLM would, and a warning says so.
-func TestOverlongRowsWarn(t *testing.T) {
+// replayWarns replays a trace of rows (below the core columns, under a
+// generated header) written to DIR/NAME.csv, with args in which DIR stands
+// for the temp dir; it must succeed and warn exactly once with want. It
+// returns the dir.
+func replayWarns(t *testing.T, name, rows, want string, args ...string) string {
+	t.Helper()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "l.yaml"), genHeader)
-	trace := writeFile(t, filepath.Join(dir, "l.csv"), coreColumns+
-		"0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
-		"1,c,,,,0,,0,false,5000,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,ok,,\n"+
-		"2,c,,,,0,,0,false,3000,2000,0,0,0,0,0,,0,0,95000,95000,0,0,0,ok,,\n")
-	r := replayIn(nil, trace, "--max-model-len", "4096", "--results-path", filepath.Join(dir, "s.json"),
-		"--metrics-out", filepath.Join(dir, "m.json"), "--log-level", "warn")
+	writeFile(t, filepath.Join(dir, name+".yaml"), genHeader)
+	trace := writeFile(t, filepath.Join(dir, name+".csv"), coreColumns+rows)
+	for i := range args {
+		args[i] = strings.ReplaceAll(args[i], "DIR", dir)
+	}
+	r := replayIn(nil, append([]string{trace, "--log-level", "warn"}, args...)...)
 	if r.err != nil {
 		t.Fatalf("%v\n%s", r.err, r.stderr)
 	}
-	want := "2 requests exceed max_model_len 4096 (the first, request 1: 5000 prompt + 12 output tokens): dropped as unservable"
-	if !strings.Contains(r.stderr, want) {
-		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	if strings.Count(r.stderr, want) != 1 {
+		t.Errorf("stderr should hold %q once:\n%s", want, r.stderr)
 	}
+	return dir
+}
+
+// TestOverlongRowsWarn: a row longer than the deployment's context is
+// dropped as unservable, as vLLM would, and a warning says so.
+func TestOverlongRowsWarn(t *testing.T) {
+	dir := replayWarns(t, "l", "0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
+		"1,c,,,,0,,0,false,5000,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,ok,,\n"+
+		"2,c,,,,0,,0,false,3000,2000,0,0,0,0,0,,0,0,95000,95000,0,0,0,ok,,\n",
+		"2 requests exceed max_model_len 4096 (the first, request 1: 5000 prompt + 12 output tokens): dropped as unservable",
+		"--max-model-len", "4096", "--results-path", "DIR/s.json", "--metrics-out", "DIR/m.json")
 	b, err := os.ReadFile(filepath.Join(dir, "m.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -333,20 +345,11 @@ func TestOverlongRowsWarn(t *testing.T) {
 // TestTornTraceReplays: a trace whose last row a full disk cut short
 // replays the rows before it, with one warning.
 func TestTornTraceReplays(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "t.yaml"), genHeader)
-	trace := writeFile(t, filepath.Join(dir, "t.csv"), coreColumns+
-		"0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
+	dir := replayWarns(t, "t", "0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
 		"1,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,ok,,\n"+
-		"2,c,,,,0,,0,false,40,12,0,0,0,")
-	r := replayIn(nil, trace, "--results-path", filepath.Join(dir, "s.json"), "--log-level", "warn")
-	if r.err != nil {
-		t.Fatalf("%v\n%s", r.err, r.stderr)
-	}
-	want := "t.csv:4: the last row is cut short (no line end: missing: the row has 15 fields, the column row 27); skipped"
-	if strings.Count(r.stderr, want) != 1 {
-		t.Errorf("stderr should hold %q once:\n%s", want, r.stderr)
-	}
+		"2,c,,,,0,,0,false,40,12,0,0,0,",
+		"t.csv:4: the last row is cut short (no line end: missing: the row has 15 fields, the column row 27); skipped",
+		"--results-path", "DIR/s.json")
 	if got := readSimResults(t, filepath.Join(dir, "s.json")); len(got) != 2 {
 		t.Errorf("%d results, want 2", len(got))
 	}
@@ -355,19 +358,10 @@ func TestTornTraceReplays(t *testing.T) {
 // TestUnknownStatusWarns: a status outside tracev2.md §4.6 is replayed,
 // with one warning naming it, its first line and how many rows have one.
 func TestUnknownStatusWarns(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "s.yaml"), genHeader)
-	trace := writeFile(t, filepath.Join(dir, "s.csv"), coreColumns+
-		"0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
+	replayWarns(t, "s", "0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
 		"1,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,weird,,\n"+
 		"2,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,95000,95000,0,0,0,odd,,\n"+
-		"3,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,99000,99000,0,0,0,weird,,\n")
-	r := replayIn(nil, trace, "--results-path", filepath.Join(dir, "r.json"), "--log-level", "warn")
-	if r.err != nil {
-		t.Fatalf("%v\n%s", r.err, r.stderr)
-	}
-	want := `s.csv:3: status weird and 1 other unknown values on 3 rows: not ok, error, timeout or incomplete; treated as not ok (replayed all the same; --skip-failed leaves them out)`
-	if strings.Count(r.stderr, want) != 1 {
-		t.Errorf("stderr should hold %q once:\n%s", want, r.stderr)
-	}
+		"3,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,99000,99000,0,0,0,weird,,\n",
+		`s.csv:3: status weird and 1 other unknown values on 3 rows: not ok, error, timeout or incomplete; treated as not ok (replayed all the same; --skip-failed leaves them out)`,
+		"--results-path", "DIR/r.json")
 }

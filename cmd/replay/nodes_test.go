@@ -14,21 +14,14 @@ func TestOutputsIntoDevices(t *testing.T) {
 	for i, at := range []string{"0", "50000", "90000", "160000"} {
 		rows += string(rune('0'+i)) + ",c,,,,0,,0,true,40,12,0,0,0,0,0,,0,0," + at + "," + at + ",0,0,0,ok,,\n"
 	}
-	for _, kind := range []string{"fifo", "chardev"} {
-		t.Run(kind, func(t *testing.T) {
-			dir := t.TempDir()
-			trace := writeFile(t, filepath.Join(dir, "in.csv"), coreColumns+rows)
-			writeFile(t, filepath.Join(dir, "in.yaml"), genHeader)
-			nodes := clitest.Nodes(t, kind, dir, "results.json", "metrics.json", "timeline.json",
-				"requests.jsonl", "decisions.jsonl", "rep.yaml", "rep.csv")
-			mustReplay(t, nil, trace, "--num-instances", "2",
-				"--results-path", nodes[0].Path, "--metrics-out", nodes[1].Path,
-				"--timeline", nodes[2].Path, "--requests-out", nodes[3].Path,
-				"--trace-level", "decisions", "--decisions-out", nodes[4].Path,
-				"--trace-output", filepath.Join(dir, "rep"), "--trace-ext")
-			for _, n := range nodes {
-				n.Check(t)
-			}
-		})
-	}
+	names := []string{"results.json", "metrics.json", "timeline.json", "requests.jsonl", "decisions.jsonl", "rep.yaml", "rep.csv"}
+	clitest.WithNodes(t, names, func(t *testing.T, dir string, nodes []*clitest.Node) {
+		trace := writeFile(t, filepath.Join(dir, "in.csv"), coreColumns+rows)
+		writeFile(t, filepath.Join(dir, "in.yaml"), genHeader)
+		mustReplay(t, nil, trace, "--num-instances", "2",
+			"--results-path", nodes[0].Path, "--metrics-out", nodes[1].Path,
+			"--timeline", nodes[2].Path, "--requests-out", nodes[3].Path,
+			"--trace-level", "decisions", "--decisions-out", nodes[4].Path,
+			"--trace-output", filepath.Join(dir, "rep"), "--trace-ext")
+	})
 }

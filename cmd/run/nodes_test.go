@@ -10,20 +10,14 @@ import (
 // TestOutputsIntoDevices: every file run writes, pointed at a FIFO or a
 // character device, is written into it; the node is still there after.
 func TestOutputsIntoDevices(t *testing.T) {
-	for _, kind := range []string{"fifo", "chardev"} {
-		t.Run(kind, func(t *testing.T) {
-			dir := t.TempDir()
-			nodes := clitest.Nodes(t, kind, dir, "timeline.json", "requests.jsonl", "decisions.jsonl", "gen.yaml", "gen.csv")
-			_, errs, code := runCmd(t, "", "--workload", "chatbot", "--rate", "10", "--num-requests", "20", "--num-instances", "2",
-				"--timeline", nodes[0].Path, "--requests-out", nodes[1].Path,
-				"--trace-level", "decisions", "--decisions-out", nodes[2].Path,
-				"--trace-output", filepath.Join(dir, "gen"), "--quiet")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errs)
-			}
-			for _, n := range nodes {
-				n.Check(t)
-			}
-		})
-	}
+	names := []string{"timeline.json", "requests.jsonl", "decisions.jsonl", "gen.yaml", "gen.csv"}
+	clitest.WithNodes(t, names, func(t *testing.T, dir string, nodes []*clitest.Node) {
+		_, errs, code := runCmd(t, "", "--workload", "chatbot", "--rate", "10", "--num-requests", "20", "--num-instances", "2",
+			"--timeline", nodes[0].Path, "--requests-out", nodes[1].Path,
+			"--trace-level", "decisions", "--decisions-out", nodes[2].Path,
+			"--trace-output", filepath.Join(dir, "gen"), "--quiet")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+	})
 }

@@ -91,3 +91,20 @@ func Nodes(tb testing.TB, kind, dir string, names ...string) []*Node {
 	}
 	return nodes
 }
+
+// WithNodes runs fn once with a FIFO and once with a character device
+// (skipped without root) made at dir/name for each name, in a fresh temp
+// dir, and then checks every node is still what it was made as.
+func WithNodes(t *testing.T, names []string, fn func(t *testing.T, dir string, nodes []*Node)) {
+	t.Helper()
+	for _, kind := range []string{"fifo", "chardev"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			nodes := Nodes(t, kind, dir, names...)
+			fn(t, dir, nodes)
+			for _, n := range nodes {
+				n.Check(t)
+			}
+		})
+	}
+}
