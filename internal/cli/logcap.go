@@ -6,7 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"servesim/internal/tracev2"
 )
 
 // Bounds on what a command writes to stderr, whatever its input: a
@@ -76,18 +77,8 @@ func (s *capState) flush(log *slog.Logger) {
 	slog.New(h).Warn(fmt.Sprintf("%d more warnings not shown", n))
 }
 
-// boundText cuts s to maxTextBytes (on a character boundary), saying how
-// long it was.
-func boundText(s string) string {
-	if len(s) <= maxTextBytes {
-		return s
-	}
-	cut := maxTextBytes
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d bytes in all)", len(s))
-}
+// boundText cuts s to maxTextBytes (on a character boundary).
+func boundText(s string) string { return tracev2.BoundText(s, maxTextBytes) }
 
 // errorLine is err's text made safe for one line of stderr: control
 // characters escaped (a CR or a newline in echoed input would forge a line

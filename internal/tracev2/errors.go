@@ -59,11 +59,15 @@ const maxMsg = 400
 // BoundMessage shortens a message to at most 400 bytes, on a character
 // boundary, marking the cut with "…": what an error line may say of its
 // cause (the importers' errors use it too).
-func BoundMessage(s string) string {
-	if len(s) <= maxMsg {
+func BoundMessage(s string) string { return BoundText(s, maxMsg) }
+
+// BoundText shortens s to at most limit bytes, on a character boundary,
+// marking the cut with "…".
+func BoundText(s string, limit int) string {
+	if len(s) <= limit {
 		return s
 	}
-	n := maxMsg
+	n := limit
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
