@@ -39,8 +39,9 @@ model) and prints aggregate metrics as JSON, or a table with --format text.
 
 Ctrl+C stops injecting: the requests in flight run to their end, the summary of
 what was simulated goes to stderr, a --trace-output is kept and marked
-interrupted (x_ext.interrupted, with --trace-ext or on stdout), the other outputs
-are not written, and the exit code is 130.
+interrupted (x_ext.interrupted: in the header, or in the .ext.yaml beside it with
+--blis-compatible-header), the other outputs are not written, and the exit code
+is 130.
 
 Examples:
 

@@ -130,9 +130,9 @@ func (o *SimOutputs) Commit(final *tracev2.Header) error {
 
 // Interrupt finishes the outputs of a simulation that a signal stopped, as
 // observe finishes an interrupted trace: the trace keeps its rows and gets
-// x_ext.interrupted: true (in the forms that carry x_ext: a single stream,
-// a two-file trace with --trace-ext) on top of h, the header it was opened
-// with; the per-request file, which would look complete, is removed.
+// x_ext.interrupted: true (in its header, or in the x_ext sidecar of a
+// BLIS-compatible header) on top of h, the header it was opened with; the
+// per-request file, which would look complete, is removed.
 func (o *SimOutputs) Interrupt(h *tracev2.Header) error {
 	var err error
 	if o.trace != nil {
