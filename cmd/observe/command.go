@@ -8,6 +8,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/httpload"
 	"servesim/internal/workload"
 )
 
@@ -41,6 +42,7 @@ func command() cli.Command {
 		&ucli.BoolFlag{Name: "result-detailed", Usage: "--result-json keeps the per-request arrays too (vllm bench serve's --save-detailed; the vllm-bench importer reads them)"},
 		&ucli.StringFlag{Name: "label", Usage: "--result-json label"},
 		&ucli.StringSliceFlag{Name: "metadata", Usage: "KEY=VALUE written as a top-level key of --result-json (repeatable)"},
+		&ucli.Float64Flag{Name: "max-error-rate", Value: 1, Usage: "exit 3 when more than this share of the recorded requests failed (0.05 = 5%); a run in which every request failed exits 1 whatever it is (not the levels of --sweep, which pass the capacity on purpose)"},
 		&ucli.StringFlag{Name: "goodput", Usage: "goodput targets in ms, e.g. ttft:500,tpot:50,e2el:5000 (a request counts when it meets all)"},
 		&ucli.BoolFlag{Name: "scrape-metrics", Aliases: []string{"scrape-kv-metrics"}, Usage: "read the server's /metrics before, during and after the run: time series in PREFIX.metrics.csv, prefix-cache deltas in the header"},
 		&ucli.DurationFlag{Name: "scrape-interval", Value: time.Second, Usage: "time between /metrics scrapes during the run"},
@@ -144,14 +146,15 @@ Examples:
    observe --merge w0.csv w1.csv w2.csv w3.csv --trace-output all
    replay all.csv --results-path sim.json      # or: replay w0.csv w1.csv w2.csv w3.csv
 
-Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input,
-130 interrupted after a clean flush.`,
+Exit codes: 0 success, 1 runtime failure (every request failed included), 2 bad
+usage or invalid input, 3 more requests failed than --max-error-rate allows, 130
+interrupted after a clean flush. The trace is written whole in every case.`,
 		Flags:  flags,
 		Action: action,
 	}
 }
 
-func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) (err error) {
 	if c.Bool("merge") {
 		return mergeTraces(c, stdio, log)
 	}
@@ -162,6 +165,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
+	// Nothing the run writes to stderr carries its secrets (the trace's
+	// error messages are redacted by the client).
+	red := httpload.NewRedactor(httpload.Config{BaseURL: cfg.url, APIKey: cfg.apiKey, Headers: cfg.headers})
+	log = slog.New(&redactHandler{h: log.Handler(), red: red})
+	defer func() { err = redactError(err, red) }()
 	if cfg.selfTestOnly {
 		return selfTestOnly(ctx, cfg, stdio)
 	}

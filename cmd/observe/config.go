@@ -43,6 +43,9 @@ type config struct {
 	drain      time.Duration
 	summaryTo  string // "stderr" or "stdout"
 	goodput    goodput
+	// maxErrorRate is the share of failed requests above which the run is
+	// an assertion failure (exit 3); 1 = never.
+	maxErrorRate float64
 
 	scrape         bool
 	scrapeInterval time.Duration
@@ -154,6 +157,10 @@ func readConfig(c *ucli.Context) (*config, error) {
 		noSelfTest:      c.Bool("no-self-test"),
 		selfTestStreams: c.Int("self-test-streams"),
 		quiet:           c.Bool("quiet"),
+		maxErrorRate:    c.Float64("max-error-rate"),
+	}
+	if r := cfg.maxErrorRate; !(r >= 0 && r <= 1) {
+		return nil, cli.Usagef("--max-error-rate %g: want a share in [0, 1]", r)
 	}
 	if cfg.apiKey == "" {
 		cfg.apiKey = os.Getenv(apiKeyEnv)

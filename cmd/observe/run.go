@@ -39,8 +39,13 @@ func observe(ctx context.Context, cfg *config, tr traffic, stdio cli.IO, log *sl
 	if ctx.Err() != nil {
 		return beforeRun(ctx, ctx.Err())
 	}
-	_, err = recordRun(ctx, cfg, tr, s, outs, stdio, log, nil)
-	return err
+	out, err := recordRun(ctx, cfg, tr, s, outs, stdio, log, nil)
+	if err != nil {
+		return err
+	}
+	// A sweep's levels past the server's capacity fail by design; a single
+	// run in which requests fail does not pass.
+	return checkFailures(out.stats, cfg.maxErrorRate)
 }
 
 // beforeRun is the error of a run that stopped before t0: nothing was

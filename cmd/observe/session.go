@@ -201,7 +201,8 @@ func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sid
 
 	interrupted := stats.Interrupted && ctx.Err() != nil
 	final := hdr.Clone()
-	final.XExt.Interrupted = &interrupted
+	cut := interrupted || werr != nil // a failed write (a full disk) cut the run short too
+	final.XExt.Interrupted = &cut
 	if outs.scraper != nil {
 		// The scrape after the run; an interrupted run allows it a second,
 		// an aborted one none.

@@ -180,6 +180,7 @@ func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*inpu
 	defer r.Close()
 	var ids []int64
 	var rec tracev2.Record
+	var st tracev2.StatusTally
 	for {
 		err := r.Read(&rec)
 		if errors.Is(err, io.EOF) {
@@ -189,6 +190,10 @@ func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*inpu
 			return nil, err
 		}
 		ids = append(ids, rec.RequestID)
+		st.Add(rec.Status, r.Line())
+	}
+	if w := st.Warning(r.Name()); w != "" {
+		log.Warn(w + " (replayed all the same; --skip-failed leaves them out)")
 	}
 	origin, err := r.Origin()
 	if err != nil {

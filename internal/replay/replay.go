@@ -116,6 +116,10 @@ type Sink func(rec *tracev2.Record, res *tracev2.SimResult) error
 type Outcome struct {
 	Summary  metrics.Summary
 	Warnings []string
+	// Interrupted says the context was cancelled: no request was injected
+	// after it, the ones already in flight ran to their end, and Summary
+	// covers them. Simulate then also returns the context's error.
+	Interrupted bool
 }
 
 // live is what the driver keeps per request between injection and the end.
@@ -132,6 +136,7 @@ type driver struct {
 	fu         FollowUps
 	sink       Sink
 	tok        *tokens
+	long       overlong
 	accumulate bool
 	agg        *metrics.Aggregator
 	sim        simulator
@@ -139,11 +144,13 @@ type driver struct {
 	obsResults bool // the observer takes the sink's results (one instance)
 	done       int64
 	err        error
+	stopped    bool // the context was cancelled: inject nothing more
 }
 
 // Simulate runs every record of src (and every follow-up fu creates) through
 // the simulator of cfg.Deploy. fu may be nil. The context is checked between
-// arrivals; cancelling it stops the run with ctx.Err().
+// arrivals; cancelling it stops injecting: the requests in flight finish,
+// and Simulate returns their Outcome (Interrupted) with ctx.Err().
 func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Sink) (Outcome, error) {
 	if cfg.Deploy == nil {
 		return Outcome{}, errors.New("replay: no deployment")
@@ -153,7 +160,8 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		return Outcome{}, fmt.Errorf("replay: %w", err)
 	}
 	d := &driver{ctx: ctx, cfg: cfg, src: src, fu: fu, sink: sink, tok: newTokens(cfg.Seed, cfg.HashBlockTokens),
-		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer}
+		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer,
+		long: overlong{maxLen: cfg.Deploy.MaxModelLen}}
 	if cfg.Deploy.IsCluster() || cfg.Decisions != nil {
 		return d.runCluster()
 	}
@@ -193,9 +201,17 @@ func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *de
 			return Outcome{}, err
 		}
 	}
+	warnings := d.tok.warnings
+	if w := d.long.warning(); w != "" {
+		warnings = append(warnings, w)
+	}
 	sum := d.agg.Summary(info)
 	sum.Deployment = d.cfg.Deploy.Describe()
-	return Outcome{Summary: sum, Warnings: d.tok.warnings}, nil
+	out := Outcome{Summary: sum, Warnings: warnings, Interrupted: d.stopped}
+	if d.stopped {
+		return out, d.ctx.Err()
+	}
+	return out, nil
 }
 
 // runCluster simulates a deployment of several instances or with cluster
@@ -230,6 +246,7 @@ func (d *driver) runCluster() (Outcome, error) {
 
 // request turns a record into a simulator request.
 func (d *driver) request(rec *tracev2.Record) *instance.Request {
+	d.long.check(rec)
 	prompt, own := d.tok.prompt(rec, d.accumulate)
 	l := &live{rec: rec, prompt: prompt, output: d.tok.output(rec, d.accumulate)}
 	if d.accumulate && rec.SessionID != "" {
@@ -262,8 +279,11 @@ type simSource driver
 
 func (s *simSource) Next() (*instance.Request, error) {
 	d := (*driver)(s)
-	if err := d.ctx.Err(); err != nil {
-		return nil, err
+	if d.ctx.Err() != nil {
+		// Interrupted: the requests in flight finish, so that the summary
+		// and the outputs describe every request that was injected.
+		d.stopped = true
+		return nil, io.EOF
 	}
 	rec, err := d.src.Next()
 	if err != nil {
@@ -307,7 +327,7 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	if res.Status == instance.StatusCompleted && d.accumulate && l.rec.SessionID != "" {
 		d.tok.remember(l.rec.SessionID, l.rec.RoundIndex, l.prompt, l.output, res.OutputTokens)
 	}
-	if d.fu == nil || d.err != nil {
+	if d.fu == nil || d.err != nil || d.stopped {
 		return
 	}
 	var next *tracev2.Record
@@ -350,17 +370,20 @@ func simulatedRecord(in *tracev2.Record, res *instance.Result) tracev2.Record {
 	rec.CachedTokens = 0
 	rec.Instance = instanceName(res.Instance)
 	rec.Preemptions = res.Preemptions
-	rec.Status, rec.ErrorMessage = statusOf(res.Status)
+	rec.Status, rec.ErrorMessage = statusOf(res)
 	return rec
 }
 
-func statusOf(s instance.Status) (status, reason string) {
-	switch s {
+func statusOf(res *instance.Result) (status, reason string) {
+	switch res.Status {
 	case instance.StatusCompleted:
 		return "ok", ""
 	case instance.StatusTimedOut:
 		return "timeout", ""
 	case instance.StatusDropped:
+		if res.NoDecodeKV {
+			return "incomplete", "dropped: no free KV blocks on the decode instance"
+		}
 		return "incomplete", "dropped: unservable"
 	case instance.StatusRejected:
 		return "incomplete", "rejected: admission"
@@ -369,7 +392,14 @@ func statusOf(s instance.Status) (status, reason string) {
 	}
 }
 
-func instanceName(i int) string { return fmt.Sprintf("instance_%d", i) }
+// instanceName is the ext_instance of a request: "" for one that never
+// reached an instance (still held by the cluster, rejected).
+func instanceName(i int) string {
+	if i < 0 {
+		return ""
+	}
+	return fmt.Sprintf("instance_%d", i)
+}
 
 // simResult is the SimResult of a completed request (tracev2.md §9).
 func simResult(rec *tracev2.Record, res *instance.Result) tracev2.SimResult {

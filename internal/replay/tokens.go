@@ -44,6 +44,7 @@ type tokens struct {
 	pcg                              *rand.PCG
 	promptSeed, outputSeed, hashSeed uint64
 	warnings                         []string
+	short                            int    // session rounds shorter than their context
 	rows                             idRows // rows met per request id, for private prompts
 }
 
@@ -141,8 +142,7 @@ func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own 
 		if len(prev) <= n {
 			start = copy(ids, prev)
 		} else {
-			t.warnings = append(t.warnings, fmt.Sprintf("request %d: session %s round %d: prompt of %d tokens is shorter "+
-				"than the previous round's prompt and output (%d); using fresh tokens", rec.RequestID, rec.SessionID, rec.RoundIndex, n, len(prev)))
+			t.shortRound(rec, n, len(prev))
 		}
 	}
 	if start == 0 && len(rec.HashIDs) > 0 {
@@ -166,6 +166,26 @@ func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own 
 	}
 	fill(ids[start:], t.fresh(seed, rec.RequestID))
 	return ids, own
+}
+
+// maxTokenWarnings bounds the session rounds warned about one by one.
+const maxTokenWarnings = 20
+
+// shortRound warns of a session round whose prompt cannot begin with its
+// predecessor's context; past maxTokenWarnings it only counts, and the
+// last warning says how many more there were.
+func (t *tokens) shortRound(rec *tracev2.Record, n, prev int) {
+	t.short++
+	switch {
+	case t.short <= maxTokenWarnings:
+		t.warnings = append(t.warnings, fmt.Sprintf("request %d: session %s round %d: prompt of %d tokens is shorter "+
+			"than the previous round's prompt and output (%d); using fresh tokens", rec.RequestID, tracev2.QuoteName(rec.SessionID), rec.RoundIndex, n, prev))
+	case t.short == maxTokenWarnings+1:
+		t.warnings = append(t.warnings, "")
+		fallthrough
+	default:
+		t.warnings[len(t.warnings)-1] = fmt.Sprintf("%d more session rounds shorter than their previous round; fresh tokens used", t.short-maxTokenWarnings)
+	}
 }
 
 // output returns the ids a request generates, or nil when nobody will ever

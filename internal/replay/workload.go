@@ -112,9 +112,9 @@ func SimulateWorkload(ctx context.Context, cfg Config, wl *workload.Workload, si
 		fu = FromWorkload(src)
 	}
 	res, err := Simulate(ctx, cfg, FromWorkload(src), fu, sink)
-	if err != nil {
+	if err != nil && !res.Interrupted {
 		return res, err
 	}
-	src.Finish()
-	return res, nil
+	src.Finish() // an interrupted run's sessions end with it
+	return res, err
 }
