@@ -230,7 +230,7 @@ func TestOllamaLoop(t *testing.T) {
 	}
 	for attempt := 1; ; attempt++ {
 		measure()
-		d := drift(rows, "c1", "c4")
+		d := drift(rows, fitLevels()...)
 		_, _, assessed := heldOutVerdicts(rows, noise)
 		if (d <= maxDrift && assessed >= minAssessed) || attempt == 2 {
 			t.Logf("the server's speed at the fit levels moved %.0f%% between a run and its repeat; %d held-out runs assessable", 100*d, assessed)
