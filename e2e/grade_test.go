@@ -225,7 +225,6 @@ func heldOutBound(noise, drift float64) float64 {
 // fitLevels are the levels the loop fits on (e2e_test.go).
 func fitLevels() []string { return []string{"c1", "c4"} }
 
-
 // maxAssessableNoise is the largest noise of a level whose held-out runs
 // are graded: beyond it twice the noise exceeds 50%, a bound that no longer
 // tells a simulator's error from the server's own. Such a level is
