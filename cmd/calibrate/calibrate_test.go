@@ -351,8 +351,16 @@ func TestBadInputs(t *testing.T) {
 	bad := write("bad.csv", badCSV)
 	dup := write("dup.csv", dupCSV)
 	dupSimPath := write("dupsim.json", dupSim.String())
-	badSim := write("badsim.json", "[\n  {\"request_id\": 0, \"ttft_us\": 1},\n  {\"request_id\": \"x\"}\n]\n")
+	badSim := write("badsim.json", "[\n  {\"request_id\": 0, \"ttft_us\": 1, \"e2e_us\": 2, \"input_tokens\": 3, \"output_tokens\": 4},\n  {\"request_id\": \"x\"}\n]\n")
+	// Nonsense that decodes: each is refused at its place (exit 2), not graded.
+	oneSim := func(name, obj string) string { return write(name, "[\n"+obj+"\n]\n") }
+	noE2E := oneSim("noe2e.json", `  {"request_id": 0, "ttft_us": 1, "input_tokens": 3, "output_tokens": 4}`)
+	wrapped := write("wrapped.json", `{"results": [{"request_id": 0, "ttft_us": 1, "e2e_us": 2, "input_tokens": 3, "output_tokens": 4}]}`)
+	negTTFT := oneSim("negttft.json", `  {"request_id": 0, "ttft_us": -1, "e2e_us": 2, "input_tokens": 3, "output_tokens": 4}`)
+	late := oneSim("late.json", `  {"request_id": 0, "ttft_us": 5, "e2e_us": 2, "input_tokens": 3, "output_tokens": 4}`)
+	huge := oneSim("huge.json", `  {"request_id": 0, "ttft_us": 5, "e2e_us": 9.2e19, "input_tokens": 3, "output_tokens": 4}`)
 	badMetrics := write("badmetrics.json", "{\n  \"cache_hit_rate\": \"high\"\n}\n")
+	outMetrics := write("outmetrics.json", "{\n  \"cache_hit_rate\": 1.5\n}\n")
 	tests := []struct {
 		name  string
 		stdin string
@@ -364,6 +372,12 @@ func TestBadInputs(t *testing.T) {
 		{"duplicate sim id", "", []string{realCSV, dupSimPath}, regexp.MustCompile(`duplicate request_id 2 in simulated results: .*dupsim\.json:\d+:3 and .*dupsim\.json:\d+:3`)},
 		{"duplicate sim id on stdin", dupSim.String(), []string{realCSV, "-"}, regexp.MustCompile(`duplicate request_id 2 in simulated results: <stdin>:\d+:3 and <stdin>:\d+:3`)},
 		{"malformed sim", "", []string{realCSV, badSim}, regexp.MustCompile(`badsim\.json:3:\d+: `)},
+		{"sim without e2e_us", "", []string{realCSV, noE2E}, regexp.MustCompile(`noe2e\.json:2:3: field e2e_us: missing or null`)},
+		{"sim in a wrapper", "", []string{realCSV, wrapped}, regexp.MustCompile(`wrapped\.json:1:1: json: an object with none of the SimResult fields`)},
+		{"negative sim ttft", "", []string{realCSV, negTTFT}, regexp.MustCompile(`negttft\.json:2:3: field ttft_us: -1 is negative`)},
+		{"sim ttft after e2e", "", []string{realCSV, late}, regexp.MustCompile(`late\.json:2:3: field ttft_us: 5 is after e2e_us 2`)},
+		{"sim e2e beyond any run", "", []string{realCSV, huge}, regexp.MustCompile(`huge\.json:2:3: field e2e_us: 9\.2e\+19 µs is beyond`)},
+		{"sim hit rate above 1", "", []string{realCSV, simJSON, "--sim-metrics", outMetrics}, regexp.MustCompile(`outmetrics\.json:2:3: field cache_hit_rate: 1\.5 is outside \[0, 1\]`)},
 		{"malformed sim metrics", "", []string{realCSV, simJSON, "--sim-metrics", badMetrics}, regexp.MustCompile(`badmetrics\.json:2:\d+: json: field cache_hit_rate`)},
 		{"missing trace", "", []string{filepath.Join(dir, "nope.csv"), simJSON}, regexp.MustCompile(`nope\.csv`)},
 		{"no matched pairs", "", []string{realCSV, simJSON, "--warmup-requests", "1000"}, regexp.MustCompile(`no trace row matched`)},
@@ -373,7 +387,8 @@ func TestBadInputs(t *testing.T) {
 		{"no sim", "", []string{realCSV}, regexp.MustCompile(`no simulated results`)},
 		{"no trace", "", []string{"--sim-results", simJSON}, regexp.MustCompile(`no real trace`)},
 		{"sim twice", "", []string{realCSV, simJSON, "--sim-results", simJSON}, regexp.MustCompile(`given twice`)},
-		{"too many", "", []string{realCSV, simJSON, "x"}, regexp.MustCompile(`too many arguments`)},
+		{"too many", "", []string{realCSV, realCSV, simJSON, "--sim-results", simJSON}, regexp.MustCompile(`too many arguments: .* \(the simulated results are already given\)`)},
+		{"traces not disjoint", "", []string{realCSV, realCSV, simJSON}, regexp.MustCompile(`real\.csv:\d+:1: column request_id: \d+ is also on line \d+ of .*real\.csv`)},
 		{"two stdout outputs", "", []string{realCSV, simJSON, "--report", "-", "--html", "-"}, regexp.MustCompile(`--report - and --html -`)},
 		{"format and report on stdout", "", []string{realCSV, simJSON, "--report", "-", "--format", "json"}, regexp.MustCompile(`--format json and --report -`)},
 		{"same file twice", "", []string{realCSV, simJSON, "--report", "x.out", "--html", "x.out"}, regexp.MustCompile(`--report and --html both write x\.out`)},

@@ -17,7 +17,7 @@ func command() cli.Command {
 	return cli.Command{
 		Name:      "calibrate",
 		Usage:     "compare real and simulated per-request latencies and grade the simulator",
-		ArgsUsage: "REAL [SIM] | real=PATH sim=PATH",
+		ArgsUsage: "REAL [SIM] | REAL... SIM | real=PATH... sim=PATH",
 		Description: `calibrate pairs each request of a real trace (TraceV2 in any form: one stream,
 header YAML + data CSV, gzip) with its simulated result (replay's SimResult JSON,
 array or JSON Lines) and reports, per metric (TTFT, E2E, ITL, TPOT), MAPE, Pearson r,

@@ -387,6 +387,13 @@ func readFitInputs(in tracev2.Input, itlPath string, stdin io.Reader, log *slog.
 	if _, err := tr.IndexByID(); err != nil {
 		return nil, nil, err // replay keys requests by id
 	}
+	var st tracev2.StatusTally
+	for i := range tr.Records {
+		st.Add(tr.Records[i].Status, tr.Lines[i])
+	}
+	if w := st.Warning(tr.Name); w != "" {
+		log.Warn(w + " (not fitted)")
+	}
 	if itlPath == "" {
 		if itlPath = siblingITL(in); itlPath != "" {
 			log.Info("using the ITL data found beside the trace (--itl-data to choose another)", "file", itlPath)

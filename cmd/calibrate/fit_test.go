@@ -236,6 +236,13 @@ func TestFitBadInputs(t *testing.T) {
 	notOK := filepath.Join(dir, "failed.trace")
 	writeAllFailed(t, notOK)
 	out := filepath.Join(dir, "never.yaml")
+	huge := filepath.Join(dir, "huge.csv")
+	if err := os.WriteFile(huge, []byte(strings.Replace(readFile(t, realCSV), ",true,364,35,", ",true,9223372036854775807,35,", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "huge.yaml"), []byte(readFile(t, strings.TrimSuffix(realCSV, ".csv")+".yaml")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -247,6 +254,7 @@ func TestFitBadInputs(t *testing.T) {
 		{"traces and two-file form", []string{realCSV, "--trace-header", realCSV}, "either as arguments or as --trace-header"},
 		{"missing file", []string{filepath.Join(dir, "absent.csv")}, "absent.csv"},
 		{"malformed trace", []string{bad}, "bad.csv"},
+		{"huge token count", []string{huge}, `huge.csv:2:10: column input_tokens: "9223372036854775807" exceeds 16777216`},
 		{"holdout 1", []string{realCSV, "--holdout", "1"}, "--holdout 1: want a share in [0, 1)"},
 		{"negative holdout", []string{realCSV, "--holdout", "-0.5"}, "--holdout -0.5"},
 		{"roofline", []string{realCSV, "--latency-model", "roofline"}, "roofline (--latency-model, or the trace's deployment) has no coefficients to fit"},

@@ -21,59 +21,73 @@ import (
 
 // sources names every input as the command line gives it; "-" is stdin.
 type sources struct {
-	trace      tracev2.Input // Stdin is filled in by readInputs
+	trace      tracev2.Input   // Stdin is filled in by readInputs
+	more       []tracev2.Input // further real traces of the same run, merged with trace by time
 	sim        string
 	itl        string
 	itlFound   bool // itl was found beside the trace, not named by --itl-data
 	simMetrics string
 }
 
-// resolveInputs reads the positional arguments (REAL [SIM], or real=PATH
-// sim=PATH in any order) and the input flags.
+// resolveInputs reads the positional arguments (REAL [SIM], REAL... SIM
+// with three or more, or real=PATH sim=PATH in any order, real= repeatable)
+// and the input flags. Several real traces are the per-worker traces of one
+// run, merged by time.
 func resolveInputs(c *ucli.Context) (sources, error) {
 	var s sources
 	args := c.Args().Slice()
-	if len(args) > 2 {
-		return s, cli.Usagef("too many arguments: %s (want REAL [SIM], or real=PATH sim=PATH)", strings.Join(args, " "))
-	}
-	var real, sim *string
+	var reals []string
+	var sim *string
 	var bare []string
 	for _, a := range args {
 		key, val, keyed := strings.Cut(a, "=")
 		switch {
 		case keyed && (key == "real" || key == "sim"):
-			dst := &real
-			if key == "sim" {
-				dst = &sim
-			}
-			if *dst != nil {
-				return s, cli.Usagef("%s= is given twice", key)
-			}
 			if val == "" {
 				return s, cli.Usagef("%s= needs a path (- for stdin)", key)
 			}
-			*dst = &val
+			if key == "real" {
+				reals = append(reals, val)
+				break
+			}
+			if sim != nil {
+				return s, cli.Usagef("sim= is given twice")
+			}
+			sim = &val
 		default:
 			bare = append(bare, a)
 		}
 	}
-	for _, a := range bare {
-		switch {
-		case real == nil:
-			real = &a
-		case sim == nil:
-			sim = &a
-		default:
-			return s, cli.Usagef("argument %q: the real trace and the simulated results are already given", a)
+	switch {
+	case len(bare) >= 3 && sim == nil && c.String("sim-results") == "":
+		last := bare[len(bare)-1]
+		reals, sim = append(reals, bare[:len(bare)-1]...), &last
+	case len(bare) >= 3:
+		return s, cli.Usagef("too many arguments: %s (the simulated results are already given)", strings.Join(args, " "))
+	default:
+		for _, a := range bare {
+			switch {
+			case len(reals) == 0:
+				reals = append(reals, a)
+			case sim == nil:
+				sim = &a
+			default:
+				return s, cli.Usagef("argument %q: the real trace and the simulated results are already given", a)
+			}
 		}
 	}
 
 	hp, dp := c.String("trace-header"), c.String("trace-data")
 	switch {
-	case real != nil && hp != "" && dp != "":
-		return s, cli.Usagef("the real trace is given twice: %q and --trace-header/--trace-data", *real)
-	case real != nil:
-		s.trace = tracev2.Input{Path: *real, HeaderPath: hp, DataPath: dp}
+	case len(reals) > 0 && hp != "" && dp != "":
+		return s, cli.Usagef("the real trace is given twice: %q and --trace-header/--trace-data", reals[0])
+	case len(reals) > 1 && (hp != "" || dp != "" || c.String("itl-data") != ""):
+		return s, cli.Usagef("several real traces: --trace-header, --trace-data and --itl-data take one (the traces' own .itl.csv are used)")
+	case len(reals) > 0:
+		s.trace = tracev2.Input{Path: reals[0], HeaderPath: hp, DataPath: dp}
+		for _, r := range reals[1:] {
+			s.more = append(s.more, tracev2.Input{Path: r})
+		}
 	case hp == "" && dp == "":
 		return s, cli.Usagef("no real trace: give REAL (a trace file, or - for stdin) or --trace-header and --trace-data")
 	default:
@@ -93,17 +107,21 @@ func resolveInputs(c *ucli.Context) (sources, error) {
 	}
 	s.simMetrics = c.String("sim-metrics")
 	s.itl = c.String("itl-data")
-	if s.itl == "" {
+	if s.itl == "" && len(s.more) == 0 {
 		if p := siblingITL(s.trace); p != "" {
 			s.itl, s.itlFound = p, true
 		}
 	}
 
 	var fromStdin []string
-	for _, in := range []struct{ name, path string }{
+	ins := []struct{ name, path string }{
 		{"the real trace", s.trace.Path}, {"--trace-header", s.trace.HeaderPath}, {"--trace-data", s.trace.DataPath},
 		{"the simulated results", s.sim}, {"--itl-data", s.itl}, {"--sim-metrics", s.simMetrics},
-	} {
+	}
+	for _, m := range s.more {
+		ins = append(ins, struct{ name, path string }{"a real trace", m.Path})
+	}
+	for _, in := range ins {
 		if in.path == "-" {
 			fromStdin = append(fromStdin, in.name)
 		}
@@ -148,10 +166,28 @@ func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logge
 	var in report.Input
 	var tr *tracev2.Trace
 	var traceName string
+	var merged *tracev2.MergeInfo
 	readTrace := func() error {
 		ti := s.trace
 		ti.Stdin = stdin
-		r, _, err := tracev2.Open(ti, tracev2.Options{Warn: func(msg string) { log.Warn(msg) }})
+		opts := tracev2.Options{Warn: func(msg string) { log.Warn(msg) }}
+		if len(s.more) > 0 {
+			ins := append([]tracev2.Input{ti}, s.more...)
+			for i := range ins {
+				ins[i].Stdin = stdin
+			}
+			var err error
+			if tr, merged, err = tracev2.LoadMerged(ins, opts); err != nil {
+				return err
+			}
+			for _, w := range merged.Warnings {
+				log.Warn(w)
+			}
+			traceName = tr.Name
+			log.Info("merged the real traces by time", "inputs", len(ins), "rows", len(tr.Records))
+			return nil
+		}
+		r, _, err := tracev2.Open(ti, opts)
 		if err != nil {
 			return err
 		}
@@ -211,6 +247,14 @@ func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logge
 		}
 	}
 
+	if merged != nil {
+		rows, err := mergedITL(merged, s, log)
+		if err != nil {
+			return in, err
+		}
+		in.ITL, in.ITLGiven = rows, rows != nil
+		return in, nil
+	}
 	if s.itl != "" {
 		if s.itlFound {
 			log.Info("using the ITL data found beside the trace (--itl-data to choose another)", "file", s.itl)
@@ -227,6 +271,38 @@ func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logge
 		in.ITL, in.ITLGiven = rows, true
 	}
 	return in, nil
+}
+
+// mergedITL reads the ITL files beside merged real traces (each worker's
+// PREFIX.itl.csv), each on its trace's origin and shift; nil when any trace
+// has none (an ITL comparison over part of the run would mislead).
+func mergedITL(m *tracev2.MergeInfo, s sources, log *slog.Logger) ([]tracev2.ITLRow, error) {
+	ins := append([]tracev2.Input{s.trace}, s.more...)
+	var all []tracev2.ITLRow
+	for i, part := range m.Parts {
+		p := siblingITL(ins[i])
+		if p == "" {
+			if i > 0 || len(all) > 0 {
+				log.Warn("ITL data beside some real traces but not all; ITL is not compared", "missing", part.Name)
+			}
+			return nil, nil
+		}
+		rc, name, err := cli.OpenInput(p, nil)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := tracev2.ReadITL(rc, name, part.Origin)
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+		for k := range rows {
+			rows[k].TimestampUs += part.ShiftUs
+		}
+		all = append(all, rows...)
+	}
+	log.Info("using the ITL data found beside the real traces", "files", len(m.Parts))
+	return all, nil
 }
 
 // concurrently runs a and b at the same time and returns a's error, else b's.

@@ -113,6 +113,10 @@ func readSimMetrics(path string, stdin io.Reader) (*report.SimMetrics, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, jsonError(name, data, err)
 	}
+	if v := f.CacheHitRate; v != nil && !(*v >= 0 && *v <= 1) {
+		line, col := newPositions(data).at(max(bytes.Index(data, []byte(`"cache_hit_rate"`)), 0))
+		return nil, cli.Usagef("%s:%d:%d: field cache_hit_rate: %g is outside [0, 1]", name, line, col, *v)
+	}
 	m := &report.SimMetrics{CacheHitRate: f.CacheHitRate, Deployment: f.Deployment}
 	if m.Deployment == nil {
 		m.Deployment = f.Config

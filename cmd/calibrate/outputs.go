@@ -99,6 +99,7 @@ func (p *plan) open(stdout io.Writer) error {
 		}
 		f, err := cli.CreateOutput(o.path, nil)
 		if err != nil {
+			p.abort() // the files opened before this one
 			return cli.WithCode(cli.ExitFailure, fmt.Errorf("%s: %w", o.flag, err))
 		}
 		o.file = f

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"servesim/internal/cli"
 	"servesim/internal/httpload"
 	"servesim/internal/httpload/fakevllm"
 	"servesim/internal/httpload/timingtest"
@@ -179,7 +180,7 @@ func BenchmarkPlanJob(b *testing.B) {
 	}
 	p, _ := httpload.NewPrompter(42, 1.0)
 	c, _ := httpload.NewClient(httpload.Config{BaseURL: "http://127.0.0.1:1", Prompter: p})
-	pl := newPlanner(wl, wl.NewSource(), p, &config{}, 0)
+	pl := newSpecPlanner(wl, p, &config{}, 0, cli.Shard{})
 	b.ReportAllocs()
 	for b.Loop() {
 		r, ok := pl.src.Next()

@@ -43,6 +43,9 @@ type config struct {
 	drain      time.Duration
 	summaryTo  string // "stderr" or "stdout"
 	goodput    goodput
+	// maxErrorRate is the share of failed requests above which the run is
+	// an assertion failure (exit 3); 1 = never.
+	maxErrorRate float64
 
 	scrape         bool
 	scrapeInterval time.Duration
@@ -61,6 +64,13 @@ type config struct {
 	selfTestStreams int // 0 = the run's concurrency
 
 	quiet bool
+
+	shard   cli.Shard // this worker's slice of a sharded run
+	startAt time.Time // shared wall-clock t0; zero = start when set-up ends
+	dryRun  bool      // write the planned requests; contact no server
+
+	result resultConfig // --result-json (path "" = none)
+	sweep  sweepConfig  // --sweep, --rates
 }
 
 // goodput holds the --goodput targets in ms; 0 = not gated.
@@ -69,6 +79,12 @@ type goodput struct {
 }
 
 func (g goodput) set() bool { return g.ttftMs > 0 || g.tpotMs > 0 || g.e2elMs > 0 }
+
+// meets reports whether a request's TTFT, TPOT and E2E (ms) meet every
+// target set.
+func (g goodput) meets(ttft, tpot, e2e float64) bool {
+	return (g.ttftMs == 0 || ttft <= g.ttftMs) && (g.tpotMs == 0 || tpot <= g.tpotMs) && (g.e2elMs == 0 || e2e <= g.e2elMs)
+}
 
 // parseGoodput reads "ttft:MS,tpot:MS,e2el:MS" (any subset; commas or
 // spaces between items), the targets of vllm bench serve's --goodput.
@@ -141,6 +157,10 @@ func readConfig(c *ucli.Context) (*config, error) {
 		noSelfTest:      c.Bool("no-self-test"),
 		selfTestStreams: c.Int("self-test-streams"),
 		quiet:           c.Bool("quiet"),
+		maxErrorRate:    c.Float64("max-error-rate"),
+	}
+	if r := cfg.maxErrorRate; !(r >= 0 && r <= 1) {
+		return nil, cli.Usagef("--max-error-rate %g: want a share in [0, 1]", r)
 	}
 	if cfg.apiKey == "" {
 		cfg.apiKey = os.Getenv(apiKeyEnv)
@@ -181,10 +201,42 @@ func readConfig(c *ucli.Context) (*config, error) {
 	if len(cfg.sweepLevel) > 256 {
 		return nil, cli.Usagef("--sweep-level: longer than 256 bytes")
 	}
-	if cfg.url == "" {
-		return nil, cli.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test")
+	if cfg.result, err = parseResultFlags(c.String("result-json"), c.String("percentile-metrics"), c.String("metric-percentiles"),
+		c.Bool("result-detailed"), c.String("label"), c.StringSlice("metadata")); err != nil {
+		return nil, err
 	}
-	if u, err := url.Parse(cfg.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if cfg.shard, err = cli.ParseShard(c.String("shard"), os.Getenv); err != nil {
+		return nil, err
+	}
+	if cfg.sweep, err = parseSweep(c.Bool("sweep"), c.Int("sweep-levels"), c.String("rates"), c.String("slo"),
+		c.String("sweep-output"), c.String("html"), c.String("overlay")); err != nil {
+		return nil, err
+	}
+	if cfg.sweep.active() {
+		switch {
+		case cfg.traceOut == "-":
+			return nil, cli.Usagef("a sweep writes a trace per level: give --trace-output PREFIX")
+		case c.IsSet("itl-output") || c.IsSet("metrics-output"):
+			return nil, cli.Usagef("a sweep names its files after each level: --itl-output and --metrics-output do not apply")
+		case cfg.shard.Sharded() || c.IsSet("start-at") || c.Bool("dry-run"):
+			return nil, cli.Usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
+		case cfg.sweep.html == "-" || cfg.sweep.output == "-":
+			return nil, cli.Usagef("--html and --sweep-output need files: stdout carries the sweep's table")
+		}
+	}
+	if v := c.String("start-at"); v != "" {
+		if cfg.startAt, err = parseStartAt(v); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.dryRun = c.Bool("dry-run"); cfg.dryRun {
+		if cfg.url != "" || cfg.scrape || cfg.recordITL || cfg.warmup > 0 || cfg.result.path != "" {
+			return nil, cli.Usagef("--dry-run contacts no server: --server-url, --scrape-metrics, --record-itl, --warmup-requests and --result-json do not apply")
+		}
+		cfg.noSelfTest = true
+	} else if cfg.url == "" {
+		return nil, cli.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test or --dry-run")
+	} else if u, err := url.Parse(cfg.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, cli.Usagef("--server-url %q: want http(s)://host[:port]", cfg.url)
 	}
 	if cfg.traceOut == "" {
@@ -255,6 +307,9 @@ func checkDistinct(cfg *config) error {
 	if err := add("--itl-output", cfg.itlOut); err != nil {
 		return err
 	}
+	if err := add("--result-json", cfg.result.path); err != nil {
+		return err
+	}
 	return add("--metrics-output", cfg.metricsOut)
 }
 
@@ -266,4 +321,18 @@ func (cfg *config) describe() string {
 		out = fmt.Sprintf("%s + %s", h, d)
 	}
 	return out
+}
+
+// parseStartAt reads --start-at: RFC 3339 (fractions allowed) or Unix
+// seconds (fractions allowed).
+func parseStartAt(v string) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 1e11 {
+		sec, frac := math.Modf(f)
+		return time.Unix(int64(sec), int64(math.Round(frac*1e9))), nil
+	}
+	return time.Time{}, cli.Usagef("--start-at %q: want an RFC 3339 time (2026-05-01T10:00:00Z) or Unix seconds", v)
 }

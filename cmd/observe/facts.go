@@ -15,7 +15,6 @@ import (
 	"servesim/internal/deploy"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
-	"servesim/internal/workload"
 )
 
 // serverFacts is what observe knows of the server it loads, before t0.
@@ -177,10 +176,10 @@ func recordFacts(h *tracev2.Header, f serverFacts, client tracev2.Client) {
 
 // observedClient is the client observe runs: the workload's (declared) with
 // the cap, prewarmed connections, request timeout and sweep level.
-func observedClient(cfg *config, wl *workload.Workload) tracev2.Client {
-	c := cli.WorkloadClient(wl)
+func observedClient(cfg *config, tr traffic) tracev2.Client {
+	c := tr.client()
 	c.MaxConcurrency = cfg.maxConc
-	c.PrewarmConnections = prewarmConns(cfg, wl)
+	c.PrewarmConnections = prewarmConns(cfg, tr)
 	c.RequestTimeoutUs = cfg.reqTimeout.Microseconds()
 	c.SweepLevel = cfg.sweepLevel
 	return c

@@ -3,12 +3,12 @@ package main
 import (
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
-	"servesim/internal/workload"
 )
 
 // columns decides the trace's optional columns before the first row
 // (tracev2.md §4.3–4.4).
-func columns(wl *workload.Workload) tracev2.Columns {
+func (t *specTraffic) columns() tracev2.Columns {
+	wl := t.wl
 	cols := tracev2.Columns{
 		VLLMPriority:   hasSLOClasses(wl),
 		XRequestID:     true,
@@ -57,6 +57,7 @@ func record(res *httpload.Result, info *reqInfo) tracev2.Record {
 		rec.PrefixGroup, rec.PrefixLength = info.prefixGroup, info.prefixLength
 		rec.InputTokens, rec.ReasonRatio, rec.Model = info.inputTokens, info.reasonRatio, info.model
 		rec.DeadlineUs, rec.SLOTargetUs, rec.ThinkTimeUs = info.deadlineUs, info.sloTargetUs, info.thinkTimeUs
+		rec.HashIDs = info.hashIDs
 	}
 	return rec
 }

@@ -10,7 +10,6 @@ import (
 	"servesim/internal/cli"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
-	"servesim/internal/workload"
 )
 
 // setupTimeout bounds each set-up exchange with the server (model list,
@@ -22,11 +21,12 @@ const afterScrapeTimeout = 5 * time.Second
 
 // observe runs the whole command against the server once the workload is
 // resolved: probe, calibrate, self-test, warm-up, then the recorded run.
-func observe(ctx context.Context, cfg *config, wl *workload.Workload, stdio cli.IO, log *slog.Logger) error {
-	s, err := setUp(ctx, cfg, wl, log)
+func observe(ctx context.Context, cfg *config, tr traffic, stdio cli.IO, log *slog.Logger) error {
+	s, err := setUp(ctx, cfg, tr, log)
 	if err != nil {
 		return beforeRun(ctx, err)
 	}
+
 	defer s.client.Close()
 	outs, err := openSide(cfg, s, log)
 	if err != nil {
@@ -39,7 +39,13 @@ func observe(ctx context.Context, cfg *config, wl *workload.Workload, stdio cli.
 	if ctx.Err() != nil {
 		return beforeRun(ctx, ctx.Err())
 	}
-	return recordRun(ctx, cfg, wl, s, outs, stdio, log)
+	out, err := recordRun(ctx, cfg, tr, s, outs, stdio, log, nil)
+	if err != nil {
+		return err
+	}
+	// A sweep's levels past the server's capacity fail by design; a single
+	// run in which requests fail does not pass.
+	return checkFailures(out.stats, cfg.maxErrorRate)
 }
 
 // beforeRun is the error of a run that stopped before t0: nothing was
@@ -64,7 +70,7 @@ type setup struct {
 
 // setUp learns the model and the tokenizer ratio, measures the client's
 // own error, and warms the server and the connection pool.
-func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Logger) (*setup, error) {
+func setUp(ctx context.Context, cfg *config, tr traffic, log *slog.Logger) (*setup, error) {
 	bound := setupTimeout
 	if cfg.reqTimeout > 0 {
 		bound = max(bound, cfg.reqTimeout)
@@ -74,6 +80,9 @@ func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Lo
 	info, err := probeServer(sctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if m, ok := tr.(modelAware); ok {
+		m.setModels(info.models)
 	}
 	s := &setup{info: info, model: cfg.model, maxModelLen: info.maxModelLen}
 	if s.model == "" {
@@ -100,11 +109,11 @@ func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Lo
 	probe.Close()
 	log.Info("server", "model", s.model, "tokens_per_word", fmt.Sprintf("%.4f", cal.TokensPerWord), "from", cal.Source,
 		"max_model_len", s.maxModelLen, "rtt_ms", info.rttMs)
-	if s.prompter, err = httpload.NewPrompter(wl.Spec.Seed, cal.TokensPerWord); err != nil {
+	if s.prompter, err = httpload.NewPrompter(tr.seed(), cal.TokensPerWord); err != nil {
 		return nil, fmt.Errorf("server %s: %w", cfg.url, err)
 	}
 	if !cfg.noSelfTest {
-		streams := selfTestStreams(cfg, wl)
+		streams := selfTestStreams(cfg, tr)
 		st, err := runSelfTest(ctx, streams, quickSelfTest())
 		switch {
 		case ctx.Err() != nil:
@@ -122,15 +131,15 @@ func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Lo
 		}
 	}
 	hcfg.Prompter = s.prompter
-	hcfg.MaxConns = max(4096, cfg.maxConc, prewarmConns(cfg, wl))
+	hcfg.MaxConns = max(4096, cfg.maxConc, prewarmConns(cfg, tr))
 	if s.client, err = httpload.NewClient(hcfg); err != nil {
 		return nil, cli.Usagef("--server-url: %v", err)
 	}
-	if err := warmUp(ctx, cfg, wl, s, log); err != nil {
+	if err := warmUp(ctx, cfg, tr, s, log); err != nil {
 		s.client.Close()
 		return nil, err
 	}
-	if conns := prewarmConns(cfg, wl); conns > 0 {
+	if conns := prewarmConns(cfg, tr); conns > 0 {
 		n, err := s.client.Prewarm(ctx, conns)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -146,62 +155,54 @@ func setUp(ctx context.Context, cfg *config, wl *workload.Workload, log *slog.Lo
 // prewarmConns is the number of connections to open before t0: --prewarm,
 // or by default the run's concurrency when it is known (the cap, or the
 // closed-loop users); an open loop without a cap opens them as it goes.
-func prewarmConns(cfg *config, wl *workload.Workload) int {
+func prewarmConns(cfg *config, tr traffic) int {
 	if cfg.prewarm >= 0 {
 		return cfg.prewarm
 	}
 	if cfg.maxConc > 0 {
 		return cfg.maxConc
 	}
-	users := 0
-	for _, c := range wl.Spec.Clients {
-		users += c.Concurrency
-	}
-	return users
+	return tr.users()
 }
 
 // selfTestStreams is the self-test's concurrency: the flag, else the run's
 // cap, else its closed-loop users, else defaultSelfTestStreams.
-func selfTestStreams(cfg *config, wl *workload.Workload) int {
+func selfTestStreams(cfg *config, tr traffic) int {
 	if cfg.selfTestStreams > 0 {
 		return cfg.selfTestStreams
 	}
 	if cfg.maxConc > 0 {
 		return min(cfg.maxConc, maxSelfTestStreams)
 	}
-	users := 0
-	for _, c := range wl.Spec.Clients {
-		users += c.Concurrency
-	}
-	if users > 0 {
+	if users := tr.users(); users > 0 {
 		return min(users, maxSelfTestStreams)
 	}
 	return defaultSelfTestStreams
 }
 
-// warmUp sends the first --warmup-requests requests of a separate stream
-// of the same workload before t0, as ids 0..N−1 (not recorded; the run's
-// ids start at N, tracev2.md §4.2). Their own text differs from the run's,
-// so they warm the server without pre-filling the run's prompts.
-func warmUp(ctx context.Context, cfg *config, wl *workload.Workload, s *setup, log *slog.Logger) error {
+// warmUp sends the first --warmup-requests requests of a separate pass over
+// the same traffic before t0, as ids 0..N−1 (not recorded; the run's ids
+// start at N, tracev2.md §4.2). Their own text differs from the run's, so
+// they warm the server without pre-filling the run's prompts.
+func warmUp(ctx context.Context, cfg *config, tr traffic, s *setup, log *slog.Logger) error {
 	if cfg.warmup == 0 {
 		return nil
 	}
-	src := wl.NewSource()
-	pl := newPlanner(wl, src, s.prompter, cfg, 0)
-	n := int64(cfg.warmup)
+	pl := tr.newPlanner(s.prompter, cfg, 0, log)
+	defer pl.finish()
+	n := cfg.warmup
 	jobs := func(yield func(httpload.Job) bool) {
-		for i := int64(0); i < n; i++ {
-			r, ok := src.Next()
-			if !ok {
+		sent := 0
+		for j := range pl.jobs {
+			if sent >= n {
 				return
 			}
-			j := pl.job(r)
 			pl.take(j.ID)
 			j.IntendedUS, j.DeadlineUS = 0, 0
 			if !yield(j) {
 				return
 			}
+			sent++
 		}
 	}
 	d, err := httpload.NewDispatcher(s.client, httpload.DispatchConfig{MaxConcurrency: cfg.maxConc})
@@ -228,28 +229,19 @@ func warmUp(ctx context.Context, cfg *config, wl *workload.Workload, s *setup, l
 }
 
 // header is the trace header of the run (tracev2.md §3, mode real).
-func header(cfg *config, wl *workload.Workload, s *setup, t0 time.Time) *tracev2.Header {
+func header(cfg *config, tr traffic, s *setup, t0 time.Time) *tracev2.Header {
 	h := tracev2.DefaultHeader()
 	h.CreatedAt = tracev2.FormatCreatedAt(t0)
 	h.Mode = tracev2.ModeReal
 	h.WarmUpRequests = cfg.warmup
-	seed := wl.Spec.Seed
-	h.WorkloadSeed = &seed
-	h.WorkloadSpec = wl.Name
-	h.SessionContextGrowth = wl.ContextGrowth()
 	h.Server = &tracev2.Server{Type: "vllm", Model: s.model, MaxModelLen: s.maxModelLen}
 	if s.info.rttMs > 0 {
 		h.Network = &tracev2.Network{MeasuredRTTMs: s.info.rttMs}
 	}
-	for class, t := range wl.Spec.GoodputSLOTargets {
-		if h.GoodputSLOTargets == nil {
-			h.GoodputSLOTargets = map[string]tracev2.SLOTargets{}
-		}
-		h.GoodputSLOTargets[class] = tracev2.SLOTargets{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
-	}
 	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cli.Version, T0UnixUs: t0.UnixMicro(),
-		TimeOrigin: tracev2.OriginRelative, Loop: wl.Loop(), SelfTest: s.selfTest}
-	recordFacts(h, s.facts, observedClient(cfg, wl))
+		TimeOrigin: tracev2.OriginRelative, SelfTest: s.selfTest}
+	tr.describe(h)
+	recordFacts(h, s.facts, observedClient(cfg, tr))
 	return h
 }
 

@@ -12,7 +12,6 @@ import (
 	"servesim/internal/cli"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
-	"servesim/internal/workload"
 )
 
 // sideOutputs are the files opened before t0 (so a bad path fails before
@@ -94,32 +93,43 @@ func openTrace(cfg *config, stdio cli.IO, h *tracev2.Header, cols tracev2.Column
 
 // recordRun is the recorded run: t0, the header, then every request
 // dispatched at its intended time and written as it finishes.
-func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup, outs *sideOutputs, stdio cli.IO, log *slog.Logger) error {
-	src := wl.NewSource()
-	pl := newPlanner(wl, src, s.prompter, cfg, int64(cfg.warmup))
+func recordRun(ctx context.Context, cfg *config, tr traffic, s *setup, outs *sideOutputs, stdio cli.IO, log *slog.Logger, watch *saturation) (*levelOutcome, error) {
+	pl := tr.newPlanner(s.prompter, cfg, int64(cfg.warmup), log)
 	tal := newTally(cfg.goodput)
+	tal.slo = cfg.sweep.bounds
+	var rows *resultRows
+	if cfg.result.path != "" {
+		rows = &resultRows{detailed: cfg.result.detailed}
+	}
 	var bar *cli.Progress
 	if !cfg.quiet && cli.IsTerminal(stdio.Err) {
-		bar = cli.NewProgress(stdio.Err, cfg.quiet, progressTotal(wl, src), "observing")
+		bar = cli.NewProgress(stdio.Err, cfg.quiet, pl.total(), "observing")
 	}
 	lv := newLive(bar)
 	d, err := httpload.NewDispatcher(s.client, httpload.DispatchConfig{MaxConcurrency: cfg.maxConc, Drain: cfg.drain})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	plan := httpload.Plan{Jobs: pl.jobs}
-	if wl.HasFollowUps() {
-		plan.FollowUp = pl.followUp
-	}
+	plan := httpload.Plan{Jobs: watch.count(pl.jobs), FollowUp: pl.followUpFunc()}
 
-	// t0: the monotonic instant just before the first dispatch; every
-	// time in the trace, the ITL file and the metrics series counts from it.
+	// t0: the monotonic instant just before the first dispatch, or the
+	// --start-at instant every worker of a sharded run shares; every time
+	// in the trace, the ITL file and the metrics series counts from it.
 	t0 := time.Now()
+	if !cfg.startAt.IsZero() {
+		wait := cfg.startAt.Sub(t0) // wall clock: startAt has no monotonic reading
+		if wait < 0 {
+			return nil, cli.Usagef("--start-at %s passed %v ago, before set-up ended; give a later time (nothing was recorded)",
+				cfg.startAt.UTC().Format(time.RFC3339Nano), (-wait).Round(time.Millisecond))
+		}
+		t0 = t0.Add(wait) // keeps the monotonic reading
+		log.Info("waiting for --start-at", "in", wait.Round(time.Millisecond))
+	}
 	clock := httpload.NewClock(t0)
-	hdr := header(cfg, wl, s, t0)
-	tw, err := openTrace(cfg, stdio, hdr, columns(wl))
+	hdr := header(cfg, tr, s, t0)
+	tw, err := openTrace(cfg, stdio, hdr, tr.columns())
 	if err != nil {
-		return fmt.Errorf("--trace-output: %w", err)
+		return nil, fmt.Errorf("--trace-output: %w", err)
 	}
 	log.Info("recording", "trace", cfg.describe(), "t0", hdr.CreatedAt)
 
@@ -150,10 +160,19 @@ func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup
 	} else {
 		close(scraped)
 	}
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watch.run(runCtx, t0, stopRun, log)
+	}()
 
 	var werr error
 	sink := func(res httpload.Result) {
-		rec := record(&res, pl.take(res.Job.ID))
+		info := pl.take(res.Job.ID)
+		rec := record(&res, info)
+		if rows != nil {
+			rows.add(&res, info)
+		}
 		if werr == nil {
 			werr = tw.Write(&rec)
 			if werr == nil && outs.itl != nil && res.Status == httpload.StatusOK && res.Job.Stream && len(res.ChunkUS) > 0 {
@@ -165,17 +184,25 @@ func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup
 		}
 		tal.add(&res)
 		lv.update(tal)
+		watch.finished()
 	}
 	stats, runErr := d.Run(runCtx, clock, plan, sink)
+	saturated := errors.Is(context.Cause(runCtx), errOverSaturated)
+	stopRun(nil)
+	<-watched
+	if saturated && ctx.Err() == nil {
+		runErr = nil
+	}
 	close(ran)
 	stopScrape()
 	<-scraped
 	lv.finish()
-	src.Finish()
+	pl.finish()
 
 	interrupted := stats.Interrupted && ctx.Err() != nil
 	final := hdr.Clone()
-	final.XExt.Interrupted = &interrupted
+	cut := interrupted || werr != nil // a failed write (a full disk) cut the run short too
+	final.XExt.Interrupted = &cut
 	if outs.scraper != nil {
 		// The scrape after the run; an interrupted run allows it a second,
 		// an aborted one none.
@@ -207,38 +234,66 @@ func recordRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup
 		sumTo = stdio.Out
 	}
 	sumErr := tal.write(sumTo, summaryInfo{maxConcurrency: cfg.maxConc, interrupted: interrupted})
+	if rows != nil {
+		sideErr = errors.Join(sideErr, saveResult(cfg, tr, s, tal, rows, t0, stdio))
+	}
 	if cfg.traceOut != "-" && cfg.blisHeader {
 		hp, _, _ := prefixPaths(cfg.traceOut)
 		log.Info("x_ext (deployment, client, self-test) is in " + tracev2.ExtSidecarPath(hp) + ", beside the BLIS-compatible header")
 	}
+	out := &levelOutcome{tally: tal, stats: stats, saturated: saturated, reason: watch.reason()}
 	switch {
 	case werr != nil:
-		return fmt.Errorf("write trace: %w (the rows written before it are valid)", werr)
+		return out, fmt.Errorf("write trace: %w (the rows written before it are valid)", werr)
 	case closeErr != nil:
-		return fmt.Errorf("finish trace: %w", closeErr)
+		return out, fmt.Errorf("finish trace: %w", closeErr)
 	case sideErr != nil:
-		return sideErr
+		return out, sideErr
 	case interrupted:
-		return cli.WithCode(cli.ExitInterrupted, fmt.Errorf("%v: %d requests recorded (%d ok, %d failed, cancelled or not sent)",
+		return out, cli.WithCode(cli.ExitInterrupted, fmt.Errorf("%v: %d requests recorded (%d ok, %d failed, cancelled or not sent)",
 			context.Cause(ctx), stats.Results, stats.OK, stats.Results-stats.OK))
 	case runErr != nil:
-		return runErr
+		return out, runErr
 	case sumErr != nil:
-		return fmt.Errorf("write summary: %w", sumErr)
+		return out, fmt.Errorf("write summary: %w", sumErr)
 	}
 	log.Info("done", "requests", stats.Results, "ok", stats.OK, "errors", stats.Errors, "timeouts", stats.Timeouts,
 		"late", stats.Late, "not_sent", stats.NotSent)
-	return nil
+	return out, nil
 }
 
-// progressTotal is the progress bar's length: the requests the workload
-// will send when that is known, else -1.
-func progressTotal(wl *workload.Workload, src *workload.Source) int64 {
-	if !wl.HasFollowUps() {
-		return src.Pregenerated()
+// levelOutcome is what one recorded run measured: the sweep's row of it.
+type levelOutcome struct {
+	tally     *tally
+	stats     httpload.Stats
+	saturated bool   // stopped early: the server fell behind without bound
+	reason    string // why, in numbers
+}
+
+// saveResult writes --result-json (whole or not at all).
+func saveResult(cfg *config, tr traffic, s *setup, tal *tally, rows *resultRows, t0 time.Time, stdio cli.IO) error {
+	backend := "openai"
+	if cfg.chat {
+		backend = "openai-chat"
 	}
-	if wl.Spec.NumRequests > 0 {
-		return wl.Spec.NumRequests
+	data, err := writeResult(cfg.result, resultInfo{model: s.model, backend: backend, maxConcurrency: cfg.maxConc,
+		facts: tr.bench(), t0: t0, end: time.Now(), goodput: cfg.goodput.set()}, tal, rows)
+	if err != nil {
+		return err
 	}
-	return -1
+	return writeWhole(cfg.result.path, "--result-json", data, stdio)
+}
+
+// writeWhole writes data to path ("-" = stdout) so that a file appears
+// whole or not at all; flag names the output in errors.
+func writeWhole(path, flag string, data []byte, stdio cli.IO) error {
+	out, err := cli.CreateOutput(path, stdio.Out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	defer out.Abort()
+	if _, err := out.Write(data); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return out.Commit()
 }

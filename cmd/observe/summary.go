@@ -18,17 +18,26 @@ const maxITLSamples = 4 << 20
 // the dispatcher's sink goroutine.
 type tally struct {
 	goodput goodput
+	slo     goodput // a sweep's SLO bounds per request (sweep.SLO.RequestTargets)
 
 	ok, failed, timeouts, dropped, late int64
 	inputTokens, outputTokens           int64
-	goodputOK                           int64
+	goodputOK, sloOK                    int64
 	lastDoneUS                          int64
+	firstEndUS, lastEndUS               int64 // first and last end of a completed request
 
 	// Per completed request, in ms (vllm bench serve's definitions):
 	// TTFT = first token − send; TPOT = (E2EL − TTFT)/(output − 1);
 	// E2EL = last chunk − send; and the same from the intended send time.
 	ttft, tpot, e2el, ttftIntended, e2elIntended []float64
 	lagMs                                        []float64 // send − intended, every sent request
+
+	// For the steady-state test of the server's queue (sweep.SteadyState):
+	// every request's arrival at the server (its send; its intended time
+	// when never sent) and when it left the queue (its first token; −1
+	// when never served: timed out or not sent; its arrival when refused,
+	// which is no load). A client cap's own queue is not the server's.
+	arrivals, starts []int64
 
 	itlUs   []int32 // gaps between consecutive text chunks, µs
 	itlSeen int64
@@ -43,6 +52,19 @@ func newTally(g goodput) *tally {
 // add counts one Result.
 func (t *tally) add(r *httpload.Result) {
 	t.lastDoneUS = max(t.lastDoneUS, r.DoneUS, r.LastChunkUS)
+	arrived := r.Job.IntendedUS
+	if r.Sent() {
+		arrived = r.SendUS
+	}
+	t.arrivals = append(t.arrivals, arrived)
+	switch {
+	case r.Status == httpload.StatusOK:
+		t.starts = append(t.starts, max(r.FirstTokenUS, r.FirstChunkUS))
+	case r.Status == httpload.StatusTimeout || !r.Sent():
+		t.starts = append(t.starts, -1)
+	default:
+		t.starts = append(t.starts, arrived)
+	}
 	if r.Sent() {
 		lag := r.LagUS()
 		t.lagMs = append(t.lagMs, float64(lag)/1000)
@@ -62,6 +84,10 @@ func (t *tally) add(r *httpload.Result) {
 		t.failed++
 		return
 	}
+	if t.ok == 0 || r.LastChunkUS < t.firstEndUS {
+		t.firstEndUS = r.LastChunkUS
+	}
+	t.lastEndUS = max(t.lastEndUS, r.LastChunkUS)
 	t.ok++
 	out := generatedTokens(r)
 	t.inputTokens += int64(r.PromptTokens)
@@ -82,9 +108,11 @@ func (t *tally) add(r *httpload.Result) {
 		t.tpot = append(t.tpot, tpot)
 	}
 	t.addITL(r)
-	g := t.goodput
-	if g.set() && (g.ttftMs == 0 || ttft <= g.ttftMs) && (g.tpotMs == 0 || tpot <= g.tpotMs) && (g.e2elMs == 0 || e2el <= g.e2elMs) {
+	if t.goodput.set() && t.goodput.meets(ttft, tpot, e2el) {
 		t.goodputOK++
+	}
+	if t.slo.meets(ttft, tpot, e2el) {
+		t.sloOK++
 	}
 }
 
@@ -104,6 +132,19 @@ func (t *tally) addITL(r *httpload.Result) {
 			t.itlUs[i] = v
 		}
 	}
+}
+
+// itlMs is the kept inter-token gaps in ms (a uniform sample beyond
+// maxITLSamples) and the exact mean of all of them.
+func (t *tally) itlMs() (gaps []float64, mean float64) {
+	gaps = make([]float64, len(t.itlUs))
+	for i, v := range t.itlUs {
+		gaps[i] = float64(v) / 1000
+	}
+	if t.itlSeen > 0 {
+		mean = t.itlSum / float64(t.itlSeen)
+	}
+	return gaps, mean
 }
 
 // textChunks are the arrival times of the chunks of r that carried text:
@@ -179,14 +220,7 @@ func (t *tally) write(w io.Writer, info summaryInfo) error {
 	}
 	stat("Time to First Token", "TTFT", t.ttft, report.Mean(t.ttft))
 	stat("Time per Output Token (excl. 1st token)", "TPOT", t.tpot, report.Mean(t.tpot))
-	itl := make([]float64, len(t.itlUs))
-	for i, v := range t.itlUs {
-		itl[i] = float64(v) / 1000
-	}
-	itlMean := 0.0
-	if t.itlSeen > 0 {
-		itlMean = t.itlSum / float64(t.itlSeen)
-	}
+	itl, itlMean := t.itlMs()
 	stat("Inter-token Latency", "ITL", itl, itlMean)
 	stat("End-to-end Latency", "E2EL", t.e2el, report.Mean(t.e2el))
 	rule("From the intended send time")

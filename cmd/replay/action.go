@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,6 +59,9 @@ func traceSettings(c *ucli.Context) (opts replay.TraceOptions, horizonUs int64, 
 	}
 	if c.Int("hash-block-tokens") <= 0 {
 		return opts, 0, cli.Usagef("--hash-block-tokens %d must be positive", c.Int("hash-block-tokens"))
+	}
+	if n := c.Int("hash-block-tokens"); n > tracev2.MaxTokens {
+		return opts, 0, cli.Usagef("--hash-block-tokens %d exceeds %d, the largest prompt a trace may hold", n, tracev2.MaxTokens)
 	}
 	opts.SkipFailed = c.Bool("skip-failed")
 	return opts, horizonUs, nil
@@ -158,6 +162,9 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	set.opts.Ordinals = set.traceOut != ""
 	tr, err := replay.NewTrace(in.rows, set.opts)
 	if err != nil {
+		if located := (*tracev2.Error)(nil); errors.As(err, &located) {
+			return err // it names its file already
+		}
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
 	defer tr.Close()
@@ -187,6 +194,12 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	simStart := time.Now()
 	res, err := replay.Simulate(ctx, cfg, tr, tr.FollowUps(), out.write)
 	progress.Finish()
+	if res.Interrupted {
+		if terr := out.sim.Interrupt(replayedHeader(in.header)); terr != nil {
+			log.Warn("finish the interrupted trace", "error", terr)
+		}
+		return cli.Interrupted(stdio, replay.TextSummary(&res.Summary), res.Summary.InjectedRequests, res.Summary.CompletedRequests, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func command() cli.Command {
 	return cli.Command{
 		Name:      "replay",
 		Usage:     "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",
-		ArgsUsage: "[TRACE|-]",
+		ArgsUsage: "[TRACE|-] [TRACE...]",
 		Description: `replay injects every request of a trace at its send time into a discrete-event
 simulator of vLLM (continuous batching, chunked prefill, paged KV cache with prefix
 caching, preemption) and writes one SimResult per completed request.
@@ -61,7 +61,15 @@ time, waits while the cap is reached and is sent when a slot frees — and says 
 whole trace is checked before anything is written, then read again as
 it is replayed, so memory stays flat (about 12 bytes per row); stdin and foreign
 imports are spooled to a temporary file for that. Prefix groups, Mooncake hash_ids
-and accumulating sessions become shared KV blocks.
+and accumulating sessions become shared KV blocks. Several traces of one run (the
+per-worker traces of observe --shard) are merged by time onto the earliest worker's
+start, in memory.
+
+Ctrl+C stops injecting: the requests in flight run to their end, the summary of
+what was simulated goes to stderr, a --trace-output is kept and marked
+interrupted (x_ext.interrupted: in the header, or in the .ext.yaml beside it with
+--blis-compatible-header), the other outputs are not written, and the exit code
+is 130.
 
 Examples:
 
@@ -84,6 +92,9 @@ Examples:
    replay chat.csv --num-instances 4 --routing-policy least-loaded --format text
    replay chat.csv --num-instances 4 --routing-policy weighted \
           --routing-scorers prefix-affinity:3,queue-depth:2 --format text
+
+   # A run loaded from four client machines (observe --shard I/4), replayed as one:
+   replay w0.csv w1.csv w2.csv w3.csv --format text
 
    # Grade the simulator against a capture of a live server (the capture records the
    # server's deployment; the report shows it beside the simulated one):

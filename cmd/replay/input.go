@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -28,8 +27,16 @@ type input struct {
 	rows   replay.Rows // on the simulation's time origin
 	n      int
 	unique bool     // no two rows share a request id (replay.Config.UniqueIDs)
-	spans  bool     // some row has a send and an end: a client may be detected (replay.DetectClient)
+	spans  bool     // some row has a send and an end: a client may be detected (hasSpan)
 	spools []string // temporary files to remove
+}
+
+// hasSpan reports whether replay.DetectClient counts rec (it has a send
+// and an end): a trace without such rows shows no client and need not be
+// read again for one.
+func hasSpan(rec *tracev2.Record) bool {
+	_, _, _, ok := tracev2.RecordSpan(rec)
+	return ok
 }
 
 // close removes the temporary files.
@@ -43,15 +50,19 @@ func (in *input) close() {
 // TraceV2 trace in any form, or a foreign trace, whose format --from names
 // or its content shows (importer.Detect).
 func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger) (*input, error) {
-	args, err := cli.Positional(c, 1)
-	if err != nil {
-		return nil, err
-	}
+	args := c.Args().Slice()
 	path := ""
 	if len(args) == 1 {
 		path = args[0]
 	}
 	hp, dp := c.String("trace-header"), c.String("trace-data")
+	if len(args) > 1 {
+		if hp != "" || dp != "" || c.String("from") != "" {
+			return nil, cli.Usagef("several traces are merged by time: --trace-header, --trace-data and --from take one")
+		}
+		opts := tracev2.Options{Lenient: c.Bool("lenient"), Strict: c.Bool("strict"), Warn: func(m string) { log.Warn(m) }}
+		return mergeInputs(args, opts, stdio.In, log)
+	}
 	if from := c.String("from"); from != "" {
 		if hp != "" || dp != "" {
 			return nil, cli.Usagef("--from reads one file: give it as TRACE, not --trace-header/--trace-data")
@@ -179,6 +190,7 @@ func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*inpu
 	defer r.Close()
 	var ids []int64
 	var rec tracev2.Record
+	var st tracev2.StatusTally
 	for {
 		err := r.Read(&rec)
 		if errors.Is(err, io.EOF) {
@@ -188,7 +200,11 @@ func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*inpu
 			return nil, err
 		}
 		ids = append(ids, rec.RequestID)
-		in.spans = in.spans || replay.HasSpan(&rec)
+		in.spans = in.spans || hasSpan(&rec)
+		st.Add(rec.Status, r.Line())
+	}
+	if w := st.Warning(r.Name()); w != "" {
+		log.Warn(w + " (replayed all the same; --skip-failed leaves them out)")
 	}
 	origin, err := r.Origin()
 	if err != nil {
@@ -281,6 +297,55 @@ func checkUnique(ids []int64, in tracev2.Input, opts tracev2.Options, name strin
 	return fmt.Errorf("%s: duplicated request ids, not found again on a second reading", name)
 }
 
+// mergeInputs reads several traces of one run (the per-worker traces of a
+// sharded observe) and merges them by time on one origin
+// (tracev2.Merge), in memory; the merged rows are spooled like an import.
+func mergeInputs(paths []string, opts tracev2.Options, stdin io.Reader, log *slog.Logger) (*input, error) {
+	ins := make([]tracev2.Input, len(paths))
+	for i, p := range paths {
+		ins[i] = tracev2.Input{Path: p, Stdin: stdin}
+	}
+	tr, info, err := tracev2.LoadMerged(ins, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range info.Warnings {
+		log.Warn(w)
+	}
+	in, done := &input{name: tr.Name, header: tr.Header, cols: tr.Columns, n: len(tr.Records)}, false
+	defer func() {
+		if !done {
+			in.close()
+		}
+	}()
+	f, err := os.CreateTemp("", "replay-merge-*.csv")
+	if err != nil {
+		return nil, fmt.Errorf("spool the merged traces: %w", err)
+	}
+	in.spools = append(in.spools, f.Name())
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 256<<10)
+	w, err := tracev2.NewWriter(bw, tr.Columns)
+	if err != nil {
+		return nil, err
+	}
+	for i := range tr.Records {
+		if err := w.Write(&tr.Records[i]); err != nil {
+			return nil, fmt.Errorf("spool the merged traces: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("spool the merged traces: %w", err)
+	}
+	if in.n == 0 {
+		return nil, cli.Usagef("%s: the traces have no requests", tr.Name)
+	}
+	log.Info("merged traces", "inputs", len(paths), "rows", in.n)
+	in.rows = &spoolRows{path: f.Name(), name: tr.Name}
+	done = true
+	return in, nil
+}
+
 // spoolRows reads the data CSV an import was spooled to.
 type spoolRows struct{ path, name string }
 
@@ -317,7 +382,7 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 		return nil, err
 	}
 	defer r.Close()
-	src, err := maybeGunzip(r, name)
+	src, err := importer.Decompress(r, name)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +423,7 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 			return nil, fmt.Errorf("spool the import: %w", err)
 		}
 		ids = append(ids, rec.RequestID)
-		in.spans = in.spans || replay.HasSpan(&rec)
+		in.spans = in.spans || hasSpan(&rec)
 		in.n++
 	}
 	slices.Sort(ids)
@@ -375,29 +440,6 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 	in.rows = &spoolRows{path: f.Name(), name: name}
 	done = true
 	return in, nil
-}
-
-// maybeGunzip decompresses gzip input (detected by its magic bytes). A
-// plain file is passed on as it is, so importers that read at offsets
-// (vllm-bench) can.
-func maybeGunzip(r io.Reader, name string) (io.Reader, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	magic, err := br.Peek(2)
-	if err != nil || magic[0] != 0x1f || magic[1] != 0x8b {
-		if f, ok := r.(*os.File); ok {
-			// Rewind past what the peek buffered, so the importer gets
-			// the *os.File itself.
-			if _, err := f.Seek(0, io.SeekStart); err == nil {
-				return f, nil
-			}
-		}
-		return br, nil
-	}
-	zr, err := gzip.NewReader(br)
-	if err != nil {
-		return nil, cli.Usagef("%s: gzip: %v", name, err)
-	}
-	return zr, nil
 }
 
 // describe is a one-line account of the input for the log.

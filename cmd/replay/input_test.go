@@ -91,6 +91,38 @@ func TestBadInput(t *testing.T) {
 			wantErr: `<stdin>:4:9: column streaming: "maybe" is not a boolean`,
 		},
 		{
+			name: "token count at int64's top",
+			files: map[string]string{"h.yaml": genHeader, "h.csv": coreColumns +
+				"0,c,,,,0,,0,false,9223372036854775807,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"},
+			args:    []string{"h.csv"},
+			wantErr: `DIR/h.csv:2:10: column input_tokens: "9223372036854775807" exceeds 16777216, the largest token count a trace may hold`,
+		},
+		{
+			name: "prefix and prompt overflow together",
+			files: map[string]string{"o.yaml": genHeader, "o.csv": coreColumns +
+				"0,c,,,,0,g,9223372036854775000,false,9000,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"},
+			args:    []string{"o.csv"},
+			wantErr: `DIR/o.csv:2:8: column prefix_length: "9223372036854775000" exceeds 16777216, the largest token count a trace may hold`,
+		},
+		{
+			name:    "imported count above the bound",
+			files:   map[string]string{"az.csv": "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:04,2000000000,3\n"},
+			args:    []string{"az.csv", "--from", "azure"},
+			wantErr: `DIR/az.csv:2:2: field ContextTokens: "2000000000" exceeds 16777216, the largest token count a trace may hold`,
+		},
+		{
+			name:    "import row beyond a spool row",
+			files:   map[string]string{"big.jsonl": `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [` + strings.Repeat("1000000000000000000, ", 40000) + "7]}\n"},
+			args:    []string{"big.jsonl", "--from", "mooncake"},
+			wantErr: `DIR/big.jsonl:1:688198: field hash_ids[32768]: more than 32768 entries`,
+		},
+		{
+			name:    "unrecognised CSV with a 200 KB first line",
+			files:   map[string]string{"w.csv": "alpha,beta,gamma" + strings.Repeat(",column", 25000) + "\n1,2,3\n"},
+			args:    []string{"w.csv"},
+			wantErr: `DIR/w.csv:1:1: header: want a YAML mapping of keys, got the value "alpha,beta,gamma,column,column,column,column,col"… (not a TraceV2 trace, and not the shape of an Azure, Mooncake, Vidur, vllm-bench or LLMServingSim trace either; --from FORMAT forces one)`,
+		},
+		{
 			name:    "missing file",
 			args:    []string{"nope.csv"},
 			wantErr: "",
@@ -140,7 +172,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"t.csv", "--trace-output", "-"}, "--results-path and --trace-output all ask for stdout; give all but one of them a file (--results-path defaults to stdout with --format json or jsonl)"},
 		{[]string{"t.csv", "--think-time", "-1s"}, "--think-time -1s is negative"},
 		{[]string{"t.csv", "--hash-block-tokens", "0"}, "--hash-block-tokens 0 must be positive"},
-		{[]string{"a.csv", "b.csv"}, "too many arguments: a.csv b.csv (at most 1)"},
+		{[]string{"t.csv", "--hash-block-tokens", "9223372036854775807"}, "--hash-block-tokens 9223372036854775807 exceeds 16777216, the largest prompt a trace may hold"},
+		{[]string{"a.csv", "b.csv", "--from", "azure"}, "several traces are merged by time: --trace-header, --trace-data and --from take one"},
 	}
 	for _, tt := range tests {
 		r := replayIn(nil, tt.args...)
@@ -264,4 +297,71 @@ func TestReplayedTrace(t *testing.T) {
 	if string(m1) != string(m2) {
 		diffSummaries(t, summaryOf(t, m2), summaryOf(t, m1))
 	}
+}
+
+// replayWarns replays a trace of rows (below the core columns, under a
+// generated header) written to DIR/NAME.csv, with args in which DIR stands
+// for the temp dir; it must succeed and warn exactly once with want. It
+// returns the dir.
+func replayWarns(t *testing.T, name, rows, want string, args ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, name+".yaml"), genHeader)
+	trace := writeFile(t, filepath.Join(dir, name+".csv"), coreColumns+rows)
+	for i := range args {
+		args[i] = strings.ReplaceAll(args[i], "DIR", dir)
+	}
+	r := replayIn(nil, append([]string{trace, "--log-level", "warn"}, args...)...)
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.stderr)
+	}
+	if strings.Count(r.stderr, want) != 1 {
+		t.Errorf("stderr should hold %q once:\n%s", want, r.stderr)
+	}
+	return dir
+}
+
+// TestOverlongRowsWarn: a row longer than the deployment's context is
+// dropped as unservable, as vLLM would, and a warning says so.
+func TestOverlongRowsWarn(t *testing.T) {
+	dir := replayWarns(t, "l", "0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
+		"1,c,,,,0,,0,false,5000,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,ok,,\n"+
+		"2,c,,,,0,,0,false,3000,2000,0,0,0,0,0,,0,0,95000,95000,0,0,0,ok,,\n",
+		"2 requests exceed max_model_len 4096 (the first, request 1: 5000 prompt + 12 output tokens): dropped as unservable",
+		"--max-model-len", "4096", "--results-path", "DIR/s.json", "--metrics-out", "DIR/m.json")
+	b, err := os.ReadFile(filepath.Join(dir, "m.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Dropped   int `json:"dropped_unservable"`
+		Completed int `json:"completed_requests"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Dropped != 2 || m.Completed != 1 {
+		t.Errorf("summary dropped %d completed %d (%v), want 2 and 1", m.Dropped, m.Completed, err)
+	}
+}
+
+// TestTornTraceReplays: a trace whose last row a full disk cut short
+// replays the rows before it, with one warning.
+func TestTornTraceReplays(t *testing.T) {
+	dir := replayWarns(t, "t", "0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
+		"1,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,ok,,\n"+
+		"2,c,,,,0,,0,false,40,12,0,0,0,",
+		"t.csv:4: the last row is cut short (no line end: missing: the row has 15 fields, the column row 27); skipped",
+		"--results-path", "DIR/s.json")
+	if got := readSimResults(t, filepath.Join(dir, "s.json")); len(got) != 2 {
+		t.Errorf("%d results, want 2", len(got))
+	}
+}
+
+// TestUnknownStatusWarns: a status outside tracev2.md §4.6 is replayed,
+// with one warning naming it, its first line and how many rows have one.
+func TestUnknownStatusWarns(t *testing.T) {
+	replayWarns(t, "s", "0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+
+		"1,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,90000,90000,0,0,0,weird,,\n"+
+		"2,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,95000,95000,0,0,0,odd,,\n"+
+		"3,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,99000,99000,0,0,0,weird,,\n",
+		`s.csv:3: status weird and 1 other unknown values on 3 rows: not ok, error, timeout or incomplete; treated as not ok (replayed all the same; --skip-failed leaves them out)`,
+		"--results-path", "DIR/r.json")
 }

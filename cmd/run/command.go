@@ -37,6 +37,12 @@ func command() cli.Command {
 on the described deployment (default: Qwen3-14B on one H100, trained-physics latency
 model) and prints aggregate metrics as JSON, or a table with --format text.
 
+Ctrl+C stops injecting: the requests in flight run to their end, the summary of
+what was simulated goes to stderr, a --trace-output is kept and marked
+interrupted (x_ext.interrupted: in the header, or in the .ext.yaml beside it with
+--blis-compatible-header), the other outputs are not written, and the exit code
+is 130.
+
 Examples:
 
    # What would a chatbot at 20 requests/s see on one H100?
@@ -139,6 +145,12 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	}
 	res, err := replay.SimulateWorkload(ctx, rcfg, wl, sink)
 	progress.Finish()
+	if res.Interrupted {
+		if terr := out.Interrupt(hdr); terr != nil {
+			log.Warn("finish the interrupted trace", "error", terr)
+		}
+		return cli.Interrupted(stdio, replay.TextSummary(&res.Summary), res.Summary.InjectedRequests, res.Summary.CompletedRequests, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -92,10 +92,11 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 			if done, err := listings(c, stdio.Out); done || err != nil {
 				return err
 			}
-			log, err := NewLogger(stdio.Err, c.String("log-level"), c.Bool("quiet"))
+			log, state, err := newLogger(stdio.Err, c.String("log-level"), c.Bool("quiet"))
 			if err != nil {
 				return err
 			}
+			defer state.flush(log)
 			return cmd.Action(c.Context, c, stdio, log)
 		},
 	}
@@ -107,11 +108,13 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 	return err
 }
 
-// NewLogger returns a text logger on w. quiet raises the level to warnings.
-func NewLogger(w io.Writer, level string, quiet bool) (*slog.Logger, error) {
+// newLogger returns a text logger on w. quiet raises the level to
+// warnings. Every value is bounded in length, and warnings beyond
+// maxLogWarnings are only counted in the returned state.
+func newLogger(w io.Writer, level string, quiet bool) (*slog.Logger, *capState, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, Usagef("--log-level: %q is not one of debug, info, warn, error", level)
+		return nil, nil, Usagef("--log-level: %q is not one of debug, info, warn, error", level)
 	}
 	if quiet && lv < slog.LevelWarn {
 		lv = slog.LevelWarn
@@ -123,10 +126,19 @@ func NewLogger(w io.Writer, level string, quiet bool) (*slog.Logger, error) {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}
 			}
+			switch v := a.Value.Resolve(); {
+			case v.Kind() == slog.KindString:
+				a.Value = slog.StringValue(boundText(v.String()))
+			case v.Kind() == slog.KindAny:
+				if err, ok := v.Any().(error); ok {
+					a.Value = slog.StringValue(boundText(err.Error()))
+				}
+			}
 			return a
 		},
 	})
-	return slog.New(h), nil
+	state := &capState{}
+	return slog.New(&capHandler{Handler: h, state: state}), state, nil
 }
 
 // Positional returns the positional arguments, at most max of them.

@@ -59,12 +59,13 @@ func ExitCode(err error) int {
 	return ExitFailure
 }
 
-// Report prints err on stderr as one line prefixed by the program name and
-// returns the exit code for it.
+// Report prints err on stderr as one line prefixed by the program name
+// (control characters escaped, length bounded: errorLine) and returns the
+// exit code for it.
 func Report(prog string, err error, stderr io.Writer) int {
 	code := ExitCode(err)
 	if err != nil && err.Error() != "" {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		fmt.Fprintf(stderr, "%s: %s\n", prog, errorLine(err.Error()))
 	}
 	return code
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+
+	"servesim/internal/outfile"
 )
 
 // StdinName is how errors name standard input.
@@ -23,14 +23,13 @@ func OpenInput(path string, stdin io.Reader) (io.ReadCloser, string, error) {
 	return f, path, nil
 }
 
-// Output is a data destination that never looks complete when it is not: a
-// file is written to a hidden temporary sibling and renamed into place by
-// Commit; stdout is written directly.
+// Output is a data destination that never looks complete when it is not:
+// a regular file is written to a hidden temporary sibling and renamed into
+// place by Commit; stdout, a device or a FIFO is written directly (see
+// internal/outfile).
 type Output struct {
-	w    io.Writer
-	f    *os.File
-	path string
-	done bool
+	w io.Writer
+	f *outfile.File
 }
 
 // CreateOutput opens path for writing; "" and "-" mean stdout.
@@ -38,15 +37,11 @@ func CreateOutput(path string, stdout io.Writer) (*Output, error) {
 	if path == "" || path == "-" {
 		return &Output{w: stdout}, nil
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	f, err := outfile.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, err
 	}
-	return &Output{w: f, f: f, path: path}, nil
+	return &Output{w: f, f: f}, nil
 }
 
 // Write implements io.Writer.
@@ -54,34 +49,15 @@ func (o *Output) Write(p []byte) (int, error) { return o.w.Write(p) }
 
 // Commit makes a file output visible under its final name.
 func (o *Output) Commit() error {
-	if o.f == nil || o.done {
+	if o.f == nil {
 		return nil
 	}
-	o.done = true
-	// CreateTemp makes the file private (0600); a data output is an
-	// ordinary file like any other the user writes.
-	if err := o.f.Chmod(0o644); err != nil {
-		o.f.Close()
-		os.Remove(o.f.Name())
-		return fmt.Errorf("write %s: %w", o.path, err)
-	}
-	if err := o.f.Close(); err != nil {
-		os.Remove(o.f.Name())
-		return fmt.Errorf("write %s: %w", o.path, err)
-	}
-	if err := os.Rename(o.f.Name(), o.path); err != nil {
-		os.Remove(o.f.Name())
-		return fmt.Errorf("write %s: %w", o.path, err)
-	}
-	return nil
+	return o.f.Commit()
 }
 
 // Abort discards an uncommitted file output. It is safe after Commit.
 func (o *Output) Abort() {
-	if o.f == nil || o.done {
-		return
+	if o.f != nil {
+		o.f.Abort()
 	}
-	o.done = true
-	o.f.Close()
-	os.Remove(o.f.Name())
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -129,6 +130,41 @@ func (o *SimOutputs) Commit(final *tracev2.Header) error {
 		return err
 	}
 	return nil
+}
+
+// Interrupt finishes the outputs of a simulation that a signal stopped, as
+// observe finishes an interrupted trace: the trace keeps its rows and gets
+// x_ext.interrupted: true (in its header, or in the x_ext sidecar of a
+// BLIS-compatible header) on top of h, the header it was opened with; the
+// per-request file, which would look complete, is removed.
+func (o *SimOutputs) Interrupt(h *tracev2.Header) error {
+	var err error
+	if o.trace != nil {
+		final := h.Clone()
+		if final.XExt == nil {
+			final.XExt = &tracev2.Ext{}
+		}
+		yes := true
+		final.XExt.Interrupted = &yes
+		err = o.trace.Close(final)
+		o.trace = nil
+	}
+	o.Abort()
+	return err
+}
+
+// Interrupted is the end of a simulation a signal stopped: the summary
+// (text) of the requests it had injected goes to stderr — stdout, which
+// carries data, gets nothing that would look complete — and the returned
+// error, wrapping err (the context's), makes the exit code 130.
+func Interrupted(stdio IO, summary string, injected, completed int64, err error) error {
+	if injected == 0 {
+		fmt.Fprintf(stdio.Err, "interrupted before the first request was injected:\n%s", summary)
+	} else {
+		fmt.Fprintf(stdio.Err, "interrupted: the %d requests injected before it ran to their end; what was simulated:\n%s", injected, summary)
+	}
+	return fmt.Errorf("interrupted after %d requests injected (%d completed); of the outputs only a trace is kept, marked interrupted: %w",
+		injected, completed, err)
 }
 
 // Abort leaves no file that looks complete after a failure. A two-file

@@ -32,6 +32,9 @@ func WorkloadFlags() []ucli.Flag {
 		&ucli.IntFlag{Name: "prefix-tokens", Usage: "shared prefix tokens of every request (prefix group \"shared\")", DefaultText: "none"},
 		&ucli.DurationFlag{Name: "timeout", Usage: "per-request timeout; negative disables", DefaultText: "300s"},
 		&ucli.BoolFlag{Name: "streaming", Usage: "requests stream their output"},
+		&ucli.StringFlag{Name: "ramp-up-strategy", Usage: "ramp the total rate over --num-requests instead of --rate: linear or exponential (vllm bench serve's)"},
+		&ucli.Float64Flag{Name: "ramp-up-start-rps", Usage: "the ramp's first rate, requests/s"},
+		&ucli.Float64Flag{Name: "ramp-up-end-rps", Usage: "the ramp's last rate, requests/s"},
 	}
 }
 
@@ -70,6 +73,9 @@ func WorkloadOptions(c *ucli.Context, stdio IO) (workload.Options, error) {
 	setPtr(c, "prefix-tokens", &o.PrefixTokens, c.Int)
 	setPtr(c, "timeout", &o.Timeout, c.Duration)
 	setPtr(c, "streaming", &o.Streaming, c.Bool)
+	setPtr(c, "ramp-up-strategy", &o.RampStrategy, c.String)
+	setPtr(c, "ramp-up-start-rps", &o.RampStartRPS, c.Float64)
+	setPtr(c, "ramp-up-end-rps", &o.RampEndRPS, c.Float64)
 	return o, nil
 }
 

@@ -1,11 +1,14 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/workload"
 )
 
 // KeyAliases maps deployment keys (the flag names with underscores) to the
@@ -29,14 +32,17 @@ func KeyAliases() map[string][]string {
 }
 
 // canonicalKeys renames the alias keys of the mapping m to the deployment
-// keys they stand for, and checks every key is a deployment key (yaml.v3
-// applies KnownFields only when decoding from a stream, not from a node).
-// Messages name the line, as yaml.v3's do.
-func canonicalKeys(m *yaml.Node) error {
+// keys they stand for, and checks every key is a deployment key given once
+// (yaml.v3 applies KnownFields only when decoding from a stream, not from a
+// node). Errors name file:line:column, an unknown key with the nearest
+// known name.
+func canonicalKeys(name string, m *yaml.Node) error {
 	of := map[string]string{}
-	for key, names := range KeyAliases() {
-		for _, a := range names {
+	names := KeyNames()
+	for key, aliases := range KeyAliases() {
+		for _, a := range aliases {
 			of[a] = key
+			names = append(names, a)
 		}
 	}
 	known := yamlKeys(reflect.TypeOf(Config{}))
@@ -48,17 +54,22 @@ func canonicalKeys(m *yaml.Node) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
 		given := k.Value
+		at := fmt.Sprintf("%s:%d:%d", name, k.Line, k.Column)
 		if key, ok := of[given]; ok {
 			k.Value = key
 		}
 		if !known[k.Value] {
-			return fmt.Errorf("line %d: unknown key %s", k.Line, given)
+			msg := fmt.Sprintf("%s: unknown key %q", at, given)
+			if s := workload.Closest(given, names); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return errors.New(msg)
 		}
 		if prev, ok := seen[k.Value]; ok {
 			if prev.name == given {
-				return fmt.Errorf("line %d: key %s is given twice (first on line %d)", k.Line, given, prev.line)
+				return fmt.Errorf("%s: key %s is given twice (first on line %d)", at, given, prev.line)
 			}
-			return fmt.Errorf("line %d: keys %s and %s (line %d) name the same setting, %s: give one", k.Line, given, prev.name, prev.line, k.Value)
+			return fmt.Errorf("%s: keys %s and %s (line %d) name the same setting, %s: give one", at, given, prev.name, prev.line, k.Value)
 		}
 		seen[k.Value] = place{k.Line, given}
 	}

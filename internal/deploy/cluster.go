@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"fmt"
 	"time"
 
 	"servesim/internal/des/cluster"
@@ -46,67 +45,6 @@ func defaultCluster() Cluster {
 		PDTransferBandwidth:     25,
 		PDTransferBaseLatency:   50 * time.Microsecond,
 	}
-}
-
-// check validates the cluster fields, naming each by its flag.
-func (c Cluster) check(instances int) []string {
-	var errs []string
-	switch cluster.AdmissionPolicy(c.AdmissionPolicy) {
-	case cluster.AlwaysAdmit, cluster.RejectAll:
-	case cluster.TokenBucket:
-		if !(c.TokenBucketCapacity > 0) || c.TokenBucketRefill < 0 {
-			errs = append(errs, fmt.Sprintf("token-bucket-capacity %g must be positive and token-bucket-refill %g not negative",
-				c.TokenBucketCapacity, c.TokenBucketRefill))
-		}
-	default:
-		errs = append(errs, fmt.Sprintf("admission-policy %q: want always-admit, token-bucket or reject-all", c.AdmissionPolicy))
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"admission-latency", c.AdmissionLatency}, {"routing-latency", c.RoutingLatency},
-		{"snapshot-refresh-interval", c.SnapshotRefreshInterval}, {"cache-signal-delay", c.CacheSignalDelay},
-		{"pd-transfer-base-latency", c.PDTransferBaseLatency}} {
-		if d.v < 0 {
-			errs = append(errs, fmt.Sprintf("%s %v must not be negative", d.name, d.v))
-		}
-	}
-	known := false
-	for _, p := range cluster.RoutingPolicies() {
-		known = known || string(p) == c.RoutingPolicy
-	}
-	if !known {
-		errs = append(errs, fmt.Sprintf("routing-policy %q: want round-robin, random, least-loaded, least-outstanding, always-busiest or weighted", c.RoutingPolicy))
-	}
-	if c.RoutingPolicy == string(cluster.Weighted) {
-		if _, err := cluster.ParseScorers(c.RoutingScorers); err != nil {
-			errs = append(errs, fmt.Sprintf("routing-scorers %q: %v", c.RoutingScorers, err))
-		}
-	}
-	switch cluster.Decider(c.PDDecider) {
-	case cluster.DecideNever, cluster.DecideAlways, cluster.DecidePrefixThreshold:
-	default:
-		errs = append(errs, fmt.Sprintf("pd-decider %q: want never, always or prefix-threshold", c.PDDecider))
-	}
-	if c.PrefillInstances < 0 || c.DecodeInstances < 0 {
-		errs = append(errs, "prefill-instances and decode-instances must not be negative")
-	} else if p, d := c.PrefillInstances, c.DecodeInstances; p > 0 || d > 0 {
-		switch {
-		case p == 0 || d == 0:
-			errs = append(errs, fmt.Sprintf("prefill-instances %d and decode-instances %d: P/D needs both pools", p, d))
-		case instances != 1 && instances != p+d:
-			errs = append(errs, fmt.Sprintf("num-instances %d must equal prefill-instances + decode-instances = %d", instances, p+d))
-		}
-	} else if c.PDDecider != string(cluster.DecideNever) && c.PDDecider != "" {
-		errs = append(errs, fmt.Sprintf("pd-decider %s needs prefill-instances and decode-instances", c.PDDecider))
-	}
-	if c.PDPrefixThreshold < 0 {
-		errs = append(errs, fmt.Sprintf("pd-prefix-threshold %d must not be negative", c.PDPrefixThreshold))
-	}
-	if !(c.PDTransferBandwidth > 0) {
-		errs = append(errs, fmt.Sprintf("pd-transfer-bandwidth %g GB/s must be positive", c.PDTransferBandwidth))
-	}
-	return errs
 }
 
 // IsCluster reports whether the deployment needs the cluster simulator:

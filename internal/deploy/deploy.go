@@ -1,14 +1,7 @@
 package deploy
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"servesim/internal/des/cluster"
 	"servesim/internal/des/instance"
@@ -122,53 +115,6 @@ func invalid(format string, args ...any) error {
 	return &inputError{msg: fmt.Sprintf(format, args...)}
 }
 
-// Load reads a deployment YAML on top of base: keys present in the file
-// replace base's values. Unknown keys are errors naming file:line.
-func Load(path string, base Config) (Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return base, invalid("deployment: %v", err)
-	}
-	return Decode(path, data, base)
-}
-
-// Decode is Load on bytes already read; name is used in errors. Keys may be
-// the other names of KeyAliases.
-func Decode(name string, data []byte, base Config) (Config, error) {
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return base, nil
-		}
-		return base, invalid("%s: %s", name, yamlMessage(err))
-	}
-	root := &doc
-	if len(doc.Content) == 1 {
-		root = doc.Content[0]
-	}
-	if root.Kind == yaml.MappingNode {
-		if err := canonicalKeys(root); err != nil {
-			return base, invalid("%s: %v", name, err)
-		}
-	}
-	cfg := base
-	if err := root.Decode(&cfg); err != nil {
-		return base, invalid("%s: %s", name, yamlMessage(err))
-	}
-	return cfg, nil
-}
-
-// yamlMessage turns yaml.v3's "yaml: line 3: field x not found in type
-// deploy.Config" into "line 3: unknown key x".
-func yamlMessage(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
-	if i := strings.Index(msg, " not found in type"); i >= 0 {
-		msg = strings.Replace(msg[:i], "field ", "unknown key ", 1)
-	}
-	return strings.ReplaceAll(msg, "\n  ", "; ")
-}
-
 // Resolved is a deployment with every derived number filled in.
 type Resolved struct {
 	Config
@@ -218,10 +164,18 @@ func Resolve(cfg Config) (*Resolved, error) {
 		}
 		res.TotalKVBlocks = int(blocks) * cfg.DataParallel // every rank holds its own cache
 	}
+	avail, known := availableMemory()
+	if err := res.checkSizes(res.TotalKVBlocks, avail, known); err != nil {
+		return nil, err
+	}
 	capacity := res.TotalKVBlocks * cfg.BlockSize
 	switch {
 	case cfg.MaxModelLen > 0:
-		if need := (cfg.MaxModelLen + cfg.BlockSize - 1) / cfg.BlockSize; need > res.TotalKVBlocks {
+		need := cfg.MaxModelLen / cfg.BlockSize
+		if cfg.MaxModelLen%cfg.BlockSize != 0 {
+			need++
+		}
+		if need > res.TotalKVBlocks {
 			return nil, invalid("max-model-len %d needs %d KV blocks of %d tokens; the deployment has %d",
 				cfg.MaxModelLen, need, cfg.BlockSize, res.TotalKVBlocks)
 		}
@@ -270,64 +224,4 @@ func Resolve(cfg Config) (*Resolved, error) {
 		return nil, err
 	}
 	return res, nil
-}
-
-// check validates the numbers a user typed, naming each by its flag.
-func (c Config) check() error {
-	var errs []string
-	positive := func(name string, v int) {
-		if v <= 0 {
-			errs = append(errs, fmt.Sprintf("%s %d must be positive", name, v))
-		}
-	}
-	nonNeg := func(name string, v int) {
-		if v < 0 {
-			errs = append(errs, fmt.Sprintf("%s %d must not be negative", name, v))
-		}
-	}
-	positive("tensor-parallel", c.TP)
-	positive("data-parallel", c.DataParallel)
-	if c.DataParallel > MaxDataParallel {
-		errs = append(errs, fmt.Sprintf("data-parallel %d exceeds %d", c.DataParallel, MaxDataParallel))
-	}
-	positive("num-instances", c.Instances)
-	positive("block-size", c.BlockSize)
-	positive("max-num-seqs", c.MaxNumSeqs)
-	positive("max-num-batched-tokens", c.MaxNumBatchedTokens)
-	nonNeg("total-kv-blocks", c.TotalKVBlocks)
-	nonNeg("max-model-len", c.MaxModelLen)
-	nonNeg("long-prefill-token-threshold", c.LongPrefillTokenThreshold)
-	nonNeg("kv-cpu-blocks", c.KVCPUBlocks)
-	if !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1) {
-		errs = append(errs, fmt.Sprintf("gpu-memory-utilization %g must be in (0, 1]", c.GPUMemoryUtilization))
-	}
-	if c.KVCPUBandwidth < 0 || c.KVCPUBaseLatencyUs < 0 {
-		errs = append(errs, "kv-cpu-bandwidth and kv-cpu-base-latency must not be negative")
-	}
-	if (len(c.AlphaCoeffs) == 0) != (len(c.BetaCoeffs) == 0) {
-		errs = append(errs, "alpha-coeffs and beta-coeffs must be given together")
-	}
-	positive("chunk-size", c.ChunkSize)
-	positive("pipeline-parallel", c.PipelineParallel)
-	if !(c.PPInterconnectBandwidth > 0) {
-		errs = append(errs, fmt.Sprintf("pp-interconnect-bandwidth %g GB/s must be positive", c.PPInterconnectBandwidth))
-	}
-	if c.PipelineParallel > 1 && c.Batching != string(instance.BatchVLLM) {
-		errs = append(errs, fmt.Sprintf("pipeline-parallel %d runs with batching vllm only, not %s", c.PipelineParallel, c.Batching))
-	}
-	if c.PipelineParallel > c.MaxNumSeqs && c.MaxNumSeqs > 0 {
-		errs = append(errs, fmt.Sprintf("pipeline-parallel %d exceeds max-num-seqs %d", c.PipelineParallel, c.MaxNumSeqs))
-	}
-	known := false
-	for _, b := range instance.BatchingVariants() {
-		known = known || string(b) == c.Batching
-	}
-	if !known {
-		errs = append(errs, fmt.Sprintf("batching %q: want vllm, vllm-v0, sarathi, orca, faster-transformer or lightllm", c.Batching))
-	}
-	errs = append(errs, c.Cluster.check(c.Instances)...)
-	if len(errs) > 0 {
-		return invalid("deployment: %s", strings.Join(errs, "; "))
-	}
-	return nil
 }

@@ -81,7 +81,7 @@ func (c *Client) tokenize(ctx context.Context, text string) (Calibration, error)
 		return Calibration{}, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Calibration{}, fmt.Errorf("%w: HTTP %d: %s", errNoTokenize, resp.StatusCode, oneLine(raw))
+		return Calibration{}, fmt.Errorf("%w: HTTP %d: %s", errNoTokenize, resp.StatusCode, c.red.Text(oneLine(raw)))
 	}
 	var out struct {
 		Count       int `json:"count"`

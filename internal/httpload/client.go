@@ -54,6 +54,7 @@ type Client struct {
 	bufs      sync.Pool       // *[]byte read buffers of readBufBytes
 	// drainAfterDone bounds reading the body after [DONE] (drainAfterDone).
 	drainAfterDone time.Duration
+	red            Redactor // applied to every error text that leaves the client
 }
 
 // maxBodyBytes bounds a non-streamed response body.
@@ -95,7 +96,7 @@ func NewClient(cfg Config) (*Client, error) {
 		cfg.MaxEventBytes = DefaultMaxEventBytes
 	}
 	path := strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
-	c := &Client{cfg: cfg, base: u.Scheme + "://" + u.Host + path, drainAfterDone: drainAfterDone}
+	c := &Client{cfg: cfg, base: u.Scheme + "://" + u.Host + path, drainAfterDone: drainAfterDone, red: NewRedactor(cfg)}
 	rt := cfg.Transport
 	if rt == nil {
 		c.transport = &http.Transport{

@@ -22,7 +22,9 @@
 //     precise timers (subpackage alarm) rather than spinning, because a
 //     spinning goroutine starves the network poller the streams read from.
 //   - Prompter and Calibration: synthetic prompt text of a requested token
-//     length, with shared prefixes deterministic in (seed, group).
+//     length, with shared prefixes deterministic in (seed, group) and
+//     blocks deterministic in (seed, hash id) for traces that name their
+//     prefix blocks (Mooncake's hash_ids).
 //   - ParseMetrics and Client.ScrapeMetrics: the vLLM gauges and counters of
 //     a Prometheus /metrics page.
 //

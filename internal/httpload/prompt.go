@@ -116,6 +116,40 @@ func (p *Prompter) Prompt(id int64, group string, prefixTokens, tokens int) stri
 	return pre + " " + own
 }
 
+// hashBlockTag separates the streams of hash-id blocks from those of jobs
+// (id ^ 0x9e37…) and groups (FNV of the name), so a block never equals a
+// job's or a group's text by accident of the seed.
+const hashBlockTag = 0x5851f42d4c957f2d
+
+// Blocks is the head of a prompt of about tokens tokens whose leading
+// blocks are named by hash ids (Mooncake's hash_ids, tracev2 ext_hash_ids):
+// block i is about blockTokens tokens of text deterministic in (seed,
+// hashes[i]), so prompts whose leading hash ids agree share exactly those
+// blocks' text, and the server's prefix cache sees the sharing the trace
+// recorded. Blocks stop where the prompt ends (the last one may be cut);
+// covered is the tokens they stand for, min(len(hashes)·blockTokens,
+// tokens). The rest of the prompt is the caller's (Text).
+func (p *Prompter) Blocks(hashes []int64, blockTokens, tokens int) (text string, covered int) {
+	if blockTokens <= 0 {
+		return "", 0
+	}
+	var b strings.Builder
+	for _, h := range hashes {
+		if covered >= tokens {
+			break
+		}
+		// A whole block always has the same words, whatever the row's
+		// length, so rows sharing it share all of it.
+		n := min(blockTokens, tokens-covered)
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p.text(rand.NewPCG(p.seed, uint64(h)^hashBlockTag), p.Words(n)))
+		covered += n
+	}
+	return b.String(), covered
+}
+
 func (p *Prompter) text(src rand.Source, n int) string {
 	r := rand.New(src)
 	var b strings.Builder

@@ -140,6 +140,44 @@ func TestScrapeMetricsFromServer(t *testing.T) {
 	}
 }
 
+// TestPrompterBlocks: prompts whose leading hash ids agree share exactly
+// those blocks' words (every whole block has the same words whatever the
+// row's length), and differ from the first word of the first block that
+// differs.
+func TestPrompterBlocks(t *testing.T) {
+	p, err := httpload.NewPrompter(7, 1.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := p.Words(512)
+	commonWords := func(a, b string) int {
+		fa, fb := strings.Fields(a), strings.Fields(b)
+		n := 0
+		for n < len(fa) && n < len(fb) && fa[n] == fb[n] {
+			n++
+		}
+		return n
+	}
+	a, ca := p.Blocks([]int64{11, 12, 13}, 512, 3*512)
+	b, cb := p.Blocks([]int64{11, 12, 99, 100}, 512, 1800)
+	c, cc := p.Blocks([]int64{11, 12}, 512, 700) // block 12 cut after 188 tokens
+	if ca != 1536 || cb != 1800 || cc != 700 {
+		t.Fatalf("covered %d, %d, %d tokens; want 1536, 1800, 700", ca, cb, cc)
+	}
+	if n := commonWords(a, b); n < 2*per || n > 2*per+1 {
+		t.Errorf("[11 12 13] and [11 12 99 100] share %d leading words, want the two blocks' %d", n, 2*per)
+	}
+	if n, want := commonWords(a, c), per+p.Words(700-512); n != want || len(strings.Fields(c)) != want {
+		t.Errorf("a cut second block: %d common words of %d, want all %d", n, len(strings.Fields(c)), want)
+	}
+	if d, _ := p.Blocks([]int64{21, 12, 13}, 512, 1536); commonWords(a, d) > 1 {
+		t.Errorf("a different first hash id still shares %d leading words", commonWords(a, d))
+	}
+	if s, n := p.Blocks(nil, 512, 100); s != "" || n != 0 {
+		t.Errorf("no hash ids: %q, %d covered", s, n)
+	}
+}
+
 // TestServerSaysWhatItIs: /version and vllm:cache_config_info as vLLM
 // publishes them; a server without /version is an error, not a guess.
 func TestServerSaysWhatItIs(t *testing.T) {

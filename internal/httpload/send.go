@@ -27,8 +27,10 @@ const readBufBytes = 4 << 10
 // without a Status, and it stamps SendUS just before handing the request to
 // the transport. Cancelling ctx stops the request with StatusError and a
 // "cancelled: <cause>" message (the cause is context.Cause(ctx)).
-func (c *Client) Send(ctx context.Context, clock Clock, p Prepared) Result {
-	r := Result{Job: p.Job}
+func (c *Client) Send(ctx context.Context, clock Clock, p Prepared) (r Result) {
+	r = Result{Job: p.Job}
+	// A server or proxy may echo the request's credentials in an error.
+	defer func() { r.Error = c.red.Text(r.Error) }()
 	if p.err != nil {
 		r.fail(StatusError, "request error: "+p.err.Error(), clock)
 		return r

@@ -92,7 +92,7 @@ func (c *Client) get(ctx context.Context, path, what string, limit int64) ([]byt
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-		return nil, fmt.Errorf("httpload: %s: HTTP %d: %s", what, resp.StatusCode, oneLine(body))
+		return nil, fmt.Errorf("httpload: %s: HTTP %d: %s", what, resp.StatusCode, c.red.Text(oneLine(body)))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
@@ -113,7 +113,7 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 		Version json.RawMessage `json:"version"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil || len(v.Version) == 0 {
-		return "", fmt.Errorf("httpload: version: no \"version\" in %s", oneLine(body))
+		return "", fmt.Errorf("httpload: version: no \"version\" in %s", c.red.Text(oneLine(body)))
 	}
 	s, err := strconv.Unquote(string(v.Version))
 	if err != nil {

@@ -124,6 +124,10 @@ type Sink func(rec *tracev2.Record, res *tracev2.SimResult) error
 type Outcome struct {
 	Summary  metrics.Summary
 	Warnings []string
+	// Interrupted says the context was cancelled: no request was injected
+	// after it, the ones already in flight ran to their end, and Summary
+	// covers them. Simulate then also returns the context's error.
+	Interrupted bool
 }
 
 // live is what the driver keeps per request between injection and the end:
@@ -146,6 +150,7 @@ type driver struct {
 	fu         FollowUps
 	sink       Sink
 	tok        *tokens
+	long       overlong
 	accumulate bool
 	lazy       bool // the KV caches honour privacy: a private prompt's own ids are never read
 	recycle    bool
@@ -156,6 +161,7 @@ type driver struct {
 	obsResults bool // the observer takes the sink's results (one instance)
 	done       int64
 	err        error
+	stopped    bool // the context was cancelled: inject nothing more
 
 	// The sink's row and SimResult, valid during its call only.
 	row   tracev2.Record
@@ -165,7 +171,8 @@ type driver struct {
 
 // Simulate runs every record of src (and every follow-up fu creates) through
 // the simulator of cfg.Deploy. fu may be nil. The context is checked between
-// arrivals; cancelling it stops the run with ctx.Err().
+// arrivals; cancelling it stops injecting: the requests in flight finish,
+// and Simulate returns their Outcome (Interrupted) with ctx.Err().
 func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Sink) (Outcome, error) {
 	if cfg.Deploy == nil {
 		return Outcome{}, errors.New("replay: no deployment")
@@ -176,7 +183,7 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	}
 	d := &driver{ctx: ctx, cfg: cfg, src: src, fu: fu, sink: sink, tok: newTokens(cfg.Seed, cfg.HashBlockTokens),
 		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer,
-		lazy: !cfg.hashAll && honoursPrivacy(cfg.Deploy)}
+		long: overlong{maxLen: cfg.Deploy.MaxModelLen}, lazy: !cfg.hashAll && honoursPrivacy(cfg.Deploy)}
 	d.tok.unique = cfg.UniqueIDs
 	if b, ok := blockSize(cfg.Deploy); ok && !cfg.hashAll {
 		d.tok.chains = newChains(d.tok, b)
@@ -248,9 +255,17 @@ func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *de
 			return Outcome{}, err
 		}
 	}
+	warnings := d.tok.warnings
+	if w := d.long.warning(); w != "" {
+		warnings = append(warnings, w)
+	}
 	sum := d.agg.Summary(info)
 	sum.Deployment = d.cfg.Deploy.Describe()
-	return Outcome{Summary: sum, Warnings: d.tok.warnings}, nil
+	out := Outcome{Summary: sum, Warnings: warnings, Interrupted: d.stopped}
+	if d.stopped {
+		return out, d.ctx.Err()
+	}
+	return out, nil
 }
 
 // runCluster simulates a deployment of several instances or with cluster
@@ -285,6 +300,7 @@ func (d *driver) runCluster() (Outcome, error) {
 
 // request turns a record into a simulator request.
 func (d *driver) request(rec *tracev2.Record) *instance.Request {
+	d.long.check(rec)
 	var l *live
 	if k := len(d.free); k > 0 {
 		l = d.free[k-1]
@@ -326,8 +342,11 @@ type simSource driver
 
 func (s *simSource) Next() (*instance.Request, error) {
 	d := (*driver)(s)
-	if err := d.ctx.Err(); err != nil {
-		return nil, err
+	if d.ctx.Err() != nil {
+		// Interrupted: the requests in flight finish, so that the summary
+		// and the outputs describe every request that was injected.
+		d.stopped = true
+		return nil, io.EOF
 	}
 	rec, err := d.src.Next()
 	if err != nil {
@@ -372,7 +391,7 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	if res.Status == instance.StatusCompleted && d.accumulate && l.rec.SessionID != "" {
 		d.tok.remember(l.rec.SessionID, l.rec.RoundIndex, l.prompt, l.output, res.OutputTokens)
 	}
-	if d.fu == nil || d.err != nil {
+	if d.fu == nil || d.err != nil || d.stopped {
 		return
 	}
 	var next *tracev2.Record
@@ -418,16 +437,19 @@ func (d *driver) simulatedRecord(out, in *tracev2.Record, res *instance.Result) 
 	out.CachedTokens = 0
 	out.Instance = d.instanceName(res.Instance)
 	out.Preemptions = res.Preemptions
-	out.Status, out.ErrorMessage = statusOf(res.Status)
+	out.Status, out.ErrorMessage = statusOf(res)
 }
 
-func statusOf(s instance.Status) (status, reason string) {
-	switch s {
+func statusOf(res *instance.Result) (status, reason string) {
+	switch res.Status {
 	case instance.StatusCompleted:
 		return "ok", ""
 	case instance.StatusTimedOut:
 		return "timeout", ""
 	case instance.StatusDropped:
+		if res.NoDecodeKV {
+			return "incomplete", "dropped: no free KV blocks on the decode instance"
+		}
 		return "incomplete", "dropped: unservable"
 	case instance.StatusRejected:
 		return "incomplete", "rejected: admission"
@@ -436,9 +458,14 @@ func statusOf(s instance.Status) (status, reason string) {
 	}
 }
 
-// instanceName is "instance_<i>", made once per instance.
+// instanceName is the ext_instance of a request: "" for one that never
+// reached an instance (still held by the cluster, rejected); the names are
+// made once per instance.
 func (d *driver) instanceName(i int) string {
-	if i < 0 || i >= 1<<16 {
+	switch {
+	case i < 0:
+		return ""
+	case i >= 1<<16:
 		return fmt.Sprintf("instance_%d", i)
 	}
 	for len(d.names) <= i {

@@ -35,8 +35,12 @@ func TextSummary(s *metrics.Summary) string {
 	if s.Deployment != "" {
 		fmt.Fprintf(&b, "deployment %s\n", s.Deployment)
 	}
-	fmt.Fprintf(&b, "requests   injected %d  completed %d  queued %d  running %d  dropped %d  timed out %d  rejected %d\n",
+	fmt.Fprintf(&b, "requests   injected %d  completed %d  queued %d  running %d  dropped %d  timed out %d  rejected %d",
 		s.InjectedRequests, s.CompletedRequests, s.StillQueued, s.StillRunning, s.DroppedUnservable, s.TimedOutRequests, s.RejectedRequests)
+	if s.DroppedNoDecodeKV > 0 {
+		fmt.Fprintf(&b, "  no decode KV %d", s.DroppedNoDecodeKV)
+	}
+	b.WriteByte('\n')
 	fmt.Fprintf(&b, "duration   %.2f s   throughput %.2f req/s  %.1f tok/s   preemptions %d\n",
 		s.VLLMEstimatedDurationS, s.ResponsesPerSec, s.TokensPerSec, s.PreemptionCount)
 	fmt.Fprintf(&b, "KV cache   mean %.1f%%  peak %.1f%%  prefix hit rate %.1f%%\n\n",
@@ -84,6 +88,7 @@ func TextSummary(s *metrics.Summary) string {
 		if s.InTransferRequests > 0 {
 			fmt.Fprintf(&b, "   in KV transfer at the end %d", s.InTransferRequests)
 		}
+
 		b.WriteByte('\n')
 	}
 	return b.String()

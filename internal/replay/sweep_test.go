@@ -53,7 +53,7 @@ func TestSweeperCheck(t *testing.T) {
 		want string
 	}{
 		{[]string{"max_num_seq=1"}, "--grid: column 1: grid: unknown key max_num_seq: want a deployment key (admission_latency, "},
-		{[]string{"max_num_seqs=8,x"}, "--grid: column 16: grid.max_num_seqs: value x: cannot unmarshal !!str `x` into int"},
+		{[]string{"max_num_seqs=8,x"}, `--grid: column 16: grid.max_num_seqs: value x: "x" is not an integer`},
 		{[]string{"num_instances=1,2", "rate=5,0"}, "--grid: column 8: grid.rate: \"0\": want a positive number of requests per second"},
 		{[]string{"pd_split=2"}, "--grid: column 10: grid.pd_split: \"2\": want P:D"},
 		{[]string{"gpu=B300"}, "every case is infeasible; case 0 (gpu=B300)"},
@@ -180,7 +180,7 @@ func TestSweeperLatencyCoefficients(t *testing.T) {
 	bad, _ := sweep.DecodeSpec("s.yaml", []byte("grid:\n  beta_coeffs: [1, 2]\n"), sweep.NewSpec())
 	g, _ = sweep.NewGrid(bad.Axes)
 	s = &Sweeper{Deploy: deploy.Default(), Grid: g, Workload: chatbot(10, 2)}
-	if err := s.Check(); err == nil || !strings.HasPrefix(err.Error(), "s.yaml:2:17: grid.beta_coeffs: value 1: cannot unmarshal") {
+	if err := s.Check(); err == nil || !strings.HasPrefix(err.Error(), `s.yaml:2:17: grid.beta_coeffs: value 1: "1" is not a list (a list-valued key takes a list of lists`) {
 		t.Errorf("a scalar for a list-valued key: got %v", err)
 	}
 }

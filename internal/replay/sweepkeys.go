@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,11 +58,13 @@ func applyDeployKey(cfg deploy.Config, key string, v sweep.Value) (deploy.Config
 	}
 	out, err := deploy.Decode("grid", buf.Bytes(), cfg)
 	if err != nil {
+		// The decoder names its place in the one-key document ("grid:1:6:
+		// key max_num_seqs: ..."); the value's own place is v.Pos.
 		msg := strings.TrimPrefix(err.Error(), "grid: ")
-		if _, rest, ok := strings.Cut(msg, "line 1: "); ok {
-			msg = rest
+		if m := regexp.MustCompile(`^grid:\d+:\d+: (key [a-z_]+: )?`).FindString(msg); m != "" {
+			msg = msg[len(m):]
 		}
-		if strings.Contains(msg, "into []") {
+		if strings.Contains(msg, "is not a list") {
 			msg += " (a list-valued key takes a list of lists, e.g. [[1, 2, 3], [4, 5, 6]])"
 		}
 		return cfg, &sweep.InputError{Pos: v.Pos, Field: "grid." + key, Msg: fmt.Sprintf("value %s: %s", v.Text, msg)}

@@ -14,7 +14,7 @@ const vocab = 128000
 
 // DefaultHashBlockTokens is the number of prompt tokens one ext_hash_ids
 // entry stands for: Mooncake's 512-token prefix blocks.
-const DefaultHashBlockTokens = 512
+const DefaultHashBlockTokens = tracev2.DefaultHashBlockTokens
 
 // streamSeed derives a stream's seed from the run seed and a name
 // (simulator.md §1: seed XOR FNV-1a-64(name)).
@@ -45,6 +45,7 @@ type tokens struct {
 	pcg                              *rand.PCG
 	promptSeed, outputSeed, hashSeed uint64
 	warnings                         []string
+	short                            int    // session rounds shorter than their context
 	rows                             idRows // rows met per request id, for private prompts
 	// blank backs the prompts of which no id is ever read (all private,
 	// lazy): zeros, never written, shared; it only grows (a new array).
@@ -141,15 +142,6 @@ func (t *tokens) hashBlocks(ids []int32, hashes []int64) int {
 	return n
 }
 
-// promptLen is the number of prompt tokens a row stands for
-// (simulator.md §13).
-func promptLen(rec *tracev2.Record) int {
-	if rec.ServerInputTokens > 0 && rec.PrefixGroup == "" {
-		return rec.ServerInputTokens
-	}
-	return rec.PrefixLength + rec.InputTokens
-}
-
 // prompt builds the prompt of a row: its ids, in b.ids (replaced by a
 // larger buffer when too small) or in the shared blank ids; where its own
 // ids begin (own); and the hashes of its leading hash-id blocks (known,
@@ -168,7 +160,7 @@ func promptLen(rec *tracev2.Record) int {
 // read takes no buffer at all (blank), which matters for the requests
 // waiting in a long queue.
 func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool) (ids []int32, own int, known [][]kvcache.Hash) {
-	n := promptLen(rec)
+	n := rec.ResendPromptTokens()
 	var prev []int32 // the session's context, first
 	start := 0       // ids before it are shared with other rows
 	hashed := false
@@ -177,8 +169,7 @@ func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool
 		if len(p) <= n {
 			prev, start = p, len(p)
 		} else {
-			t.warnings = append(t.warnings, fmt.Sprintf("request %d: session %s round %d: prompt of %d tokens is shorter "+
-				"than the previous round's prompt and output (%d); using fresh tokens", rec.RequestID, rec.SessionID, rec.RoundIndex, n, len(p)))
+			t.shortRound(rec, n, len(p))
 		}
 	}
 	if start == 0 && len(rec.HashIDs) > 0 {
@@ -243,6 +234,26 @@ func (t *tokens) chainBlock() int {
 		return 1
 	}
 	return t.chains.block
+}
+
+// maxTokenWarnings bounds the session rounds warned about one by one.
+const maxTokenWarnings = 20
+
+// shortRound warns of a session round whose prompt cannot begin with its
+// predecessor's context; past maxTokenWarnings it only counts, and the
+// last warning says how many more there were.
+func (t *tokens) shortRound(rec *tracev2.Record, n, prev int) {
+	t.short++
+	switch {
+	case t.short <= maxTokenWarnings:
+		t.warnings = append(t.warnings, fmt.Sprintf("request %d: session %s round %d: prompt of %d tokens is shorter "+
+			"than the previous round's prompt and output (%d); using fresh tokens", rec.RequestID, tracev2.QuoteName(rec.SessionID), rec.RoundIndex, n, prev))
+	case t.short == maxTokenWarnings+1:
+		t.warnings = append(t.warnings, "")
+		fallthrough
+	default:
+		t.warnings[len(t.warnings)-1] = fmt.Sprintf("%d more session rounds shorter than their previous round; fresh tokens used", t.short-maxTokenWarnings)
+	}
 }
 
 // output returns the ids a request generates, or nil when nobody will ever

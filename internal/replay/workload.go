@@ -69,7 +69,10 @@ func Record(r *workload.Request) tracev2.Record {
 		Streaming:     r.Streaming,
 		InputTokens:   r.InputTokens,
 		OutputTokens:  r.OutputTokens,
-		TextTokens:    r.PrefixLength + r.InputTokens,
+		TextTokens:    r.PrefixLength + r.InputTokens - r.ImageTokens - r.AudioTokens - r.VideoTokens,
+		ImageTokens:   r.ImageTokens,
+		AudioTokens:   r.AudioTokens,
+		VideoTokens:   r.VideoTokens,
 		ReasonRatio:   r.ReasonRatio,
 		Model:         r.Model,
 		DeadlineUs:    r.DeadlineUs,
@@ -113,9 +116,9 @@ func SimulateWorkload(ctx context.Context, cfg Config, wl *workload.Workload, si
 	}
 	cfg.UniqueIDs = true // the workload numbers its requests
 	res, err := Simulate(ctx, cfg, FromWorkload(src), fu, sink)
-	if err != nil {
+	if err != nil && !res.Interrupted {
 		return res, err
 	}
-	src.Finish()
-	return res, nil
+	src.Finish() // an interrupted run's sessions end with it
+	return res, err
 }

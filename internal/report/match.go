@@ -153,14 +153,6 @@ func validTiming(r *tracev2.Record) bool {
 		r.SendTimeUs <= r.FirstChunkTimeUs && r.FirstChunkTimeUs <= r.LastChunkTimeUs
 }
 
-func knownStatus(s string) bool {
-	switch s {
-	case "ok", "error", "timeout", "incomplete":
-		return true
-	}
-	return false
-}
-
 // isWarmUp applies §3: request_id below N, or normalised arrival below D.
 func (s *settings) isWarmUp(r *tracev2.Record) bool {
 	return r.RequestID < s.warmupN || (s.warmupDurUs > 0 && r.ArrivalTimeUs < s.warmupDurUs)
@@ -301,7 +293,7 @@ func match(in *Input, s *settings) (*matching, error) {
 				rw.model = rw.sim.Model
 			}
 		}
-		if !knownStatus(rec.Status) && !unknown[rec.Status] {
+		if !tracev2.KnownStatus(rec.Status) && !unknown[rec.Status] {
 			unknown[rec.Status] = true
 			m.unknownStatus = append(m.unknownStatus, rec.Status)
 		}

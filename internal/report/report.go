@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"servesim/internal/tracev2"
 )
 
 // TraceInfo counts the buckets of calibrate.md §2 (BLIS keys first).
@@ -102,8 +104,12 @@ func Build(in Input, cfg Config) (*Report, error) {
 	if m.nonFiniteSim > 0 {
 		r.warnf("sim: %d matched results have a NaN or infinite latency and are left out of every metric", m.nonFiniteSim)
 	}
-	for _, st := range m.unknownStatus {
-		r.warnf("trace: unknown status %q treated as not ok", st)
+	for i, st := range m.unknownStatus {
+		if i == maxStatusWarnings {
+			r.warnf("trace: %d more unknown statuses treated as not ok", len(m.unknownStatus)-i)
+			break
+		}
+		r.warnf("trace: unknown status %s treated as not ok", tracev2.QuoteName(st))
 	}
 	for _, name := range metricNames() {
 		p, ok := m.metrics[name]
@@ -159,6 +165,9 @@ func Build(in Input, cfg Config) (*Report, error) {
 	}
 	return r, nil
 }
+
+// maxStatusWarnings bounds the unknown statuses named one by one.
+const maxStatusWarnings = 20
 
 func (r *Report) warnf(format string, a ...any) {
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, a...))

@@ -31,6 +31,16 @@ func Mean(xs []float64) float64 {
 	return v
 }
 
+// StdDev returns the population standard deviation of xs (NumPy's default,
+// ddof 0); 0 for an empty slice.
+func StdDev(xs []float64) float64 {
+	v, err := stats.StandardDeviationPopulation(xs)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
 // MAPE returns the mean of |rᵢ − sᵢ| / rᵢ over pairs with rᵢ ≠ 0 and both values
 // finite, as a fraction, and the number of pairs used.
 func MAPE(real, sim []float64) (mape float64, n int) {

@@ -104,7 +104,10 @@ type ValidityCheck struct {
 	Value     float64 `json:"value"`
 	Threshold float64 `json:"threshold"`
 	Detail    string  `json:"detail"`
-	Window    *Window `json:"window,omitempty"`
+	// Fix, when set, is what would make the simulation comparable: for a
+	// lagging client that held requests at a cap, the replay that models it.
+	Fix    string  `json:"fix,omitempty"`
+	Window *Window `json:"window,omitempty"`
 }
 
 // Window is a stretch of the run on the normalised time axis, in µs.
@@ -168,7 +171,7 @@ func computeValidity(in *Input, m *matching, s *settings) Validity {
 
 	v := Validity{Checks: []ValidityCheck{
 		saturation(run, cfg),
-		clientLag(lags, cfg),
+		clientLag(lags, in.Trace, cfg),
 		truncation(in, nonWarm, m, cfg),
 		warmCache(in, nonWarm, cfg),
 		coldStart(run, cfg),
@@ -271,7 +274,7 @@ func maxLast(rs []measured) int64 {
 	return m
 }
 
-func clientLag(lags []float64, cfg ValidityConfig) ValidityCheck {
+func clientLag(lags []float64, trace []tracev2.Record, cfg ValidityConfig) ValidityCheck {
 	lim := float64(cfg.LagP95Max.Microseconds())
 	c := ValidityCheck{Name: CheckClientLagged, Threshold: lim}
 	if len(lags) == 0 {
@@ -285,6 +288,20 @@ func clientLag(lags []float64, cfg ValidityConfig) ValidityCheck {
 	if p95 > lim {
 		c.Status = StatusFlagged
 		c.Detail += ": the client fell behind its schedule, so the offered load differs from the plan"
+		timed := make([]*tracev2.Record, 0, len(trace))
+		for i := range trace {
+			if _, _, _, ok := tracev2.RecordSpan(&trace[i]); ok {
+				timed = append(timed, &trace[i])
+			}
+		}
+		cp := tracev2.FindClientCap(len(timed), func(i int) (int64, int64, int64) {
+			a, s, e, _ := tracev2.RecordSpan(timed[i])
+			return a, s, e
+		})
+		if cp.Capped {
+			c.Fix = fmt.Sprintf("replay with --client-max-concurrency %d --client-send-gap %dus (replay detects the cap by default unless --detect-client=false)", cp.MaxConcurrency, cp.SendGapUs)
+			c.Detail += "; " + cp.String() + ": a closed loop, so " + c.Fix
+		}
 		return c
 	}
 	c.Status = StatusOK

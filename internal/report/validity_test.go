@@ -198,3 +198,36 @@ func TestNonFiniteSimLeftOut(t *testing.T) {
 		t.Errorf("NaN sim: json err %v, ttft count %d, want nil and 9", err, r.Metrics[MetricTTFT].Count)
 	}
 }
+
+// A client capped at 4 in flight, offered 100 req/s for a 240 ms service:
+// every late send follows an end by 60 µs. The lag verdict names the
+// replay that models the client; a late client without a cap gets none.
+func TestClientLaggedNamesTheCap(t *testing.T) {
+	in := cleanRun(100)
+	ends := make([]int64, len(in.Trace))
+	for i := range in.Trace {
+		r := &in.Trace[i]
+		arrival := int64(1 + i*10_000)
+		send := arrival
+		if i >= 4 {
+			send = max(arrival, ends[i-4]+60)
+		}
+		ttft := r.FirstChunkTimeUs - r.SendTimeUs
+		e2e := r.LastChunkTimeUs - r.SendTimeUs
+		r.ArrivalTimeUs, r.SendTimeUs, r.FirstChunkTimeUs, r.LastChunkTimeUs = arrival, send, send+ttft, send+e2e
+		ends[i] = r.LastChunkTimeUs
+	}
+	c := checkOf(build(t, in, nil), CheckClientLagged)
+	want := "--client-max-concurrency 4 --client-send-gap 60us"
+	if c.Status != StatusFlagged || !strings.Contains(c.Fix, want) || !strings.Contains(c.Detail, want) {
+		t.Fatalf("capped client: status %s, fix %q, detail %q; want flagged naming %q", c.Status, c.Fix, c.Detail, want)
+	}
+
+	late := cleanRun(100)
+	for i := range late.Trace {
+		late.Trace[i].ArrivalTimeUs = max(0, late.Trace[i].ArrivalTimeUs-50_000)
+	}
+	if c := checkOf(build(t, late, nil), CheckClientLagged); c.Status != StatusFlagged || c.Fix != "" {
+		t.Fatalf("late client without a cap: status %s, fix %q; want flagged with no fix", c.Status, c.Fix)
+	}
+}

@@ -29,6 +29,7 @@ type lineSource struct {
 	long  []byte // assembles a line longer than the bufio buffer
 	bytes int64  // bytes of the lines returned so far (for size estimates)
 	lines int    // lines returned so far, without those before line0
+	torn  bool   // the last line returned had no line end: the input's last
 }
 
 // next returns the next physical line without its "\n" or "\r\n". The slice
@@ -63,6 +64,7 @@ func (s *lineSource) next() ([]byte, error) {
 	s.line++
 	s.bytes += int64(len(b))
 	s.lines++
+	s.torn = b[len(b)-1] != '\n'
 	if n := len(b); b[n-1] == '\n' {
 		b = b[:n-1]
 		if n := len(b); n > 0 && b[n-1] == '\r' {

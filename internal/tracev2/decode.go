@@ -107,50 +107,50 @@ func (r *Reader) decode(rec *Record) error {
 			rec.RoundIndex = int(v)
 		case colPrefixLength:
 			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
+			if fail != parseOK || v < 0 || v > MaxTokens {
+				return r.countError(i, r.cur, fail)
 			}
 			rec.PrefixLength = int(v)
 		case colInputTokens:
 			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
+			if fail != parseOK || v < 0 || v > MaxTokens {
+				return r.countError(i, r.cur, fail)
 			}
 			rec.InputTokens = int(v)
 		case colOutputTokens:
 			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
+			if fail != parseOK || v < 0 || v > MaxTokens {
+				return r.countError(i, r.cur, fail)
 			}
 			rec.OutputTokens = int(v)
 		case colTextTokens:
 			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
+			if fail != parseOK || v < 0 || v > MaxTokens {
+				return r.countError(i, r.cur, fail)
 			}
 			rec.TextTokens = int(v)
 		case colImageTokens:
 			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
+			if fail != parseOK || v < 0 || v > MaxTokens {
+				return r.countError(i, r.cur, fail)
 			}
 			rec.ImageTokens = int(v)
 		case colAudioTokens:
 			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
+			if fail != parseOK || v < 0 || v > MaxTokens {
+				return r.countError(i, r.cur, fail)
 			}
 			rec.AudioTokens = int(v)
 		case colVideoTokens:
 			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
+			if fail != parseOK || v < 0 || v > MaxTokens {
+				return r.countError(i, r.cur, fail)
 			}
 			rec.VideoTokens = int(v)
 		case colServerInputTokens:
 			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
+			if fail != parseOK || v < 0 || v > MaxTokens {
+				return r.countError(i, r.cur, fail)
 			}
 			rec.ServerInputTokens = int(v)
 		case colNumChunks:
@@ -167,8 +167,8 @@ func (r *Reader) decode(rec *Record) error {
 			rec.VLLMPriority = int(v)
 		case colExtCachedTokens:
 			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
+			if fail != parseOK || v < 0 || v > MaxTokens {
+				return r.countError(i, r.cur, fail)
 			}
 			rec.CachedTokens = int(v)
 		case colExtPreemptions:
@@ -378,6 +378,17 @@ func (r *Reader) intError(i int, b []byte, fail parseFail) error {
 	return r.fieldError(i, quote(b)+" is not an integer")
 }
 
+// countError is intError for a token count, whose bound is MaxTokens.
+func (r *Reader) countError(i int, b []byte, fail parseFail) error {
+	if fail == parseOK && len(b) > 0 && b[0] != '-' {
+		if r.fast {
+			return errSlow
+		}
+		return r.fieldError(i, fmt.Sprintf("%s exceeds %d, the largest token count a trace may hold", quote(b), MaxTokens))
+	}
+	return r.intError(i, b, fail)
+}
+
 func (r *Reader) boolError(i int, b []byte, fail parseFail) error {
 	if r.fast {
 		return errSlow
@@ -418,6 +429,12 @@ func (r *Reader) hashIDs(i int, b []byte) ([]int64, error) {
 	if n == 0 {
 		return nil, nil
 	}
+	if n > MaxHashIDs {
+		if r.fast {
+			return nil, errSlow
+		}
+		return nil, r.fieldError(i, fmt.Sprintf("%d entries, more than %d", n, MaxHashIDs))
+	}
 	out := make([]int64, 0, n)
 	for j := 0; j < len(b); {
 		for j < len(b) && b[j] == ' ' {
@@ -444,8 +461,27 @@ func (r *Reader) hashIDs(i int, b []byte) ([]int64, error) {
 
 // checkRow applies the checks that involve several columns (spec §4.7).
 func (r *Reader) checkRow(rec *Record) error {
+	if rec.PrefixLength+rec.InputTokens > MaxTokens {
+		return r.fieldError(r.idx[colInputTokens], fmt.Sprintf("prefix_length %d + input_tokens %d exceed %d, the largest prompt a trace may hold",
+			rec.PrefixLength, rec.InputTokens, MaxTokens))
+	}
 	if rec.DeadlineUs > 0 && rec.ArrivalTimeUs > 0 && rec.DeadlineUs < rec.ArrivalTimeUs {
 		return r.fieldError(r.idx[colDeadlineUs], fmt.Sprintf("%d is before arrival_time_us %d", rec.DeadlineUs, rec.ArrivalTimeUs))
+	}
+	for _, c := range []struct {
+		id colID
+		v  int64
+	}{{colSendTimeUs, rec.SendTimeUs}, {colFirstChunkTimeUs, rec.FirstChunkTimeUs}, {colLastChunkTimeUs, rec.LastChunkTimeUs},
+		{colExtFirstTokenTimeUs, rec.FirstTokenTimeUs}} {
+		if c.v < 0 && r.idx[c.id] >= 0 {
+			// A recorded instant is at least 1 µs after t0 (spec §5); a
+			// replay injects a row without a positive send time at its
+			// arrival time.
+			v := c.v
+			r.warnField(r.idx[c.id], func() string {
+				return fmt.Sprintf("%d is negative: not an instant of the run (recorded times are ≥ 1, 0 is never)", v)
+			})
+		}
 	}
 	if r.simulated && rec.SendTimeUs < rec.ArrivalTimeUs {
 		r.warnField(r.idx[colSendTimeUs], func() string {

@@ -59,11 +59,15 @@ const maxMsg = 400
 // BoundMessage shortens a message to at most 400 bytes, on a character
 // boundary, marking the cut with "…": what an error line may say of its
 // cause (the importers' errors use it too).
-func BoundMessage(s string) string {
-	if len(s) <= maxMsg {
+func BoundMessage(s string) string { return BoundText(s, maxMsg) }
+
+// BoundText shortens s to at most limit bytes, on a character boundary,
+// marking the cut with "…".
+func BoundText(s string, limit int) string {
+	if len(s) <= limit {
 		return s
 	}
-	n := maxMsg
+	n := limit
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
@@ -93,6 +97,21 @@ func quote(b []byte) string {
 		return strconv.Quote(string(b[:cut])) + "…"
 	}
 	return strconv.Quote(string(b))
+}
+
+// QuoteName shows a name read from input (a column, a key, a field) in a
+// message: as it is when it is a plain short name, else quoted and cut,
+// so that no character of it can break or forge a line of stderr.
+func QuoteName(s string) string {
+	plain := len(s) > 0 && len(s) <= maxShown
+	for _, c := range s {
+		plain = plain && (c == '_' || c == '-' || c == '.' || c == '[' || c == ']' ||
+			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9')
+	}
+	if plain {
+		return s
+	}
+	return quote([]byte(s))
 }
 
 // oneLine makes an arbitrary message safe for a one-line error text.

@@ -175,3 +175,48 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	put("FuzzDetect", "garbage", []byte("\x00\x01\x02\xff\xfe"))
 	put("FuzzDetect", "gzip-magic", []byte("\x1f\x8b\x08\x00"))
 }
+
+// FuzzITL: reading any ITL CSV never panics; a failure is one located line
+// with exit code 2; what reads writes back (request by request) and reads
+// again to the same rows.
+func FuzzITL(f *testing.F) {
+	f.Add([]byte("request_id,chunk_index,timestamp_us\n0,0,10\n0,1,20\n3,0,7\n"))
+	f.Add([]byte("timestamp_us,request_id,chunk_index\n1772359200000150,0,0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := ReadITL(bytes.NewReader(data), "i.csv", Origin{})
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) && (e.ExitCode() != 2 || strings.ContainsAny(err.Error(), "\r\n")) {
+				t.Fatalf("error %q: want one line with exit code 2", err)
+			}
+			return
+		}
+		var buf bytes.Buffer
+		w, err := NewITLWriter(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []ITLRow
+		for i := 0; i < len(rows); {
+			j := i
+			var ts []int64
+			for ; j < len(rows) && rows[j].RequestID == rows[i].RequestID; j++ {
+				ts = append(ts, rows[j].TimestampUs)
+			}
+			if err := w.WriteRequest(rows[i].RequestID, ts); err != nil {
+				return // a negative time (an epoch shift) cannot be written
+			}
+			for k, v := range ts {
+				want = append(want, ITLRow{RequestID: rows[i].RequestID, ChunkIndex: k, TimestampUs: v})
+			}
+			i = j
+		}
+		back, err := ReadITL(&buf, "back.csv", Origin{})
+		if err != nil {
+			t.Fatalf("read back: %v\n%s", err, buf.String())
+		}
+		if !reflect.DeepEqual(back, want) && len(want) > 0 {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", back, want)
+		}
+	})
+}

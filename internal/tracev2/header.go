@@ -139,6 +139,10 @@ type Ext struct {
 	TimeOrigin  string `yaml:"time_origin,omitempty"` // "relative" or "epoch"
 	Interrupted *bool  `yaml:"interrupted,omitempty"` // set at the end of the run (trailer)
 	Loop        string `yaml:"loop,omitempty"`        // "open" or "closed"
+	// Shard is "I/N" when the trace is worker I's slice of a run fanned
+	// out over N client processes (observe --shard); merging the N traces
+	// by time gives the whole run.
+	Shard string `yaml:"shard,omitempty"`
 	// SelfTest is the measuring client's own error, found by observe against
 	// an in-process server of known timing just before the run.
 	SelfTest *SelfTest `yaml:"self_test,omitempty"`

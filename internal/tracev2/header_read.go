@@ -165,19 +165,23 @@ func decodeHeaderText(data []byte, name string, m lineMap, opts Options, partial
 // headerDecoder walks a node tree against the Header struct by yaml tags, so
 // every unknown key and every type error is located exactly.
 type headerDecoder struct {
-	name string
-	opts Options
-	pos  map[string]*yaml.Node // dotted key path -> value node
+	name    string
+	opts    Options
+	pos     map[string]*yaml.Node // dotted key path -> value node
+	unknown warnLimiter           // unknown keys: at most maxWarnings shown
 }
 
 func decodeHeaderNode(root *yaml.Node, name string, opts Options, partial bool) (*Header, error) {
-	d := &headerDecoder{name: name, opts: opts, pos: map[string]*yaml.Node{}}
+	d := &headerDecoder{name: name, opts: opts, pos: map[string]*yaml.Node{}, unknown: warnLimiter{warn: opts.Warn}}
 	var h Header
 	if root.Kind != yaml.MappingNode {
 		return nil, d.errAt(root, "header", "want a YAML mapping of keys, got "+kindName(root))
 	}
 	if err := d.mapping(root, reflect.ValueOf(&h).Elem(), ""); err != nil {
 		return nil, err
+	}
+	if n := d.unknown.suppressed; n > 0 {
+		opts.warnf(fmt.Sprintf("%s: %d more unknown keys ignored", name, n))
 	}
 	if err := d.check(&h, root, partial); err != nil {
 		return nil, err
@@ -236,7 +240,8 @@ func (d *headerDecoder) mapping(n *yaml.Node, v reflect.Value, path string) erro
 			if d.opts.Strict {
 				return d.errAt(k, "key "+p, "unknown key")
 			}
-			d.warnAt(k, "key "+p, "unknown key, ignored")
+			d.unknown.add((&Error{File: d.name, Line: max(k.Line, 1), Column: k.Column, What: "key " + joinPath(path, QuoteName(k.Value)),
+				Msg: "unknown key, ignored"}).Error())
 			continue
 		}
 		d.pos[p] = val
@@ -331,7 +336,9 @@ func (d *headerDecoder) value(n *yaml.Node, v reflect.Value, path string) error 
 	if n.Kind != yaml.ScalarNode {
 		return d.errAt(n, "key "+path, "want a single value, got "+kindName(n))
 	}
-	if err := n.Decode(v.Addr().Interface()); err != nil {
+	isInt := v.Kind() == reflect.Int || v.Kind() == reflect.Int64
+	if err := n.Decode(v.Addr().Interface()); err != nil || (isInt && n.ShortTag() != "!!int") {
+		// yaml.v3 would read 4.2 into an integer as 4.
 		return d.errAt(n, "key "+path, fmt.Sprintf("%s is not %s", quote([]byte(n.Value)), kindWant(v.Kind())))
 	}
 	if v.Kind() == reflect.Float64 {
@@ -412,6 +419,9 @@ func (d *headerDecoder) check(h *Header, root *yaml.Node, partial bool) error {
 			}
 		}
 	}
+	if err := d.checkCounts(h, at); err != nil {
+		return err
+	}
 	if m := h.ObservedKVMetrics; m != nil && (m.HitRate < 0 || m.HitRate > 1) {
 		d.warnAt(at("observed_kv_metrics.hit_rate"), "key observed_kv_metrics.hit_rate", fmt.Sprintf("%v is outside [0, 1]", m.HitRate))
 	}
@@ -438,6 +448,44 @@ func (d *headerDecoder) check(h *Header, root *yaml.Node, partial bool) error {
 		if len(x.Sources) == 0 {
 			x.Sources = nil
 		}
+	}
+	return nil
+}
+
+// checkCounts refuses the negative values of the header's measured
+// numbers (0 is "not recorded" for each).
+func (d *headerDecoder) checkCounts(h *Header, at func(string) *yaml.Node) error {
+	var checks []struct {
+		path string
+		v    float64
+	}
+	add := func(path string, v float64) {
+		checks = append(checks, struct {
+			path string
+			v    float64
+		}{path, v})
+	}
+	if s := h.Server; s != nil {
+		add("server.tensor_parallel", float64(s.TensorParallel))
+		add("server.max_num_seqs", float64(s.MaxNumSeqs))
+		add("server.block_size", float64(s.BlockSize))
+		add("server.max_model_len", float64(s.MaxModelLen))
+		add("server.gpu_memory_utilization", s.GPUMemoryUtilization)
+	}
+	if n := h.Network; n != nil {
+		add("network.measured_rtt_ms", n.MeasuredRTTMs)
+	}
+	if m := h.ObservedKVMetrics; m != nil {
+		add("observed_kv_metrics.block_hits", float64(m.BlockHits))
+		add("observed_kv_metrics.block_queries", float64(m.BlockQueries))
+	}
+	for _, c := range checks {
+		if c.v < 0 {
+			return d.errAt(at(c.path), "key "+c.path, fmt.Sprintf("%v is negative", c.v))
+		}
+	}
+	if s := h.Server; s != nil && s.GPUMemoryUtilization > 1 {
+		return d.errAt(at("server.gpu_memory_utilization"), "key server.gpu_memory_utilization", fmt.Sprintf("%v is above 1", s.GPUMemoryUtilization))
 	}
 	return nil
 }

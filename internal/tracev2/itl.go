@@ -204,7 +204,9 @@ func itlCSVError(name string, err error) error {
 // flushing after each so an interrupted producer leaves whole requests.
 type ITLWriter struct {
 	cw   *gocsv.SafeCSVWriter
+	out  *countingWriter
 	rows []itlOut
+	err  error // sticky: the first failed write
 }
 
 // NewITLWriter writes the column row to w.
@@ -212,7 +214,8 @@ func NewITLWriter(w io.Writer) (*ITLWriter, error) {
 	if w == nil {
 		return nil, errors.New("tracev2: NewITLWriter: nil io.Writer")
 	}
-	iw := &ITLWriter{cw: gocsv.NewSafeCSVWriter(csv.NewWriter(w))}
+	out := &countingWriter{w: w}
+	iw := &ITLWriter{cw: gocsv.NewSafeCSVWriter(csv.NewWriter(out)), out: out}
 	if err := gocsv.MarshalCSV(&[]itlOut{}, iw.cw); err != nil {
 		return nil, fmt.Errorf("write ITL column row: %w", err)
 	}
@@ -220,8 +223,12 @@ func NewITLWriter(w io.Writer) (*ITLWriter, error) {
 }
 
 // WriteRequest writes the chunks of one request, chunk_index 0 first. Times
-// must be on the trace's origin and not negative.
+// must be on the trace's origin and not negative. A failed write leaves
+// none of the request's rows in a file, and fails every later call.
 func (w *ITLWriter) WriteRequest(requestID int64, timestampsUs []int64) error {
+	if w.err != nil {
+		return w.err
+	}
 	if requestID < 0 {
 		return fmt.Errorf("write ITL: request_id %d is negative", requestID)
 	}
@@ -235,8 +242,11 @@ func (w *ITLWriter) WriteRequest(requestID int64, timestampsUs []int64) error {
 	if len(w.rows) == 0 {
 		return nil
 	}
+	w.out.n = 0
 	if err := gocsv.MarshalCSVWithoutHeaders(&w.rows, w.cw); err != nil {
-		return fmt.Errorf("write ITL request %d: %w", requestID, err)
+		cutBack(w.out.w, w.out.n)
+		w.err = fmt.Errorf("write ITL request %d: %w", requestID, err)
+		return w.err
 	}
 	return nil
 }

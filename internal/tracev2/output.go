@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/outfile"
 )
 
 // TraceWriter writes a whole trace, header and rows, in either form. The
@@ -144,6 +145,19 @@ func (t *TraceWriter) Close(final *Header) error {
 	}
 	t.closed = true
 	var errs []error
+	if t.rows != nil && t.rows.err != nil {
+		// A failed write (a full disk) cut the trace short after its last
+		// whole row: say so where the form has room for it (x_ext).
+		if final == nil {
+			final = t.first
+		}
+		final = final.Clone()
+		if final.XExt == nil {
+			final.XExt = &Ext{}
+		}
+		cut := true
+		final.XExt.Interrupted = &cut
+	}
 	if final != nil {
 		switch t.form {
 		case FormSingle:
@@ -226,31 +240,12 @@ func ExtSidecarPath(headerPath string) string {
 	return base + ".ext.yaml"
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames it
-// over path, so a reader never sees a half-written header.
+// writeFileAtomic writes a header file through outfile, so a reader never
+// sees a half-written header and a device or FIFO is written into, never
+// replaced.
 func writeFileAtomic(path string, data []byte) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
+	if err := outfile.WriteFile(path, data); err != nil {
 		return fmt.Errorf("write trace header: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write trace header %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write trace header %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write trace header %s: %w", path, err)
 	}
 	return nil
 }

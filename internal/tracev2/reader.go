@@ -134,10 +134,16 @@ func (r *Reader) bindColumns() error {
 	}
 	r.ncols = len(r.sp.fields)
 	r.bind = make([]colID, r.ncols)
+	unknown := warnLimiter{warn: r.opts.Warn}
+	defer func() {
+		if n := unknown.suppressed; n > 0 {
+			r.opts.warnf(fmt.Sprintf("%s:%d: %d more unknown columns ignored", r.name, rowLine, n))
+		}
+	}()
 	for i, f := range r.sp.fields {
 		id := colByName(string(f))
 		if id == colUnknown {
-			r.opts.warnf((&Error{File: r.name, Line: rowLine, Column: i + 1, What: "column " + quote(f),
+			unknown.add((&Error{File: r.name, Line: rowLine, Column: i + 1, What: "column " + quote(f),
 				Msg: "unknown column, ignored"}).Error())
 			continue
 		}
@@ -224,6 +230,14 @@ func (r *Reader) Read(rec *Record) error {
 		err = r.decodeRow(line, rec)
 		if err == errRowTooLong {
 			err = &Error{File: r.name, Line: r.rowLine, Column: 1, What: "row", Msg: errRowTooLong.Error()}
+		}
+		var bad *Error
+		if err != nil && r.src.torn && errors.As(err, &bad) {
+			// Writers end every row with a line end: a malformed last row
+			// without one was cut short (a full disk, a killed writer).
+			// The rows before it are whole.
+			r.opts.warnf(fmt.Sprintf("%s:%d: the last row is cut short (no line end: %s); skipped", r.name, r.rowLine, bad.Msg))
+			continue
 		}
 		if err != nil {
 			if err := r.rowError(err); err != nil {

@@ -31,6 +31,10 @@ func TestReaderWarnings(t *testing.T) {
 		{"send before arrival, simulated", cols27 + "\n" + withField(20, "90") + "\n", ModeGenerated,
 			[]string{`trace.csv:2:21: column send_time_us: 90 is before arrival_time_us 100`}},
 		{"send before arrival, real", cols27 + "\n" + withField(20, "90") + "\n", ModeReal, nil},
+		{"negative send time", cols27 + "\n" + withField(20, "-1") + "\n", ModeReal,
+			[]string{`trace.csv:2:21: column send_time_us: -1 is negative: not an instant of the run (recorded times are ≥ 1, 0 is never)`}},
+		{"negative chunk time", cols27 + "\n" + withField(22, "-5") + "\n", ModeReal,
+			[]string{`trace.csv:2:23: column last_chunk_time_us: -5 is negative: not an instant of the run (recorded times are ≥ 1, 0 is never)`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,9 +54,9 @@ func readSimResults(r io.Reader, name string, slowOnly bool) ([]SimResult, error
 		return decodeSimJSON(simHandoff{rest: br, line: 1, col: 1}, name, inArray, nil)
 	}
 	sc := newSimScanner(br)
-	results, h := sc.run(inArray)
-	if h == nil {
-		return results, nil
+	results, h, err := sc.run(inArray, name)
+	if err != nil || h == nil {
+		return results, err
 	}
 	return decodeSimJSON(*h, name, inArray, results)
 }
@@ -96,12 +96,17 @@ func decodeSimJSON(h simHandoff, name string, inArray bool, results []SimResult)
 	// a syntax error of the token reader is the input offset of the
 	// offending byte; a type error counts from the start of the value.
 	// scanned and start turn each into an input offset.
-	var scanned int64 // bytes json.Decoder's value scanner has seen
+	var synthetic SimResult // the "{}" of synthArray: not checked
+	var scanned int64       // bytes json.Decoder's value scanner has seen
 	decode := func(v *SimResult, before int64) (at func() int64, err error) {
 		start := lt.valueBase(before, inArray && len(results) > 0)
 		err = dec.Decode(v)
 		if err == nil {
 			scanned += dec.InputOffset() - start
+			if v != &synthetic {
+				line, col := lt.pos(lt.skipSpace(start))
+				return nil, checkSimResult(v, name, line, col)
+			}
 			return nil, nil
 		}
 		var se *json.SyntaxError
@@ -115,6 +120,9 @@ func decodeSimJSON(h simHandoff, name string, inArray bool, results []SimResult)
 		return nil, err
 	}
 	fail := func(err error, at func() int64) error {
+		if e := (*Error)(nil); errors.As(err, &e) {
+			return e // a decoded object that checkSimResult refused
+		}
 		off := dec.InputOffset()
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -138,7 +146,7 @@ func decodeSimJSON(h simHandoff, name string, inArray bool, results []SimResult)
 	}
 	if !inArray {
 		for {
-			var s SimResult
+			s := unsetSimResult()
 			at, err := decode(&s, dec.InputOffset())
 			if errors.Is(err, io.EOF) {
 				return results, nil
@@ -154,14 +162,13 @@ func decodeSimJSON(h simHandoff, name string, inArray bool, results []SimResult)
 		return nil, fail(err, nil)
 	}
 	if prefix != "" {
-		var synthetic SimResult
 		if _, err := decode(&synthetic, dec.InputOffset()); err != nil {
 			return nil, fmt.Errorf("read %s: resume the json decoder: %w", name, err)
 		}
 	}
 	lt.advance(dec.InputOffset())
 	for dec.More() {
-		var s SimResult
+		s := unsetSimResult()
 		if at, err := decode(&s, dec.InputOffset()); err != nil {
 			return nil, fail(err, at)
 		}

@@ -27,6 +27,7 @@ type simScanner struct {
 	err   error // a read error other than io.EOF: handed over with the rest
 
 	line, col int // position of buf[0]
+	obj       int // index in buf of the '{' of the object next parsed
 
 	strs map[string]string // interned string values (classes, models, instances)
 }
@@ -99,8 +100,9 @@ func (s *simScanner) handoff() *simHandoff {
 }
 
 // run decodes objects until the end of the input (nil handoff) or the first
-// thing outside the subset.
-func (s *simScanner) run(inArray bool) ([]SimResult, *simHandoff) {
+// thing outside the subset. Each object is checked (checkSimResult) as it
+// is decoded; the first invalid one is the error.
+func (s *simScanner) run(inArray bool, name string) ([]SimResult, *simHandoff, error) {
 	results := []SimResult{}
 	s.fill()
 	for {
@@ -111,7 +113,7 @@ func (s *simScanner) run(inArray bool) ([]SimResult, *simHandoff) {
 		}
 		n := len(results)
 		results = results[:n+1]
-		results[n] = SimResult{}
+		results[n] = unsetSimResult()
 		got, st := s.next(inArray, n == 0, &results[n])
 		if !got {
 			results = results[:n]
@@ -123,10 +125,14 @@ func (s *simScanner) run(inArray bool) ([]SimResult, *simHandoff) {
 			s.fill()
 			continue
 		case scanOdd:
-			return results, s.handoff()
+			return results, s.handoff(), nil
 		}
 		if !got {
-			return results, nil
+			return results, nil, nil
+		}
+		line, col := advancePos(s.line, s.col, s.buf[:s.obj])
+		if err := checkSimResult(&results[n], name, line, col); err != nil {
+			return nil, nil, err
 		}
 	}
 }
@@ -176,6 +182,7 @@ func (s *simScanner) next(inArray, first bool, res *SimResult) (got bool, st sca
 	if b[i] != '{' {
 		return false, scanOdd
 	}
+	s.obj = i
 	j, st := s.object(b, i, res)
 	if st != scanOK {
 		if st == scanMore && (s.eof || s.err != nil) {

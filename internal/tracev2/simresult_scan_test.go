@@ -2,10 +2,12 @@ package tracev2
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -61,19 +63,80 @@ var simScanSeeds = []string{
 	"\xef\xbb\xbf[{\"request_id\": 3}]",
 }
 
-func FuzzSimResults(f *testing.F) {
+// simComplete is an object's required fields after its request_id.
+const simComplete = `, "ttft_us": 1, "e2e_us": 2, "input_tokens": 3, "output_tokens": 4}`
+
+// simSeeds are simScanSeeds, and the same with every {"request_id": N}
+// completed by the other required fields: the first set checks that both
+// paths refuse an incomplete object alike, the second reaches what lies
+// after it.
+func simSeeds() []string {
+	seeds := append([]string(nil), simScanSeeds...)
 	for _, s := range simScanSeeds {
+		c := s
+		for _, id := range []string{"1", "2", "3", "5"} {
+			c = strings.ReplaceAll(c, `"request_id": `+id+`}`, `"request_id": `+id+simComplete)
+			c = strings.ReplaceAll(c, `"request_id":`+id+`}`, `"request_id":`+id+simComplete)
+		}
+		if c != s {
+			seeds = append(seeds, c)
+		}
+	}
+	return seeds
+}
+
+func FuzzSimResults(f *testing.F) {
+	for _, s := range simSeeds() {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkSimAgree(t, data)
+		checkSimRoundTrip(t, data)
 	})
+}
+
+// checkSimRoundTrip: a failure is one located line with exit code 2; what
+// decodes is valid (checkSimResult), and writes and reads back to the same
+// results, in request_id order, in both layouts.
+func checkSimRoundTrip(t *testing.T, data []byte) {
+	t.Helper()
+	got, err := ReadSimResults(bytes.NewReader(data), "s.json")
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) || e.ExitCode() != 2 || strings.ContainsAny(err.Error(), "\r\n") {
+			t.Fatalf("error %q (%T): want one located line with exit code 2", err, err)
+		}
+		return
+	}
+	for i := range got {
+		if err := checkSimResult(&got[i], "s.json", 1, 1); err != nil {
+			t.Fatalf("result %d was accepted but is invalid: %v", i, err)
+		}
+	}
+	sorted := slices.Clone(got)
+	slices.SortStableFunc(sorted, func(a, b SimResult) int { return cmp.Compare(a.RequestID, b.RequestID) })
+	for _, format := range []SimResultFormat{SimResultArray, SimResultJSONL} {
+		if format == SimResultJSONL && len(got) == 0 {
+			continue // no lines: empty input, which the reader refuses
+		}
+		var buf bytes.Buffer
+		if err := WriteSimResults(&buf, got, format); err != nil {
+			t.Fatalf("write %d results: %v", len(got), err)
+		}
+		back, err := ReadSimResults(&buf, "back.json")
+		if err != nil {
+			t.Fatalf("read back: %v\n%s", err, buf.String())
+		}
+		if !sameSimResults(back, sorted) {
+			t.Fatalf("the round trip changed the results:\n got %+v\nwant %+v", back, sorted)
+		}
+	}
 }
 
 // TestSimScanAgrees runs the seeds, whole and one byte per read (every
 // refill point), and with a read error part way.
 func TestSimScanAgrees(t *testing.T) {
-	for _, s := range simScanSeeds {
+	for _, s := range simSeeds() {
 		checkSimAgree(t, []byte(s))
 	}
 }
@@ -135,7 +198,7 @@ func TestSimScanLargeObject(t *testing.T) {
 		if i > 0 {
 			b.WriteString(",\n")
 		}
-		fmt.Fprintf(&b, `{"request_id": %d, "ttft_us": %d.5, "slo_class": "c%d"`, i, i*7, i%3)
+		fmt.Fprintf(&b, `{"request_id": %d, "ttft_us": %d.5, "e2e_us": %d, "input_tokens": 3, "output_tokens": 4, "slo_class": "c%d"`, i, i*7, i*8+1, i%3)
 		if i == 1500 {
 			fmt.Fprintf(&b, `, "blob": "%s"`, strings.Repeat("x", 3*simWindow))
 		}
@@ -150,7 +213,8 @@ func TestSimScanLargeObject(t *testing.T) {
 		t.Fatalf("got %d results, want 3000", len(got))
 	}
 	for _, i := range []int{0, 1499, 1500, 1501, 2999} {
-		want := SimResult{RequestID: int64(i), TTFTUs: float64(i*7) + 0.5, SLOClass: fmt.Sprintf("c%d", i%3)}
+		want := SimResult{RequestID: int64(i), TTFTUs: float64(i*7) + 0.5, E2EUs: float64(i*8 + 1), InputTokens: 3, OutputTokens: 4,
+			SLOClass: fmt.Sprintf("c%d", i%3)}
 		if got[i] != want {
 			t.Errorf("result %d: got %+v, want %+v", i, got[i], want)
 		}
@@ -164,7 +228,7 @@ func TestSimScanLargeObject(t *testing.T) {
 func TestSimScanHandoffPosition(t *testing.T) {
 	var b strings.Builder
 	for i := range 20000 {
-		fmt.Fprintf(&b, "{\"request_id\": %d, \"model\": \"é\"}\n", i)
+		fmt.Fprintf(&b, "{\"request_id\": %d, \"model\": \"é\"%s\n", i, simComplete)
 	}
 	tests := []struct{ name, tail, want string }{
 		{"syntax", `{"request_id": 1 x}`, `s.json:20001:18: json: invalid character 'x' after object key:value pair`},

@@ -67,15 +67,27 @@ func TestSimResultsMalformed(t *testing.T) {
 	tests := []struct{ name, data, want string }{
 		{"empty", " \n", `r.json:1:1: json: empty input, want a JSON array or JSON Lines`},
 		{"not JSON", "\nhello", `r.json:2:1: json: want a JSON array ('[') or JSON Lines ('{'), got 'h'`},
-		{"type error", "[\n  {\"request_id\": 1},\n  {\"request_id\": \"x\"}\n]", `r.json:3:20: json: field request_id: cannot read a JSON string as int64`},
-		{"syntax error", "{\"request_id\": 1}\n{\"request_id\": 2,,}\n", `r.json:2:18: json: invalid character ',' looking for beginning of object key string`},
-		{"truncated", "[{\"request_id\": 1}", `r.json:1:19: json: unexpected end of input`},
+		{"type error", "[\n  {\"request_id\": 1" + simComplete + ",\n  {\"request_id\": \"x\"}\n]", `r.json:3:20: json: field request_id: cannot read a JSON string as int64`},
+		{"syntax error", "{\"request_id\": 1" + simComplete + "\n{\"request_id\": 2,,}\n", `r.json:2:18: json: invalid character ',' looking for beginning of object key string`},
+		{"truncated", "[{\"request_id\": 1" + simComplete, `r.json:1:85: json: unexpected end of input`},
+		{"missing field", "[\n  {\"request_id\": 1, \"ttft_us\": 5, \"e2e_us\": 9, \"input_tokens\": 3}\n]", `r.json:2:3: field output_tokens: missing or null`},
+		{"null field", "{\"request_id\": 1, \"ttft_us\": null, \"e2e_us\": 9, \"input_tokens\": 3, \"output_tokens\": 1}", `r.json:1:1: field ttft_us: missing or null`},
+		{"wrapper object", "{\"results\": [{\"request_id\": 1" + simComplete + "]}", `r.json:1:1: json: an object with none of the SimResult fields (request_id, ttft_us, e2e_us, input_tokens, output_tokens): want a JSON array of SimResults or JSON Lines, not a wrapper object`},
+		{"negative ttft", "[{\"request_id\": 1, \"ttft_us\": -5, \"e2e_us\": 9, \"input_tokens\": 3, \"output_tokens\": 1}]", `r.json:1:2: field ttft_us: -5 is negative`},
+		{"ttft after e2e", "{\"request_id\": 7" + simComplete + "\n{\"request_id\": 1, \"ttft_us\": 50, \"e2e_us\": 9, \"input_tokens\": 3, \"output_tokens\": 1}", `r.json:2:1: field ttft_us: 50 is after e2e_us 9: the first token cannot come after the last`},
+		{"e2e beyond any run", "{\"request_id\": 1, \"ttft_us\": 5, \"e2e_us\": 9.2e19, \"input_tokens\": 3, \"output_tokens\": 1}", `r.json:1:1: field e2e_us: 9.2e+19 µs is beyond 10^15 µs (31.7 years)`},
+		{"negative request id", "{\"request_id\": -1" + simComplete, `r.json:1:1: field request_id: -1 is negative`},
+		{"huge token count", "{\"request_id\": 1, \"ttft_us\": 5, \"e2e_us\": 9, \"input_tokens\": 9000000000, \"output_tokens\": 1}", `r.json:1:1: field input_tokens: 9000000000 exceeds 16777216, the largest token count a trace may hold`},
+		{"cached above input", "{\"request_id\": 1, \"ttft_us\": 5, \"e2e_us\": 9, \"input_tokens\": 3, \"output_tokens\": 1, \"cached_input_tokens\": 4}", `r.json:1:1: field cached_input_tokens: 4 exceeds input_tokens 3`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadSimResults(strings.NewReader(tc.data), "r.json")
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("got  %v\nwant %s", err, tc.want)
+			}
+			if _, err := readSimResults(strings.NewReader(tc.data), "r.json", true); err == nil || err.Error() != tc.want {
+				t.Errorf("encoding/json path: got  %v\nwant %s", err, tc.want)
 			}
 		})
 	}

@@ -70,7 +70,8 @@ func (w *Writer) Write(rec *Record) error {
 	}
 	b = append(b, '\n')
 	w.buf = b
-	if _, err := w.w.Write(b); err != nil {
+	if n, err := w.w.Write(b); err != nil {
+		cutBack(w.w, int64(n)) // a full disk must not leave half a row
 		w.err = fmt.Errorf("write trace row (request_id %d): %w", rec.RequestID, err)
 		return w.err
 	}
@@ -212,7 +213,12 @@ func checkRecord(r *Record) error {
 		r.DeadlineUs|r.SLOTargetUs|int64(r.ServerInputTokens)|int64(r.NumChunks)|r.ThinkTimeUs|
 		int64(r.CachedTokens)|int64(r.Preemptions) >= 0 &&
 		r.ReasonRatio >= 0 && r.ReasonRatio <= 1 &&
-		(r.DeadlineUs == 0 || r.ArrivalTimeUs <= 0 || r.DeadlineUs >= r.ArrivalTimeUs) {
+		(r.DeadlineUs == 0 || r.ArrivalTimeUs <= 0 || r.DeadlineUs >= r.ArrivalTimeUs) &&
+		// MaxTokens is a power of two: the OR is below it exactly when
+		// every count is.
+		r.PrefixLength|r.InputTokens|r.OutputTokens|r.TextTokens|r.ImageTokens|r.AudioTokens|r.VideoTokens|
+			r.ServerInputTokens|r.CachedTokens < MaxTokens && r.PrefixLength+r.InputTokens <= MaxTokens &&
+		len(r.HashIDs) <= MaxHashIDs {
 		return nil
 	}
 	bad := func(col string, v any, what string) error {
@@ -235,6 +241,24 @@ func checkRecord(r *Record) error {
 		if c.v < 0 {
 			return bad(c.name, c.v, "is negative")
 		}
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{
+		{"prefix_length", r.PrefixLength}, {"input_tokens", r.InputTokens}, {"output_tokens", r.OutputTokens},
+		{"text_tokens", r.TextTokens}, {"image_tokens", r.ImageTokens}, {"audio_tokens", r.AudioTokens},
+		{"video_tokens", r.VideoTokens}, {"server_input_tokens", r.ServerInputTokens}, {"ext_cached_tokens", r.CachedTokens},
+	} {
+		if c.v > MaxTokens {
+			return bad(c.name, c.v, fmt.Sprintf("exceeds %d, the largest token count a trace may hold", MaxTokens))
+		}
+	}
+	if r.PrefixLength+r.InputTokens > MaxTokens {
+		return bad("input_tokens", r.InputTokens, fmt.Sprintf("with prefix_length %d exceeds %d, the largest prompt a trace may hold", r.PrefixLength, MaxTokens))
+	}
+	if len(r.HashIDs) > MaxHashIDs {
+		return bad("ext_hash_ids", len(r.HashIDs), fmt.Sprintf("entries exceed %d", MaxHashIDs))
 	}
 	if math.IsNaN(r.ReasonRatio) || r.ReasonRatio < 0 || r.ReasonRatio > 1 {
 		return bad("reason_ratio", r.ReasonRatio, "is outside [0, 1]")

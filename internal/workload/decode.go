@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -293,7 +293,14 @@ func closest(key string, schema map[string]field) string {
 	for k := range schema {
 		names = append(names, k)
 	}
-	sort.Strings(names)
+	return Closest(key, names)
+}
+
+// Closest is the name nearest to key by edit distance, at most 2 edits
+// away (ties to the first in sorted order), or "": the "did you mean" of
+// every strict YAML decoder of the suite.
+func Closest(key string, names []string) string {
+	names = slices.Sorted(slices.Values(names))
 	best, bestD := "", 3
 	for _, n := range names {
 		if d := editDistance(key, n); d < bestD {

@@ -144,3 +144,27 @@ func TestDecodeEmpiricalFileRelativeToSpec(t *testing.T) {
 		t.Errorf("error = %v, want the spec position and the open failure", err)
 	}
 }
+
+// TestNegativeEmpiricalWeightsWarn: negative empirical weights are dropped
+// like zero ones (workload.md), with a warning naming each, in the spec or
+// in the file.
+func TestNegativeEmpiricalWeightsWarn(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "pmf.txt", "100 2\n200 -1\n300 1\n")
+	spec := strings.Replace(base, "{type: constant, params: {value: 10}}", `{type: empirical, params: {"64": 3, "128": -2}}`, 1)
+	spec = strings.Replace(spec, "{type: constant, params: {value: 5}}", "{type: empirical, file: pmf.txt}", 1)
+	path := writeFile(t, dir, "w.yaml", spec)
+	w := mustResolve(t, Options{SpecPath: path})
+	want := []string{
+		path + `:9:61: clients[0].input_distribution.params.128: weight -2 is negative: dropped`,
+		path + `:10:44: clients[0].output_distribution.file: pmf.txt:2: negative weight dropped`,
+	}
+	if !slices.Equal(w.Warnings, want) {
+		t.Errorf("warnings:\n got %q\nwant %q", w.Warnings, want)
+	}
+	for _, r := range drain(w) {
+		if r.InputTokens != 64 || r.OutputTokens == 200 {
+			t.Fatalf("request %+v: the negative weights were not dropped", r)
+		}
+	}
+}

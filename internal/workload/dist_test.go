@@ -228,7 +228,7 @@ func TestEmpiricalFromRealTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs, lerr := loadEmpiricalFile("azure_conv_context_tokens.txt", "testdata")
+	obs, _, lerr := loadEmpiricalFile("azure_conv_context_tokens.txt", "testdata")
 	if lerr != nil {
 		t.Fatal(lerr)
 	}

@@ -98,6 +98,28 @@
 // budget-exhausted (num_requests allowed no more rounds). A user whose first
 // request was never generated never started.
 //
+// # Windows, cohorts, stages, ramps (beyond workload.md §1)
+//
+// Every key of BLIS's WorkloadSpec v2 is accepted except servegen_data (it
+// needs ServeGen's data files; it is an error saying so). A client's
+// lifecycle windows become disjoint phases (where windows overlap, the
+// earlier-listed one's rate and shapes apply): the client draws its
+// arrivals inside a phase at the phase's rate, and a draw that falls past
+// the phase's end is dropped, the process starting afresh at the next
+// phase. A session starts inside a window and then runs to its end
+// (Deviation: BLIS drops the rounds that fall outside the windows). Rates:
+// an always-on client gets aggregate_rate × its fraction of all rate-based
+// clients' fractions; a window gets aggregate_rate × its weight (its
+// trace_rate, else its client's rate_fraction) over the weights of the
+// windows co-active with it (each other windowed client's first
+// overlapping window, and every always-on client); with aggregate_rate 0
+// every window gives its own rate (trace_rate, requests/s). Cohorts,
+// inference_perf stages and multimodal inputs are expanded as cohort.go,
+// inferenceperf.go and multimodal.go say; rate_ramp (Ours) and the
+// --ramp-up-* flags ramp the total rate over num_requests (ramp.go).
+// Windowed clients are bounded by their last window, so a spec of them
+// needs no num_requests or horizon.
+//
 // # Empirical files
 //
 // An empirical distribution's `file:` (relative to the spec's directory) is

@@ -15,6 +15,7 @@ const MaxPromptTokens = 1 << 24
 type draft struct {
 	at        int64
 	in, out   int
+	mm        [3]int // image, audio and video tokens included in in
 	rr        float64
 	seed      uint64 // token stream seed of this request / round
 	sess      *session
@@ -27,6 +28,7 @@ type draft struct {
 type session struct {
 	id    string
 	cc    *compiledClient
+	smp   *samplers // the lengths of the window the session started in
 	pcg   rand.PCG
 	rng   *rand.Rand // over pcg
 	seq   int64      // creation order within its client
@@ -71,9 +73,12 @@ type clientGen struct {
 	ok      bool // pending is valid
 
 	t         int64 // last arrival (requests or session starts)
+	ph        int   // windowed clients: the phase of t
+	drawn     int64 // arrivals drawn (rate ramps)
 	seq       int64 // sessions created
 	startOK   bool  // open sessions: nextStart is a start to come
 	nextStart int64
+	startSmp  *samplers
 	waiting   []*session // open sessions by (at, seq): a binary heap
 	nextUser  int
 }
@@ -81,8 +86,8 @@ type clientGen struct {
 func newClientGen(cc *compiledClient, seed uint64, horizon int64, dry bool) *clientGen {
 	g := &clientGen{cc: cc, rng: newRand(seed), horizon: horizon, dry: dry}
 	if cc.kind == genOpenSessions {
-		g.nextStart = g.cc.arr.next(g.rng)
-		g.startOK = !g.beyond(g.nextStart)
+		g.nextStart, g.startSmp, g.startOK = g.nextArrival(0)
+		g.startOK = g.startOK && !g.beyond(g.nextStart)
 	}
 	g.advance()
 	return g
@@ -93,10 +98,40 @@ func (g *clientGen) beyond(t int64) bool {
 	return t > maxTimeUs || (g.horizon > 0 && t > g.horizon)
 }
 
+// nextArrival is the client's next arrival (request or session start)
+// after t and the samplers of the phase it falls in; ok is false when a
+// windowed client's windows are over. A draw that falls past the end of its
+// window is dropped and the process starts afresh at the next window.
+func (g *clientGen) nextArrival(t int64) (int64, *samplers, bool) {
+	cc := g.cc
+	if !cc.windowed {
+		return satAdd(t, g.iat(&cc.arr)), &cc.smp, true
+	}
+	for g.ph < len(cc.phases) {
+		p := &cc.phases[g.ph]
+		t = max(t, p.start)
+		if at := satAdd(t, g.iat(&p.arr)); at < p.end {
+			return at, p.smp, true
+		}
+		g.ph++
+	}
+	return 0, nil, false
+}
+
+// iat draws one inter-arrival time, stretched by the rate ramp if any.
+func (g *clientGen) iat(a *arrivalSampler) int64 {
+	x := a.next(g.rng)
+	if r := g.cc.ramp; r != nil {
+		x = r.stretch(x, g.drawn, g.cc.frac, g.cc.rampN)
+		g.drawn++
+	}
+	return x
+}
+
 // newSession starts a session with its own stream, seeded by one draw of
 // the client's stream.
-func (g *clientGen) newSession() *session {
-	s := &session{cc: g.cc, seq: g.seq, cap: g.cc.maxRounds}
+func (g *clientGen) newSession(smp *samplers) *session {
+	s := &session{cc: g.cc, smp: smp, seq: g.seq, cap: g.cc.maxRounds}
 	seed := g.rng.Uint64()
 	s.pcg.Seed(seed, seed^pcgIncrement)
 	s.rng = rand.New(&s.pcg)
@@ -105,13 +140,18 @@ func (g *clientGen) newSession() *session {
 }
 
 // drawRound fills a draft's lengths, ratio and token seed from r, in this
-// order: input length, output length, reason ratio (if any), token seed.
-func drawRound(cc *compiledClient, r *rand.Rand, d *draft) {
-	d.in = cc.in.sample(r)
-	d.out = cc.out.sample(r)
+// order: input length (multimodal: its text, then each modality's count and
+// tokens), output length, reason ratio (if any), token seed.
+func drawRound(smp *samplers, r *rand.Rand, d *draft) {
+	if smp.mm != nil {
+		d.in, d.mm = smp.mm.sample(r, smp.in)
+	} else {
+		d.in, d.mm = smp.in.sample(r), [3]int{}
+	}
+	d.out = smp.out.sample(r)
 	d.rr = 0
-	if cc.ratio != nil {
-		d.rr = cc.ratio.sampleRatio(r)
+	if smp.ratio != nil {
+		d.rr = smp.ratio.sampleRatio(r)
 	}
 	d.seed = r.Uint64()
 }
@@ -124,18 +164,20 @@ func (g *clientGen) advance() {
 	g.ok = false
 	switch cc.kind {
 	case genPlain:
-		g.t = satAdd(g.t, cc.arr.next(g.rng))
-		if g.beyond(g.t) {
+		var smp *samplers
+		var ok bool
+		if g.t, smp, ok = g.nextArrival(g.t); !ok || g.beyond(g.t) {
 			return
 		}
 		d.at = g.t
-		drawRound(cc, g.rng, d)
+		drawRound(smp, g.rng, d)
 	case genClosedSessions:
 		if cc.single && g.seq > 0 {
 			return
 		}
-		g.t = satAdd(g.t, cc.arr.next(g.rng))
-		if g.beyond(g.t) {
+		var smp *samplers
+		var ok bool
+		if g.t, smp, ok = g.nextArrival(g.t); !ok || g.beyond(g.t) {
 			return
 		}
 		d.at, d.cost = g.t, int64(cc.maxRounds)
@@ -146,9 +188,9 @@ func (g *clientGen) advance() {
 			g.seq++
 			break
 		}
-		s := g.newSession()
+		s := g.newSession(smp)
 		d.sess = s
-		drawRound(cc, s.rng, d)
+		drawRound(smp, s.rng, d)
 	case genUsers:
 		n := cc.c.Concurrency
 		if g.nextUser >= n {
@@ -165,10 +207,10 @@ func (g *clientGen) advance() {
 			g.rng.Uint64()
 			break
 		}
-		s := g.newSession()
+		s := g.newSession(&cc.smp)
 		s.id = "concurrency_" + cc.c.ID + "_user_" + strconv.Itoa(u)
 		d.sess = s
-		drawRound(cc, s.rng, d)
+		drawRound(s.smp, s.rng, d)
 	case genOpenSessions:
 		if !g.advanceOpen(d) {
 			return
@@ -195,7 +237,7 @@ func (g *clientGen) advanceOpen(d *draft) bool {
 			s = g.popWaiting()
 			s.round++
 			d.at, d.sess, d.round = s.at, s, s.round
-			drawRound(cc, s.rng, d)
+			drawRound(s.smp, s.rng, d)
 			if cc.accumulate && s.draftLen+s.draftOut+d.in > MaxPromptTokens {
 				s.closed, s.cut = true, SessionCancelled
 				if g.onCut != nil {
@@ -204,15 +246,15 @@ func (g *clientGen) advanceOpen(d *draft) bool {
 				continue
 			}
 		} else if g.startOK {
-			s = g.newSession()
+			s = g.newSession(g.startSmp)
 			s.at = g.nextStart
 			d.at, d.sess, d.round = s.at, s, 0
-			drawRound(cc, s.rng, d)
+			drawRound(s.smp, s.rng, d)
 			if cc.single {
 				g.startOK = false
 			} else {
-				g.nextStart = satAdd(g.nextStart, cc.arr.next(g.rng))
-				g.startOK = !g.beyond(g.nextStart)
+				g.nextStart, g.startSmp, g.startOK = g.nextArrival(g.nextStart)
+				g.startOK = g.startOK && !g.beyond(g.nextStart)
 			}
 		} else {
 			return false

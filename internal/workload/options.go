@@ -36,6 +36,34 @@ type Options struct {
 
 	Timeout   *time.Duration // --timeout (300s); negative disables; 0 is a usage error
 	Streaming *bool          // whether requests stream (false)
+
+	// --ramp-up-strategy, --ramp-up-start-rps, --ramp-up-end-rps (vllm
+	// bench serve's): the total rate ramps over --num-requests instead of
+	// --rate; over a spec they replace its aggregate_rate.
+	RampStrategy             *string
+	RampStartRPS, RampEndRPS *float64
+}
+
+// ramp is the rate ramp the flags ask for, nil when none.
+func (o *Options) ramp() (*RateRamp, *Error) {
+	if o.RampStrategy == nil && o.RampStartRPS == nil && o.RampEndRPS == nil {
+		return nil, nil
+	}
+	if o.RampStrategy == nil || o.RampStartRPS == nil || o.RampEndRPS == nil {
+		return nil, flagError("--ramp-up-strategy", "needs --ramp-up-start-rps and --ramp-up-end-rps (and they need it)")
+	}
+	if o.Rate != nil {
+		return nil, flagError("--rate", "cannot be combined with --ramp-up-strategy (the ramp sets the rate)")
+	}
+	r := &RateRamp{Strategy: *o.RampStrategy, StartRPS: *o.RampStartRPS, EndRPS: *o.RampEndRPS}
+	if err := checkRamp(r, "ramp"); err != nil {
+		flag := map[string]string{"ramp.start_rps": "--ramp-up-start-rps", "ramp.end_rps": "--ramp-up-end-rps"}[err.Path]
+		if flag == "" {
+			flag = "--ramp-up-strategy"
+		}
+		return nil, flagError(flag, "%s", err.Msg)
+	}
+	return r, nil
 }
 
 // Synthesis defaults (workload.md §12).
@@ -163,6 +191,11 @@ func resolveSpec(o *Options) (*Workload, error) {
 	if o.Horizon != nil {
 		spec.HorizonUs = o.Horizon.Microseconds()
 	}
+	if r, rerr := o.ramp(); rerr != nil {
+		return nil, rerr
+	} else if r != nil {
+		spec.RateRamp, spec.AggregateRate = r, r.StartRPS
+	}
 	w, err := New(*spec)
 	if err != nil {
 		return nil, err
@@ -191,8 +224,8 @@ func resolveFlags(o *Options) (*Workload, error) {
 		if p, ok = LookupPreset(o.Preset); !ok {
 			return nil, flagError("--workload", "unknown preset %q (valid: %s)", o.Preset, presetNames())
 		}
-		if o.Rate == nil {
-			return nil, flagError("--workload", "preset %q needs --rate", o.Preset)
+		if o.Rate == nil && o.RampStrategy == nil {
+			return nil, flagError("--workload", "preset %q needs --rate (or --ramp-up-strategy)", o.Preset)
 		}
 		name = "preset:" + o.Preset
 	}
@@ -205,6 +238,13 @@ func resolveFlags(o *Options) (*Workload, error) {
 	}
 	if o.Rate != nil && concurrency > 0 {
 		return nil, flagError("--rate", "cannot be combined with --concurrency")
+	}
+	ramp, rerr := o.ramp()
+	if rerr != nil {
+		return nil, rerr
+	}
+	if ramp != nil && concurrency > 0 {
+		return nil, flagError("--ramp-up-strategy", "cannot be combined with --concurrency")
 	}
 	rate := DefaultRate
 	if o.Rate != nil {
@@ -281,6 +321,9 @@ func resolveFlags(o *Options) (*Workload, error) {
 		spec.AggregateRate = rate
 		c.RateFraction = 1
 		c.Arrival = Arrival{Process: arrival}
+		if ramp != nil {
+			spec.RateRamp, spec.AggregateRate = ramp, ramp.StartRPS
+		}
 	}
 	prefix := p.PrefixTokens
 	if o.PrefixTokens != nil {

@@ -18,7 +18,11 @@ func TestResolveUsageErrors(t *testing.T) {
 	}{
 		{"unknown preset", Options{Preset: "chat", Rate: ptr(2.0)},
 			`--workload: unknown preset "chat" (valid: chatbot, contentgen, distribution, multidoc, summarization)`},
-		{"preset without rate", Options{Preset: "chatbot"}, `--workload: preset "chatbot" needs --rate`},
+		{"preset without rate", Options{Preset: "chatbot"}, `--workload: preset "chatbot" needs --rate (or --ramp-up-strategy)`},
+		{"ramp half given", Options{RampStrategy: ptr("linear"), RampStartRPS: ptr(2.0)}, `--ramp-up-strategy: needs --ramp-up-start-rps and --ramp-up-end-rps (and they need it)`},
+		{"ramp and rate", Options{Rate: ptr(3.0), RampStrategy: ptr("linear"), RampStartRPS: ptr(2.0), RampEndRPS: ptr(4.0)}, `--rate: cannot be combined with --ramp-up-strategy (the ramp sets the rate)`},
+		{"ramp unknown", Options{RampStrategy: ptr("step"), RampStartRPS: ptr(2.0), RampEndRPS: ptr(4.0)}, `--ramp-up-strategy: unknown ramp strategy "step" (valid: linear, exponential)`},
+		{"ramp zero start", Options{RampStrategy: ptr("exponential"), RampStartRPS: ptr(0.0), RampEndRPS: ptr(4.0)}, `--ramp-up-start-rps: 0 must be finite and > 0`},
 		{"negative rate", Options{Rate: ptr(-1.0)}, `--rate: -1 must be > 0`},
 		{"zero rate", Options{Rate: ptr(0.0)}, `--rate: 0 must be > 0`},
 		{"infinite rate", Options{Rate: ptr(math.Inf(1))}, `--rate: +Inf must be > 0`},

@@ -23,6 +23,9 @@ type Request struct {
 	SessionID    string  // "" for single-turn requests
 	RoundIndex   int     // 0 for single-turn requests and round 0
 	ThinkTimeUs  int64   // the session's think time between rounds (trace think_time_us); 0 otherwise
+	// Multimodal clients: the image, audio and video tokens counted in
+	// InputTokens (the rest is text).
+	ImageTokens, AudioTokens, VideoTokens int
 
 	tokSeed uint64 // seed of this request's token stream
 	newIn   int    // ids this request drew from it (its new input)

@@ -31,6 +31,9 @@ func schemaOf(obj string) map[string]field {
 			"num_requests":        {kind: kInt},
 			"horizon":             {kind: kInt},
 			"clients":             {kind: kList, obj: "client"},
+			"cohorts":             {kind: kList, obj: "cohort"},
+			"inference_perf":      {kind: kObject, obj: "inference_perf"},
+			"rate_ramp":           {kind: kObject, obj: "ramp"},
 			"goodput_slo_targets": {kind: kTargets, obj: "target"},
 		}
 	case "client":
@@ -53,7 +56,61 @@ func schemaOf(obj string) map[string]field {
 			"timeout":             {kind: kInt},
 			"slo_target_us":       {kind: kInt},
 			"network":             {kind: kObject, obj: "network"},
+			"lifecycle":           {kind: kObject, obj: "lifecycle"},
+			"multimodal":          {kind: kObject, obj: "multimodal"},
 		}
+	case "cohort":
+		// A cohort has a client's keys, but for its id-less members'
+		// per-client ones (concurrency users, lifecycle windows, which its
+		// patterns make), plus its own.
+		m := schemaOf("client")
+		for _, k := range []string{"concurrency", "think_time_us", "lifecycle"} {
+			delete(m, k)
+		}
+		m["population"] = field{kind: kInt}
+		m["prefix_sharing"] = field{kind: kString}
+		m["diurnal"] = field{kind: kObject, obj: "diurnal"}
+		m["spike"] = field{kind: kObject, obj: "spike"}
+		m["drain"] = field{kind: kObject, obj: "drain"}
+		return m
+	case "lifecycle":
+		return map[string]field{"windows": {kind: kList, obj: "window"}}
+	case "window":
+		return map[string]field{
+			"start_us":            {kind: kInt},
+			"end_us":              {kind: kInt},
+			"trace_rate":          {kind: kFloat},
+			"arrival":             {kind: kObject, obj: "arrival"},
+			"input_distribution":  {kind: kObject, obj: "dist"},
+			"output_distribution": {kind: kObject, obj: "dist"},
+		}
+	case "diurnal":
+		return map[string]field{"peak_hour": {kind: kInt}, "peak_to_trough_ratio": {kind: kFloat}}
+	case "spike":
+		return map[string]field{"start_time_us": {kind: kInt}, "duration_us": {kind: kInt}, "trace_rate": {kind: kFloat}}
+	case "drain":
+		return map[string]field{"start_time_us": {kind: kInt}, "ramp_duration_us": {kind: kInt}}
+	case "multimodal":
+		m := map[string]field{}
+		for _, k := range []string{"text", "image", "image_count", "audio", "audio_count", "video", "video_count"} {
+			m[k+"_distribution"] = field{kind: kObject, obj: "dist"}
+		}
+		return m
+	case "inference_perf":
+		return map[string]field{"stages": {kind: kList, obj: "stage"}, "shared_prefix": {kind: kObject, obj: "shared_prefix"}}
+	case "stage":
+		return map[string]field{"rate": {kind: kFloat}, "duration": {kind: kInt}}
+	case "shared_prefix":
+		return map[string]field{
+			"num_unique_system_prompts":   {kind: kInt},
+			"num_users_per_system_prompt": {kind: kInt},
+			"system_prompt_len":           {kind: kInt},
+			"question_len":                {kind: kInt},
+			"output_len":                  {kind: kInt},
+			"enable_multi_turn_chat":      {kind: kBool},
+		}
+	case "ramp":
+		return map[string]field{"strategy": {kind: kString}, "start_rps": {kind: kFloat}, "end_rps": {kind: kFloat}}
 	case "arrival":
 		return map[string]field{
 			"process": {kind: kString},
@@ -101,8 +158,7 @@ func unimplementedKey(obj, key string) bool {
 		return false
 	}
 	switch key {
-	case "cohorts", "servegen_data", "inference_perf", "lifecycle", "multimodal",
-		"adapter", "population", "prefix_sharing":
+	case "servegen_data", "adapter":
 		return true
 	}
 	return false
@@ -117,28 +173,33 @@ type rawSpec struct {
 	NumRequests   *int64               `yaml:"num_requests"`
 	Horizon       *int64               `yaml:"horizon"`
 	Clients       []rawClient          `yaml:"clients"`
+	Cohorts       []rawCohort          `yaml:"cohorts"`
+	InferencePerf *rawInferencePerf    `yaml:"inference_perf"`
+	RateRamp      *rawRamp             `yaml:"rate_ramp"`
 	Goodput       map[string]rawTarget `yaml:"goodput_slo_targets"`
 }
 
 type rawClient struct {
-	ID           string        `yaml:"id"`
-	TenantID     string        `yaml:"tenant_id"`
-	SLOClass     string        `yaml:"slo_class"`
-	Model        string        `yaml:"model"`
-	RateFraction *float64      `yaml:"rate_fraction"`
-	Concurrency  *int64        `yaml:"concurrency"`
-	ThinkTimeUs  *int64        `yaml:"think_time_us"`
-	Arrival      *rawArrival   `yaml:"arrival"`
-	InputDist    *rawDist      `yaml:"input_distribution"`
-	OutputDist   *rawDist      `yaml:"output_distribution"`
-	PrefixGroup  string        `yaml:"prefix_group"`
-	PrefixLength *int64        `yaml:"prefix_length"`
-	Streaming    bool          `yaml:"streaming"`
-	Reasoning    *rawReasoning `yaml:"reasoning"`
-	ClosedLoop   *bool         `yaml:"closed_loop"`
-	Timeout      *int64        `yaml:"timeout"`
-	SLOTargetUs  *int64        `yaml:"slo_target_us"`
-	Network      *rawNetwork   `yaml:"network"`
+	ID           string         `yaml:"id"`
+	TenantID     string         `yaml:"tenant_id"`
+	SLOClass     string         `yaml:"slo_class"`
+	Model        string         `yaml:"model"`
+	RateFraction *float64       `yaml:"rate_fraction"`
+	Concurrency  *int64         `yaml:"concurrency"`
+	ThinkTimeUs  *int64         `yaml:"think_time_us"`
+	Arrival      *rawArrival    `yaml:"arrival"`
+	InputDist    *rawDist       `yaml:"input_distribution"`
+	OutputDist   *rawDist       `yaml:"output_distribution"`
+	PrefixGroup  string         `yaml:"prefix_group"`
+	PrefixLength *int64         `yaml:"prefix_length"`
+	Streaming    bool           `yaml:"streaming"`
+	Reasoning    *rawReasoning  `yaml:"reasoning"`
+	ClosedLoop   *bool          `yaml:"closed_loop"`
+	Timeout      *int64         `yaml:"timeout"`
+	SLOTargetUs  *int64         `yaml:"slo_target_us"`
+	Network      *rawNetwork    `yaml:"network"`
+	Lifecycle    *rawLifecycle  `yaml:"lifecycle"`
+	Multimodal   *rawMultimodal `yaml:"multimodal"`
 }
 
 type rawArrival struct {

@@ -120,7 +120,8 @@ func (s *Source) OnFailed(id, atUs int64, reason FailReason) (*Request, bool) {
 // output (accumulated into the prompt).
 func (s *Source) followUp(sess *session, fromUs int64, prevOut int) (*Request, bool) {
 	cc := sess.cc
-	if cc.kind == genUsers && s.limit > 0 && s.followUps >= s.limit-s.Pregenerated() {
+	n, i := max(s.shardCount, 1), s.shardIndex
+	if cc.kind == genUsers && s.limit > 0 && s.followUps*n+i >= s.limit-s.Pregenerated() {
 		s.end(sess, SessionBudgetExhausted)
 		return nil, false
 	}
@@ -131,18 +132,56 @@ func (s *Source) followUp(sess *session, fromUs int64, prevOut int) (*Request, b
 	}
 	prevOut = min(max(prevOut, 0), MaxSampleTokens)
 	d := draft{at: at, sess: sess, round: sess.round + 1}
-	drawRound(cc, sess.rng, &d)
+	drawRound(sess.smp, sess.rng, &d)
 	if cc.accumulate && sess.promptLen+prevOut+d.in > MaxPromptTokens {
 		s.end(sess, SessionCancelled)
 		return nil, false
 	}
-	id := s.Pregenerated() + s.followUps
+	id := s.Pregenerated() + s.followUps*n + i
 	s.followUps++
 	sess.round = d.round
 	r := s.build(cc, &d, id, true, prevOut)
 	r.SessionID = sess.id
 	s.live[id] = sess
 	return r, true
+}
+
+// Share makes this Source worker index of count of a sharded run (observe
+// --shard), which sends only some of the pre-generated requests and
+// reports the others Elsewhere: its k-th follow-up is the run's follow-up
+// k·count + index, so the workers' ids never meet, and the follow-up
+// budget of num_requests is shared the same way. Call it before the first
+// follow-up.
+func (s *Source) Share(index, count int) {
+	if count > 1 && index >= 0 && index < count {
+		s.shardIndex, s.shardCount = int64(index), int64(count)
+	}
+}
+
+// sessionElsewhere marks a session driven by another process of a sharded
+// run: it is in no count here and never ends here.
+const sessionElsewhere SessionState = "elsewhere"
+
+// Elsewhere reports that request id is sent by another process of a sharded
+// run (observe --shard), which reports its completion there: this Source
+// forgets it. The session it belongs to, if any, is driven by that process;
+// here it leaves the session counts at once and creates no follow-up.
+// Later rounds of an open session still come from Next, and are to be
+// reported here too.
+func (s *Source) Elsewhere(id int64) {
+	sess, ok := s.live[id]
+	if !ok {
+		return
+	}
+	delete(s.live, id)
+	if sess.state != "" || !sess.started {
+		return
+	}
+	s.unlink(sess)
+	s.counts.Started--
+	s.counts.Active--
+	sess.state = sessionElsewhere
+	sess.prompt = nil
 }
 
 // Finish ends generation and every session still active, as
@@ -188,11 +227,8 @@ func (s *Source) start(sess *session) {
 	s.last = sess
 }
 
-func (s *Source) end(sess *session, st SessionState) {
-	if sess.state != "" || !sess.started {
-		return
-	}
-	sess.state = st
+// unlink takes sess out of the list of active sessions.
+func (s *Source) unlink(sess *session) {
 	if sess.prev != nil {
 		sess.prev.next = sess.next
 	} else {
@@ -204,6 +240,14 @@ func (s *Source) end(sess *session, st SessionState) {
 		s.last = sess.prev
 	}
 	sess.prev, sess.next = nil, nil
+}
+
+func (s *Source) end(sess *session, st SessionState) {
+	if sess.state != "" || !sess.started {
+		return
+	}
+	sess.state = st
+	s.unlink(sess)
 	sess.prompt = nil
 	s.counts.Active--
 	switch st {

@@ -23,6 +23,8 @@ type Source struct {
 	pregen    int64 // pre-generated count, -1 until known
 	followUps int64 // follow-ups created so far
 
+	shardIndex, shardCount int64 // Share: this Source's slice of a sharded run's follow-ups
+
 	live         map[int64]*session // session requests in flight, by id
 	first, last  *session           // active sessions in start order
 	counts       SessionCounts
@@ -175,6 +177,7 @@ func (s *Source) build(cc *compiledClient, d *draft, id int64, followOn bool, pr
 		PrefixLength: len(cc.prefix), InputTokens: n - len(cc.prefix),
 		OutputTokens: d.out, MaxOutputLen: d.out, Streaming: c.Streaming, ReasonRatio: d.rr,
 		SLOTargetUs: c.SLOTargetUs, RoundIndex: d.round, tokSeed: d.seed, newIn: d.in,
+		ImageTokens: d.mm[0], AudioTokens: d.mm[1], VideoTokens: d.mm[2],
 	}
 	if c.TimeoutUs > 0 {
 		r.DeadlineUs = satAdd(d.at, c.TimeoutUs)

@@ -4,13 +4,16 @@ package workload
 // of §3 resolved. Decode builds one from YAML; tests and programs may build
 // one directly and pass it to New, which validates it.
 type Spec struct {
-	Version       string  // "2" after decoding ("1" is upgraded)
-	Seed          int64   // workload seed (42 when neither the spec nor --seed sets it)
-	Category      string  // "", language, multimodal, reasoning (informational)
-	AggregateRate float64 // requests/s over all rate-based clients
-	NumRequests   int64   // cap on generated requests, follow-ups included; 0 = none
-	HorizonUs     int64   // no arrival after it; 0 = none
-	Clients       []Client
+	Version       string   // "2" after decoding ("1" is upgraded)
+	Seed          int64    // workload seed (42 when neither the spec nor --seed sets it)
+	Category      string   // "", language, multimodal, reasoning (informational)
+	AggregateRate float64  // requests/s over all rate-based clients
+	NumRequests   int64    // cap on generated requests, follow-ups included; 0 = none
+	HorizonUs     int64    // no arrival after it; 0 = none
+	Clients       []Client // cohorts and inference_perf stages are expanded into clients
+	// RateRamp (Ours), when set, ramps the total rate over num_requests
+	// requests instead of a fixed aggregate_rate.
+	RateRamp *RateRamp
 
 	// GoodputSLOTargets maps an SLO class to its targets; nil when none.
 	GoodputSLOTargets map[string]SLOTarget
@@ -42,6 +45,18 @@ type Client struct {
 	ClosedLoop   bool          // resolved: true by default for multi-turn clients
 	TimeoutUs    int64         // resolved per-request timeout; 0 = none
 	SLOTargetUs  int64         // per-request TTFT target; 0 = none
+	// Lifecycle restricts the client to activity windows, with optional
+	// per-window rates, arrival processes and lengths; nil = always on.
+	// Cohort members share one.
+	Lifecycle  *Lifecycle
+	Multimodal *Multimodal // input = text + images, audio, video; nil = text only
+
+	// src is where the client comes from in the spec file when it is not
+	// clients[i] (a cohort member: "cohorts[k]"), for error positions;
+	// lead is 1 + the index of the client whose compiled samplers and
+	// windows this one shares (cohort members), 0 = none.
+	src  string
+	lead int
 }
 
 // Arrival is an inter-arrival process (workload.md §4). Zero CV, Shape and
@@ -96,6 +111,9 @@ func (c *Client) closedSessions() bool { return c.MultiTurn != nil && c.ClosedLo
 func (c *Client) endless() bool {
 	if c.isConcurrency() {
 		return true
+	}
+	if windowedClient(c) {
+		return false // its last window ends
 	}
 	return c.MultiTurn == nil || !c.MultiTurn.SingleSession
 }

@@ -85,118 +85,29 @@ func fromRaw(raw *rawSpec, pos *positions, baseDir string) (*Spec, []string, *Er
 		}
 	}
 	for i := range raw.Clients {
-		rc := &raw.Clients[i]
 		path := fmt.Sprintf("clients[%d]", i)
-		c := Client{
-			ID: rc.ID, TenantID: rc.TenantID, SLOClass: rc.SLOClass, Model: rc.Model,
-			RateFraction: deref(rc.RateFraction), ThinkTimeUs: deref(rc.ThinkTimeUs),
-			PrefixGroup: rc.PrefixGroup, Streaming: rc.Streaming, SLOTargetUs: deref(rc.SLOTargetUs),
+		c, w, err := decodeClient(&raw.Clients[i], path, pos, v1)
+		if err != nil {
+			return nil, nil, err
 		}
-		if v1 {
-			c.SLOClass = upgradeClass(c.SLOClass)
-		}
-		if rc.Concurrency != nil {
-			n := *rc.Concurrency
-			if n < 0 || n > MaxConcurrency {
-				return nil, nil, &Error{Path: path + ".concurrency", Msg: fmt.Sprintf("%d out of range [0, %d]", n, MaxConcurrency)}
-			}
-			c.Concurrency = int(n)
-		}
-		if c.Concurrency > 0 {
-			if rc.RateFraction != nil && *rc.RateFraction != 0 {
-				return nil, nil, &Error{Path: path + ".rate_fraction", Msg: "concurrency and rate_fraction are mutually exclusive"}
-			}
-			if rc.Arrival != nil {
-				warn = append(warn, pos.where(path+".arrival")+"ignored: concurrency clients send when a user is ready, not on an arrival process")
-			}
-		} else {
-			if rc.RateFraction == nil {
-				return nil, nil, &Error{Path: path, Msg: "rate_fraction is required unless concurrency > 0"}
-			}
-			if rc.Arrival == nil {
-				return nil, nil, &Error{Path: path, Msg: "arrival is required for a rate-based client"}
-			}
-			if rc.ThinkTimeUs != nil && *rc.ThinkTimeUs != 0 {
-				warn = append(warn, pos.where(path+".think_time_us")+"ignored: think_time_us is used by concurrency clients (sessions use reasoning.multi_turn.think_time_us)")
-			}
-		}
-		if rc.Arrival != nil && c.Concurrency == 0 {
-			a := rc.Arrival
-			c.Arrival = Arrival{Process: a.Process, CV: deref(a.CV), Shape: deref(a.Shape), Scale: deref(a.Scale)}
-			ap := path + ".arrival"
-			for _, p := range []struct {
-				name string
-				v    *float64
-			}{{"cv", a.CV}, {"shape", a.Shape}, {"scale", a.Scale}} {
-				if p.v != nil && !(*p.v > 0) || p.v != nil && math.IsInf(*p.v, 0) {
-					return nil, nil, &Error{Path: ap + "." + p.name, Msg: fmt.Sprintf("%g must be finite and > 0", *p.v)}
-				}
-			}
-			if (a.Process == ProcessPoisson || a.Process == ProcessConstant) && (a.CV != nil || a.Shape != nil || a.Scale != nil) {
-				warn = append(warn, pos.where(ap)+"cv, shape and scale are ignored by the "+a.Process+" process")
-				c.Arrival.CV, c.Arrival.Shape, c.Arrival.Scale = 0, 0, 0
-			}
-		}
-		if rc.InputDist == nil {
-			return nil, nil, &Error{Path: path, Msg: "input_distribution is required"}
-		}
-		if rc.OutputDist == nil {
-			return nil, nil, &Error{Path: path, Msg: "output_distribution is required"}
-		}
-		c.Input = Distribution{Type: rc.InputDist.Type, Params: rc.InputDist.Params, File: rc.InputDist.File}
-		c.Output = Distribution{Type: rc.OutputDist.Type, Params: rc.OutputDist.Params, File: rc.OutputDist.File}
-		if rc.PrefixLength != nil {
-			n := *rc.PrefixLength
-			if n < 0 || n > MaxSampleTokens {
-				return nil, nil, &Error{Path: path + ".prefix_length", Msg: fmt.Sprintf("%d out of range [0, %d]", n, MaxSampleTokens)}
-			}
-			if c.PrefixGroup == "" && n > 0 {
-				warn = append(warn, pos.where(path+".prefix_length")+"ignored: no prefix_group")
-			} else {
-				c.PrefixLength = int(n)
-			}
-		}
-		if r := rc.Reasoning; r != nil {
-			if r.ReasonRatio != nil && r.ReasonRatio.Type != "" {
-				c.ReasonRatio = &Distribution{Type: r.ReasonRatio.Type, Params: r.ReasonRatio.Params, File: r.ReasonRatio.File}
-			}
-			if mt := r.MultiTurn; mt != nil {
-				mp := path + ".reasoning.multi_turn"
-				if mt.MaxRounds == nil {
-					return nil, nil, &Error{Path: mp, Msg: "max_rounds is required"}
-				}
-				if *mt.MaxRounds < 1 || *mt.MaxRounds > maxRounds {
-					return nil, nil, &Error{Path: mp + ".max_rounds", Msg: fmt.Sprintf("%d out of range [1, %d]", *mt.MaxRounds, maxRounds)}
-				}
-				c.MultiTurn = &MultiTurn{MaxRounds: int(*mt.MaxRounds), ThinkTimeUs: deref(mt.ThinkTimeUs),
-					ContextGrowth: mt.ContextGrowth, SingleSession: mt.SingleSession}
-			}
-		}
-		c.ClosedLoop = c.MultiTurn != nil
-		if rc.ClosedLoop != nil {
-			c.ClosedLoop = *rc.ClosedLoop
-		}
-		switch {
-		case rc.Timeout != nil:
-			c.TimeoutUs = *rc.Timeout
-		case c.MultiTurn != nil || c.ClosedLoop || c.Concurrency > 0:
-			c.TimeoutUs = DefaultTimeoutUs
-		}
-		if n := rc.Network; n != nil {
-			for _, p := range []struct {
-				name string
-				v    *float64
-			}{{"rtt_ms", n.RTTMs}, {"bandwidth_mbps", n.BandwidthMbps}} {
-				if p.v != nil && !(*p.v >= 0 && !math.IsInf(*p.v, 0)) {
-					return nil, nil, &Error{Path: path + ".network." + p.name, Msg: fmt.Sprintf("%g must be finite and >= 0", *p.v)}
-				}
-			}
-			warn = append(warn, pos.where(path+".network")+"accepted and ignored: the simulator does not model client networks")
-		}
+		warn = append(warn, w...)
 		s.Clients = append(s.Clients, c)
 	}
-	if _, err := compileSpec(s); err != nil {
+	w, err := decodeSources(raw, s, pos, v1)
+	if err != nil {
 		return nil, nil, err
+	}
+	warn = append(warn, w...)
+	cs, err := compileSpec(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, cc := range cs {
+		for _, ls := range []*lengthSampler{cc.smp.in, cc.smp.out, cc.smp.ratio} {
+			for i := 0; ls != nil && i+1 < len(ls.dropped); i += 2 {
+				warn = append(warn, pos.where(ls.dropped[i])+ls.dropped[i+1])
+			}
+		}
 	}
 	return s, warn, nil
 }
@@ -249,7 +160,10 @@ func checkSpec(s *Spec) *Error {
 		return &Error{Path: "horizon", Msg: fmt.Sprintf("%d out of range [0, %d]", s.HorizonUs, maxTimeUs)}
 	}
 	if len(s.Clients) == 0 {
-		return &Error{Path: "clients", Msg: "at least one client is required"}
+		return &Error{Path: "clients", Msg: "at least one client, cohort or inference_perf block is required"}
+	}
+	if len(s.Clients) > MaxClients {
+		return &Error{Path: "clients", Msg: fmt.Sprintf("%d clients; at most %d", len(s.Clients), MaxClients)}
 	}
 	for _, class := range slices.Sorted(maps.Keys(s.GoodputSLOTargets)) {
 		p := "goodput_slo_targets." + class
@@ -267,16 +181,27 @@ func checkSpec(s *Spec) *Error {
 		}
 	}
 	rateBased, concurrency, multiTurn := false, -1, -1
+	absolute := true // every rate-based client gives every window its own rate
 	ids := map[string]int{}
 	classed := -1
+	checked := map[*Lifecycle]bool{}
 	for i := range s.Clients {
 		c := &s.Clients[i]
-		path := fmt.Sprintf("clients[%d]", i)
+		path := clientPath(c, i)
+		if lc := c.Lifecycle; lc != nil && !checked[lc] {
+			checked[lc] = true
+			if err := checkLifecycle(lc, path); err != nil {
+				return err
+			}
+		}
+		if c.Concurrency == 0 && !hasOwnRates(c) {
+			absolute = false
+		}
 		if c.ID == "" {
 			return &Error{Path: path, Msg: "id is required"}
 		}
 		if j, dup := ids[c.ID]; dup {
-			return &Error{Path: path + ".id", Msg: fmt.Sprintf("duplicate client id %q (also clients[%d])", c.ID, j)}
+			return &Error{Path: path + ".id", Msg: fmt.Sprintf("duplicate client id %q (also %s)", c.ID, clientPath(&s.Clients[j], j))}
 		}
 		ids[c.ID] = i
 		if !validSLOClass(c.SLOClass) {
@@ -337,18 +262,40 @@ func checkSpec(s *Spec) *Error {
 	if classed >= 0 {
 		for i := range s.Clients {
 			if s.Clients[i].SLOClass == "" {
-				return &Error{Path: fmt.Sprintf("clients[%d].slo_class", i), Msg: fmt.Sprintf("missing: clients[%d] sets slo_class %q, so every client must set one", classed, s.Clients[classed].SLOClass)}
+				return &Error{Path: clientPath(&s.Clients[i], i) + ".slo_class", Msg: fmt.Sprintf("missing: %s sets slo_class %q, so every client must set one", clientPath(&s.Clients[classed], classed), s.Clients[classed].SLOClass)}
 			}
 		}
 	}
 	if concurrency >= 0 && multiTurn >= 0 {
-		return &Error{Path: fmt.Sprintf("clients[%d]", max(concurrency, multiTurn)), Msg: fmt.Sprintf("concurrency clients (clients[%d]) and multi-turn clients (clients[%d]) cannot be mixed in one spec: their shared follow-up budget cannot account for both", concurrency, multiTurn)}
+		return &Error{Path: clientPath(&s.Clients[max(concurrency, multiTurn)], max(concurrency, multiTurn)), Msg: fmt.Sprintf("concurrency clients (%s) and multi-turn clients (%s) cannot be mixed in one spec: their shared follow-up budget cannot account for both",
+			clientPath(&s.Clients[concurrency], concurrency), clientPath(&s.Clients[multiTurn], multiTurn))}
 	}
-	if rateBased && (!(s.AggregateRate > 0) || math.IsInf(s.AggregateRate, 0)) {
-		if s.AggregateRate == 0 {
-			return &Error{Path: "aggregate_rate", Msg: "required (> 0) when a client is rate-based"}
-		}
+	switch {
+	case !rateBased:
+	case s.AggregateRate == 0 && absolute:
+		// Absolute mode: every window carries its own rate.
+	case s.AggregateRate == 0:
+		return &Error{Path: "aggregate_rate", Msg: "required (> 0) when a client is rate-based (0 only when every rate-based client's every lifecycle window gives trace_rate)"}
+	case !(s.AggregateRate > 0) || math.IsInf(s.AggregateRate, 0):
 		return &Error{Path: "aggregate_rate", Msg: fmt.Sprintf("%g must be finite and > 0", s.AggregateRate)}
+	}
+	if r := s.RateRamp; r != nil {
+		if err := checkRamp(r, "rate_ramp"); err != nil {
+			return err
+		}
+		switch {
+		case s.NumRequests == 0:
+			return &Error{Path: "rate_ramp", Msg: "needs num_requests: the ramp runs over them"}
+		case !rateBased:
+			return &Error{Path: "rate_ramp", Msg: "needs a rate-based client"}
+		case s.AggregateRate != r.StartRPS:
+			return &Error{Path: "rate_ramp", Msg: fmt.Sprintf("aggregate_rate %g must be the ramp's start_rps %g", s.AggregateRate, r.StartRPS)}
+		}
+		for i := range s.Clients {
+			if windowedClient(&s.Clients[i]) {
+				return &Error{Path: clientPath(&s.Clients[i], i) + ".lifecycle", Msg: "a rate ramp and lifecycle windows cannot be combined"}
+			}
+		}
 	}
 	resolvePrefixLengths(s.Clients)
 	return nil
@@ -396,4 +343,18 @@ func checkArrival(path string, a *Arrival) *Error {
 		return &Error{Path: path + ".cv", Msg: fmt.Sprintf("%g out of range [%g, %g]", a.CV, weibullMinCV, weibullMaxCV)}
 	}
 	return nil
+}
+
+// hasOwnRates reports whether every window of c gives its own trace_rate
+// (so c may run without aggregate_rate).
+func hasOwnRates(c *Client) bool {
+	if !windowedClient(c) {
+		return false
+	}
+	for _, w := range c.Lifecycle.Windows {
+		if w.TraceRate == nil {
+			return false
+		}
+	}
+	return true
 }

@@ -29,18 +29,29 @@ const (
 	genUsers                         // concurrency users (endless closed-loop sessions)
 )
 
+// samplers draw a request's lengths.
+type samplers struct {
+	in, out *lengthSampler
+	ratio   *lengthSampler // nil = reason_ratio 0
+	mm      *mmSampler     // nil = text only
+}
+
 // compiledClient is a client with its samplers built.
 type compiledClient struct {
 	c          *Client
 	index      int
 	kind       genKind
-	rate       float64 // requests (or sessions) per second
+	rate       float64 // requests (or sessions) per second; windowed clients: per phase
 	arr        arrivalSampler
-	in, out    *lengthSampler
-	ratio      *lengthSampler // nil = reason_ratio 0
-	prefix     []int32        // the prefix group's shared tokens
-	thinkUs    int64          // between rounds (sessions) or requests (users)
-	maxRounds  int            // sessions; 0 = endless (users)
+	smp        samplers
+	windowed   bool      // restricted to lifecycle windows
+	phases     []phase   // windowed clients: when they send (rate > 0), in time order
+	ramp       *RateRamp // the total rate ramps over rampN requests (rate is its start)
+	rampN      int64
+	frac       float64 // the client's share of the total rate (ramps)
+	prefix     []int32 // the prefix group's shared tokens
+	thinkUs    int64   // between rounds (sessions) or requests (users)
+	maxRounds  int     // sessions; 0 = endless (users)
 	accumulate bool
 	single     bool
 }
@@ -58,7 +69,7 @@ func New(spec Spec) (*Workload, error) {
 	if s.NumRequests == 0 && s.HorizonUs == 0 {
 		for i := range s.Clients {
 			if s.Clients[i].endless() {
-				return nil, s.pos.locate(&Error{Path: fmt.Sprintf("clients[%d]", i),
+				return nil, s.pos.locate(&Error{Path: clientPath(&s.Clients[i], i),
 					Msg: "unbounded: set num_requests or horizon (or --num-requests / --horizon)"})
 			}
 		}
@@ -101,22 +112,19 @@ func compileSpec(s *Spec) ([]compiledClient, *Error) {
 	if math.IsInf(totalFrac, 0) {
 		return nil, &Error{Path: "clients", Msg: "the sum of rate_fraction overflows"}
 	}
+	rates := windowRates(s)
 	out := make([]compiledClient, len(s.Clients))
 	for i := range s.Clients {
 		c := &s.Clients[i]
-		path := fmt.Sprintf("clients[%d]", i)
+		path := clientPath(c, i)
 		cc := compiledClient{c: c, index: i}
-		var err *Error
-		if cc.in, err = newLengthSampler(path+".input_distribution", &c.Input, s.BaseDir); err != nil {
+		shared := c.lead > 0 && c.lead <= i
+		if shared {
+			// A cohort member: the lead's samplers and phases, its own stream.
+			l := &out[c.lead-1]
+			cc.smp, cc.phases, cc.rate, cc.arr, cc.windowed = l.smp, l.phases, l.rate, l.arr, l.windowed
+		} else if err := compileSamplers(&cc, path, s.BaseDir); err != nil {
 			return nil, err
-		}
-		if cc.out, err = newLengthSampler(path+".output_distribution", &c.Output, s.BaseDir); err != nil {
-			return nil, err
-		}
-		if c.ReasonRatio != nil {
-			if cc.ratio, err = newLengthSampler(path+".reasoning.reason_ratio_distribution", c.ReasonRatio, s.BaseDir); err != nil {
-				return nil, err
-			}
 		}
 		switch {
 		case c.Concurrency > 0:
@@ -132,17 +140,59 @@ func compileSpec(s *Spec) ([]compiledClient, *Error) {
 			cc.accumulate = c.MultiTurn.ContextGrowth == ContextAccumulate
 			cc.single = c.MultiTurn.SingleSession
 		}
-		if c.Concurrency == 0 {
-			cc.rate = s.AggregateRate * c.RateFraction / totalFrac
-			a, aerr := newArrivalSampler(c.Arrival, cc.rate)
-			if aerr != nil {
-				return nil, &Error{Path: path + ".arrival", Err: aerr}
+		if c.Concurrency == 0 && !shared {
+			if cc.windowed = windowedClient(c); cc.windowed {
+				var err *Error
+				if cc.phases, err = compilePhases(c, path, rates[rateKey{c.Lifecycle, c.RateFraction}], &cc.smp, s.BaseDir); err != nil {
+					return nil, err
+				}
+			} else {
+				cc.rate = s.AggregateRate * c.RateFraction / totalFrac
+				a, aerr := newArrivalSampler(c.Arrival, cc.rate)
+				if aerr != nil {
+					return nil, &Error{Path: path + ".arrival", Err: aerr}
+				}
+				cc.arr = a
 			}
-			cc.arr = a
+		}
+		if s.RateRamp != nil && c.Concurrency == 0 {
+			cc.ramp, cc.rampN, cc.frac = s.RateRamp, s.NumRequests, c.RateFraction/totalFrac
 		}
 		out[i] = cc
 	}
 	return out, nil
+}
+
+// compileSamplers builds a client's length samplers.
+func compileSamplers(cc *compiledClient, path, baseDir string) *Error {
+	c := cc.c
+	var err *Error
+	if cc.smp.in, err = newLengthSampler(path+".input_distribution", &c.Input, baseDir); err != nil {
+		return err
+	}
+	if cc.smp.out, err = newLengthSampler(path+".output_distribution", &c.Output, baseDir); err != nil {
+		return err
+	}
+	if c.ReasonRatio != nil {
+		if cc.smp.ratio, err = newLengthSampler(path+".reasoning.reason_ratio_distribution", c.ReasonRatio, baseDir); err != nil {
+			return err
+		}
+	}
+	if c.Multimodal != nil {
+		if cc.smp.mm, err = newMMSampler(c.Multimodal, path+".multimodal", baseDir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clientPath names client i in errors: clients[i], or the cohort it was
+// expanded from.
+func clientPath(c *Client, i int) string {
+	if c.src != "" {
+		return c.src
+	}
+	return fmt.Sprintf("clients[%d]", i)
 }
 
 // ContextGrowth is the trace header's session_context_growth: "accumulate"
@@ -202,4 +252,31 @@ func satAdd(a, b int64) int64 {
 		return maxTimeUs + 1
 	}
 	return a + b
+}
+
+// AtRate is the same workload at another total rate (requests/s): its
+// aggregate_rate replaced, a rate ramp dropped. A live sweep sends one
+// workload at several rates. Concurrency clients have no rate, and windows
+// that give their own rates (aggregate_rate 0) cannot be scaled: both are
+// errors.
+func (w *Workload) AtRate(rate float64) (*Workload, error) {
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		return nil, &Error{Path: "aggregate_rate", Msg: fmt.Sprintf("%g must be finite and > 0", rate)}
+	}
+	for i := range w.Spec.Clients {
+		if w.Spec.Clients[i].Concurrency > 0 {
+			return nil, &Error{Path: clientPath(&w.Spec.Clients[i], i), Msg: "a concurrency client has no rate to set"}
+		}
+	}
+	if w.Spec.AggregateRate == 0 {
+		return nil, &Error{Path: "aggregate_rate", Msg: "0: the lifecycle windows give their own rates, which a rate cannot replace"}
+	}
+	s := w.Spec
+	s.AggregateRate, s.RateRamp = rate, nil
+	nw, err := New(s)
+	if err != nil {
+		return nil, err
+	}
+	nw.Name, nw.Warnings = w.Name, w.Warnings
+	return nw, nil
 }

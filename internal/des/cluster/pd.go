@@ -159,6 +159,10 @@ func (p *pdState) onDecodeRouting(now int64, data any) {
 		}
 		delete(p.live, rec)
 		res := instance.Drop(rec.parent, now, d)
+		// The prompt fits an empty decode instance: its blocks were only
+		// taken for the moment (not dropped_unservable).
+		kv := c.insts[d].KV()
+		res.NoDecodeKV = (len(rec.parent.Prompt)+kv.BlockSize()-1)/kv.BlockSize() <= kv.TotalBlocks()
 		p.note(rec, "dropped", now)
 		if c.cfg.Observer != nil {
 			c.cfg.Observer.Refused(now, rec.parent, "dropped")

@@ -160,6 +160,24 @@ func TestPDReservationFailureDrops(t *testing.T) {
 	}
 }
 
+// TestPDDecodeKVShortage: a decode instance whose blocks are all held by a
+// request in flight cannot take a second prompt it could hold when empty;
+// the second request is dropped for want of decode KV blocks, a bucket of
+// its own, not dropped_unservable.
+func TestPDDecodeKVShortage(t *testing.T) {
+	cfg := pdCluster(DecideAlways, 2, false) // 8 tokens of KV on the decode side
+	run := runPD(t, cfg, []*instance.Request{
+		{ID: 1, Prompt: tokens(6, 1), OutputLen: 2, MaxOutputLen: 2},
+		{ID: 2, Prompt: tokens(6, 100), OutputLen: 2, MaxOutputLen: 2},
+	})
+	r := run.results[2]
+	if r.Status != instance.StatusDropped || !r.NoDecodeKV || run.sum.DroppedNoDecodeKV != 1 || run.sum.DroppedUnservable != 0 ||
+		run.results[1].Status != instance.StatusCompleted {
+		t.Errorf("result %+v; summary dropped for decode KV %d, unservable %d; first request %s",
+			r, run.sum.DroppedNoDecodeKV, run.sum.DroppedUnservable, run.results[1].Status)
+	}
+}
+
 // TestPDPrefixThreshold: the first request shares nothing with the decode
 // instance's cache and disaggregates; once its 32-token prefix is cached
 // there, a request reusing it has 8 uncached tokens (≤ 16) and runs whole

@@ -233,7 +233,8 @@ func checkConservation(o *runOut, cfg Config, injected int64) []string {
 	if s.InjectedRequests != injected || int64(len(o.results)) != injected || o.out.Injected != injected {
 		v = append(v, fmt.Sprintf("INV-1: %d results, summary injected %d, outcome %d, want %d", len(o.results), s.InjectedRequests, o.out.Injected, injected))
 	}
-	buckets := s.CompletedRequests + s.StillQueued + s.StillRunning + s.DroppedUnservable + s.TimedOutRequests + s.RejectedRequests + s.InTransferRequests
+	buckets := s.CompletedRequests + s.StillQueued + s.StillRunning + s.DroppedUnservable + s.TimedOutRequests + s.RejectedRequests + s.InTransferRequests +
+		s.DroppedNoDecodeKV
 	if buckets != s.InjectedRequests {
 		v = append(v, fmt.Sprintf("INV-1: buckets sum to %d, injected %d (%+v)", buckets, s.InjectedRequests, s))
 	}

@@ -254,6 +254,11 @@ type Result struct {
 	Round     int
 	Tag       any
 
+	// NoDecodeKV marks a P/D request dropped because the decode instance it
+	// was routed to had no free KV blocks for its prompt when its prefill
+	// ended (set by the cluster): a shortage of the moment, not a request
+	// the deployment cannot serve.
+	NoDecodeKV bool
 	// InTransfer marks a live P/D request between its prefill and its
 	// decode part at the end of a run (set by the cluster).
 	InTransfer bool

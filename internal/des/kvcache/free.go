@@ -40,10 +40,7 @@ const (
 )
 
 func newFreeRing(blocks int) freeRing {
-	size := 16
-	for size < 2*blocks {
-		size *= 2
-	}
+	size := tableSize(2 * blocks)
 	return freeRing{ids: make([]uint32, size), serials: make([]uint64, size), mask: uint64(size - 1)}
 }
 

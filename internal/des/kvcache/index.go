@@ -25,10 +25,7 @@ type indexSlot struct {
 }
 
 func newHashIndex(blocks int) hashIndex {
-	size := 16
-	for size < 4*blocks {
-		size *= 2
-	}
+	size := tableSize(4 * blocks)
 	s := make([]indexSlot, size)
 	for i := range s {
 		s[i].v = -1

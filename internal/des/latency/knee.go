@@ -65,11 +65,13 @@ func PhysicsDefaultAlpha() []float64 { return []float64{1000, 0, 0} }
 // kernels of six models at TP 1 to 8, 5,481 shapes from 1 to 4,096
 // tokens): with the layer's GEMM FLOPs at 74% of peak, half of the smaller
 // of weight read and FLOP time exposed and a per-layer floor, every model
-// and TP is within 5.2% MAPE. The bandwidth share is taken at 0.85, what
-// decode weight reads reach once the floor is apart (those profiles put it
-// higher only by trading it against their floor), and decode attention's
-// KV read likewise. Those kernels ran one by one (39 µs of floor per
-// layer): vLLM replays decode steps as CUDA graphs (15 µs per layer taken)
+// and TP is within 5.2% MAPE when all four are fitted. The bandwidth share
+// is taken at 0.85, what decode weight reads reach once the floor is apart
+// (those profiles put it higher only by trading it against their floor),
+// and decode attention's KV read likewise; at these defaults the profiles
+// are within 8.0% MAPE (12.9% at worst, the smallest model at TP 8) with
+// a 51 µs floor (TestPhysicsDefaultsOnH100Kernels). Those kernels ran one
+// by one: vLLM replays decode steps as CUDA graphs (15 µs per layer taken)
 // but launches a step that prefills outside one; on the LLMServingSim runs
 // (vLLM 0.19) such steps cost 78 to 151 µs more per layer, fitted across
 // runs, and 80 is taken. The host's own share of a step, 300 µs, and 5 µs

@@ -32,6 +32,7 @@ type Aggregator struct {
 	targets map[string]SLOTarget
 
 	injected, completed, lengthCapped, dropped, timedOut, rejected int64
+	noDecodeKV                                                     int64 // P/D: dropped for want of decode KV blocks
 	stillQueued, stillRunning                                      int64
 	inTok, outTok, good                                            int64
 
@@ -106,6 +107,10 @@ func (a *Aggregator) Add(res *instance.Result) {
 	switch res.Status {
 	case instance.StatusCompleted:
 	case instance.StatusDropped:
+		if res.NoDecodeKV {
+			a.noDecodeKV++
+			return
+		}
 		a.dropped++
 		if in != nil {
 			in.dropped++

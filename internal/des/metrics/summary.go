@@ -75,7 +75,11 @@ type Summary struct {
 
 	// Cluster runs only (absent for a single instance without cluster
 	// policies).
-	InTransferRequests  int64             `json:"in_transfer_requests,omitempty"` // P/D: between prefill and decode at the end
+	InTransferRequests int64 `json:"in_transfer_requests,omitempty"` // P/D: between prefill and decode at the end
+	// DroppedNoDecodeKV counts the P/D requests dropped because their decode
+	// instance had no free KV blocks for the prompt when the prefill ended
+	// (simulator.md §12): a transient shortage, apart from dropped_unservable.
+	DroppedNoDecodeKV   int64             `json:"dropped_no_decode_kv,omitempty"`
 	RoutingDistribution []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
 	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
 	PerInstance         []InstanceSummary `json:"per_instance,omitempty"`
@@ -190,6 +194,7 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 	}
 	s.JainFairnessIndex = Jain(xs)
 	s.InTransferRequests = a.inTransfer
+	s.DroppedNoDecodeKV = a.noDecodeKV
 	if len(info.PerInstance) > 0 {
 		a.perInstance(&s, info)
 	}

@@ -51,7 +51,8 @@ func (c Client) Capped() bool { return c.MaxConcurrency > 0 }
 // Gate is a capped client between the arrivals and the server. Requests are
 // sent in arrival order (its queue is FIFO); a held request's ArrivalUs is
 // moved to its send time, since every latency the client measures starts at
-// the send (tracev2.md §4.2: TTFT = first chunk − send).
+// the send (tracev2.md §4.2: TTFT = first chunk − send), and its deadline
+// with it, keeping its budget (a client's timeout starts at the send).
 type Gate struct {
 	cfg      Client
 	send     func(now int64, r *instance.Request)
@@ -129,7 +130,13 @@ func (g *Gate) onRelease(now int64, _ any) {
 	g.rel++
 	g.inFlight++
 	g.sentHeld++
-	r.ArrivalUs = now + g.cfg.SendGapUs
+	sendAt := now + g.cfg.SendGapUs
+	if r.DeadlineUs > 0 {
+		// The client's timeout runs from the send, as an HTTP client's
+		// does (observe's): the wait in its own queue does not count.
+		r.DeadlineUs += sendAt - r.ArrivalUs
+	}
+	r.ArrivalUs = sendAt
 	if g.cfg.SendGapUs == 0 {
 		g.sendHead(now, r)
 		return

@@ -12,13 +12,19 @@ import (
 // every completion time is known, and returns their results by id.
 func runCapped(t *testing.T, n int, client Client, horizonUs int64) (map[int64]instance.Result, Outcome, metrics.Summary) {
 	t.Helper()
+	return runCappedBudget(t, n, client, horizonUs, 0)
+}
+
+// runCappedBudget is runCapped with a per-request timeout budget (0 = none).
+func runCappedBudget(t *testing.T, n int, client Client, horizonUs, budgetUs int64) (map[int64]instance.Result, Outcome, metrics.Summary) {
+	t.Helper()
 	cfg := smallConfig()
 	cfg.Instance.MaxNumSeqs = 1
 	cfg.Client = client
 	cfg.HorizonUs = horizonUs
 	var reqs []*instance.Request
 	for i := range n {
-		reqs = append(reqs, &instance.Request{ID: int64(i), ArrivalUs: 0, Prompt: prompt(32, int32(i)<<12), OutputLen: 4, MaxOutputLen: 4})
+		reqs = append(reqs, &instance.Request{ID: int64(i), ArrivalUs: 0, Prompt: prompt(32, int32(i)<<12), OutputLen: 4, MaxOutputLen: 4, DeadlineUs: budgetUs})
 	}
 	agg, _ := metrics.NewAggregator(nil)
 	got := map[int64]instance.Result{}
@@ -66,6 +72,32 @@ func TestClientCapSendsAtSlotFree(t *testing.T) {
 				t.Errorf("gap %d: request %d scheduled at %d before its send %d, or TTFT %d", gap, k, r.FirstScheduledUs, r.ArrivalUs, r.TTFTUs)
 			}
 		}
+	}
+}
+
+// TestClientCapTimeoutRunsFromTheSend: a client's timeout starts when it
+// sends, so six requests held behind a cap of one, each with a budget of
+// one and a half service times, all complete although the last waits five
+// service times in the client's queue; with half a service time, all time
+// out.
+func TestClientCapTimeoutRunsFromTheSend(t *testing.T) {
+	free, _, _ := runCapped(t, 6, Client{MaxConcurrency: 1}, 0)
+	service := free[0].E2EUs
+	if service <= 0 || free[5].ArrivalUs < 5*service {
+		t.Fatalf("service %d µs, last send %d: want the last sent after five services", service, free[5].ArrivalUs)
+	}
+	got, _, sum := runCappedBudget(t, 6, Client{MaxConcurrency: 1}, 0, service*3/2)
+	if sum.CompletedRequests != 6 {
+		t.Fatalf("budget 1.5 services: %d of 6 completed; a held request's wait counted against its timeout", sum.CompletedRequests)
+	}
+	for id, r := range got {
+		if r != free[id] {
+			t.Errorf("request %d: %+v with a budget it never used, %+v without", id, r, free[id])
+		}
+	}
+	_, _, sum = runCappedBudget(t, 6, Client{MaxConcurrency: 1}, 0, service/2)
+	if sum.TimedOutRequests != 6 {
+		t.Errorf("budget half a service: %d of 6 timed out, want all", sum.TimedOutRequests)
 	}
 }
 

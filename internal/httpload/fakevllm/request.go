@@ -16,6 +16,10 @@ const maxRequestBytes = 32 << 20
 // maxCacheBlocks bounds the prefix cache; it is cleared when full.
 const maxCacheBlocks = 1 << 16
 
+// maxSharedWords bounds the word prefixes kept for CountSharedPrefix (about
+// 40 MB); they are cleared when full, so a test must stay below it.
+const maxSharedWords = 1 << 21
+
 type wireRequest struct {
 	Model    string `json:"model"`
 	Prompt   any    `json:"prompt"`
@@ -109,12 +113,16 @@ func (s *Server) countTokens(text string, special bool) int {
 	return n
 }
 
-// prefixCache remembers hashes of block-aligned word prefixes.
+// prefixCache remembers hashes of block-aligned word prefixes, at most
+// limit of them (cleared when full).
 type prefixCache struct {
 	blocks map[uint64]struct{}
+	limit  int
 }
 
-func newPrefixCache() prefixCache { return prefixCache{blocks: map[uint64]struct{}{}} }
+func newPrefixCache(limit int) prefixCache {
+	return prefixCache{blocks: map[uint64]struct{}{}, limit: limit}
+}
 
 // lookup returns how many leading words of text are cached, in whole blocks
 // of block words, and inserts text's blocks. Call with the server lock held.
@@ -133,7 +141,7 @@ func (c *prefixCache) lookup(text string, block int) int {
 			continue
 		}
 		missed = true
-		if len(c.blocks) >= maxCacheBlocks {
+		if len(c.blocks) >= c.limit {
 			clear(c.blocks)
 		}
 		c.blocks[key] = struct{}{}

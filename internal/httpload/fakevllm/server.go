@@ -36,6 +36,11 @@ type Config struct {
 	ReportCachedTokens bool
 	// BlockTokens is the prefix cache block size in tokens. Default 16.
 	BlockTokens int
+	// CountSharedPrefix sets Request.SharedPrefixTokens: how many leading
+	// prompt tokens are identical to those of an earlier request, token by
+	// token (not in blocks), so a test can check the prefix sharing a
+	// client meant to create.
+	CountSharedPrefix bool
 
 	// TokensPerWord sizes prompts: a prompt of w words is
 	// round(w·TokensPerWord) tokens, plus one BOS token for completions and
@@ -121,6 +126,10 @@ type Request struct {
 	IgnoreEOS    bool
 	Priority     *int
 	PromptTokens int // by the fake tokenizer
+	// SharedPrefixTokens is the longest run of leading prompt tokens (the
+	// BOS and chat template not counted) identical to the start of an
+	// earlier request's prompt; set with Config.CountSharedPrefix.
+	SharedPrefixTokens int
 }
 
 // Stats counts requests.
@@ -160,9 +169,10 @@ type Server struct {
 	requests    []Request
 	timings     map[string]*Timing
 	cache       prefixCache
-	promptTotal int64 // prefix cache queries, tokens
-	cachedTotal int64 // prefix cache hits, tokens
-	kvTokens    int64 // tokens of requests in flight
+	shared      prefixCache // one-token blocks, for CountSharedPrefix
+	promptTotal int64       // prefix cache queries, tokens
+	cachedTotal int64       // prefix cache hits, tokens
+	kvTokens    int64       // tokens of requests in flight
 }
 
 // Start validates cfg and starts a server on 127.0.0.1.
@@ -215,7 +225,8 @@ func Start(cfg Config) (*Server, error) {
 		release: make(chan struct{}),
 		changed: make(chan struct{}),
 		timings: map[string]*Timing{},
-		cache:   newPrefixCache(),
+		cache:   newPrefixCache(maxCacheBlocks),
+		shared:  newPrefixCache(maxSharedWords),
 	}
 	if cfg.MaxRunning > 0 {
 		s.slots = make(chan struct{}, cfg.MaxRunning)

@@ -122,3 +122,39 @@ func TestSchedule(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSharedPrefixTokens: the server counts, per request, the leading words
+// identical to the start of some earlier prompt, word by word.
+func TestSharedPrefixTokens(t *testing.T) {
+	srv, err := Start(Config{CountSharedPrefix: true, OutputTokens: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	prompts := []struct {
+		text string
+		want int
+	}{
+		{"a b c d", 0},
+		{"a b c x y", 3},
+		{"a b c d e f", 4},
+		{"z a b", 0},
+		{"a b c x y", 5},
+		{"a q", 1},
+	}
+	for _, p := range prompts {
+		resp, body := post(t, srv.URL()+"/v1/completions", `{"prompt":"`+p.text+`","max_tokens":1}`, http.Header{"Content-Type": {"application/json"}})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%q: %s %s", p.text, resp.Status, body)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != len(prompts) {
+		t.Fatalf("%d requests kept, want %d", len(reqs), len(prompts))
+	}
+	for i, p := range prompts {
+		if got := reqs[i].SharedPrefixTokens; got != p.want {
+			t.Errorf("%q: shared %d leading tokens, want %d", p.text, got, p.want)
+		}
+	}
+}

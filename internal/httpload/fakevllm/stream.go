@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -50,6 +51,9 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) {
 		fault = s.cfg.Fault(n, &req)
 	}
 	s.mu.Lock()
+	if s.cfg.CountSharedPrefix {
+		req.SharedPrefixTokens = int(math.Round(float64(s.shared.lookup(req.Prompt, 1)) * s.cfg.TokensPerWord))
+	}
 	if len(s.requests) < s.cfg.KeepRequests {
 		s.requests = append(s.requests, req)
 	}

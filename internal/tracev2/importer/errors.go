@@ -28,7 +28,7 @@ func (e *Error) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, msg)
 	}
-	return fmt.Sprintf("%s:%d:%d: field %s: %s", e.File, e.Line, e.Column, e.Field, msg)
+	return fmt.Sprintf("%s:%d:%d: field %s: %s", e.File, e.Line, e.Column, tracev2.QuoteName(e.Field), msg)
 }
 
 // Unwrap returns the underlying cause, if any.

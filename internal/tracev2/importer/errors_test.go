@@ -65,8 +65,9 @@ func TestParseNumbers(t *testing.T) {
 		{"0", false, 0, ""}, {"4808", false, 4808, ""}, {"-3", false, 0, probNegative},
 		{"1.5", false, 0, probNotInt}, {"12.0", false, 0, probNotInt}, {"12.0", true, 12, ""},
 		{"1e3", true, 1000, ""}, {"1.5", true, 0, probNotWhole}, {"-2.0", true, 0, probNegative},
-		{"2147483648", false, 0, probRange}, {"-99999999999999999999", false, 0, probNegative},
-		{"nan", true, 0, probNotInt}, {"inf", true, 0, probNotInt}, {"1e400", true, 0, probRange},
+		{"2147483648", false, 0, probTooMany}, {"16777216", false, 16777216, ""}, {"16777217", false, 0, probTooMany},
+		{"2e9", true, 0, probTooMany}, {"-99999999999999999999", false, 0, probNegative},
+		{"nan", true, 0, probNotInt}, {"inf", true, 0, probNotInt}, {"1e400", true, 0, probTooMany},
 		{"", false, 0, probNotInt}, {" 5", false, 0, probNotInt}, {"0x10", true, 0, probNotInt},
 	}
 	for _, tt := range counts {

@@ -331,7 +331,9 @@ func (l *LLMServingSim) read(client, model string) (tracev2.Record, error) {
 	if row.lt > 0 {
 		rec.LastChunkTimeUs = max(rec.LastChunkTimeUs, 1)
 	}
-	if rec.FirstChunkTimeUs > 0 || rec.LastChunkTimeUs > 0 {
+	if rec.FirstChunkTimeUs > 0 {
+		// Chunks are counted from the first one; without it (no
+		// first_token_ts) the row has none, as a trace row must (0 = never).
 		rec.NumChunks = row.out
 	}
 	l.check(row, &rec)

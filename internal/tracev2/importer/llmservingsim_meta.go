@@ -232,15 +232,21 @@ func metaError(file string, data []byte, dec *json.Decoder, err error) error {
 		return &Error{File: file, Line: line, Column: col, Msg: "json syntax: " + se.Error(), Err: err}
 	case errors.As(err, &te):
 		// Offset is the end of the offending value; point at its start.
-		end := int(te.Offset)
+		end := min(int(te.Offset), len(data))
 		start := valueBefore(data, end)
+		text := "a JSON " + te.Value // an object or list met at its opening bracket
+		if start < end {
+			text = strings.TrimSpace(string(data[start:end]))
+		} else {
+			start = max(end-1, 0)
+		}
 		line, col := lineCol(data, start)
 		field := te.Field
 		if i := strings.LastIndex(field, "."); i >= 0 {
 			field = field[i+1:]
 		}
 		return &Error{File: file, Line: line, Column: col, Field: field,
-			Msg: fmt.Sprintf("%s is not a %s", strings.TrimSpace(string(data[start:end])), jsonKind(te.Type.String())), Err: err}
+			Msg: fmt.Sprintf("%s is not %s", text, jsonKind(te.Type.String())), Err: err}
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		line, col := lineCol(data, len(data))
 		return &Error{File: file, Line: line, Column: col, Msg: "json syntax: unexpected end of the file", Err: err}
@@ -284,17 +290,17 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-// jsonKind names a Go type as a JSON kind for messages.
+// jsonKind names a Go type as a JSON kind for messages, with its article.
 func jsonKind(goType string) string {
 	switch strings.TrimPrefix(goType, "*") {
 	case "int", "int64", "float64":
-		return "number"
+		return "a number"
 	case "bool":
-		return "boolean"
+		return "a boolean"
 	case "string":
-		return "string"
+		return "a string"
 	}
-	return "object"
+	return "an object"
 }
 
 // server is the trace header's server block for this run.

@@ -115,6 +115,9 @@ func TestLLMServingSimMetaErrors(t *testing.T) {
 		{`{"kv_cache": {"gpu_memory_utilization": 1.5}}`, "m.json:1:41: field gpu_memory_utilization: 1.5 is not in [0, 1]"},
 		{`{"model": "m"} {}`, "m.json:1:16: json syntax: unexpected data after the object"},
 		{`{"kv_cache": {"num_gpu_blocks": 2.5}}`, "m.json:1:33: field num_gpu_blocks: 2.5 is not a number"},
+		// A list where the object is: found by FuzzLLMServingSim, it panicked.
+		{"[ ]0", "m.json:1:1: a JSON array is not an object"},
+		{`{"engine_kwargs": []}`, "m.json:1:19: field engine_kwargs: a JSON array is not an object"},
 	}
 	for _, tt := range tests {
 		_, err := ParseLLMServingSimMeta("m.json", []byte(tt.in))

@@ -271,6 +271,9 @@ func (p *mooncakeLine) hashIDs(open json.Token, start int64) ([]int64, error) {
 		if err != nil {
 			return nil, err
 		}
+		if i == tracev2.MaxHashIDs {
+			return nil, p.errAt(p.start(tstart), fmt.Sprintf("hash_ids[%d]", i), fmt.Sprintf("more than %d entries", tracev2.MaxHashIDs))
+		}
 		n, ok := tok.(json.Number)
 		prob := probNotInt
 		var id int64

@@ -47,7 +47,7 @@ func (m *Mooncake) parseFast(line []byte, obj map[string]json.RawMessage) (trace
 		ArrivalTimeUs: us, SendTimeUs: us}
 	if raw, ok := obj["hash_ids"]; ok {
 		ids, ok := intList(raw, nIn/MooncakeBlockTokens+1)
-		if !ok {
+		if !ok || len(ids) > tracev2.MaxHashIDs {
 			return tracev2.Record{}, false
 		}
 		rec.HashIDs = ids

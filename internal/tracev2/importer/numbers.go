@@ -8,9 +8,17 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// maxCount bounds token counts: larger values are nonsense for a request and
-// would risk overflow in downstream sums.
-const maxCount = math.MaxInt32
+// maxCount bounds token counts as every trace reader does (tracev2.MaxTokens).
+const maxCount = tracev2.MaxTokens
+
+// probTooMany spells maxCount out; the two declarations after it fail to
+// compile if tracev2.MaxTokens changes without it.
+const probTooMany = "exceeds 16777216, the largest token count a trace may hold"
+
+const (
+	_ = uint(maxCount - 16777216)
+	_ = uint(16777216 - maxCount)
+)
 
 // maxSeconds bounds times in seconds so that their µs value fits in int64
 // with a wide margin (about 285 000 years).
@@ -40,7 +48,7 @@ func parseCount(text string, allowDecimal bool) (int, string) {
 		case n < 0:
 			return 0, probNegative
 		case n > maxCount:
-			return 0, probRange
+			return 0, probTooMany
 		}
 		return int(n), ""
 	}
@@ -48,7 +56,7 @@ func parseCount(text string, allowDecimal bool) (int, string) {
 		if strings.HasPrefix(text, "-") {
 			return 0, probNegative
 		}
-		return 0, probRange
+		return 0, probTooMany
 	}
 	if !allowDecimal {
 		return 0, probNotInt
@@ -62,7 +70,7 @@ func parseCount(text string, allowDecimal bool) (int, string) {
 	case f < 0:
 		return 0, probNegative
 	case f > maxCount:
-		return 0, probRange
+		return 0, probTooMany
 	case f != math.Trunc(f):
 		return 0, probNotWhole
 	}

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 
@@ -90,6 +91,9 @@ func (v *Vidur) read() (tracev2.Record, error) {
 		if !ok {
 			return tracev2.Record{}, v.src.errField("block_hash_ids",
 				quote(row.BlockHashs)+" is not a JSON list of integers")
+		}
+		if len(ids) > tracev2.MaxHashIDs {
+			return tracev2.Record{}, v.src.errField("block_hash_ids", fmt.Sprintf("%d entries, more than %d", len(ids), tracev2.MaxHashIDs))
 		}
 		rec.HashIDs = ids
 	}

@@ -248,7 +248,7 @@ func (v *VLLM) findOrigin(offsets map[string]int64) error {
 	}
 	v.t0 = math.Inf(1)
 	for {
-		s, done, err := st.float(false)
+		s, done, err := st.float(true) // time.perf_counter() is never negative
 		if err != nil || done {
 			if err == nil && v.t0 > math.MaxFloat64 {
 				v.t0 = 0 // no requests

@@ -207,7 +207,7 @@ func (v *VLLM) read() (tracev2.Record, error) {
 		c      *arrayCursor
 		dst    *float64
 		nonNeg bool
-	}{{v.starts, &start, false}, {v.queues, &queue, true}, {v.lat, &lat, true}} {
+	}{{v.starts, &start, true}, {v.queues, &queue, true}, {v.lat, &lat, true}} {
 		if f.c == nil {
 			continue
 		}

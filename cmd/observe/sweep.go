@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"servesim/internal/cli"
+	"servesim/internal/report"
+	"servesim/internal/sweep"
+	"servesim/internal/workload"
+)
+
+// sweepConfig is --sweep, --rates, --sweep-levels, --slo, --sweep-output,
+// --html and --overlay.
+type sweepConfig struct {
+	full    bool      // --sweep: a synchronous and a throughput level first
+	levels  int       // rates between the two (GuideLLM's sweep)
+	rates   []float64 // --rates: these rates instead
+	slo     sweep.SLO // the simulated sweep's SLO language
+	bounds  goodput   // the SLO's per-request bounds, for goodput
+	output  string    // the sweep document (JSON); default PREFIX.sweep.json
+	html    string    // the sweep's page
+	overlay string    // a simulated sweep's document drawn beside this one
+}
+
+func (s sweepConfig) active() bool { return s.full || len(s.rates) > 0 }
+
+// burstRPS sends a level's requests all at once (1 µs apart): the
+// synchronous level behind a cap of one, the throughput level without.
+const burstRPS = 1e6
+
+// parseSweep reads the sweep flags.
+func parseSweep(full bool, levels int, rates, slo, output, html, overlay string) (sweepConfig, error) {
+	s := sweepConfig{full: full, levels: levels, output: output, html: html, overlay: overlay}
+	if levels < 0 || levels > 100 {
+		return s, cli.Usagef("--sweep-levels %d: want 0 to 100", levels)
+	}
+	for _, r := range strings.FieldsFunc(rates, func(c rune) bool { return c == ',' || c == ' ' }) {
+		v, err := strconv.ParseFloat(r, 64)
+		if err != nil || !(v > 0) || v >= burstRPS {
+			return s, cli.Usagef("--rates %q: %q is not a rate in requests/s (> 0)", rates, r)
+		}
+		s.rates = append(s.rates, v)
+	}
+	if rates != "" && len(s.rates) == 0 {
+		return s, cli.Usagef("--rates %q: give rates in requests/s, e.g. 2,4,8", rates)
+	}
+	var err error
+	if s.slo, err = sweep.ParseSLO(slo); err != nil {
+		return s, err
+	}
+	s.bounds.ttftMs, s.bounds.tpotMs, s.bounds.e2elMs = s.slo.RequestTargets()
+	if (output != "" || html != "" || overlay != "" || slo != "") && !s.active() {
+		return s, cli.Usagef("--slo, --sweep-output, --html and --overlay shape a sweep: give --sweep or --rates")
+	}
+	return s, nil
+}
+
+// sweepLevel is one level of a live sweep.
+type sweepLevel struct {
+	kind    string  // synchronous, throughput, rate
+	rate    float64 // offered requests/s (burstRPS for the first two)
+	maxConc int
+}
+
+// name is the level as the grid, the files and the header name it.
+func (l sweepLevel) name() string {
+	if l.kind == "rate" {
+		return strconv.FormatFloat(l.rate, 'f', -1, 64)
+	}
+	return l.kind
+}
+
+// liveSweep runs the levels of observe --sweep / --rates through the
+// simulated sweep's executor (sweep.Plan), so that its rows, SLO verdicts,
+// table, document and page are the simulated sweep's own.
+type liveSweep struct {
+	cfg   *config
+	wl    *workload.Workload
+	s     *setup
+	stdio cli.IO
+	log   *slog.Logger
+	byKey map[string]sweepLevel
+	ran   int                      // levels run so far (their files are numbered by it)
+	outs  map[string]*levelOutcome // by level name
+}
+
+// runSweep is observe --sweep / --rates: GuideLLM's sweep on a live server.
+// With --sweep it runs a synchronous level (one request at a time), then a
+// throughput level (every request at once: its completion rate is the
+// server's capacity), then --sweep-levels rates evenly between the two;
+// with --rates, those rates. Each level is a run of its own with its own
+// trace (PREFIX-<k>-<name>), after one set-up; an open-loop level whose
+// backlog grows without bound is stopped early and says so. The rows are
+// the simulated sweep's (run sweep): its --slo, its table on stdout, its
+// JSON document (--sweep-output) and its page (--html), which draws a
+// simulated sweep's curves beside these with --overlay.
+func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio cli.IO, log *slog.Logger) error {
+	if _, err := wl.AtRate(1); err != nil {
+		return cli.Usagef("a sweep sends the workload at several rates: %v", err)
+	}
+	var sim *sweep.Doc
+	if cfg.sweep.overlay != "" {
+		data, err := os.ReadFile(cfg.sweep.overlay)
+		if err != nil {
+			return cli.WithCode(cli.ExitUsage, fmt.Errorf("--overlay: %w", err))
+		}
+		if sim, err = sweep.DecodeDoc(cfg.sweep.overlay, data); err != nil {
+			return err
+		}
+	}
+	s, err := setUp(ctx, cfg, &specTraffic{wl: wl, shard: cfg.shard}, log)
+	if err != nil {
+		return beforeRun(ctx, err)
+	}
+	defer s.client.Close()
+	sw := &liveSweep{cfg: cfg, wl: wl, s: s, stdio: stdio, log: log, byKey: map[string]sweepLevel{}, outs: map[string]*levelOutcome{}}
+	var rows []sweep.Row
+	if cfg.sweep.full {
+		first, err := sw.phase(ctx, 0, []sweepLevel{{"synchronous", burstRPS, 1}, {"throughput", burstRPS, cfg.maxConc}})
+		if err != nil {
+			return err
+		}
+		rows = append(rows, first...)
+	}
+	rates := cfg.sweep.rates
+	if len(rates) == 0 && cfg.sweep.full {
+		lo, hi := rows[0].ThroughputRPS, rows[1].ThroughputRPS
+		for i := 1; i <= cfg.sweep.levels; i++ {
+			rates = append(rates, lo+(hi-lo)*float64(i)/float64(cfg.sweep.levels+1))
+		}
+	}
+	var levels []sweepLevel
+	for _, r := range rates {
+		levels = append(levels, sweepLevel{"rate", r, cfg.maxConc})
+	}
+	more, err := sw.phase(ctx, len(rows), levels)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, more...)
+	d := &sweep.Doc{Command: "observe sweep", Cases: len(rows), Keys: []string{"rate"}, LoadKeys: []string{"rate"},
+		Base: []sweep.Param{{Key: "server", Value: cfg.url}, {Key: "model", Value: s.model}, {Key: "workload", Value: workloadName(wl)}},
+		SLO:  cfg.sweep.slo.String(), Rows: rows}
+	if sim != nil {
+		d = overlay(d, sim)
+	}
+	d.Finish(sweep.DefaultPrices())
+	return sw.write(d)
+}
+
+// workloadName names the workload in the sweep's base line.
+func workloadName(wl *workload.Workload) string {
+	if wl.Name == "" {
+		return "flags"
+	}
+	return wl.Name
+}
+
+// phase runs levels one after another (a live server takes one load at a
+// time) as grid cases first, first+1, …
+func (sw *liveSweep) phase(ctx context.Context, first int, levels []sweepLevel) ([]sweep.Row, error) {
+	if len(levels) == 0 {
+		return nil, nil
+	}
+	ax := sweep.Axis{Key: "rate"}
+	for _, l := range levels {
+		sw.byKey[l.name()] = l
+		ax.Values = append(ax.Values, sweep.Value{Text: l.name()})
+	}
+	grid, err := sweep.NewGrid([]sweep.Axis{ax})
+	if err != nil {
+		return nil, err
+	}
+	plan := &sweep.Plan{Spec: sweep.Spec{SLO: sw.cfg.sweep.slo, Prices: sweep.DefaultPrices()}, Grid: grid, Jobs: 1}
+	rows, err := plan.Run(ctx, sw.run)
+	for i := range rows {
+		rows[i].Case += first
+		if rows[i].Param("rate") == "throughput" {
+			rows[i].Role = sweep.RoleProbe // every request at once: the capacity, not a point of the curve
+		}
+	}
+	return rows, err
+}
+
+// run is the sweep.RunFunc of a live level.
+func (sw *liveSweep) run(ctx context.Context, c sweep.Case, _ float64) (sweep.Row, error) {
+	lv := sw.byKey[c.Values[0].Text]
+	k := sw.ran
+	sw.ran++
+	out, err := sweepRun(ctx, sw.cfg, sw.wl, sw.s, k, lv, sw.stdio, sw.log)
+	if err != nil {
+		return sweep.Row{}, err
+	}
+	sw.outs[lv.name()] = out
+	return liveRow(lv, out), nil
+}
+
+// sweepRun runs level k with its own outputs.
+func sweepRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup, k int, lv sweepLevel, stdio cli.IO,
+	log *slog.Logger) (*levelOutcome, error) {
+	lw, err := wl.AtRate(lv.rate)
+	if err != nil {
+		return nil, err
+	}
+	lcfg := *cfg
+	lcfg.maxConc = lv.maxConc
+	if lcfg.sweepLevel == "" {
+		lcfg.sweepLevel = "rate=" + lv.name()
+	}
+	lcfg.traceOut = fmt.Sprintf("%s-%d-%s", cfg.traceOut, k, lv.name())
+	if cfg.recordITL {
+		lcfg.itlOut = lcfg.traceOut + ".itl.csv"
+	}
+	if cfg.scrape {
+		lcfg.metricsOut = lcfg.traceOut + ".metrics.csv"
+	}
+	if cfg.result.path != "" {
+		lcfg.result.path = strings.TrimSuffix(cfg.result.path, ".json") + fmt.Sprintf("-%d-%s.json", k, lv.name())
+	}
+	outs, err := openSide(&lcfg, s, log)
+	if err != nil {
+		return nil, err
+	}
+	defer outs.close()
+	if lcfg.scrape {
+		outs.scraper.scrapeBefore(ctx)
+	}
+	var watch *saturation
+	if lv.kind == "rate" {
+		dur := time.Duration(float64(wl.Spec.NumRequests)/lv.rate*1e6) * time.Microsecond
+		if wl.Spec.NumRequests == 0 {
+			dur = time.Duration(wl.Spec.HorizonUs) * time.Microsecond
+		}
+		watch = newSaturation(lv.rate, dur)
+	}
+	log.Info("sweep level", "level", k, "rate", lv.name(), "trace", lcfg.traceOut)
+	return recordRun(ctx, &lcfg, &specTraffic{wl: lw, shard: cfg.shard}, s, outs, stdio, log, watch)
+}
+
+// completionRate is how fast a level's requests completed between its
+// first and its last completion: for the throughput level, whose server
+// queue stays full, the server's capacity, without the ramp before the first
+// answer.
+func completionRate(t *tally) float64 {
+	if t.ok < 2 || t.lastEndUS <= t.firstEndUS {
+		return rate(t)
+	}
+	return float64(t.ok-1) / (float64(t.lastEndUS-t.firstEndUS) / 1e6)
+}
+
+// rate is a level's achieved request throughput, requests/s.
+func rate(t *tally) float64 {
+	if t.lastDoneUS <= 0 {
+		return 0
+	}
+	return float64(t.ok) / (float64(t.lastDoneUS) / 1e6)
+}
+
+// liveRow is a level's sweep row: the measurements of sweep.Row from the
+// run's tally, its steady state by sweep.SteadyState (the first token
+// standing in for the scheduler the client cannot see). The rate is the
+// offered one; the synchronous level stands at the rate it achieved, the
+// throughput level reports the server's capacity as its throughput.
+func liveRow(lv sweepLevel, out *levelOutcome) sweep.Row {
+	t := out.tally
+	dur := float64(t.lastDoneUS) / 1e6
+	injected := t.ok + t.failed
+	r := sweep.Row{RateRPS: lv.rate, Status: sweep.StatusOK, Injected: injected, Completed: t.ok, Failed: t.failed,
+		DurationS: dur, ThroughputRPS: rate(t)}
+	switch lv.kind {
+	case "synchronous":
+		r.RateRPS = rate(t)
+	case "throughput":
+		r.RateRPS, r.ThroughputRPS = 0, completionRate(t)
+	}
+	if dur > 0 {
+		r.TokensPerSec, r.GoodputRPS = float64(t.outputTokens)/dur, float64(t.sloOK)/dur
+	}
+	if injected > 0 {
+		r.SLOAttainment = float64(t.sloOK) / float64(injected)
+	}
+	steady := sweep.SteadyState(t.arrivals, t.starts)
+	r.QueueGrowth = steady.Growth
+	itl, _ := t.itlMs()
+	switch {
+	case out.saturated:
+		r.Status, r.Reason = sweep.StatusUnstable, "stopped early, over-saturated: "+out.reason
+	case !steady.Steady:
+		r.Status = sweep.StatusUnstable
+		r.Reason = fmt.Sprintf("no steady state: %.1f%% of the second half's arrivals piled up", 100*steady.Growth)
+	case t.ok == 0:
+		r.Reason = "no request completed"
+	default:
+		r.TTFT, r.TPOT, r.ITL, r.E2E = latency(t.ttft), latency(t.tpot), latency(itl), latency(t.e2el)
+	}
+	return r
+}
+
+// latency is the statistics of a sweep row of values in ms.
+func latency(xs []float64) *sweep.Latency {
+	return &sweep.Latency{Mean: report.Mean(xs), P50: report.Percentile(xs, 50), P90: report.Percentile(xs, 90),
+		P95: report.Percentile(xs, 95), P99: report.Percentile(xs, 99)}
+}
+
+// overlay puts a simulated sweep's rows beside a live one's in one
+// document, every row tagged source=real or source=simulated, so the page
+// draws the two curves (and their knees) on the same plots.
+func overlay(real, sim *sweep.Doc) *sweep.Doc {
+	d := *real
+	tag := func(rows []sweep.Row, source string, first int) []sweep.Row {
+		out := make([]sweep.Row, len(rows))
+		for i, r := range rows {
+			r.Case += first
+			r.Params = append([]sweep.Param{{Key: "source", Value: source}}, r.Params...)
+			out[i] = r
+		}
+		return out
+	}
+	d.Rows = append(tag(real.Rows, "real", 0), tag(sim.Rows, "simulated", real.Cases)...)
+	d.Cases = real.Cases + sim.Cases
+	d.Keys = []string{"source"}
+	for _, k := range append(append([]string{}, real.Keys...), sim.Keys...) {
+		if !slices.Contains(d.Keys, k) {
+			d.Keys = append(d.Keys, k)
+		}
+	}
+	d.Base = append(d.Base, sweep.Param{Key: "simulated", Value: sweep.ParamText(sim.Base)})
+	if d.SLO == "" {
+		d.SLO = sim.SLO
+	}
+	return &d
+}
+
+// write puts the document where the flags say: the table on stdout, the
+// JSON at --sweep-output (PREFIX.sweep.json), the page at --html. A sweep
+// with an SLO that no level meets exits 3.
+func (sw *liveSweep) write(d *sweep.Doc) error {
+	var js bytes.Buffer
+	if err := d.WriteJSON(&js); err != nil {
+		return err
+	}
+	path := sw.cfg.sweep.output
+	if path == "" {
+		path = sw.cfg.traceOut + ".sweep.json"
+	}
+	if err := writeWhole(path, "--sweep-output", js.Bytes(), sw.stdio); err != nil {
+		return err
+	}
+	if p := sw.cfg.sweep.html; p != "" {
+		var page bytes.Buffer
+		if err := report.WriteSweepHTML(&page, d); err != nil {
+			return err
+		}
+		if err := writeWhole(p, "--html", page.Bytes(), sw.stdio); err != nil {
+			return err
+		}
+	}
+	if err := report.WriteSweep(sw.stdio.Out, d, "text"); err != nil {
+		return err
+	}
+	if out := sw.outs["throughput"]; out != nil {
+		sw.log.Info("the server's capacity (the throughput level's completion rate)", "rps", fmt.Sprintf("%.2f", completionRate(out.tally)))
+	}
+	return d.NotMet()
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"servesim/internal/cli/clitest"
+	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/sweep"
+)
+
+// sweepDoc is the sweep document a successful observe sweep wrote.
+func sweepDoc(t *testing.T, o clitest.Result, prefix string) *sweep.Doc {
+	t.Helper()
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
+	}
+	data, err := os.ReadFile(prefix + ".sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sweep.DecodeDoc(prefix+".sweep.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestSweepFindsCapacity sweeps a fake server that serves two requests at
+// a time, each for 4 ms + 3 × 2 ms, with an SLO. The rows are run sweep's
+// (its document, table and SLO verdicts): the throughput level's
+// throughput is the server's capacity (from the server's own record)
+// within 10%; a level at four times its nominal 200 req/s is stopped early,
+// unstable, saying why; one at a quarter of it runs whole and is judged by
+// the SLO (a loaded machine slows the in-process server, so the quarter
+// leaves room).
+func TestSweepFindsCapacity(t *testing.T) {
+	srv := startFake(t, fakevllm.Config{TTFT: 4 * time.Millisecond, ITL: 2 * time.Millisecond, MaxRunning: 2, RecordTimings: true, KeepRequests: 1})
+	prefix := filepath.Join(t.TempDir(), "sw")
+	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "200", "--sweep", "--rates", "50,800",
+		"--slo", "ttft.p99<10s", "--html", prefix+".html", "--drain-timeout", "30s", "-o", prefix)...)
+	d := sweepDoc(t, o, prefix)
+	var levels []string
+	for _, r := range d.Rows {
+		levels = append(levels, r.Param("rate")+"/"+r.Role)
+	}
+	if strings.Join(levels, ",") != "synchronous/grid,throughput/probe,50/grid,800/grid" || d.Command != "observe sweep" || d.SLO == "" {
+		t.Fatalf("rows %v (command %q, SLO %q); want the synchronous, throughput, 50 and 800 levels", levels, d.Command, d.SLO)
+	}
+	// The server's capacity from its own record of the throughput level:
+	// the requests it completed from its first admission to its last chunk.
+	tp := loadFiles(t, prefix+"-1-throughput")
+	if x := tp.Header.XExt; x == nil || x.Client == nil || x.Client.SweepLevel != "rate=throughput" {
+		t.Errorf("the throughput level's header does not name its level: %+v", x)
+	}
+	var first, last time.Time
+	n := 0
+	for _, r := range tp.Records {
+		tm, ok := srv.Timing(r.XRequestID)
+		if !ok || len(tm.Chunks) == 0 {
+			continue
+		}
+		if n == 0 || tm.Admitted.Before(first) {
+			first = tm.Admitted
+		}
+		if end := tm.Chunks[len(tm.Chunks)-1]; end.After(last) {
+			last = end
+		}
+		n++
+	}
+	if n != 200 {
+		t.Fatalf("%d requests of the throughput level have the server's timing, want 200", n)
+	}
+	capacity := float64(n) / last.Sub(first).Seconds()
+	quarter, over := d.Rows[2], d.Rows[3]
+	t.Logf("capacity found %.1f req/s; the server's %.1f req/s; the level at 800 req/s: %s", d.Rows[1].ThroughputRPS, capacity, over.Reason)
+	if got := d.Rows[1].ThroughputRPS; got < 0.9*capacity || got > 1.1*capacity {
+		t.Errorf("capacity found %.1f req/s, the server's is %.1f req/s", got, capacity)
+	}
+	if quarter.Status != sweep.StatusOK || quarter.Completed != 200 || quarter.TTFT == nil || !quarter.Met() {
+		t.Errorf("the level at 50 req/s: %s (%q), %d completed, SLO met %v; want it whole, ok and within the SLO",
+			quarter.Status, quarter.Reason, quarter.Completed, quarter.Met())
+	}
+	if over.Status != sweep.StatusUnstable || !strings.Contains(over.Reason, "stopped early, over-saturated") || over.Completed >= 200 || over.TTFT != nil {
+		t.Errorf("the level at 800 req/s: %s (%q), %d completed; want it stopped early and unstable", over.Status, over.Reason, over.Completed)
+	}
+	if sync := d.Rows[0]; sync.Status != sweep.StatusOK || sync.TTFT == nil {
+		t.Errorf("the synchronous level: %s (%q); want ok, one request at a time queues nothing at the server", sync.Status, sync.Reason)
+	}
+	if !strings.Contains(o.Stdout, "(probe)") || !strings.Contains(o.Stdout, "cases meet ttft.p99<10s") || !strings.Contains(o.Stderr, "over-saturated") {
+		t.Errorf("the table or the warning is missing:\nstdout:\n%s\nstderr:\n%s", o.Stdout, head(o.Stderr, 600))
+	}
+	if page, err := os.ReadFile(prefix + ".html"); err != nil || !strings.Contains(string(page), "<svg") {
+		t.Errorf("no page with plots: %v", err)
+	}
+}
+
+// TestSweepOverlay: a simulated sweep's document given to --overlay is
+// drawn beside the measured levels: one document, rows tagged source=real
+// and source=simulated, two curves on the page.
+func TestSweepOverlay(t *testing.T) {
+	runBin := bins.Path(t, "run")
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim.json")
+	cmd := exec.Command(runBin, "sweep", "--workload", "chatbot", "-n", "100", "--grid", "rate=5,10,20", "--format", "json", "-o", sim, "--quiet")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run sweep: %v\n%s", err, out)
+	}
+	srv := startFake(t, fakevllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
+	prefix := filepath.Join(dir, "sw")
+	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "40", "--rates", "20,40",
+		"--overlay", sim, "--html", prefix+".html", "-o", prefix)...)
+	d := sweepDoc(t, o, prefix)
+	sources := map[string]int{}
+	for _, r := range d.Rows {
+		sources[r.Param("source")]++
+	}
+	if sources["real"] != 2 || sources["simulated"] != 3 || d.Keys[0] != "source" {
+		t.Errorf("rows by source %v, keys %v; want 2 real and 3 simulated", sources, d.Keys)
+	}
+	page, err := os.ReadFile(prefix + ".html")
+	if err != nil || !strings.Contains(string(page), "source=real") || !strings.Contains(string(page), "source=simulated") {
+		t.Errorf("the page does not name both curves: %v", err)
+	}
+	// An SLO no level meets is an assertion not met: exit 3, the files written.
+	o = observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "-n", "20", "--rates", "20", "--slo", "ttft.p50<1us", "-o", prefix+"-x")...)
+	if _, err := os.Stat(prefix + "-x.sweep.json"); o.Code != 3 || err != nil {
+		t.Errorf("an SLO no level meets: exit %d (want 3), document: %v", o.Code, err)
+	}
+}
+
+// TestSweepFlagErrors: a sweep needs a trace prefix and a rate-based workload.
+func TestSweepFlagErrors(t *testing.T) {
+	srv := startFake(t, fakevllm.Config{})
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--sweep"}, "a sweep writes a trace per level: give --trace-output PREFIX"},
+		{[]string{"--rates", "2,x", "-o", "p"}, `--rates "2,x": "x" is not a rate`},
+		{[]string{"--sweep", "--concurrency", "4", "-o", filepath.Join(t.TempDir(), "p")}, "a sweep sends the workload at several rates: clients[0]: a concurrency client has no rate to set"},
+		{[]string{"--sweep-output", "s.json", "-o", "p"}, "--slo, --sweep-output, --html and --overlay shape a sweep: give --sweep or --rates"},
+		{[]string{"--rates", "5", "--slo", "ttft.p98<1s", "-o", "p"}, "--slo"},
+	} {
+		o := observeIn(testCtx(t), baseArgs(srv, append([]string{"--no-self-test"}, tc.args...)...)...)
+		if o.Code != 2 || !strings.Contains(o.Stderr, tc.msg) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, o.Code, o.Stderr, tc.msg)
+		}
+	}
+}
+
+// TestOverSaturated judges backlog samples without a clock: growth at each
+// of the last three samples, at ≥ 10% of the offered rate, to ≥ 16
+// requests behind.
+func TestOverSaturated(t *testing.T) {
+	for _, tc := range []struct {
+		rate    float64
+		backlog []int64
+		want    bool
+	}{
+		{100, []int64{0, 5, 10, 20, 30}, true},     // 20 more in 0.3 s: 67/s against 100/s offered
+		{100, []int64{0, 2, 3, 2, 3}, false},       // steady around rate × latency
+		{1000, []int64{30, 31, 32, 33, 34}, false}, // growing 10/s, 1% of 1,000/s: noise
+		{100, []int64{30, 31, 32, 33, 34}, true},   // the same growth is 10% of 100/s
+		{100, []int64{0, 1, 2, 3, 4}, false},       // growing, but only 4 behind
+		{100, []int64{40, 30, 35, 40, 45}, true},   // the last three steps count
+		{100, []int64{20, 30, 40, 39, 50}, false},  // one step back
+		{100, []int64{18, 19, 20}, false},          // too few samples
+	} {
+		m := &saturation{rate: tc.rate, period: 100 * time.Millisecond}
+		if why, got := m.overSaturated(tc.backlog); got != tc.want {
+			t.Errorf("%g req/s, backlog %v: over-saturated %v (%q), want %v", tc.rate, tc.backlog, got, why, tc.want)
+		}
+	}
+}

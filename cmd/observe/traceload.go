@@ -1,0 +1,283 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"servesim/internal/cli"
+	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/importer"
+)
+
+// playOptions say which trace to play and how (observe --trace).
+type playOptions struct {
+	path      string // file or "-"
+	from      string // foreign format ("" = TraceV2 in any form)
+	lenient   bool
+	atSend    bool          // inject at send_time_us instead of arrival_time_us
+	offset    time.Duration // skip the trace's first offset of time
+	scale     float64       // every recorded time and think time is multiplied by it
+	closed    bool          // later session rounds follow completions
+	thinkUs   int64         // closed-loop think time when the trace gives none
+	hashBlock int           // prompt tokens per ext_hash_ids entry
+	limit     int64         // rows to play at most; 0 = all
+	horizonUs int64         // no row intended after it (played time); 0 = none
+}
+
+// playRow is one trace row as the player needs it: about 130 bytes plus its
+// hash ids (strings are interned), so an hour of production traffic fits
+// in memory whatever order the file lists its rows in.
+type playRow struct {
+	atUs        int64 // intended send time, µs from the first played row, scaled
+	budgetUs    int64 // deadline − arrival in the trace (a client timeout), 0 = none
+	sloTargetUs int64
+	thinkUs     int64 // closed loop: the think time before this round, scaled
+	prompt      int32 // tokens (tracev2 ResendPromptTokens)
+	prefixLen   int32
+	out         int32
+	round       int32
+	streaming   bool
+	reasonRatio float64
+	clientID    string
+	tenantID    string
+	sloClass    string
+	sessionID   string
+	prefixGroup string
+	model       string
+	hashIDs     []int64
+}
+
+// playTrace is a trace read whole and ordered for playing.
+type playTrace struct {
+	name       string
+	header     *tracev2.Header
+	rows       []playRow // in send order (id = index)
+	accumulate bool      // session_context_growth: accumulate
+	sessions   bool
+	classes    bool // some row has an SLO class
+	sloTargets bool
+	skipped    int // rows before --trace-offset or after the limits
+}
+
+// rawRow is a row with its times still as the file has them.
+type rawRow struct {
+	playRow
+	injectUs, arrivalUs, lastChunkUs, deadlineUs int64
+}
+
+// normalize puts the row's times on the trace's origin (tracev2.md §5).
+func (r *rawRow) normalize(o tracev2.Origin) {
+	r.injectUs, r.arrivalUs = o.Time(r.injectUs), o.Time(r.arrivalUs)
+	r.lastChunkUs, r.deadlineUs = o.Time(r.lastChunkUs), o.Time(r.deadlineUs)
+	if r.deadlineUs > r.arrivalUs {
+		r.budgetUs = r.deadlineUs - r.arrivalUs
+	}
+}
+
+// loadPlay reads the trace to play: a TraceV2 trace in any form (single
+// stream, two files, gzip, stdin) or, with from, a foreign trace through
+// its importer.
+func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, error) {
+	p := &playTrace{}
+	var raws []rawRow
+	intern := map[string]string{}
+	str := func(s string) string {
+		if v, ok := intern[s]; ok {
+			return v
+		}
+		intern[s] = s
+		return s
+	}
+	add := func(rec *tracev2.Record) {
+		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs, deadlineUs: rec.DeadlineUs}
+		r.injectUs = rec.ArrivalTimeUs
+		if o.atSend && rec.SendTimeUs > 0 {
+			r.injectUs = rec.SendTimeUs
+		}
+		r.sloTargetUs, r.thinkUs = rec.SLOTargetUs, rec.ThinkTimeUs
+		r.prompt = int32(min(max(rec.ResendPromptTokens(), 0), math.MaxInt32))
+		r.prefixLen = int32(min(max(rec.PrefixLength, 0), int(r.prompt)))
+		r.out = int32(min(max(rec.OutputTokens, 0), math.MaxInt32))
+		r.round = int32(min(max(rec.RoundIndex, 0), math.MaxInt32))
+		r.streaming, r.reasonRatio = rec.Streaming, rec.ReasonRatio
+		r.clientID, r.tenantID, r.sloClass = str(rec.ClientID), str(rec.TenantID), str(rec.SLOClass)
+		r.sessionID, r.prefixGroup, r.model = str(rec.SessionID), str(rec.PrefixGroup), str(rec.Model)
+		if len(rec.HashIDs) > 0 {
+			r.hashIDs = slices.Clone(rec.HashIDs)
+		}
+		raws = append(raws, r)
+	}
+	var (
+		origin tracev2.Origin // foreign traces: offsets from their own start
+		err    error
+	)
+	if o.from != "" {
+		err = readForeign(o, stdin, p, add, log)
+	} else {
+		origin, err = readTraceV2(o, stdin, p, add, log)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range raws {
+		raws[i].normalize(origin)
+	}
+	if len(raws) == 0 {
+		return nil, cli.Usagef("--trace %s: the trace has no requests", p.name)
+	}
+	p.order(raws, o)
+	if len(p.rows) == 0 {
+		return nil, cli.Usagef("--trace %s: no request is left after --trace-offset, --duration and --num-requests", p.name)
+	}
+	p.accumulate = p.header.SessionContextGrowth == tracev2.SessionAccumulate
+	return p, nil
+}
+
+// readTraceV2 reads a TraceV2 trace and finds its origin.
+func readTraceV2(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Record), log *slog.Logger) (tracev2.Origin, error) {
+	opts := tracev2.Options{Lenient: o.lenient, Warn: func(m string) { log.Warn(m) }}
+	r, _, err := tracev2.Open(tracev2.Input{Path: o.path, Stdin: stdin}, opts)
+	if err != nil {
+		return tracev2.Origin{}, err
+	}
+	defer r.Close()
+	var rec tracev2.Record
+	for {
+		err := r.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return tracev2.Origin{}, err
+		}
+		add(&rec)
+	}
+	origin, err := r.Origin()
+	if err != nil {
+		return tracev2.Origin{}, err
+	}
+	if r.Skipped() > 0 {
+		log.Warn("malformed rows skipped (--lenient)", "rows", r.Skipped())
+	}
+	p.name, p.header = r.Name(), r.Header()
+	return origin, nil
+}
+
+// readForeign reads a foreign trace through its importer (offsets from the
+// trace's own start: no origin to find).
+func readForeign(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Record), log *slog.Logger) error {
+	format := importer.Format(o.from)
+	if !slices.Contains(importer.Formats(), format) {
+		return cli.Usagef("--from %q: want one of %v", o.from, importer.Formats())
+	}
+	rc, name, err := cli.OpenInput(o.path, stdin)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	src, err := importer.Decompress(rc, name)
+	if err != nil {
+		return err
+	}
+	imp, err := importer.Open(format, name, src, importer.Options{})
+	if err != nil {
+		return err
+	}
+	for {
+		rec, err := imp.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		add(&rec)
+	}
+	for _, w := range imp.Warnings() {
+		log.Warn(w)
+	}
+	p.name, p.header = name, imp.Header()
+	return nil
+}
+
+// order sorts the rows by injection time (ties: round, then file order, so
+// a session's rounds keep their order), drops those before --trace-offset,
+// puts the first played row at 0, scales every time, applies --duration
+// and --num-requests, and derives closed-loop think times.
+func (p *playTrace) order(raws []rawRow, o playOptions) {
+	slices.SortStableFunc(raws, func(a, b rawRow) int {
+		return cmp.Or(cmp.Compare(a.injectUs, b.injectUs), cmp.Compare(a.round, b.round))
+	})
+	start := raws[0].injectUs + o.offset.Microseconds()
+	first := -1
+	lastChunk := map[string]int64{} // session → its previous round's last chunk
+	for i := range raws {
+		r := &raws[i]
+		if r.injectUs < start {
+			p.skipped++
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		at := scaleUs(r.injectUs-raws[first].injectUs, o.scale)
+		if (o.horizonUs > 0 && at > o.horizonUs) || (o.limit > 0 && int64(len(p.rows)) >= o.limit) {
+			p.skipped++
+			continue
+		}
+		row := r.playRow
+		row.atUs = at
+		if row.sessionID != "" {
+			p.sessions = true
+			// Think time (simulator.md §13): the row's own, else the gap
+			// from the previous round's last chunk to this arrival, else
+			// --think-time.
+			think := row.thinkUs
+			if prev, ok := lastChunk[row.sessionID]; think <= 0 && ok && prev > 0 {
+				think = max(0, r.arrivalUs-prev)
+			}
+			if think <= 0 {
+				think = o.thinkUs
+			} else {
+				think = scaleUs(think, o.scale)
+			}
+			row.thinkUs = think
+			lastChunk[row.sessionID] = r.lastChunkUs
+		}
+		p.classes = p.classes || row.sloClass != ""
+		p.sloTargets = p.sloTargets || row.sloTargetUs > 0
+		p.rows = append(p.rows, row)
+	}
+}
+
+// scaleUs multiplies a duration in µs by s, rounded, saturating.
+func scaleUs(us int64, s float64) int64 {
+	v := math.Round(float64(us) * s)
+	if v >= math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return int64(v)
+}
+
+// traceName is the header's workload_spec of a played trace.
+func traceName(p *playTrace) string {
+	name := p.name
+	if name != cli.StdinName {
+		name = filepath.Base(name)
+	}
+	return "trace:" + strings.TrimSpace(name)
+}
+
+// describePlay is a one-line account of what will be played, for the log.
+func describePlay(p *playTrace) string {
+	last := p.rows[len(p.rows)-1].atUs
+	return fmt.Sprintf("%s: %d requests over %v", p.name, len(p.rows), time.Duration(last)*time.Microsecond)
+}

@@ -1,0 +1,238 @@
+package deploy
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"servesim/internal/des/cluster"
+	"servesim/internal/des/instance"
+	"servesim/internal/des/latency"
+)
+
+// problem is one invalid value. key is the YAML key of the field the
+// problem is about alone ("" when it is about a combination of fields);
+// msg then says what is wrong with its value ("0 must be positive"), or,
+// for a combination, the whole sentence.
+type problem struct {
+	key, msg string
+}
+
+// text names the problem by its flag: "max-num-seqs 0 must be positive".
+func (p problem) text() string {
+	if p.key == "" {
+		return p.msg
+	}
+	return strings.ReplaceAll(p.key, "_", "-") + " " + p.msg
+}
+
+// check validates the numbers and names a user typed, naming each by its
+// flag; a deployment file's values are checked with their place by Decode.
+func (c Config) check() error {
+	ps := c.problems()
+	if len(ps) == 0 {
+		return nil
+	}
+	texts := make([]string, len(ps))
+	for i, p := range ps {
+		texts[i] = p.text()
+	}
+	return invalid("deployment: %s", strings.Join(texts, "; "))
+}
+
+// problems lists every invalid value of c, the fields alone first.
+func (c Config) problems() []problem {
+	var ps []problem
+	add := func(key, format string, args ...any) { ps = append(ps, problem{key, fmt.Sprintf(format, args...)}) }
+	positive := func(key string, v int) {
+		if v <= 0 {
+			add(key, "%d must be positive", v)
+		}
+	}
+	nonNeg := func(key string, v int) {
+		if v < 0 {
+			add(key, "%d must not be negative", v)
+		}
+	}
+	positive("tensor_parallel", c.TP)
+	positive("data_parallel", c.DataParallel)
+	if c.DataParallel > MaxDataParallel {
+		add("data_parallel", "%d exceeds %d", c.DataParallel, MaxDataParallel)
+	}
+	positive("num_instances", c.Instances)
+	positive("block_size", c.BlockSize)
+	if c.BlockSize > maxBlockSize {
+		add("block_size", "%d exceeds %d tokens", c.BlockSize, maxBlockSize)
+	}
+	positive("max_num_seqs", c.MaxNumSeqs)
+	positive("max_num_batched_tokens", c.MaxNumBatchedTokens)
+	nonNeg("total_kv_blocks", c.TotalKVBlocks)
+	nonNeg("max_model_len", c.MaxModelLen)
+	nonNeg("long_prefill_token_threshold", c.LongPrefillTokenThreshold)
+	nonNeg("kv_cpu_blocks", c.KVCPUBlocks)
+	positive("chunk_size", c.ChunkSize)
+	positive("pipeline_parallel", c.PipelineParallel)
+	if !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1) {
+		add("gpu_memory_utilization", "%g must be in (0, 1]", c.GPUMemoryUtilization)
+	}
+	for _, f := range []struct {
+		key      string
+		v        float64
+		positive bool
+		unit     string
+	}{{"kv_cpu_bandwidth", c.KVCPUBandwidth, false, "tokens/µs"}, {"pp_interconnect_bandwidth", c.PPInterconnectBandwidth, true, "GB/s"},
+		{"priority_age_weight", c.PriorityAgeWeight, false, "per second"}} {
+		switch {
+		case math.IsNaN(f.v) || math.IsInf(f.v, 0):
+			add(f.key, "%g must be a finite number", f.v)
+		case f.positive && !(f.v > 0):
+			add(f.key, "%g %s must be positive", f.v, f.unit)
+		case f.v < 0:
+			add(f.key, "%g %s must not be negative", f.v, f.unit)
+		}
+	}
+	if c.KVCPUBaseLatencyUs < 0 {
+		add("kv_cpu_base_latency_us", "%d must not be negative", c.KVCPUBaseLatencyUs)
+	}
+	for _, f := range []struct {
+		key string
+		v   []float64
+	}{{"alpha_coeffs", c.AlphaCoeffs}, {"beta_coeffs", c.BetaCoeffs}} {
+		for i, x := range f.v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				add(f.key, "value %d (%g) must be a finite number", i+1, x)
+				break
+			}
+		}
+	}
+	if _, err := latency.ParseKind(c.LatencyModel); err != nil {
+		add("latency_model", "%q: %v", c.LatencyModel, err)
+	}
+	ps = append(ps, c.choices()...)
+	for _, class := range slices.Sorted(maps.Keys(c.ClassPriorities)) {
+		if v := c.ClassPriorities[class]; v < -100 || v > 100 {
+			add("class_priorities", "%d of class %q is outside [-100, 100]", v, class)
+		}
+	}
+	ps = append(ps, c.Cluster.problems()...)
+	ps = append(ps, c.combinations()...)
+	return ps
+}
+
+// choices checks the fields that name one of a few variants.
+func (c Config) choices() []problem {
+	var ps []problem
+	for _, f := range []struct {
+		key, v string
+		want   []string
+	}{
+		{"batching", c.Batching, names(instance.BatchingVariants())},
+		{"scheduler", c.Scheduler, names([]instance.Scheduler{instance.SchedFCFS, instance.SchedPriorityFCFS, instance.SchedSJF})},
+		{"preemption_policy", c.PreemptionPolicy, names([]instance.PreemptionPolicy{instance.PreemptFCFS, instance.PreemptPriority})},
+		{"preempt_mode", c.PreemptMode, names([]instance.PreemptMode{instance.ModeRecompute, instance.ModeReset})},
+		{"priority_policy", c.PriorityPolicy, names([]instance.PriorityPolicy{instance.PrioritySLOClass, instance.PriorityConstant, instance.PrioritySLOAging})},
+		{"admission_policy", c.AdmissionPolicy, names([]cluster.AdmissionPolicy{cluster.AlwaysAdmit, cluster.TokenBucket, cluster.RejectAll})},
+		{"routing_policy", c.RoutingPolicy, names(cluster.RoutingPolicies())},
+		{"pd_decider", c.PDDecider, names([]cluster.Decider{cluster.DecideNever, cluster.DecideAlways, cluster.DecidePrefixThreshold})},
+	} {
+		ok := false
+		for _, w := range f.want {
+			ok = ok || w == f.v
+		}
+		if !ok {
+			ps = append(ps, problem{f.key, fmt.Sprintf("%q: want %s", f.v, orList(f.want))})
+		}
+	}
+	return ps
+}
+
+// names turns a list of string-typed names into strings.
+func names[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// orList is "a, b or c".
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// problems checks the cluster fields that stand alone.
+func (c Cluster) problems() []problem {
+	var ps []problem
+	add := func(key, format string, args ...any) { ps = append(ps, problem{key, fmt.Sprintf(format, args...)}) }
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"admission_latency", c.AdmissionLatency}, {"routing_latency", c.RoutingLatency},
+		{"snapshot_refresh_interval", c.SnapshotRefreshInterval}, {"cache_signal_delay", c.CacheSignalDelay},
+		{"pd_transfer_base_latency", c.PDTransferBaseLatency}} {
+		if d.v < 0 {
+			add(d.key, "%v must not be negative", d.v)
+		}
+	}
+	if c.RoutingPolicy == string(cluster.Weighted) {
+		if _, err := cluster.ParseScorers(c.RoutingScorers); err != nil {
+			add("routing_scorers", "%q: %v", c.RoutingScorers, err)
+		}
+	}
+	if c.PrefillInstances < 0 {
+		add("prefill_instances", "%d must not be negative", c.PrefillInstances)
+	}
+	if c.DecodeInstances < 0 {
+		add("decode_instances", "%d must not be negative", c.DecodeInstances)
+	}
+	if c.PDPrefixThreshold < 0 {
+		add("pd_prefix_threshold", "%d must not be negative", c.PDPrefixThreshold)
+	}
+	if !(c.PDTransferBandwidth > 0) || math.IsInf(c.PDTransferBandwidth, 0) {
+		add("pd_transfer_bandwidth", "%g GB/s must be a positive finite number", c.PDTransferBandwidth)
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"token_bucket_capacity", c.TokenBucketCapacity}, {"token_bucket_refill", c.TokenBucketRefill}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			add(f.key, "%g must be a finite number, not negative", f.v)
+		}
+	}
+	return ps
+}
+
+// combinations checks the fields that must agree with each other.
+func (c Config) combinations() []problem {
+	var ps []problem
+	add := func(format string, args ...any) { ps = append(ps, problem{"", fmt.Sprintf(format, args...)}) }
+	if (len(c.AlphaCoeffs) == 0) != (len(c.BetaCoeffs) == 0) {
+		add("alpha-coeffs and beta-coeffs must be given together")
+	}
+	if c.PipelineParallel > 1 && c.Batching != string(instance.BatchVLLM) {
+		add("pipeline-parallel %d runs with batching vllm only, not %s", c.PipelineParallel, c.Batching)
+	}
+	if c.PipelineParallel > c.MaxNumSeqs && c.MaxNumSeqs > 0 {
+		add("pipeline-parallel %d exceeds max-num-seqs %d", c.PipelineParallel, c.MaxNumSeqs)
+	}
+	if c.AdmissionPolicy == string(cluster.TokenBucket) && !(c.TokenBucketCapacity > 0) {
+		add("token-bucket admission needs token-bucket-capacity > 0, got %g", c.TokenBucketCapacity)
+	}
+	if p, d := c.PrefillInstances, c.DecodeInstances; p > 0 || d > 0 {
+		switch {
+		case p == 0 || d == 0:
+			add("prefill-instances %d and decode-instances %d: P/D needs both pools", p, d)
+		case c.Instances != 1 && c.Instances != p+d:
+			add("num-instances %d must equal prefill-instances + decode-instances = %d", c.Instances, p+d)
+		}
+	} else if c.PDDecider != string(cluster.DecideNever) && c.PDDecider != "" {
+		add("pd-decider %s needs prefill-instances and decode-instances", c.PDDecider)
+	}
+	return ps
+}
