@@ -107,26 +107,8 @@ func TestPrivatePromptsChangeNothing(t *testing.T) {
 	for seed := uint64(0); seed < 100; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		recs := randomTrace(rng)
-		cfg := deploy.Default()
-		cfg.TotalKVBlocks = 40 + rng.IntN(100)
-		cfg.MaxNumSeqs = 4 + rng.IntN(16)
-		switch seed % 4 {
-		case 3:
-			cfg.KVCPUBlocks = 20 + rng.IntN(60)
-		case 1:
-			cfg.Instances = 3
-			cfg.Cluster.RoutingPolicy = "weighted"
-			cfg.Cluster.RoutingScorers = "precise-prefix-cache:2,prefix-affinity:1,queue-depth:1"
-		case 2: // disaggregated: both pools routed on prefix affinity
-			cfg.Cluster.PrefillInstances, cfg.Cluster.DecodeInstances = 2, 2
-			cfg.Cluster.PDDecider = []string{"always", "prefix-threshold"}[rng.IntN(2)]
-			cfg.Cluster.RoutingPolicy = "weighted"
-			cfg.Cluster.RoutingScorers = "prefix-affinity:3,queue-depth:1"
-		}
-		dep, err := deploy.Resolve(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		blocks, seqs := 40+rng.IntN(100), 4+rng.IntN(16)
+		dep := testDeploy(t, rng, int(seed%4), blocks, seqs)
 		growth := []string{"", "accumulate"}[rng.IntN(2)]
 		a, sa := replayRows(t, recs, Config{Deploy: dep, Seed: 9, ContextGrowth: growth, hashAll: true})
 		b, sb := replayRows(t, recs, Config{Deploy: dep, Seed: 9, ContextGrowth: growth})
@@ -138,6 +120,35 @@ func TestPrivatePromptsChangeNothing(t *testing.T) {
 	if hits == 0 || preempts == 0 {
 		t.Errorf("the traces never hit the prefix cache (%g) or never preempt (%d)", hits, preempts)
 	}
+}
+
+// testDeploy is Qwen3-14B on H100s with blocks KV blocks and seqs
+// sequences an instance, small enough to preempt, of a kind: 0 one
+// instance, 1 three behind a router that reads their prefix caches, 2 a
+// disaggregated pair of pools routed on prefix affinity, 3 one instance
+// with a CPU tier.
+func testDeploy(t *testing.T, rng *rand.Rand, kind, blocks, seqs int) *deploy.Resolved {
+	t.Helper()
+	cfg := deploy.Default()
+	cfg.TotalKVBlocks, cfg.MaxNumSeqs = blocks, seqs
+	switch kind {
+	case 1:
+		cfg.Instances = 3
+		cfg.Cluster.RoutingPolicy = "weighted"
+		cfg.Cluster.RoutingScorers = "precise-prefix-cache:2,prefix-affinity:1,queue-depth:1"
+	case 2:
+		cfg.Cluster.PrefillInstances, cfg.Cluster.DecodeInstances = 2, 2
+		cfg.Cluster.PDDecider = []string{"always", "prefix-threshold"}[rng.IntN(2)]
+		cfg.Cluster.RoutingPolicy = "weighted"
+		cfg.Cluster.RoutingScorers = "prefix-affinity:3,queue-depth:1"
+	case 3:
+		cfg.KVCPUBlocks = 20 + rng.IntN(60)
+	}
+	dep, err := deploy.Resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dep
 }
 
 // replayRows replays recs with cfg and returns every trace row and
@@ -193,13 +204,8 @@ func TestRecyclingChangesNothing(t *testing.T) {
 				recs[i].DeadlineUs = recs[i].ArrivalTimeUs + 50_000 + rng.Int64N(8_000_000)
 			}
 		}
-		cfg := deploy.Default()
-		cfg.TotalKVBlocks = 40 + rng.IntN(100)
-		cfg.MaxNumSeqs = 4 + rng.IntN(16)
-		dep, err := deploy.Resolve(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		blocks, seqs := 40+rng.IntN(100), 4+rng.IntN(16)
+		dep := testDeploy(t, rng, 0, blocks, seqs)
 		growth := []string{"", "accumulate"}[rng.IntN(2)]
 		a, sa := replayRows(t, recs, Config{Deploy: dep, Seed: 9, ContextGrowth: growth, noRecycle: true})
 		b, sb := replayRows(t, recs, Config{Deploy: dep, Seed: 9, ContextGrowth: growth})
@@ -259,26 +265,8 @@ func TestHashPromptsChangeNothing(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		region := []int{16, 32, 48, 40}[seed%4] // 40: blocks straddle regions (no chains)
 		recs := hashTrace(rng, region)
-		cfg := deploy.Default()
-		cfg.TotalKVBlocks = 60 + rng.IntN(120)
-		cfg.MaxNumSeqs = 4 + rng.IntN(12)
-		switch seed % 5 {
-		case 1:
-			cfg.Instances = 3
-			cfg.Cluster.RoutingPolicy = "weighted"
-			cfg.Cluster.RoutingScorers = "precise-prefix-cache:2,prefix-affinity:1,queue-depth:1"
-		case 2:
-			cfg.Cluster.PrefillInstances, cfg.Cluster.DecodeInstances = 2, 2
-			cfg.Cluster.PDDecider = []string{"always", "prefix-threshold"}[rng.IntN(2)]
-			cfg.Cluster.RoutingPolicy = "weighted"
-			cfg.Cluster.RoutingScorers = "prefix-affinity:3,queue-depth:1"
-		case 3:
-			cfg.KVCPUBlocks = 20 + rng.IntN(60)
-		}
-		dep, err := deploy.Resolve(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		blocks, seqs := 60+rng.IntN(120), 4+rng.IntN(12)
+		dep := testDeploy(t, rng, int(seed%4), blocks, seqs)
 		a, sa := replayRows(t, recs, Config{Deploy: dep, Seed: 9, HashBlockTokens: region, hashAll: true})
 		b, sb := replayRows(t, recs, Config{Deploy: dep, Seed: 9, HashBlockTokens: region, UniqueIDs: true})
 		sameRows(t, fmt.Sprintf("seed %d, reference / shortcuts", seed), a, b, sa, sb)

@@ -1,6 +1,8 @@
 package clitest
 
 import (
+	"encoding/json"
+	"fmt"
 	"runtime"
 	"runtime/metrics"
 	"syscall"
@@ -91,4 +93,27 @@ func Report(b *testing.B, n int, unit string, runs []Measured) {
 		b.ReportMetric(items/cpu.Seconds(), unit+"/cpu-s")
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}
+
+// Counts are the request counts of a run's or a replay's summary JSON.
+type Counts struct {
+	Injected   int64   `json:"injected_requests"`
+	Completed  int64   `json:"completed_requests"`
+	Dropped    int64   `json:"dropped_unservable"`
+	TimedOut   int64   `json:"timed_out_requests"`
+	TTFTMeanMs float64 `json:"ttft_mean_ms"`
+}
+
+// ReadCounts decodes a summary's counts; every request injected must have
+// finished (completed, dropped or timed out).
+func ReadCounts(summary []byte) (Counts, error) {
+	var c Counts
+	if err := json.Unmarshal(summary, &c); err != nil {
+		return c, fmt.Errorf("summary: %w", err)
+	}
+	if c.Injected == 0 || c.Completed+c.Dropped+c.TimedOut != c.Injected {
+		return c, fmt.Errorf("summary: injected %d, completed %d, dropped %d, timed out %d: want every request finished",
+			c.Injected, c.Completed, c.Dropped, c.TimedOut)
+	}
+	return c, nil
 }

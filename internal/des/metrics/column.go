@@ -59,50 +59,6 @@ func (c *column) mean() float64 {
 	return meanInt(c.narrow)
 }
 
-// radixSort32 sorts v ascending by an LSD radix sort on bytes, skipping the
-// bytes in which every value agrees (µs latencies take two or three
-// passes), with one scratch buffer of len(v).
-func radixSort32(v []uint32) {
-	n := len(v)
-	if n < 64 {
-		for i := 1; i < n; i++ {
-			for j := i; j > 0 && v[j] < v[j-1]; j-- {
-				v[j], v[j-1] = v[j-1], v[j]
-			}
-		}
-		return
-	}
-	var diff uint32
-	for _, x := range v {
-		diff |= x ^ v[0]
-	}
-	src, dst := v, make([]uint32, n)
-	var count [256]int
-	for shift := uint(0); shift < 32; shift += 8 {
-		if (diff>>shift)&0xff == 0 {
-			continue
-		}
-		count = [256]int{}
-		for _, x := range src {
-			count[(x>>shift)&0xff]++
-		}
-		pos := 0
-		for b, k := range count {
-			count[b] = pos
-			pos += k
-		}
-		for _, x := range src {
-			b := (x >> shift) & 0xff
-			dst[count[b]] = x
-			count[b]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &v[0] {
-		copy(v, src)
-	}
-}
-
 func meanInt[T uint32 | int64](v []T) float64 {
 	if len(v) == 0 {
 		return 0

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -9,35 +8,6 @@ import (
 
 	"servesim/internal/des/instance"
 )
-
-// TestRadixSort32MatchesSort: the in-place radix sort orders like
-// slices.Sort, short and long inputs, repeats and the extremes.
-func TestRadixSort32MatchesSort(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	for trial := 0; trial < 200; trial++ {
-		n := rng.IntN(3000)
-		if trial < 10 {
-			n = trial
-		}
-		v := make([]uint32, n)
-		for i := range v {
-			switch trial % 3 {
-			case 0:
-				v[i] = rng.Uint32N(1 << 24)
-			case 1:
-				v[i] = rng.Uint32()
-			default:
-				v[i] = []uint32{0, 1, math.MaxUint32, 7}[rng.IntN(4)]
-			}
-		}
-		want := slices.Clone(v)
-		slices.Sort(want)
-		radixSort32(v)
-		if !slices.Equal(v, want) {
-			t.Fatalf("trial %d (n=%d): radix order differs from slices.Sort", trial, n)
-		}
-	}
-}
 
 // reference is the summary's latency figures computed the plain way: every
 // value kept as int64, sorted copies, class columns kept from the start.
