@@ -82,6 +82,7 @@ func simConfig(c *ucli.Context, in *input, horizonUs int64) replay.Config {
 		HorizonUs:       horizonUs,
 		SLOTargets:      replay.SLOTargets(in.header.GoodputSLOTargets),
 		HashBlockTokens: c.Int("hash-block-tokens"),
+		UniqueIDs:       in.unique,
 	}
 }
 
@@ -280,6 +281,10 @@ func traceSetup(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slog
 // injected at their intended arrival, and the cap decides their send.
 func traceClient(c *ucli.Context, in *input, stated *tracev2.Client, opts *replay.TraceOptions, log *slog.Logger) (replay.Client, error) {
 	detect := func() (replay.Client, bool, string, error) {
+		if !in.spans { // what DetectClient finds in rows without a send and an end
+			var none replay.ClientFinding
+			return none.Client, none.Capped, none.String(), nil
+		}
 		f, err := replay.DetectClient(in.rows)
 		return f.Client, f.Capped, f.String(), err
 	}

@@ -26,7 +26,17 @@ type input struct {
 	cols   tracev2.Columns
 	rows   replay.Rows // on the simulation's time origin
 	n      int
+	unique bool     // no two rows share a request id (replay.Config.UniqueIDs)
+	spans  bool     // some row has a send and an end: a client may be detected (hasSpan)
 	spools []string // temporary files to remove
+}
+
+// hasSpan reports whether replay.DetectClient counts rec (it has a send
+// and an end): a trace without such rows shows no client and need not be
+// read again for one.
+func hasSpan(rec *tracev2.Record) bool {
+	_, _, _, ok := tracev2.RecordSpan(rec)
+	return ok
 }
 
 // close removes the temporary files.
@@ -190,6 +200,7 @@ func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*inpu
 			return nil, err
 		}
 		ids = append(ids, rec.RequestID)
+		in.spans = in.spans || hasSpan(&rec)
 		st.Add(rec.Status, r.Line())
 	}
 	if w := st.Warning(r.Name()); w != "" {
@@ -216,6 +227,7 @@ func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*inpu
 		return nil, err
 	}
 	in.rows = &traceRows{in: again, opts: quiet, origin: origin}
+	in.unique = true // checkUnique
 	done = true
 	return in, nil
 }
@@ -395,6 +407,7 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 	if err != nil {
 		return nil, err
 	}
+	var ids []int64 // importers number their rows; checked all the same (8 bytes a row)
 	for {
 		rec, err := imp.Next()
 		if errors.Is(err, io.EOF) {
@@ -409,8 +422,12 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 		if err := w.Write(&rec); err != nil {
 			return nil, fmt.Errorf("spool the import: %w", err)
 		}
+		ids = append(ids, rec.RequestID)
+		in.spans = in.spans || hasSpan(&rec)
 		in.n++
 	}
+	slices.Sort(ids)
+	in.unique = len(slices.Compact(ids)) == len(ids)
 	if err := bw.Flush(); err != nil {
 		return nil, fmt.Errorf("spool the import: %w", err)
 	}

@@ -139,7 +139,11 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if tl != nil {
 		rcfg.Observer = tl.rec
 	}
-	res, err := replay.SimulateWorkload(ctx, rcfg, wl, out.Write)
+	var sink replay.Sink // the summary alone needs no rows
+	if out.Writes() {
+		sink = out.Write
+	}
+	res, err := replay.SimulateWorkload(ctx, rcfg, wl, sink)
 	progress.Finish()
 	if res.Interrupted {
 		if terr := out.Interrupt(hdr); terr != nil {

@@ -80,6 +80,10 @@ func OpenSimOutputs(c *ucli.Context, stdio IO, h *tracev2.Header, cols tracev2.C
 	return o, nil
 }
 
+// Writes reports whether an output takes the requests: without one, Write
+// does nothing and a simulation need not make its rows.
+func (o *SimOutputs) Writes() bool { return o.trace != nil || o.enc != nil }
+
 // Write takes one request: its simulated trace row and, if it completed,
 // its SimResult (else nil).
 func (o *SimOutputs) Write(rec *tracev2.Record, res *tracev2.SimResult) error {

@@ -19,7 +19,7 @@ func TestSizeBounds(t *testing.T) {
 		{"P/D pools overflowing", func(c *Config) {
 			c.PrefillInstances, c.DecodeInstances, c.PDDecider = math.MaxInt, math.MaxInt, "always"
 		}, "instances exceed 1048576"},
-		{"instances beyond this machine", func(c *Config) { c.Instances = 500_000 }, "deployment: 500000 instances of 15909 KV blocks need about 756.7 GiB of memory to simulate, more than 75% of the"},
+		{"instances beyond this machine", func(c *Config) { c.Instances = 500_000 }, "deployment: 500000 instances of 15909 KV blocks need about 786.4 GiB of memory to simulate, more than 75% of the"},
 		{"KV blocks beyond a cache", func(c *Config) { c.TotalKVBlocks = 2_000_000_000 }, "total-kv-blocks 2000000000 exceeds 1073741823, the most a KV cache can hold"},
 		{"lightllm tokens beyond a cache", func(c *Config) { c.TotalKVBlocks, c.Batching = 100_000_000, "lightllm" },
 			"batching lightllm holds KV per token, and total-kv-blocks 100000000 × block-size 16 exceeds 1073741823"},
@@ -49,7 +49,7 @@ func TestMemoryBound(t *testing.T) {
 		t.Errorf("just enough memory: %v", err)
 	}
 	err := r.checkSizes(15909, 100<<20, true)
-	want := "deployment: 100 instances of 15909 KV blocks need about 155 MiB of memory to simulate, more than 75% of the 100 MiB this machine has available; lower num-instances or total-kv-blocks"
+	want := "deployment: 100 instances of 15909 KV blocks need about 161 MiB of memory to simulate, more than 75% of the 100 MiB this machine has available; lower num-instances or total-kv-blocks"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}

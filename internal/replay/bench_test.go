@@ -48,7 +48,9 @@ func loadShared(b *testing.B, format importer.Format, rel string) []tracev2.Reco
 }
 
 // benchmarkReplay replays a real trace on the default deployment (Qwen3-14B,
-// one H100) and reports simulated requests per second of CPU time.
+// one H100) and reports simulated requests per second: the simulation and
+// the replay adapter alone, the trace imported beforehand and nothing
+// written (cmd/replay's BenchmarkReplay times the whole command).
 func benchmarkReplay(b *testing.B, format importer.Format, rel string) {
 	recs := loadShared(b, format, rel)
 	dep, err := deploy.Resolve(deploy.Default())
@@ -64,7 +66,8 @@ func benchmarkReplay(b *testing.B, format importer.Format, rel string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := Simulate(context.Background(), Config{Deploy: dep, Seed: 42}, tr, nil, nil)
+		// Importers number their rows, as replay checks (UniqueIDs).
+		out, err := Simulate(context.Background(), Config{Deploy: dep, Seed: 42, UniqueIDs: true}, tr, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

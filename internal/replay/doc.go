@@ -16,6 +16,12 @@
 // think time. An Observer (the timeline exporter) may watch a run from
 // inside without changing it.
 //
+// A run costs what the simulation costs (issue 21): ids nothing reads are
+// not drawn (a private prompt's own ids; blocks whose hashes chains computed
+// once per shared hash-id region), requests and their buffers are reused
+// once ended, and nothing is built for an output nobody asked for. Memory
+// holds the requests in flight and waiting, and the summary's columns.
+//
 // It never reads flags or files and never writes to stdout or stderr; its
 // callers own the I/O.
 package replay

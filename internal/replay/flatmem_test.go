@@ -1,12 +1,15 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"io"
 	"runtime"
 	"testing"
 
+	"servesim/internal/deploy"
 	"servesim/internal/tracev2"
+	"servesim/internal/workload"
 )
 
 // genRows generates n rows in completion order (each listed up to 64 rows
@@ -80,4 +83,60 @@ func TestTraceMemoryFlat(t *testing.T) {
 		t.Errorf("%.1f bytes per row in use while streaming, want at most 40", perRow)
 	}
 	runtime.KeepAlive(tr)
+}
+
+// runPeakHeap simulates issue 21's reference workload (28 req/s, 512±128
+// and 256±64 tokens, Qwen3-14B on one H100) with n requests and the given
+// latency model, as `run` does, and returns the peak of the heap in use,
+// read after a collection every 4096 finished requests.
+func runPeakHeap(t *testing.T, n int64, latency string) uint64 {
+	t.Helper()
+	rate, in, inSD, out, outSD := 28.0, 512, 128, 256, 64
+	wl, err := workload.Resolve(workload.Options{NumRequests: &n, Rate: &rate, PromptTokens: &in,
+		PromptTokensStdev: &inSD, OutputTokens: &out, OutputTokensStdev: &outSD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := deploy.Default()
+	cfg.LatencyModel = latency
+	dep, err := deploy.Resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcfg := WorkloadConfig(wl, dep)
+	var peak uint64
+	rcfg.Progress = func(_, done int64) {
+		if done%4096 == 0 {
+			peak = max(peak, heapInUse())
+		}
+	}
+	res, err := SimulateWorkload(context.Background(), rcfg, wl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.InjectedRequests != n {
+		t.Fatalf("injected %d of %d", res.Summary.InjectedRequests, n)
+	}
+	return peak
+}
+
+// TestRunMemoryFlat: a run keeps what its requests in flight need and,
+// for exact percentiles, 20 bytes per completed request (4 for each of
+// TTFT, E2E and scheduling delay, 8 for TPOT): ten times the requests
+// cost at most 32 bytes more per added request, whether they complete
+// (trained-physics) or mostly queue until they time out (physics, which
+// one H100 cannot keep up with at 28 req/s).
+func TestRunMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 440k requests")
+	}
+	for _, latency := range []string{"trained-physics", "physics"} {
+		small, large := runPeakHeap(t, 20_000, latency), runPeakHeap(t, 200_000, latency)
+		perReq := (float64(large) - float64(small)) / 180_000
+		t.Logf("%s: peak heap %.1f MB at 20k requests, %.1f MB at 200k: %.1f bytes per added request",
+			latency, float64(small)/(1<<20), float64(large)/(1<<20), perReq)
+		if perReq > 32 {
+			t.Errorf("%s: %.1f bytes per added request, want at most 32", latency, perReq)
+		}
+	}
 }

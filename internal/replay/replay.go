@@ -18,6 +18,8 @@ import (
 // Source yields trace records in non-decreasing ArrivalTimeUs order, where
 // ArrivalTimeUs is the injection time on the simulation's origin (t = 0) and
 // DeadlineUs, if any, is on the same origin. It returns io.EOF at the end.
+// Simulate copies a record before it calls Next or a FollowUps method
+// again, so a source may reuse it.
 type Source interface {
 	Next() (*tracev2.Record, error)
 }
@@ -59,6 +61,11 @@ type Config struct {
 	// HashBlockTokens is the number of prompt tokens one ext_hash_ids entry
 	// stands for (0 = DefaultHashBlockTokens, Mooncake's 512).
 	HashBlockTokens int
+	// UniqueIDs promises that no two records share a request id (replay
+	// checks its traces; a workload numbers its requests). A prompt that
+	// is all shared (prefix or hash-id blocks) then owns the tokens it
+	// generates, which are declared private.
+	UniqueIDs bool
 	// Progress, if set, is called now and then with the simulated time and
 	// the number of requests finished.
 	Progress func(nowUs, done int64)
@@ -73,7 +80,8 @@ type Config struct {
 	// instance).
 	Decisions io.Writer
 
-	hashAll bool // declare no prompt private: every KV block hashed (tests compare)
+	hashAll   bool // the reference (tests compare): no prompt private, every block hashed from its ids
+	noRecycle bool // allocate every request afresh (tests compare)
 }
 
 // simulator is what the driver needs of the one-instance and the cluster
@@ -122,10 +130,16 @@ type Outcome struct {
 	Interrupted bool
 }
 
-// live is what the driver keeps per request between injection and the end.
+// live is what the driver keeps per request between injection and the end:
+// the simulator's request, its row and its token ids. A one-instance run
+// without an observer recycles lives, buffers included, once their request
+// has ended (the simulator no longer references it), so that a run
+// allocates per request in flight, not per request.
 type live struct {
-	rec    *tracev2.Record
-	prompt []int32
+	req    instance.Request
+	rec    tracev2.Record
+	prompt []int32   // req.Prompt: pb.ids' head, or shared blank ids (tokens.prompt)
+	pb     promptBuf // the live's own prompt storage, reused
 	output []int32
 }
 
@@ -138,6 +152,9 @@ type driver struct {
 	tok        *tokens
 	long       overlong
 	accumulate bool
+	lazy       bool // the KV caches honour privacy: a private prompt's own ids are never read
+	recycle    bool
+	free       []*live
 	agg        *metrics.Aggregator
 	sim        simulator
 	obs        Observer
@@ -145,6 +162,11 @@ type driver struct {
 	done       int64
 	err        error
 	stopped    bool // the context was cancelled: inject nothing more
+
+	// The sink's row and SimResult, valid during its call only.
+	row   tracev2.Record
+	res   tracev2.SimResult
+	names []string // instance names, by index
 }
 
 // Simulate runs every record of src (and every follow-up fu creates) through
@@ -161,10 +183,17 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	}
 	d := &driver{ctx: ctx, cfg: cfg, src: src, fu: fu, sink: sink, tok: newTokens(cfg.Seed, cfg.HashBlockTokens),
 		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer,
-		long: overlong{maxLen: cfg.Deploy.MaxModelLen}}
+		long: overlong{maxLen: cfg.Deploy.MaxModelLen}, lazy: !cfg.hashAll && honoursPrivacy(cfg.Deploy)}
+	d.tok.unique = cfg.UniqueIDs
+	if b, ok := blockSize(cfg.Deploy); ok && !cfg.hashAll {
+		d.tok.chains = newChains(d.tok, b)
+	}
 	if cfg.Deploy.IsCluster() || cfg.Decisions != nil {
 		return d.runCluster()
 	}
+	// A cluster may refer to a request after its end (P/D, the router's
+	// records), an observer keeps requests by address: neither recycles.
+	d.recycle = d.obs == nil && !cfg.noRecycle
 	icfg := cfg.Deploy.Instance
 	if d.obs != nil {
 		icfg.Tracer, icfg.Steps = d.obs.Tracer(0), d.obs
@@ -180,6 +209,31 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		out, err := s.Run()
 		return out.EndUs, out.Info, err
 	})
+}
+
+// honoursPrivacy reports whether every KV cache of dep leaves the blocks a
+// request declares private unhashed (a CPU tier hashes every block).
+func honoursPrivacy(dep *deploy.Resolved) bool {
+	if dep.Instance.KV.CPUBlocks > 0 {
+		return false
+	}
+	for _, ic := range dep.ClusterConfig.Instances {
+		if ic.KV.CPUBlocks > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// blockSize is the KV block size of every instance of dep, if they agree.
+func blockSize(dep *deploy.Resolved) (int, bool) {
+	b := dep.Instance.KV.BlockSize
+	for _, ic := range dep.ClusterConfig.Instances {
+		if ic.KV.BlockSize != b {
+			return 0, false
+		}
+	}
+	return b, b > 0
 }
 
 // watchAndRun starts the observer (if any) on the simulation's instances
@@ -247,8 +301,17 @@ func (d *driver) runCluster() (Outcome, error) {
 // request turns a record into a simulator request.
 func (d *driver) request(rec *tracev2.Record) *instance.Request {
 	d.long.check(rec)
-	prompt, own := d.tok.prompt(rec, d.accumulate)
-	l := &live{rec: rec, prompt: prompt, output: d.tok.output(rec, d.accumulate)}
+	var l *live
+	if k := len(d.free); k > 0 {
+		l = d.free[k-1]
+		d.free = d.free[:k-1]
+	} else {
+		l = &live{}
+	}
+	l.rec = *rec
+	rec = &l.rec
+	prompt, own, known := d.tok.prompt(&l.pb, rec, d.accumulate, d.lazy)
+	l.prompt, l.output = prompt, d.tok.output(rec, d.accumulate)
 	if d.accumulate && rec.SessionID != "" {
 		// The context the next round will resend, as the trace says it
 		// will be (all OutputTokens ids). A replayed trace builds round
@@ -256,21 +319,21 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 		// completes; onDone corrects it with what was actually generated.
 		d.tok.remember(rec.SessionID, rec.RoundIndex, l.prompt, l.output, rec.OutputTokens)
 	}
-	return &instance.Request{
-		ID:           rec.RequestID,
-		ArrivalUs:    rec.ArrivalTimeUs,
-		Prompt:       l.prompt,
-		Output:       l.output,
-		OutputLen:    rec.OutputTokens,
-		MaxOutputLen: rec.OutputTokens,
-		SLOClass:     rec.SLOClass,
-		Tenant:       rec.TenantID,
-		DeadlineUs:   rec.DeadlineUs,
-		SessionID:    rec.SessionID,
-		Round:        rec.RoundIndex,
-		Private:      own >= 0 && !d.cfg.hashAll,
-		PrivateFrom:  max(own, 0),
-		Tag:          l,
+	r := &l.req
+	r.Reset() // not a composite literal: it would reset the stale-reference counter
+	r.ID, r.ArrivalUs, r.Prompt, r.Output, r.KnownHashes = rec.RequestID, rec.ArrivalTimeUs, l.prompt, l.output, known
+	r.OutputLen, r.MaxOutputLen = rec.OutputTokens, rec.OutputTokens
+	r.SLOClass, r.Tenant, r.DeadlineUs = rec.SLOClass, rec.TenantID, rec.DeadlineUs
+	r.SessionID, r.Round = rec.SessionID, rec.RoundIndex
+	r.Private, r.PrivateFrom = own >= 0 && !d.cfg.hashAll, max(own, 0)
+	r.Tag = l
+	return r
+}
+
+// release takes back the live of a request that has ended.
+func (d *driver) release(l *live) {
+	if d.recycle {
+		d.free = append(d.free, l)
 	}
 }
 
@@ -309,13 +372,13 @@ func (d *driver) record(res *instance.Result, r *instance.Request) {
 		return
 	}
 	l := r.Tag.(*live)
-	rec := simulatedRecord(l.rec, res)
+	d.simulatedRecord(&d.row, &l.rec, res)
 	var sr *tracev2.SimResult
 	if res.Status == instance.StatusCompleted {
-		v := simResult(l.rec, res)
-		sr = &v
+		d.simResult(&d.res, &l.rec, res)
+		sr = &d.res
 	}
-	if err := d.sink(&rec, sr); err != nil {
+	if err := d.sink(&d.row, sr); err != nil {
 		d.err = err
 	}
 }
@@ -324,6 +387,7 @@ func (d *driver) record(res *instance.Result, r *instance.Request) {
 // accumulating sessions' context and injects closed-loop follow-ups.
 func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	l := r.Tag.(*live)
+	defer d.release(l)
 	if res.Status == instance.StatusCompleted && d.accumulate && l.rec.SessionID != "" {
 		d.tok.remember(l.rec.SessionID, l.rec.RoundIndex, l.prompt, l.output, res.OutputTokens)
 	}
@@ -333,16 +397,18 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	var next *tracev2.Record
 	var ok bool
 	if res.Status == instance.StatusCompleted {
-		next, ok = d.fu.OnComplete(l.rec, res.ArrivalUs+res.E2EUs, res.OutputTokens)
+		next, ok = d.fu.OnComplete(&l.rec, res.ArrivalUs+res.E2EUs, res.OutputTokens)
 	} else {
-		next, ok = d.fu.OnFailed(l.rec, res.DoneUs, res.Status == instance.StatusTimedOut)
+		next, ok = d.fu.OnFailed(&l.rec, res.DoneUs, res.Status == instance.StatusTimedOut)
 	}
 	if !ok {
 		return
 	}
-	err := d.sim.Inject(d.request(next))
+	nr := d.request(next)
+	err := d.sim.Inject(nr)
 	switch {
 	case errors.Is(err, sim.ErrPastHorizon):
+		d.release(nr.Tag.(*live))
 		if r, ok := d.fu.(refuser); ok {
 			r.Refused(next)
 		}
@@ -351,27 +417,27 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	}
 }
 
-// simulatedRecord is the trace row of a simulated request (tracev2.md §4.2):
-// send = the time the request reached the server (its arrival, unless a
-// capped client held it), chunk times = send + TTFT and send + E2E.
-func simulatedRecord(in *tracev2.Record, res *instance.Result) tracev2.Record {
-	rec := *in
-	rec.SendTimeUs = res.ArrivalUs
-	rec.FirstChunkTimeUs, rec.LastChunkTimeUs = 0, 0
+// simulatedRecord writes into out the trace row of a simulated request
+// (tracev2.md §4.2): send = the time the request reached the server (its
+// arrival, unless a capped client held it), chunk times = send + TTFT and
+// send + E2E.
+func (d *driver) simulatedRecord(out, in *tracev2.Record, res *instance.Result) {
+	*out = *in
+	out.SendTimeUs = res.ArrivalUs
+	out.FirstChunkTimeUs, out.LastChunkTimeUs = 0, 0
 	if res.TTFTUs >= 0 {
-		rec.FirstChunkTimeUs = res.ArrivalUs + res.TTFTUs
+		out.FirstChunkTimeUs = res.ArrivalUs + res.TTFTUs
 	}
 	if res.Status == instance.StatusCompleted {
-		rec.LastChunkTimeUs = res.ArrivalUs + res.E2EUs
+		out.LastChunkTimeUs = res.ArrivalUs + res.E2EUs
 	}
-	rec.NumChunks = 0
-	rec.FinishReason = ""
-	rec.FirstTokenTimeUs = 0
-	rec.CachedTokens = 0
-	rec.Instance = instanceName(res.Instance)
-	rec.Preemptions = res.Preemptions
-	rec.Status, rec.ErrorMessage = statusOf(res)
-	return rec
+	out.NumChunks = 0
+	out.FinishReason = ""
+	out.FirstTokenTimeUs = 0
+	out.CachedTokens = 0
+	out.Instance = d.instanceName(res.Instance)
+	out.Preemptions = res.Preemptions
+	out.Status, out.ErrorMessage = statusOf(res)
 }
 
 func statusOf(res *instance.Result) (status, reason string) {
@@ -393,17 +459,25 @@ func statusOf(res *instance.Result) (status, reason string) {
 }
 
 // instanceName is the ext_instance of a request: "" for one that never
-// reached an instance (still held by the cluster, rejected).
-func instanceName(i int) string {
-	if i < 0 {
+// reached an instance (still held by the cluster, rejected); the names are
+// made once per instance.
+func (d *driver) instanceName(i int) string {
+	switch {
+	case i < 0:
 		return ""
+	case i >= 1<<16:
+		return fmt.Sprintf("instance_%d", i)
 	}
-	return fmt.Sprintf("instance_%d", i)
+	for len(d.names) <= i {
+		d.names = append(d.names, fmt.Sprintf("instance_%d", len(d.names)))
+	}
+	return d.names[i]
 }
 
-// simResult is the SimResult of a completed request (tracev2.md §9).
-func simResult(rec *tracev2.Record, res *instance.Result) tracev2.SimResult {
-	sr := tracev2.SimResult{
+// simResult writes into out the SimResult of a completed request
+// (tracev2.md §9).
+func (d *driver) simResult(out *tracev2.SimResult, rec *tracev2.Record, res *instance.Result) {
+	*out = tracev2.SimResult{
 		RequestID:         rec.RequestID,
 		TTFTUs:            float64(res.TTFTUs),
 		E2EUs:             float64(res.E2EUs),
@@ -415,12 +489,11 @@ func simResult(rec *tracev2.Record, res *instance.Result) tracev2.SimResult {
 		SchedulingDelayUs: float64(res.SchedulingDelayUs),
 		NumPreemptions:    res.Preemptions,
 		CachedInputTokens: res.CachedPromptTokens,
-		Instance:          instanceName(res.Instance),
+		Instance:          d.instanceName(res.Instance),
 	}
 	if res.OutputTokens >= 2 {
-		sr.ITLMeanUs = res.TPOTUs()
+		out.ITLMeanUs = res.TPOTUs()
 	}
-	return sr
 }
 
 // SliceSource serves records from a slice, for tests and small inputs.

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -22,6 +21,7 @@ type ResultWriter struct {
 	next    int
 	pending map[int64]*tracev2.SimResult // settled, not yet written; nil = no result
 	written int
+	buf     []byte
 	err     error
 }
 
@@ -37,13 +37,21 @@ func (r *ResultWriter) Settle(id int64, res *tracev2.SimResult) error {
 	if r.err != nil {
 		return r.err
 	}
-	var keep *tracev2.SimResult
-	if res != nil {
-		cp := *res
-		keep = &cp
+	if r.next < len(r.ids) && r.ids[r.next] == id {
+		// Its turn: most results of a trace replayed at its own pace.
+		r.next++
+		if res != nil {
+			r.write(res)
+		}
+	} else {
+		var keep *tracev2.SimResult
+		if res != nil {
+			cp := *res
+			keep = &cp
+		}
+		r.pending[id] = keep
 	}
-	r.pending[id] = keep
-	for r.next < len(r.ids) && r.err == nil {
+	for r.next < len(r.ids) && r.err == nil && len(r.pending) > 0 {
 		v, ok := r.pending[r.ids[r.next]]
 		if !ok {
 			break
@@ -88,11 +96,8 @@ func (r *ResultWriter) write(v *tracev2.SimResult) {
 			return
 		}
 	}
-	var b []byte
-	var err error
 	if r.format == tracev2.SimResultJSONL {
-		b, err = json.Marshal(v)
-		b = append(b, '\n')
+		r.buf = append(v.AppendJSON(r.buf[:0]), '\n')
 	} else {
 		// An element of json.MarshalIndent(array, "", "  ") is the element
 		// indented with prefix "  ".
@@ -100,14 +105,9 @@ func (r *ResultWriter) write(v *tracev2.SimResult) {
 		if r.written == 0 {
 			sep = "[\n  "
 		}
-		r.put([]byte(sep))
-		b, err = json.MarshalIndent(v, "  ", "  ")
+		r.buf = v.AppendJSONIndent(append(r.buf[:0], sep...), "  ", "  ")
 	}
-	if err != nil {
-		r.err = fmt.Errorf("write sim results: %w", err)
-		return
-	}
-	r.put(b)
+	r.put(r.buf)
 	r.written++
 }
 

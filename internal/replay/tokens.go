@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 
+	"servesim/internal/des/kvcache"
 	"servesim/internal/tracev2"
 )
 
@@ -46,6 +47,20 @@ type tokens struct {
 	warnings                         []string
 	short                            int    // session rounds shorter than their context
 	rows                             idRows // rows met per request id, for private prompts
+	// blank backs the prompts of which no id is ever read (all private,
+	// lazy): zeros, never written, shared; it only grows (a new array).
+	blank []int32
+	// chains gives hash-id prompts their blocks' hashes (nil: not used).
+	chains *chains
+	// unique: no two rows share a request id (Config.UniqueIDs).
+	unique bool
+}
+
+// promptBuf is a request's reusable prompt storage: ids and the pieces of
+// its known block hashes.
+type promptBuf struct {
+	ids   []int32
+	known [][]kvcache.Hash
 }
 
 // sessionContext is an accumulating session's context after round `round`.
@@ -127,29 +142,41 @@ func (t *tokens) hashBlocks(ids []int32, hashes []int64) int {
 	return n
 }
 
-// prompt builds the prompt ids of a row. accumulate says whether session
-// rounds grow from their predecessors. own is where the row's own fresh ids
-// begin when no other row can share them (instance.Request.Private), or −1:
-// an accumulating session's rounds are resent by the next round, rows whose
-// ids are not tracked (idRows) might be repeated later, and a prompt with
-// no fresh ids (all prefix or hash-id blocks) has none of its own.
-func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own int) {
+// prompt builds the prompt of a row: its ids, in b.ids (replaced by a
+// larger buffer when too small) or in the shared blank ids; where its own
+// ids begin (own); and the hashes of its leading hash-id blocks (known,
+// when chains is on, in b.known).
+//
+// own is where the row's own fresh ids begin when no other row can share
+// them (instance.Request.Private), or −1: an accumulating session's rounds
+// are resent by the next round, rows whose ids are not tracked (idRows)
+// might be repeated later, and so might a prompt with no fresh ids (all
+// prefix or hash-id blocks) — unless request ids are unique, in which
+// case its generated tokens are its own (own = the prompt's length).
+//
+// With lazy (the KV caches honour the privacy declaration:
+// driver.lazy), ids nothing reads are not written: a row's own ids, and
+// the ids of blocks whose hashes are known. A prompt of which no id is
+// read takes no buffer at all (blank), which matters for the requests
+// waiting in a long queue.
+func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool) (ids []int32, own int, known [][]kvcache.Hash) {
 	n := rec.ResendPromptTokens()
-	ids = make([]int32, n)
-	start := 0
+	var prev []int32 // the session's context, first
+	start := 0       // ids before it are shared with other rows
+	hashed := false
 	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {
-		prev := t.sessions[rec.SessionID].ids
-		if len(prev) <= n {
-			start = copy(ids, prev)
+		p := t.sessions[rec.SessionID].ids
+		if len(p) <= n {
+			prev, start = p, len(p)
 		} else {
-			t.shortRound(rec, n, len(prev))
+			t.shortRound(rec, n, len(p))
 		}
 	}
 	if start == 0 && len(rec.HashIDs) > 0 {
-		start = t.hashBlocks(ids, rec.HashIDs)
+		start, hashed = min(n, len(rec.HashIDs)*t.hashTokens), true
 	}
 	if start == 0 && rec.PrefixGroup != "" && rec.PrefixLength > 0 {
-		start = copy(ids, t.prefix(rec.PrefixGroup, min(rec.PrefixLength, n)))
+		start = min(rec.PrefixLength, n)
 	}
 	seed, own := t.promptSeed, start
 	repeats, tracked := t.rows.add(rec.RequestID)
@@ -158,14 +185,55 @@ func (t *tokens) prompt(rec *tracev2.Record, accumulate bool) (ids []int32, own 
 		// sharing them with the earlier row would be an artifact.
 		seed += uint64(repeats) * 0x9E3779B97F4A7C15
 	}
-	if !tracked || start == n || (accumulate && rec.SessionID != "") {
-		// Without fresh ids of its own, a row's generated tokens (drawn
-		// from its request id) are its own only if no other row repeats
-		// the id and the prompt, which is not known yet.
+	switch {
+	case !tracked || (accumulate && rec.SessionID != ""):
+		own = -1
+	case start == n && t.unique && repeats == 0 && n > 0:
+		// Its generated tokens (drawn from its request id) are its own.
+		own = n
+	case start == n:
+		// They are its own only if no other row repeats the id and the
+		// prompt, which is not known yet.
 		own = -1
 	}
-	fill(ids[start:], t.fresh(seed, rec.RequestID))
-	return ids, own
+	knownBlocks := 0
+	if hashed && t.chains != nil {
+		b.known, knownBlocks = t.chains.known(b.known[:0], rec.HashIDs, n, t.hashTokens)
+		known = b.known
+	}
+	if lazy && own >= 0 && (start == 0 || (hashed && knownBlocks == start/t.chainBlock())) {
+		// No id is read: those before the first private block are hashed
+		// already, the rest are private.
+		if len(t.blank) < n {
+			t.blank = make([]int32, max(n, 2*len(t.blank)))
+		}
+		return t.blank[:n], own, known
+	}
+	if cap(b.ids) < n {
+		b.ids = make([]int32, n)
+	}
+	ids = b.ids[:n]
+	switch {
+	case len(prev) > 0:
+		copy(ids, prev)
+	case hashed:
+		t.hashBlocks(ids, rec.HashIDs)
+	case start > 0:
+		copy(ids, t.prefix(rec.PrefixGroup, start))
+	}
+	if own < 0 || !lazy {
+		fill(ids[start:], t.fresh(seed, rec.RequestID))
+	}
+	return ids, own, known
+}
+
+// chainBlock is the KV block size of chains (1 without: only a start of 0
+// takes the blank path then).
+func (t *tokens) chainBlock() int {
+	if t.chains == nil {
+		return 1
+	}
+	return t.chains.block
 }
 
 // maxTokenWarnings bounds the session rounds warned about one by one.

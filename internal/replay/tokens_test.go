@@ -2,11 +2,13 @@ package replay
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
 
 	"servesim/internal/deploy"
+	"servesim/internal/des/kvcache"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 )
@@ -14,7 +16,7 @@ import (
 func TestHashBlocks(t *testing.T) {
 	tok := newTokens(7, 0)
 	prompt := func(id int64, n int, hashes ...int64) []int32 {
-		ids, _ := tok.prompt(&tracev2.Record{RequestID: id, InputTokens: n, HashIDs: hashes}, false)
+		ids, _, _ := tok.prompt(new(promptBuf), &tracev2.Record{RequestID: id, InputTokens: n, HashIDs: hashes}, false, false)
 		return ids
 	}
 	a := prompt(1, 1500, 10, 20, 30)
@@ -47,13 +49,13 @@ func TestHashBlocks(t *testing.T) {
 	if len(a) != 1500 || len(e) != 300 {
 		t.Errorf("prompt lengths %d %d, want 1500 300", len(a), len(e))
 	}
-	if again, _ := newTokens(7, 0).prompt(&tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false); !slices.Equal(again, a) {
+	if again, _, _ := newTokens(7, 0).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false); !slices.Equal(again, a) {
 		t.Error("the same seed gives other ids")
 	}
-	if other, _ := newTokens(8, 0).prompt(&tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false); slices.Equal(other[:512], a[:512]) {
+	if other, _, _ := newTokens(8, 0).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false); slices.Equal(other[:512], a[:512]) {
 		t.Error("another seed gives the same ids")
 	}
-	small, _ := newTokens(7, 16).prompt(&tracev2.Record{RequestID: 1, InputTokens: 64, HashIDs: []int64{10, 20, 30, 40}}, false)
+	small, _, _ := newTokens(7, 16).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 64, HashIDs: []int64{10, 20, 30, 40}}, false, false)
 	if !slices.Equal(small[:16], a[:16]) || slices.Equal(small[16:32], a[16:32]) {
 		t.Error("with 16-token hash blocks, block 2 must start the sequence of hash 20")
 	}
@@ -125,4 +127,40 @@ func testDeployment(t *testing.T) *deploy.Resolved {
 		t.Fatal(err)
 	}
 	return dep
+}
+
+// TestChainsAreTheHashesOfTheIDs: the pieces chains hands a hash-id row are
+// the KV cache's hashes of the row's own ids, block for block, across
+// block sizes, partial last regions and the cache's generations.
+func TestChainsAreTheHashesOfTheIDs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, b := range []int{16, 32, 8} {
+		tok := newTokens(5, 64)
+		tok.chains = newChains(tok, b)
+		tok.chains.limit = 7 // roll the generations over
+		ref := newTokens(5, 64)
+		for i := 0; i < 300; i++ {
+			hashes := make([]int64, 1+rng.IntN(6))
+			for k := range hashes {
+				hashes[k] = int64(rng.IntN(12))
+			}
+			rec := &tracev2.Record{RequestID: int64(i), InputTokens: 1 + rng.IntN(len(hashes)*64+40), HashIDs: hashes}
+			ids, _, _ := ref.prompt(new(promptBuf), rec, false, false)
+			pieces, blocks := tok.chains.known(nil, hashes, len(ids), 64)
+			if want := min(len(ids), len(hashes)*64) / b; blocks != want {
+				t.Fatalf("block %d row %d: %d known blocks, want %d", b, i, blocks, want)
+			}
+			var got []kvcache.Hash
+			for _, p := range pieces {
+				got = append(got, p...)
+			}
+			seq := kvcache.Seq{Prompt: ids}
+			if want := seq.BlockHashes(blocks, b); !slices.Equal(got, want) {
+				t.Fatalf("block %d row %d: pieces differ from the ids' hashes", b, i)
+			}
+		}
+	}
+	if newChains(newTokens(5, 64), 48) != nil {
+		t.Error("chains for blocks that straddle regions")
+	}
 }

@@ -15,6 +15,7 @@ import (
 // FollowUps of closed-loop sessions.
 type WorkloadSource struct {
 	src *workload.Source
+	rec tracev2.Record // the last record handed out
 }
 
 // FromWorkload adapts a workload source.
@@ -26,8 +27,8 @@ func (w *WorkloadSource) Next() (*tracev2.Record, error) {
 	if !ok {
 		return nil, io.EOF
 	}
-	rec := Record(r)
-	return &rec, nil
+	w.rec = Record(r)
+	return &w.rec, nil
 }
 
 // OnComplete implements FollowUps.
@@ -48,8 +49,8 @@ func (w *WorkloadSource) follow(r *workload.Request, ok bool) (*tracev2.Record, 
 	if !ok {
 		return nil, false
 	}
-	rec := Record(r)
-	return &rec, true
+	w.rec = Record(r)
+	return &w.rec, true
 }
 
 // Record is the generated-mode trace row of a workload request before
@@ -104,13 +105,16 @@ func WorkloadConfig(wl *workload.Workload, dep *deploy.Resolved) Config {
 }
 
 // SimulateWorkload generates wl's requests (and the follow-ups of its
-// closed-loop sessions) and simulates them with cfg (WorkloadConfig).
+// closed-loop sessions) and simulates them with cfg (WorkloadConfig). The
+// simulator synthesises its own token ids (tokens), so the workload's are
+// not made.
 func SimulateWorkload(ctx context.Context, cfg Config, wl *workload.Workload, sink Sink) (Outcome, error) {
-	src := wl.NewSource()
+	src := wl.NewShapeSource()
 	var fu FollowUps
 	if wl.HasSessions() {
 		fu = FromWorkload(src)
 	}
+	cfg.UniqueIDs = true // the workload numbers its requests
 	res, err := Simulate(ctx, cfg, FromWorkload(src), fu, sink)
 	if err != nil && !res.Interrupted {
 		return res, err

@@ -477,20 +477,29 @@ func (r *Reader) checkRow(rec *Record) error {
 			// A recorded instant is at least 1 µs after t0 (spec §5); a
 			// replay injects a row without a positive send time at its
 			// arrival time.
-			r.warnField(r.idx[c.id], fmt.Sprintf("%d is negative: not an instant of the run (recorded times are ≥ 1, 0 is never)", c.v))
+			v := c.v
+			r.warnField(r.idx[c.id], func() string {
+				return fmt.Sprintf("%d is negative: not an instant of the run (recorded times are ≥ 1, 0 is never)", v)
+			})
 		}
 	}
 	if r.simulated && rec.SendTimeUs < rec.ArrivalTimeUs {
-		r.warnField(r.idx[colSendTimeUs], fmt.Sprintf("%d is before arrival_time_us %d", rec.SendTimeUs, rec.ArrivalTimeUs))
+		r.warnField(r.idx[colSendTimeUs], func() string {
+			return fmt.Sprintf("%d is before arrival_time_us %d", rec.SendTimeUs, rec.ArrivalTimeUs)
+		})
 	}
 	if rec.FirstChunkTimeUs > 0 && rec.SendTimeUs > 0 && rec.FirstChunkTimeUs < rec.SendTimeUs {
-		r.warnField(r.idx[colFirstChunkTimeUs], fmt.Sprintf("%d is before send_time_us %d", rec.FirstChunkTimeUs, rec.SendTimeUs))
+		r.warnField(r.idx[colFirstChunkTimeUs], func() string {
+			return fmt.Sprintf("%d is before send_time_us %d", rec.FirstChunkTimeUs, rec.SendTimeUs)
+		})
 	}
 	if rec.LastChunkTimeUs > 0 && rec.FirstChunkTimeUs > 0 && rec.LastChunkTimeUs < rec.FirstChunkTimeUs {
-		r.warnField(r.idx[colLastChunkTimeUs], fmt.Sprintf("%d is before first_chunk_time_us %d", rec.LastChunkTimeUs, rec.FirstChunkTimeUs))
+		r.warnField(r.idx[colLastChunkTimeUs], func() string {
+			return fmt.Sprintf("%d is before first_chunk_time_us %d", rec.LastChunkTimeUs, rec.FirstChunkTimeUs)
+		})
 	}
 	if rec.Status == "ok" && rec.FirstChunkTimeUs == 0 {
-		r.warnField(r.idx[colFirstChunkTimeUs], "0 (never) in a row with status ok")
+		r.warnField(r.idx[colFirstChunkTimeUs], func() string { return "0 (never) in a row with status ok" })
 	}
 	return nil
 }

@@ -134,6 +134,9 @@ type warnLimiter struct {
 	suppressed int
 }
 
+// shows reports whether the next message would reach warn.
+func (w *warnLimiter) shows() bool { return w.warn != nil && w.shown < maxWarnings }
+
 func (w *warnLimiter) add(msg string) {
 	if w.shown < maxWarnings {
 		w.shown++

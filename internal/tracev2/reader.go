@@ -386,6 +386,13 @@ func (r *Reader) fieldError(i int, msg string) error {
 	return &Error{File: r.name, Line: r.rowLine, Column: i + 1, What: "column " + name, Msg: msg}
 }
 
-func (r *Reader) warnField(i int, msg string) {
-	r.warns.add(r.fieldError(i, msg).Error())
+// warnField warns about field i of the current row; msg makes the message
+// only when it will be shown (a reader without Options.Warn, or past the
+// first warnings, only counts: every row of an imported trace may warn).
+func (r *Reader) warnField(i int, msg func() string) {
+	if !r.warns.shows() {
+		r.warns.add("")
+		return
+	}
+	r.warns.add(r.fieldError(i, msg()).Error())
 }

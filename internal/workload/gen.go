@@ -40,11 +40,13 @@ type session struct {
 	draftLen int
 	draftOut int
 
-	// The last built round, for context accumulation.
-	prompt   []int32
-	lastIn   int
-	lastSeed uint64
-	lastOut  int
+	// The last built round, for context accumulation (prompt is nil for a
+	// shape source; promptLen is its length all the same).
+	prompt    []int32
+	promptLen int
+	lastIn    int
+	lastSeed  uint64
+	lastOut   int
 
 	// Open sessions: rounds emitted and finished, and why emission stopped.
 	emitted, finished int

@@ -8,9 +8,9 @@ type Request struct {
 	ClientID     string // client id (trace client_id)
 	TenantID     string
 	SLOClass     string
-	Model        string // "" = the deployment's model
-	ArrivalUs    int64  // intended send time
-	PromptIDs    []int32
+	Model        string  // "" = the deployment's model
+	ArrivalUs    int64   // intended send time
+	PromptIDs    []int32 // nil from a shape source (NewShapeSource)
 	PrefixGroup  string
 	PrefixLength int // shared-prefix tokens at the start of PromptIDs
 	InputTokens  int // prompt tokens excluding the shared prefix: len(PromptIDs) − PrefixLength
@@ -49,4 +49,4 @@ func (r *Request) OutputIDs(n int) []int32 {
 }
 
 // PromptTokens is the whole prompt length.
-func (r *Request) PromptTokens() int { return len(r.PromptIDs) }
+func (r *Request) PromptTokens() int { return r.PrefixLength + r.InputTokens }

@@ -133,7 +133,7 @@ func (s *Source) followUp(sess *session, fromUs int64, prevOut int) (*Request, b
 	prevOut = min(max(prevOut, 0), MaxSampleTokens)
 	d := draft{at: at, sess: sess, round: sess.round + 1}
 	drawRound(sess.smp, sess.rng, &d)
-	if cc.accumulate && len(sess.prompt)+prevOut+d.in > MaxPromptTokens {
+	if cc.accumulate && sess.promptLen+prevOut+d.in > MaxPromptTokens {
 		s.end(sess, SessionCancelled)
 		return nil, false
 	}

@@ -3,6 +3,8 @@ package workload
 import (
 	"container/heap"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -74,9 +76,9 @@ func (f fakeServer) run(t *testing.T, src *Source, stopAt int64) runResult {
 		if f.lengthCap > 0 && out > f.lengthCap {
 			out = f.lengthCap
 		}
-		done := r.ArrivalUs + 1000 + 10*int64(len(r.PromptIDs)) + 50*int64(out)
+		done := r.ArrivalUs + 1000 + 10*int64(r.PromptTokens()) + 50*int64(out)
 		switch {
-		case f.maxPrompt > 0 && len(r.PromptIDs) > f.maxPrompt:
+		case f.maxPrompt > 0 && r.PromptTokens() > f.maxPrompt:
 			ev.at, ev.fail = r.ArrivalUs, FailDropped
 		case r.DeadlineUs > 0 && done > r.DeadlineUs:
 			ev.at, ev.fail = r.DeadlineUs, FailTimeout
@@ -403,6 +405,44 @@ func TestClosedAndOpenSessionsBuildTheSamePrompts(t *testing.T) {
 		c, o := closedRounds[k], openRounds[k]
 		if !slices.Equal(c.PromptIDs, o.PromptIDs) || c.OutputTokens != o.OutputTokens || c.RoundIndex != o.RoundIndex {
 			t.Errorf("round %d: closed prompt %d/out %d, open prompt %d/out %d; want equal", k, len(c.PromptIDs), c.OutputTokens, len(o.PromptIDs), o.OutputTokens)
+		}
+	}
+}
+
+// TestShapeSourceEqualsSource: a shape source gives the requests, follow-ups
+// and session ends of a full source, without token ids, whatever the
+// spec (every generator kind, accumulating sessions, timeouts, drops and
+// length caps that shorten the accumulated context).
+func TestShapeSourceEqualsSource(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	servers := []fakeServer{{}, {maxPrompt: 120}, {lengthCap: 7}}
+	for i := range 120 {
+		spec := randomSpec(r)
+		w, err := New(spec)
+		if err != nil {
+			t.Fatalf("spec %d: %v", i, err)
+		}
+		srv := servers[i%len(servers)]
+		full, shape := w.NewSource(), w.NewShapeSource()
+		a, b := srv.run(t, full, 0), srv.run(t, shape, 0)
+		if len(a.sent) != len(b.sent) || len(a.sent) == 0 {
+			t.Fatalf("spec %d: full source sent %d requests, shape source %d", i, len(a.sent), len(b.sent))
+		}
+		for j, x := range a.sent {
+			y := *b.sent[j]
+			if y.PromptIDs != nil {
+				t.Fatalf("spec %d: request %d has %d token ids from a shape source", i, j, len(y.PromptIDs))
+			}
+			if x.PromptTokens() != len(x.PromptIDs) {
+				t.Fatalf("spec %d: request %d: PromptTokens %d, %d ids", i, j, x.PromptTokens(), len(x.PromptIDs))
+			}
+			y.PromptIDs = x.PromptIDs
+			if !reflect.DeepEqual(*x, y) {
+				t.Fatalf("spec %d: request %d differs:\n full %+v\nshape %+v", i, j, *x, y)
+			}
+		}
+		if !reflect.DeepEqual(a.ends, b.ends) || !reflect.DeepEqual(a.followUpsInOrder, b.followUpsInOrder) || full.Sessions() != shape.Sessions() {
+			t.Fatalf("spec %d: sessions differ: %+v / %+v", i, full.Sessions(), shape.Sessions())
 		}
 	}
 }

@@ -10,6 +10,7 @@ import "strconv"
 type Source struct {
 	w      *Workload
 	dry    bool // count only: no token ids, no session tracking
+	noIDs  bool // lengths only: requests carry no token ids (NewShapeSource)
 	gens   []*clientGen
 	heap   []int // indices of gens with a pending draft, by (at, index)
 	limit  int64 // num_requests; 0 = none
@@ -32,6 +33,17 @@ type Source struct {
 
 // NewSource starts the request stream from the beginning.
 func (w *Workload) NewSource() *Source { return w.newSource(false) }
+
+// NewShapeSource starts a stream of the same requests without their token
+// ids (PromptIDs is nil; lengths, times, sessions and follow-ups are those
+// of NewSource), for a consumer that synthesises its own ids, as the
+// simulator's replay does: materialising ids it would throw away was a
+// sixth of a whole run's time.
+func (w *Workload) NewShapeSource() *Source {
+	s := w.newSource(false)
+	s.noIDs = true
+	return s
+}
 
 func (w *Workload) newSource(dry bool) *Source {
 	s := &Source{w: w, dry: dry, limit: w.Spec.NumRequests, pregen: -1}
@@ -134,28 +146,35 @@ func (s *Source) build(cc *compiledClient, d *draft, id int64, followOn bool, pr
 	c := cc.c
 	sess := d.sess
 	var prompt []int32
+	var n int // prompt tokens
 	if sess != nil && cc.accumulate && followOn {
 		if cc.kind == genOpenSessions {
 			prevOut = sess.lastOut
 		}
-		prev := sess.prompt
-		prompt = make([]int32, len(prev)+prevOut+d.in)
-		copy(prompt, prev)
-		s.toks.reset(sess.lastSeed)
-		s.toks.skip(sess.lastIn)
-		s.toks.fill(prompt[len(prev) : len(prev)+prevOut])
-		s.toks.reset(d.seed)
-		s.toks.fill(prompt[len(prev)+prevOut:])
+		n = sess.promptLen + prevOut + d.in
+		if !s.noIDs {
+			prev := sess.prompt
+			prompt = make([]int32, n)
+			copy(prompt, prev)
+			s.toks.reset(sess.lastSeed)
+			s.toks.skip(sess.lastIn)
+			s.toks.fill(prompt[len(prev) : len(prev)+prevOut])
+			s.toks.reset(d.seed)
+			s.toks.fill(prompt[len(prev)+prevOut:])
+		}
 	} else {
-		prompt = make([]int32, len(cc.prefix)+d.in)
-		copy(prompt, cc.prefix)
-		s.toks.reset(d.seed)
-		s.toks.fill(prompt[len(cc.prefix):])
+		n = len(cc.prefix) + d.in
+		if !s.noIDs {
+			prompt = make([]int32, n)
+			copy(prompt, cc.prefix)
+			s.toks.reset(d.seed)
+			s.toks.fill(prompt[len(cc.prefix):])
+		}
 	}
 	r := &Request{
 		ID: id, Client: cc.index, ClientID: c.ID, TenantID: c.TenantID, SLOClass: c.SLOClass,
 		Model: c.Model, ArrivalUs: d.at, PromptIDs: prompt, PrefixGroup: c.PrefixGroup,
-		PrefixLength: len(cc.prefix), InputTokens: len(prompt) - len(cc.prefix),
+		PrefixLength: len(cc.prefix), InputTokens: n - len(cc.prefix),
 		OutputTokens: d.out, MaxOutputLen: d.out, Streaming: c.Streaming, ReasonRatio: d.rr,
 		SLOTargetUs: c.SLOTargetUs, RoundIndex: d.round, tokSeed: d.seed, newIn: d.in,
 		ImageTokens: d.mm[0], AudioTokens: d.mm[1], VideoTokens: d.mm[2],
@@ -166,7 +185,7 @@ func (s *Source) build(cc *compiledClient, d *draft, id int64, followOn bool, pr
 	if sess != nil {
 		r.ThinkTimeUs = cc.thinkUs
 		if cc.accumulate {
-			sess.prompt = prompt
+			sess.prompt, sess.promptLen = prompt, n
 		}
 		sess.lastIn, sess.lastOut, sess.lastSeed = d.in, d.out, d.seed
 	}

@@ -83,7 +83,7 @@ func (p *pdState) route(now int64, r *instance.Request) {
 // start sends r's prefill part to the prefill pool.
 func (p *pdState) start(now int64, r *instance.Request) {
 	c := p.c
-	part := &instance.Request{ID: r.ID, ArrivalUs: r.ArrivalUs, Prompt: r.Prompt, Output: r.Output,
+	part := &instance.Request{ID: r.ID, ArrivalUs: r.ArrivalUs, Prompt: r.Prompt, Output: r.Output, KnownHashes: r.KnownHashes,
 		OutputLen: r.OutputLen, MaxOutputLen: r.MaxOutputLen, SLOClass: r.SLOClass, Tenant: r.Tenant,
 		DeadlineUs: r.DeadlineUs, SessionID: r.SessionID, Round: r.Round, PrefillOnly: true,
 		Private: r.Private, PrivateFrom: r.PrivateFrom}

@@ -71,7 +71,7 @@ func (g *Source) Next() (*instance.Request, error) {
 		r = g.free[k-1]
 		g.free = g.free[:k-1]
 		buf = r.Prompt[:0]
-		*r = instance.Request{}
+		r.Reset()
 	} else {
 		r = &instance.Request{}
 	}

@@ -123,8 +123,10 @@ func (l *stepLog) fold(upTo int64) {
 		}
 	}
 	l.diff[n] += int32(c)
-	l.prefix = append(make([]int64, 0, 2*(len(l.prefix)-n)+1024), l.prefix[n:]...)
-	l.diff = append(make([]int32, 0, 2*(len(l.diff)-n)+1024), l.diff[n:]...)
+	// In place: a light load folds often, and new arrays each time were
+	// most of a replay's allocations.
+	l.prefix = l.prefix[:copy(l.prefix, l.prefix[n:])]
+	l.diff = l.diff[:copy(l.diff, l.diff[n:])]
 	l.base = upTo
 }
 

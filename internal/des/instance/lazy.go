@@ -1,9 +1,6 @@
 package instance
 
-import (
-	"container/heap"
-	"slices"
-)
+import "slices"
 
 // Fast-forward (issue 3 item 5) by lazy decoding.
 //
@@ -65,20 +62,50 @@ type doneEntry struct {
 
 type doneHeap []doneEntry
 
-func (h doneHeap) Len() int { return len(h) }
-func (h doneHeap) Less(i, j int) bool {
+func (h doneHeap) less(i, j int) bool {
 	if h[i].d != h[j].d {
 		return h[i].d < h[j].d
 	}
 	return h[i].aseq < h[j].aseq
 }
-func (h doneHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *doneHeap) Push(x any)   { *h = append(*h, x.(doneEntry)) }
-func (h *doneHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+// push and pop are container/heap's Push and Pop, step for step (so the
+// order is theirs), without boxing each entry in an interface: that was an
+// allocation per lazy decoder, twice.
+func (h *doneHeap) push(e doneEntry) {
+	*h = append(*h, e)
+	s := *h
+	for j := len(s) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !s.less(j, i) {
+			break
+		}
+		s[i], s[j] = s[j], s[i]
+		j = i
+	}
+}
+
+func (h *doneHeap) pop() doneEntry {
+	s := *h
+	n := len(s) - 1
+	s[0], s[n] = s[n], s[0]
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if j2 := j + 1; j2 < n && s.less(j2, j) {
+			j = j2
+		}
+		if !s.less(j, i) {
+			break
+		}
+		s[i], s[j] = s[j], s[i]
+		i = j
+	}
+	e := s[n]
+	*h = s[:n]
+	return e
 }
 
 func byAseq(a, b *Request) int {
@@ -127,7 +154,7 @@ func (in *Instance) lazify(r *Request) {
 	lz.n++
 	lz.ctx += int64(r.progress)
 	k := min(r.OutputLen-r.g, in.cfg.MaxModelLen-1-r.progress)
-	heap.Push(&lz.done, doneEntry{d: lz.d + int64(k), aseq: r.aseq, r: r, gen: r.lgen})
+	lz.done.push(doneEntry{d: lz.d + int64(k), aseq: r.aseq, r: r, gen: r.lgen})
 }
 
 // unlazy materialises r and takes it out of the lazy set.
@@ -264,7 +291,7 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 	deferred := func(r *Request) bool { return r.DeadlineUs > t && r.DeadlineUs < end }
 	fin := lz.fin[:0]
 	for len(lz.done) > 0 && lz.done[0].d <= lz.d {
-		e := heap.Pop(&lz.done).(doneEntry)
+		e := lz.done.pop()
 		r := e.r
 		if !r.lazy || r.lgen != e.gen {
 			continue

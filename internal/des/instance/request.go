@@ -39,12 +39,17 @@ func (s Status) Terminal() bool { return s >= StatusCompleted }
 // before Submit and must not change them afterwards; the rest is simulator
 // state. Requests are referenced by the simulator only while live.
 type Request struct {
-	ID           int64
-	ArrivalUs    int64   // cluster entry time (µs)
-	Prompt       []int32 // prompt token ids, shared prefix first; the KV cache hashes full blocks of these
-	Output       []int32 // ids of the generated tokens when known (may be nil: ids are then synthesised from ID)
-	OutputLen    int     // O: the true output length, read only by the execution engine (INV-9)
-	MaxOutputLen int     // the client's declared budget; 0 = none declared
+	ID        int64
+	ArrivalUs int64   // cluster entry time (µs)
+	Prompt    []int32 // prompt token ids, shared prefix first; the KV cache hashes full blocks of these
+	Output    []int32 // ids of the generated tokens when known (may be nil: ids are then synthesised from ID)
+	// KnownHashes, if set, are the chained hashes of the prompt's first
+	// full blocks at the instances' block size, in pieces
+	// (kvcache.Seq.Known): the KV cache takes them instead of hashing
+	// those blocks' ids in Prompt, which it then never reads.
+	KnownHashes  [][]kvcache.Hash
+	OutputLen    int // O: the true output length, read only by the execution engine (INV-9)
+	MaxOutputLen int // the client's declared budget; 0 = none declared
 	SLOClass     string
 	Tenant       string
 	DeadlineUs   int64 // absolute deadline (µs); 0 = none
@@ -115,6 +120,17 @@ type span struct{ s, e int64 }
 
 // Status is the request's current state.
 func (r *Request) Status() Status { return r.status }
+
+// Reset clears a request whose result has been handed out, for reuse as a
+// new one by a source that recycles its requests. Every field is cleared
+// but the counter that tells stale references the simulator may still hold
+// to the old request (entries of lazy decoding's completion heap) from the
+// new one: it keeps counting.
+func (r *Request) Reset() {
+	gen := r.lgen
+	*r = Request{}
+	r.lgen = gen
+}
 
 // Generated is the number of output tokens produced so far.
 func (r *Request) Generated() int { return r.g + r.pendingRounds() }
@@ -196,7 +212,7 @@ func (r *Request) initSeq() {
 
 // fillSeq gives s the request's tokens and privacy.
 func (r *Request) fillSeq(s *kvcache.Seq) {
-	s.Prompt, s.Output = r.Prompt, r.Output
+	s.Prompt, s.Output, s.Known = r.Prompt, r.Output, r.KnownHashes
 	s.Seed = uint64(r.ID)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
 	s.Private, s.PrivateFrom = r.Private, r.PrivateFrom
 }

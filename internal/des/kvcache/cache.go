@@ -32,6 +32,7 @@ type block struct {
 	inFree  bool
 	hashed  bool
 	indexed bool // its hash's index entry points at it
+	inMemo  bool // in the match memo (memo.go), at memoPos
 }
 
 // Stats are the cache's counters since creation.
@@ -69,6 +70,10 @@ type Cache struct {
 
 	journalOn bool
 	journal   []IndexChange
+
+	memo       matchMemo // memo.go
+	memoSerial uint64
+	memoPos    []int32 // place of a memo block in memo.found
 }
 
 // IndexChange is one change of the prefix index's membership: Hash became
@@ -114,7 +119,8 @@ func New(cfg Config) (*Cache, error) {
 		return nil, errors.New("kvcache: CPU tier blocks, bandwidth and base latency must not be negative")
 	}
 	c := &Cache{b: cfg.BlockSize, t: cfg.Blocks, blocks: make([]block, cfg.Blocks), hashes: make([]Hash, cfg.Blocks),
-		ring: newFreeRing(cfg.Blocks), index: newHashIndex(cfg.Blocks), shift: -1, noPrefix: cfg.NoPrefixCaching}
+		ring: newFreeRing(cfg.Blocks), index: newHashIndex(cfg.Blocks), shift: -1, noPrefix: cfg.NoPrefixCaching,
+		memoPos: make([]int32, cfg.Blocks)}
 	if c.pool = cfg.Pool; c.pool == nil {
 		c.pool = NewPool()
 	}
@@ -215,10 +221,10 @@ func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
 	}
 	full := c.div(target)
 	k := 0
-	for shared := min(full, c.privateBlock(s)); k < shared; k++ {
-		if _, ok := c.lookup(s.BlockHash(k, c.b)); !ok {
-			break
-		}
+	if shared := min(full, c.privateBlock(s)); shared > 0 {
+		c.memoFor(s)
+		c.memoExtend(shared)
+		k = min(len(c.memo.found), shared)
 	}
 	for k < full && k >= c.privateBlock(s) {
 		if _, ok := c.findPrivate(s, k); !ok {
@@ -251,6 +257,17 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 	m := c.div(cached)
 	pb := c.privateBlock(s)
 	onFree, gpuUsed := 0, 0
+	var memo []int32 // s's memo (memo.go), when it has one: its blocks need no lookup
+	if c.memoOf(s) {
+		c.memoExtend(min(m, pb))
+		memo = c.memo.found
+		gpuUsed, onFree = min(m, len(memo)), c.memo.free
+		for _, i := range memo[gpuUsed:] {
+			if c.blocks[i].ref == 0 {
+				onFree--
+			}
+		}
+	}
 	for gpuUsed < m {
 		i, hit := c.find(s, gpuUsed, pb)
 		if !hit {
@@ -274,11 +291,22 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 	if want := c.blocksFor(s.ExpectedTokens); cap(s.blocks) < want {
 		s.blocks = make([]int32, 0, want)
 	}
+	if memo != nil {
+		c.dropMemo() // s runs: its cached blocks are pinned below (memo keeps their ids)
+	}
 	for k := 0; k < gpuUsed; k++ {
-		i, _ := c.find(s, k, pb)
+		var i int32
+		if k < len(memo) {
+			i = memo[k]
+		} else {
+			i, _ = c.find(s, k, pb)
+		}
 		if k >= pb {
 			c.takePrivate(s.notes[k].serial)
 		} else if bl := &c.blocks[i]; bl.ref == 0 {
+			if bl.inMemo {
+				c.memo.free--
+			}
 			c.unlink(i)
 			bl.ref = 1
 		} else {
@@ -409,6 +437,9 @@ func (c *Cache) release(s *Seq, again bool) {
 		bl := &c.blocks[i]
 		bl.ref--
 		if bl.ref == 0 {
+			if bl.inMemo {
+				c.memo.free++
+			}
 			var flags uint32
 			if bl.hashed {
 				flags = freeFull
@@ -491,6 +522,9 @@ func (c *Cache) Check() error {
 	}
 	if n != c.index.n {
 		return fmt.Errorf("kvcache: index holds %d entries, counter %d", n, c.index.n)
+	}
+	if err := c.checkMemo(); err != nil {
+		return err
 	}
 	for i := range c.blocks {
 		bl := &c.blocks[i]

@@ -21,4 +21,10 @@
 // held (private.go). Results are identical either way when the declaration
 // is true; in a workload without shared prefixes it halves the cost of a
 // simulation, and more in a cluster.
+//
+// The sequence matched last keeps its match up to date as the cache
+// changes (memo.go), so that a request waiting at the head of the queue,
+// matched again at every step, costs what changed rather than its
+// prompt's length; a caller that knows a prompt's leading hashes hands them
+// over (Seq.Known) instead of ids to hash.
 package kvcache

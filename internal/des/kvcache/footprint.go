@@ -18,13 +18,13 @@ func tableSize(n int) int {
 
 // Footprint is the memory in bytes that New allocates for a cache of
 // blocks GPU blocks (1 ≤ blocks ≤ MaxBlocks), before any request: the
-// per-block state and hashes, the free ring (tableSize(2T) entries of an id
+// per-block state, hashes and match-memo places (memo.go), the free ring (tableSize(2T) entries of an id
 // and a serial) and the prefix index (tableSize(4T) slots). What grows with
 // the run — sequences' block tables, the CPU tier — is not counted. A
 // caller sizing many caches checks it against the memory it has before
 // creating them.
 func Footprint(blocks int) int64 {
-	perBlock := int64(unsafe.Sizeof(block{}) + unsafe.Sizeof(Hash{}))
+	perBlock := int64(unsafe.Sizeof(block{}) + unsafe.Sizeof(Hash{}) + unsafe.Sizeof(int32(0)))
 	ring := int64(tableSize(2*blocks)) * int64(unsafe.Sizeof(uint32(0))+unsafe.Sizeof(uint64(0)))
 	index := int64(tableSize(4*blocks)) * int64(unsafe.Sizeof(indexSlot{}))
 	return int64(blocks)*perBlock + ring + index

@@ -118,6 +118,9 @@ func (c *Cache) popFree(private bool) int32 {
 	}
 	if e&freePrivate == 0 {
 		bl := &c.blocks[i]
+		if bl.inMemo {
+			c.memoEvict(i)
+		}
 		if bl.indexed && c.journalOn {
 			c.journal = append(c.journal, IndexChange{Hash: c.hashes[i]})
 		}

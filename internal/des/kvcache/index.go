@@ -83,6 +83,9 @@ func (c *Cache) register(h Hash, v int32) {
 			return
 		}
 		if s.tag == tag && c.holds(s.v, h) && c.blocks[s.v].indexed {
+			if c.blocks[s.v].inMemo {
+				c.memoTakeOver(s.v, v)
+			}
 			c.blocks[s.v].indexed = false // membership unchanged: no journal entry
 			c.blocks[v].indexed = true
 			s.v = v

@@ -12,6 +12,14 @@ type Seq struct {
 	// capacity hint, e.g. prompt + declared output budget).
 	ExpectedTokens int
 
+	// Known, if set, holds the chained hashes of the first full blocks (at
+	// the cache's block size) when the caller knows them, in consecutive
+	// pieces: a replay computes them once per shared prefix piece and
+	// hands every request that holds the piece the same slice. Those
+	// blocks' ids in Prompt are then never read. The cache copies them
+	// into its hash list when it first needs a hash, and drops Known.
+	Known [][]Hash
+
 	// Private declares that the tokens from position PrivateFrom on (prompt
 	// and generated alike) follow this sequence's prefix in no other
 	// sequence the cache will see: the block holding that position, and
@@ -29,6 +37,7 @@ type Seq struct {
 	hashes []Hash  // chained hashes of full blocks, computed lazily; kept across preemption
 
 	notes []note // notes[k]: where private block k went at the latest Preempt that held it full (private.go)
+	memo  uint64 // the id of its match memo in a cache (memo.go); 0 = none
 }
 
 // Token is the id at position i of the sequence (prompt, then generated).
@@ -73,6 +82,17 @@ func (s *Seq) BlockHashes(n, blockSize int) []Hash {
 func (s *Seq) hashTo(i, blockSize int) Hash {
 	if want := s.ExpectedTokens / blockSize; cap(s.hashes) < want && i < want {
 		s.hashes = append(make([]Hash, 0, want), s.hashes...)
+	}
+	if len(s.Known) > 0 {
+		if len(s.hashes) == 0 {
+			for _, p := range s.Known {
+				s.hashes = append(s.hashes, p...)
+			}
+		}
+		s.Known = nil
+		if i < len(s.hashes) {
+			return s.hashes[i]
+		}
 	}
 	var prev Hash
 	if k := len(s.hashes); k > 0 {

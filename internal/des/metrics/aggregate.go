@@ -18,7 +18,7 @@ const DefaultClass = "default"
 
 type classAcc struct {
 	injected, completed, good int64
-	ttft, e2e                 []int64
+	ttft, e2e                 column // filled once a second class appears (Aggregator.split)
 	itlSum, itlCount          int64
 }
 
@@ -36,10 +36,13 @@ type Aggregator struct {
 	stillQueued, stillRunning                                      int64
 	inTok, outTok, good                                            int64
 
-	ttft, e2e, sched []int64
+	ttft, e2e, sched column
 	tpot             []float64
 	classes          map[string]*classAcc
-	tenants          map[string]*tenantAcc
+	// split: more than one class was seen, and each keeps its own columns;
+	// until then the one class's are the aggregator's.
+	split   bool
+	tenants map[string]*tenantAcc
 
 	inTransfer int64
 	perInst    []instAcc // by instance index (grown as results name them)
@@ -74,6 +77,13 @@ func (a *Aggregator) Add(res *instance.Result) {
 	a.injected++
 	cls := a.classes[orDefault(res.SLOClass)]
 	if cls == nil {
+		if len(a.classes) == 1 {
+			// Every sample so far is the first class's.
+			for _, first := range a.classes {
+				first.ttft, first.e2e = a.ttft.clone(), a.e2e.clone()
+			}
+			a.split = true
+		}
 		cls = &classAcc{}
 		a.classes[orDefault(res.SLOClass)] = cls
 	}
@@ -128,16 +138,18 @@ func (a *Aggregator) Add(res *instance.Result) {
 	}
 	a.inTok += int64(res.PromptTokens)
 	a.outTok += int64(res.OutputTokens)
-	a.ttft = append(a.ttft, res.TTFTUs)
-	a.e2e = append(a.e2e, res.E2EUs)
-	a.sched = append(a.sched, res.SchedulingDelayUs)
+	a.ttft.add(res.TTFTUs)
+	a.e2e.add(res.E2EUs)
+	a.sched.add(res.SchedulingDelayUs)
 	tpot := res.TPOTUs()
 	if res.OutputTokens >= 2 {
 		a.tpot = append(a.tpot, tpot)
 	}
 	cls.completed++
-	cls.ttft = append(cls.ttft, res.TTFTUs)
-	cls.e2e = append(cls.e2e, res.E2EUs)
+	if a.split {
+		cls.ttft.add(res.TTFTUs)
+		cls.e2e.add(res.E2EUs)
+	}
 	cls.itlSum += res.ITLSumUs
 	cls.itlCount += int64(res.ITLCount)
 	ten.completed++
@@ -204,15 +216,4 @@ type InstanceInfo struct {
 	KVPeak            float64
 	CacheHits         int64
 	CacheMisses       int64
-}
-
-func meanInt(v []int64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	var s float64
-	for _, x := range v {
-		s += float64(x)
-	}
-	return s / float64(len(v))
 }

@@ -11,7 +11,7 @@ import (
 // Percentile of sorted values by linear interpolation at rank p/100·(n−1)
 // (Hyndman-Fan type 7, the rule of montanaflynn/stats.Percentile, which the
 // tests use as the oracle). 0 for no values.
-func Percentile[T int64 | float64](sorted []T, p float64) float64 {
+func Percentile[T uint32 | int64 | float64](sorted []T, p float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return 0

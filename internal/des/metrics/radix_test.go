@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// TestSortedCopyMatchesSort: the radix sort orders like slices.Sort for
-// short and long inputs, negative values, extremes and repeated values, and
-// leaves its input untouched.
+// TestSortedCopyMatchesSort: the radix sorts order like slices.Sort for
+// short and long inputs, negative values, extremes and repeated values;
+// sortedCopy leaves its input untouched, radixSort32 sorts its own (the
+// same values cut to 32 bits).
 func TestSortedCopyMatchesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 200; trial++ {
@@ -39,6 +40,14 @@ func TestSortedCopyMatchesSort(t *testing.T) {
 		}
 		if !slices.Equal(v, in) {
 			t.Fatalf("trial %d: input modified", trial)
+		}
+		u := make([]uint32, n)
+		for i, x := range v {
+			u[i] = uint32(x)
+		}
+		want32 := slices.Sorted(slices.Values(u))
+		if radixSort32(u); !slices.Equal(u, want32) {
+			t.Fatalf("trial %d (n=%d): 32-bit radix order differs from slices.Sort", trial, n)
 		}
 	}
 }

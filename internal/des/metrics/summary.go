@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"slices"
 	"sort"
 )
 
@@ -132,13 +131,17 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 	if a.injected > 0 {
 		s.SLOAttainment = float64(a.good) / float64(a.injected)
 	}
-	ttft, e2e, sched := sortedCopy(a.ttft), sortedCopy(a.e2e), sortedCopy(a.sched)
-	s.TTFTMeanMs = meanInt(ttft) / usPerMs
-	s.TTFTP50Ms, s.TTFTP90Ms, s.TTFTP95Ms, s.TTFTP99Ms = pcts(ttft)
-	s.E2EMeanMs = meanInt(e2e) / usPerMs
-	s.E2EP50Ms, s.E2EP90Ms, s.E2EP95Ms, s.E2EP99Ms = pcts(e2e)
-	s.SchedulingDelayP99Ms = Percentile(sched, 99) / usPerMs
-	tpot := slices.Clone(a.tpot)
+	// The columns are sorted in place (they are multisets), one after the
+	// other, so that no copy of them is made.
+	a.ttft.sort()
+	s.TTFTMeanMs = a.ttft.mean() / usPerMs
+	s.TTFTP50Ms, s.TTFTP90Ms, s.TTFTP95Ms, s.TTFTP99Ms = pcts(&a.ttft)
+	a.e2e.sort()
+	s.E2EMeanMs = a.e2e.mean() / usPerMs
+	s.E2EP50Ms, s.E2EP90Ms, s.E2EP95Ms, s.E2EP99Ms = pcts(&a.e2e)
+	a.sched.sort()
+	s.SchedulingDelayP99Ms = a.sched.percentile(99) / usPerMs
+	tpot := a.tpot
 	sort.Float64s(tpot)
 	var ts float64
 	for _, v := range tpot {
@@ -164,8 +167,12 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 	}
 	for name, c := range a.classes {
 		cs := ClassSummary{Count: c.injected, Completed: c.completed, GoodputRPS: per(float64(c.good)),
-			TTFTP99Ms: Percentile(sortedCopy(c.ttft), 99) / usPerMs,
-			E2EP99Ms:  Percentile(sortedCopy(c.e2e), 99) / usPerMs}
+			TTFTP99Ms: s.TTFTP99Ms, E2EP99Ms: s.E2EP99Ms}
+		if a.split {
+			c.ttft.sort()
+			c.e2e.sort()
+			cs.TTFTP99Ms, cs.E2EP99Ms = c.ttft.percentile(99)/usPerMs, c.e2e.percentile(99)/usPerMs
+		}
 		if c.injected > 0 {
 			cs.SLOAttainment = float64(c.good) / float64(c.injected)
 		}
@@ -227,7 +234,7 @@ func (a *Aggregator) perInstance(s *Summary, info RunInfo) {
 	s.InstanceJainIndex = Jain(toks)
 }
 
-func pcts(sorted []int64) (p50, p90, p95, p99 float64) {
-	return Percentile(sorted, 50) / usPerMs, Percentile(sorted, 90) / usPerMs,
-		Percentile(sorted, 95) / usPerMs, Percentile(sorted, 99) / usPerMs
+func pcts(sorted *column) (p50, p90, p95, p99 float64) {
+	return sorted.percentile(50) / usPerMs, sorted.percentile(90) / usPerMs,
+		sorted.percentile(95) / usPerMs, sorted.percentile(99) / usPerMs
 }

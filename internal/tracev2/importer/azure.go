@@ -38,12 +38,12 @@ func azureLayouts() [4]string {
 // measured). created_at is the first TIMESTAMP (taken as UTC). A row earlier
 // than the first row is an error: arrivals are offsets from the first row.
 type Azure struct {
-	src    *csvSource
+	src    *csvSource[azureRow]
 	client string
 	t0     time.Time
 	t0Text string
 	hdr    *tracev2.Header
-	buf    [1]azureRow
+	row    azureRow
 	stream
 }
 
@@ -51,7 +51,7 @@ type Azure struct {
 // name is the file name used in errors ("" or "-" for stdin) and to derive
 // the client id (AzureLLMInferenceTrace_code.csv -> azure-code).
 func NewAzure(name string, r io.Reader, opts Options) (*Azure, error) {
-	src, err := newCSVSource(name, r, []string{"TIMESTAMP", "ContextTokens", "GeneratedTokens"})
+	src, err := newCSVSource[azureRow](name, r, []string{"TIMESTAMP", "ContextTokens", "GeneratedTokens"})
 	if err != nil {
 		return nil, err
 	}
@@ -70,10 +70,10 @@ func NewAzure(name string, r io.Reader, opts Options) (*Azure, error) {
 func (a *Azure) Header() *tracev2.Header { return a.hdr.Clone() }
 
 func (a *Azure) read() (tracev2.Record, error) {
-	if err := a.src.next(&a.buf); err != nil {
+	if err := a.src.next(&a.row); err != nil {
 		return tracev2.Record{}, err
 	}
-	row := &a.buf[0]
+	row := &a.row
 	ts, ok := parseAzureTime(row.Timestamp)
 	if !ok {
 		return tracev2.Record{}, a.src.errField("TIMESTAMP",

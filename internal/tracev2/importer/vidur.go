@@ -30,17 +30,17 @@ type vidurRow struct {
 // Token counts written as whole decimals ("12.0", as pandas writes integer
 // columns with gaps) are accepted; fractions are errors.
 type Vidur struct {
-	src    *csvSource
+	src    *csvSource[vidurRow]
 	client string
 	hasIDs bool
 	hdr    *tracev2.Header
-	buf    [1]vidurRow
+	row    vidurRow
 	stream
 }
 
 // NewVidur reads the column row and the first data row of a Vidur trace.
 func NewVidur(name string, r io.Reader, opts Options) (*Vidur, error) {
-	src, err := newCSVSource(name, r, []string{"arrived_at", "num_prefill_tokens", "num_decode_tokens"})
+	src, err := newCSVSource[vidurRow](name, r, []string{"arrived_at", "num_prefill_tokens", "num_decode_tokens"})
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +61,10 @@ func NewVidur(name string, r io.Reader, opts Options) (*Vidur, error) {
 func (v *Vidur) Header() *tracev2.Header { return v.hdr.Clone() }
 
 func (v *Vidur) read() (tracev2.Record, error) {
-	v.buf[0] = vidurRow{}
-	if err := v.src.next(&v.buf); err != nil {
+	if err := v.src.next(&v.row); err != nil {
 		return tracev2.Record{}, err
 	}
-	row := &v.buf[0]
+	row := &v.row
 	arrival, prob := parseDuration(row.ArrivedAt, 1e6)
 	if prob != "" {
 		return tracev2.Record{}, v.src.errField("arrived_at", quote(row.ArrivedAt)+" "+prob)
