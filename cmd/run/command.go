@@ -34,7 +34,7 @@ func command() cli.Command {
 		Usage:     "simulate a synthetic workload on a vLLM deployment and print its metrics",
 		ArgsUsage: " ",
 		Description: `run generates a seeded workload (a preset, a spec YAML, or flags), simulates it
-on the described deployment (default: Qwen3-14B on one H100, trained-physics latency
+on the described deployment (default: Qwen3-14B on one H100, physics latency
 model) and prints aggregate metrics as JSON, or a table with --format text.
 
 Ctrl+C stops injecting: the requests in flight run to their end, the summary of
