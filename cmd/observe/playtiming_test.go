@@ -69,9 +69,14 @@ func measurePlay(ctx context.Context, trace string, want []tracev2.Record) (late
 }
 
 // TestPlayOnTime plays 2,000 rows at 1,000 requests/s against the
-// in-process fake server: every row is sent within 1 ms of its scheduled
-// offset. The machine's load is judged from the fake server's own
-// lateness, as in the other timing tests.
+// in-process fake server: 99% of the rows are sent within 1 ms of their
+// scheduled offset (measured: p99 0.2-0.26 ms). The tail is logged and
+// BenchmarkPlayLateness reports it: with the client and the server in one
+// process on two cores, a scheduler quantum or a GC pause puts a handful of
+// rows 1-4 ms late even on an idle machine (three attempts at load 1 had
+// maxima of 2.3, 4.3 and 1.2 ms), so a bound on the maximum failed on
+// healthy code; the other timing tests bound medians for the same reason.
+// The machine's load is judged from the fake server's own lateness.
 func TestPlayOnTime(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400)) // as main does
 	trace, recs := evenTrace(t, 2000, time.Millisecond)
@@ -80,7 +85,7 @@ func TestPlayOnTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok := l.rows == len(recs) && l.ok == l.rows && quantile64(l.lag, 1) <= 1000
+		ok := l.rows == len(recs) && l.ok == l.rows && quantile64(l.lag, 0.99) <= 1000
 		return l.String(), ok, quantile64(l.serverLate, 0.5) > 500
 	})
 }
