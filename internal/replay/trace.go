@@ -75,6 +75,12 @@ type Trace struct {
 	ordinals map[int64]int32     // injected rows' places by request id (Options.Ordinals)
 	onDrop   func(id int64)
 	err      error
+
+	// A streamed trace (stream.go): its reader, whether it has run out,
+	// and the last row's request id.
+	streamed RowReader
+	eof      bool
+	lastID   int64
 }
 
 // session is a closed-loop session's rows, by round.
@@ -227,6 +233,8 @@ func (t *Trace) SetRate(rps float64) error {
 	switch {
 	case !(rps > 0) || math.IsInf(rps, 0):
 		return usageError(fmt.Sprintf("rate %v must be positive and finite", rps))
+	case t.streamed != nil:
+		return usageError("a streamed trace's rate is not known before it is replayed")
 	case t.RateRPS() == 0:
 		return usageError("every request of the trace is injected at once: it has no rate to scale")
 	}
@@ -272,6 +280,9 @@ func (t *Trace) OnDrop(fn func(id int64)) { t.onDrop = fn }
 
 // Next implements Source: the rows in injection order.
 func (t *Trace) Next() (*tracev2.Record, error) {
+	if t.streamed != nil {
+		return t.nextStreamed()
+	}
 	for t.err == nil && int(t.next) < t.count {
 		p := t.next
 		if t.follow.has(p) {
@@ -370,6 +381,11 @@ func (t *Trace) Close() error {
 		err := t.ah.close()
 		t.ah = nil
 		if t.err == nil {
+			t.err = err
+		}
+	} else if t.streamed != nil && !t.eof {
+		t.eof = true // never started: its reader is closed here
+		if err := t.streamed.Close(); t.err == nil {
 			t.err = err
 		}
 	}
