@@ -20,8 +20,9 @@
 // drift (grade_test.go, heldOutBound); a level whose own noise exceeds 25% is unassessable, said
 // so in the summary and held to a gross bound only (maxAssessableNoise). A
 // loop in which the server's own speed moved more than 25% between a fit
-// level and its repeat, or with fewer than three assessable held-out runs
-// (a busy shared host), is measured once more before it is graded.
+// level and its repeat, with fewer than three assessable held-out runs
+// (a busy shared host), or with a run over its bound, is measured once more
+// before it is graded.
 //
 // What the server's scheduler does, read in Ollama v0.17.4's source and
 // confirmed by measurement. This model runs on the llama.cpp runner

@@ -23,20 +23,22 @@ type chunk struct {
 // reasoning and tool_calls; choices[].text (completions); finish_reason;
 // usage with prompt_tokens_details.cached_tokens; and the two error shapes
 // vLLM uses ({"error": {...}} and {"object": "error", "message": ...}).
-// Everything else is validated and skipped. It does not allocate.
+// Everything else, a known key whose value has another shape included, is
+// validated and skipped: a chunk is rejected only when it is not JSON (or a
+// count is out of range). It does not allocate.
 func decodeChunk(data []byte, c *chunk) error {
 	*c = chunk{}
 	s := jscan{b: data}
 	err := s.object(func(key []byte) error {
 		switch string(key) {
 		case "choices":
-			if s.null() {
-				return nil
+			if s.peek() != '[' {
+				return s.skip() // null, or a shape no server sends: nothing to read
 			}
 			return s.array(func() error { return s.choice(c) })
 		case "usage":
-			if s.null() {
-				return nil
+			if s.peek() != '{' {
+				return s.skip()
 			}
 			c.usage = true
 			return s.usage(c)
@@ -78,14 +80,14 @@ func decodeChunk(data []byte, c *chunk) error {
 }
 
 func (s *jscan) choice(c *chunk) error {
-	if s.null() {
-		return nil
+	if s.peek() != '{' {
+		return s.skip()
 	}
 	return s.object(func(key []byte) error {
 		switch string(key) {
 		case "delta", "message":
-			if s.null() {
-				return nil
+			if s.peek() != '{' {
+				return s.skip()
 			}
 			return s.object(func(k []byte) error {
 				switch string(k) {
@@ -108,8 +110,8 @@ func (s *jscan) choice(c *chunk) error {
 		case "text":
 			return s.textField(c)
 		case "finish_reason":
-			if s.null() {
-				return nil
+			if s.peek() != '"' {
+				return s.skip()
 			}
 			v, err := s.str()
 			c.finish, c.hasFinish = v, err == nil
@@ -139,20 +141,24 @@ func (s *jscan) usage(c *chunk) error {
 	return s.object(func(key []byte) error {
 		var err error
 		switch string(key) {
-		case "prompt_tokens":
-			c.prompt, err = s.count()
-		case "completion_tokens":
-			c.completion, err = s.count()
+		case "prompt_tokens", "completion_tokens":
+			if !s.atNumber() {
+				return s.skip()
+			}
+			n, e := s.count()
+			if string(key) == "prompt_tokens" {
+				c.prompt = n
+			} else {
+				c.completion = n
+			}
+			err = e
 		case "prompt_tokens_details":
-			if s.null() {
-				return nil
+			if s.peek() != '{' {
+				return s.skip()
 			}
 			return s.object(func(k []byte) error {
-				if string(k) != "cached_tokens" {
+				if string(k) != "cached_tokens" || !s.atNumber() {
 					return s.skip()
-				}
-				if s.null() {
-					return nil
 				}
 				var e error
 				c.cached, e = s.count()
@@ -164,6 +170,13 @@ func (s *jscan) usage(c *chunk) error {
 		}
 		return err
 	})
+}
+
+// atNumber reports whether the next value is a number (a count); anything
+// else in a count's place is skipped, as a field of no known shape is.
+func (s *jscan) atNumber() bool {
+	b := s.peek()
+	return b == '-' || b >= '0' && b <= '9'
 }
 
 // errorValue reads the value of an "error" key: an object with a message, or
