@@ -26,7 +26,7 @@ type ResultWriter struct {
 	pending map[int64]*tracev2.SimResult // settled, not yet written; nil = no result
 	err     error
 
-	batch  []tracev2.SimResult // in order, for the writing goroutine
+	batch  []tracev2.SimResult      // in order, for the writing goroutine
 	work   chan []tracev2.SimResult // a nil batch asks for synced
 	spare  chan []tracev2.SimResult // batches back from it, for reuse
 	synced chan struct{}
