@@ -140,7 +140,9 @@ func claimList(c []string) string {
 }
 
 // action is replay: validate the flags and the deployment, read and check
-// the whole trace, then open the outputs, simulate, and commit them.
+// the whole trace, then open the outputs, simulate, and commit them. An
+// imported trace that comes in injection order is read once, as the
+// simulation takes its rows (replayStreamed).
 func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
 	set, err := parseSettings(c, stdio)
 	if err != nil {
@@ -150,7 +152,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err // a bad flag or --deployment file, before the trace is read
 	}
 	start := time.Now()
-	in, err := loadInput(c, stdio, log)
+	in, err := loadInput(c, stdio, log, true)
 	if err != nil {
 		return err
 	}
@@ -160,6 +162,18 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	set.opts.Ordinals = set.traceOut != ""
+	if in.stream != nil {
+		// A two-file --trace-output is written in place as the rows come:
+		// a bad row found late would leave it half written.
+		if !set.opts.ClosedLoop && !c.IsSet("rate") && (set.traceOut == "" || set.traceOut == "-") {
+			if done, err := replayStreamed(ctx, c, stdio, log, set, in, dep, client, start); done {
+				return err
+			}
+		}
+		if err := in.spoolStream(log); err != nil {
+			return err
+		}
+	}
 	tr, err := replay.NewTrace(in.rows, set.opts)
 	if err != nil {
 		if located := (*tracev2.Error)(nil); errors.As(err, &located) {
@@ -173,13 +187,26 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 			return fmt.Errorf("%s: --rate: %w", in.name, err)
 		}
 	}
-	log.Debug("trace", "input", in.describe(), "read_s", fmt.Sprintf("%.2f", time.Since(start).Seconds()))
+	return simulate(ctx, c, stdio, log, set, in, dep, client, tr, start, nil)
+}
+
+// simulate replays tr, writes the outputs and commits them. release, if
+// set, is called after the simulation (interrupted or not) and before
+// anything is committed or printed: a streamed replay reads the rest of
+// its trace there and lets its held stdout go.
+func simulate(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger, set *settings, in *input,
+	dep *deploy.Resolved, client replay.Client, tr *replay.Trace, start time.Time, release func(interrupted bool) error) error {
+	log.Debug("trace", "input", in.describe(), "read_s", fmt.Sprintf("%.2f", time.Since(start).Seconds()), "streamed", in.stream != nil)
 	out, err := openOutputs(c, stdio, set, in, tr)
 	if err != nil {
 		return err
 	}
 	defer out.abort()
-	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), int64(tr.Len()), "replaying")
+	total := int64(tr.Len())
+	if in.stream != nil {
+		total = -1 // not known before the trace is read
+	}
+	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), total, "replaying")
 	cfg := simConfig(c, in, set.horizonUs)
 	cfg.Deploy, cfg.Client = dep, client
 	cfg.Progress = func(now, done int64) {
@@ -194,6 +221,16 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	simStart := time.Now()
 	res, err := replay.Simulate(ctx, cfg, tr, tr.FollowUps(), out.write)
 	progress.Finish()
+	if err == nil || res.Interrupted {
+		if release != nil {
+			if out.results != nil {
+				out.results.Sync() // it writes on its own goroutine
+			}
+			if err := release(res.Interrupted); err != nil {
+				return err
+			}
+		}
+	}
 	if res.Interrupted {
 		if terr := out.sim.Interrupt(replayedHeader(in.header)); terr != nil {
 			log.Warn("finish the interrupted trace", "error", terr)

@@ -29,6 +29,10 @@ type input struct {
 	unique bool     // no two rows share a request id (replay.Config.UniqueIDs)
 	spans  bool     // some row has a send and an end: a client may be detected (hasSpan)
 	spools []string // temporary files to remove
+	// stream, if set, is an import not read yet (rows is nil): the
+	// replay may read it as it simulates (replayStreamed), or spool it
+	// (spoolStream).
+	stream *streamedImport
 }
 
 // hasSpan reports whether replay.DetectClient counts rec (it has a send
@@ -39,8 +43,15 @@ func hasSpan(rec *tracev2.Record) bool {
 	return ok
 }
 
-// close removes the temporary files.
+// close closes an import left open and removes the temporary files.
 func (in *input) close() {
+	if in.stream != nil {
+		in.stream.src.close()
+		if t := in.stream.src.tee; t != nil {
+			t.f.Close()
+			os.Remove(t.f.Name())
+		}
+	}
 	for _, p := range in.spools {
 		os.Remove(p)
 	}
@@ -48,8 +59,9 @@ func (in *input) close() {
 
 // loadInput reads and validates the trace the command line names: a
 // TraceV2 trace in any form, or a foreign trace, whose format --from names
-// or its content shows (importer.Detect).
-func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger) (*input, error) {
+// or its content shows (importer.Detect). With stream, a foreign trace may
+// be left open to be read as it is replayed (importInput).
+func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger, stream bool) (*input, error) {
 	args := c.Args().Slice()
 	path := ""
 	if len(args) == 1 {
@@ -70,7 +82,7 @@ func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger) (*input, error) 
 		if path == "" {
 			return nil, cli.Usagef("--from %s: name the file to import, or - for stdin", from)
 		}
-		return importTrace(importer.Format(from), path, stdio.In, log)
+		return importInput(importer.Format(from), path, stdio.In, log, stream)
 	}
 	if path == "" && hp == "" && dp == "" {
 		return nil, cli.Usagef("no trace: give TRACE, - for stdin, or --trace-header and --trace-data (see --help)")
@@ -94,7 +106,7 @@ func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger) (*input, error) 
 				name = cli.StdinName
 			}
 			log.Info("trace format detected from its content (--from forces one)", "file", name, "format", string(d.Format), "evidence", d.Why)
-			return importTrace(d.Format, path, stdio.In, log)
+			return importInput(d.Format, path, stdio.In, log, stream)
 		}
 		sure = d.Sure
 	}
@@ -369,28 +381,88 @@ type fileReader struct {
 
 func (r *fileReader) Close() error { return r.f.Close() }
 
-// importTrace reads a foreign trace through its importer, spooling the
-// records to a temporary TraceV2 data CSV that the replay reads back
-// (faster than importing again). Importers write offsets from the trace's
-// own start, so no normalisation is needed.
-func importTrace(format importer.Format, path string, stdin io.Reader, log *slog.Logger) (*input, error) {
+// importSource is an open foreign trace.
+type importSource struct {
+	format importer.Format
+	path   string // as given ("-": stdin)
+	name   string
+	imp    importer.Importer
+	file   io.Closer
+	tee    *teeReader // stdin's bytes, kept to import them again (openImport's keep)
+}
+
+// openImport opens a foreign trace with its importer. With keep, stdin's
+// bytes are copied to a spool file on the way (importSource.reopen).
+func openImport(format importer.Format, path string, stdin io.Reader, keep bool) (*importSource, error) {
 	if !slices.Contains(importer.Formats(), format) {
 		return nil, cli.Usagef("--from %q: want one of %v", format, importer.Formats())
 	}
+	src := &importSource{format: format, path: path}
+	if keep && path == "-" {
+		f, err := os.CreateTemp("", "replay-stdin-*")
+		if err != nil {
+			return nil, fmt.Errorf("spool stdin: %w", err)
+		}
+		src.tee = &teeReader{r: stdin, f: f, w: bufio.NewWriterSize(f, 256<<10)}
+		stdin = src.tee
+	}
 	r, name, err := cli.OpenInput(path, stdin)
 	if err != nil {
+		src.close()
 		return nil, err
 	}
-	defer r.Close()
-	src, err := importer.Decompress(r, name)
+	src.name, src.file = name, r
+	dec, err := importer.Decompress(r, name)
+	if err == nil {
+		src.imp, err = importer.Open(format, name, dec, importer.Options{})
+	}
 	if err != nil {
+		src.close()
 		return nil, err
 	}
-	imp, err := importer.Open(format, name, src, importer.Options{})
+	return src, nil
+}
+
+// close closes the trace's file; a stdin spool is left to reopen.
+func (s *importSource) close() {
+	if s.file != nil {
+		s.file.Close()
+		s.file = nil
+	}
+}
+
+// reopen opens the same trace again, from its start: the file, or the
+// spool of stdin (then removed with in's spools).
+func (s *importSource) reopen(in *input) (*importSource, error) {
+	s.close()
+	if s.tee == nil {
+		return openImport(s.format, s.path, nil, false)
+	}
+	in.spools = append(in.spools, s.tee.f.Name())
+	if err := s.tee.finish(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(s.tee.f.Name())
 	if err != nil {
+		return nil, fmt.Errorf("spool stdin: %w", err)
+	}
+	again := &importSource{format: s.format, path: s.path, name: s.name, file: f}
+	dec, err := importer.Decompress(f, s.name)
+	if err == nil {
+		again.imp, err = importer.Open(s.format, s.name, dec, importer.Options{})
+	}
+	if err != nil {
+		again.close()
 		return nil, err
 	}
-	in, done := &input{name: name, header: imp.Header()}, false
+	return again, nil
+}
+
+// spoolImport imports the records of src (after first, a record already
+// taken from it, if not nil) into a spool, and returns the input that
+// reads it.
+func spoolImport(src *importSource, first *tracev2.Record, log *slog.Logger) (*input, error) {
+	in, done := &input{name: src.name, header: src.imp.Header()}, false
 	defer func() {
 		if !done {
 			in.close()
@@ -409,11 +481,12 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 	}
 	var ids []int64 // importers number their rows; checked all the same (8 bytes a row)
 	for {
-		rec, err := imp.Next()
-		if errors.Is(err, io.EOF) {
+		var rec tracev2.Record
+		if first != nil {
+			rec, first = *first, nil
+		} else if rec, err = src.imp.Next(); errors.Is(err, io.EOF) {
 			break
-		}
-		if err != nil {
+		} else if err != nil {
 			return nil, err
 		}
 		if len(rec.HashIDs) > 0 {
@@ -431,13 +504,13 @@ func importTrace(format importer.Format, path string, stdin io.Reader, log *slog
 	if err := bw.Flush(); err != nil {
 		return nil, fmt.Errorf("spool the import: %w", err)
 	}
-	for _, w := range imp.Warnings() {
+	for _, w := range src.imp.Warnings() {
 		log.Warn(w)
 	}
 	if in.n == 0 {
-		return nil, cli.Usagef("%s: the trace has no requests", name)
+		return nil, cli.Usagef("%s: the trace has no requests", src.name)
 	}
-	in.rows = &spoolRows{path: f.Name(), name: name}
+	in.rows = &spoolRows{path: f.Name(), name: src.name}
 	done = true
 	return in, nil
 }

@@ -48,7 +48,7 @@ func openOutputs(c *ucli.Context, stdio cli.IO, set *settings, in *input, tr *re
 		if set.format == "jsonl" {
 			format = tracev2.SimResultJSONL
 		}
-		o.resOut, o.results = f, replay.NewResultWriter(f, format, tr.RequestIDs())
+		o.resOut, o.results = f, replay.NewResultWriter(f, format, tr.RequestIDs)
 		// Later rounds of a cancelled session are never injected.
 		tr.OnDrop(func(id int64) { o.results.Settle(id, nil) })
 	}
@@ -117,6 +117,9 @@ func (o *outputs) commit(sum *metrics.Summary) error {
 }
 
 func (o *outputs) abort() {
+	if o.results != nil {
+		o.results.Stop()
+	}
 	if o.sim != nil {
 		o.sim.Abort()
 	}

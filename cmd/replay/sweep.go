@@ -88,7 +88,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if _, err := cli.Deployment(c); err != nil {
 		return err // a bad flag or --deployment file, before the trace is read
 	}
-	in, err := loadInput(c, stdio, log)
+	in, err := loadInput(c, stdio, log, false)
 	if err != nil {
 		return err
 	}

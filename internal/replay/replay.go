@@ -143,6 +143,16 @@ type live struct {
 	output []int32
 }
 
+// aheadSource is a Source that reads its rows ahead on another goroutine
+// and can hash their hash-id prefixes there (Trace; ahead.go).
+type aheadSource interface {
+	// setHasher is called before the first row is read.
+	setHasher(h *hasher)
+	// prefix returns what was computed ahead for the record handed out
+	// last, or nil.
+	prefix(rec *tracev2.Record) *hashedPrefix
+}
+
 type driver struct {
 	ctx        context.Context
 	cfg        Config
@@ -155,13 +165,17 @@ type driver struct {
 	lazy       bool // the KV caches honour privacy: a private prompt's own ids are never read
 	recycle    bool
 	free       []*live
-	agg        *metrics.Aggregator
-	sim        simulator
-	obs        Observer
-	obsResults bool // the observer takes the sink's results (one instance)
-	done       int64
-	err        error
-	stopped    bool // the context was cancelled: inject nothing more
+	ahead      aheadSource // nil: nothing is computed ahead
+	// dropsUnread: a request the instance drops at its enqueue guard
+	// has no token id or block hash read (one instance, no observer).
+	dropsUnread bool
+	agg         *metrics.Aggregator
+	sim         simulator
+	obs         Observer
+	obsResults  bool // the observer takes the sink's results (one instance)
+	done        int64
+	err         error
+	stopped     bool // the context was cancelled: inject nothing more
 
 	// The sink's row and SimResult, valid during its call only.
 	row   tracev2.Record
@@ -185,10 +199,16 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer,
 		long: overlong{maxLen: cfg.Deploy.MaxModelLen}, lazy: !cfg.hashAll && honoursPrivacy(cfg.Deploy)}
 	d.tok.unique = cfg.UniqueIDs
+	cluster := cfg.Deploy.IsCluster() || cfg.Decisions != nil
+	d.dropsUnread = !cluster && d.obs == nil && !cfg.hashAll
 	if b, ok := blockSize(cfg.Deploy); ok && !cfg.hashAll {
 		d.tok.chains = newChains(d.tok, b)
+		if a, ok := src.(aheadSource); ok && d.tok.chains != nil {
+			d.ahead = a
+			a.setHasher(&hasher{chains: newChains(d.tok, b), hashTokens: d.tok.hashTokens, skip: d.unread, sessions: d.accumulate})
+		}
 	}
-	if cfg.Deploy.IsCluster() || cfg.Decisions != nil {
+	if cluster {
 		return d.runCluster()
 	}
 	// A cluster may refer to a request after its end (P/D, the router's
@@ -298,9 +318,33 @@ func (d *driver) runCluster() (Outcome, error) {
 	})
 }
 
+// unread reports whether rec's prompt ids and block hashes are never read:
+// with dropsUnread, a request that one instance's enqueue guard drops as
+// unservable (instance.enqueue: an empty prompt, one that reaches
+// max_model_len or leaves no room for the output, or more blocks than the
+// cache holds), unless an accumulating session will resend its ids. Such
+// rows (Mooncake's overlong conversations) are hundreds of blocks whose
+// hashes nobody needs. It is called from the reading goroutine too.
+func (d *driver) unread(rec *tracev2.Record) bool {
+	if !d.dropsUnread || (d.accumulate && rec.SessionID != "") {
+		return false
+	}
+	ic := &d.cfg.Deploy.Instance
+	m, p, out := ic.MaxModelLen, rec.ResendPromptTokens(), rec.OutputTokens
+	if out == 0 {
+		out = m - p
+	}
+	b := ic.KV.BlockSize
+	return p == 0 || p >= m || p+out > m || (b > 0 && (p+b-1)/b > ic.KV.Blocks)
+}
+
 // request turns a record into a simulator request.
 func (d *driver) request(rec *tracev2.Record) *instance.Request {
 	d.long.check(rec)
+	var pre *hashedPrefix
+	if d.ahead != nil {
+		pre = d.ahead.prefix(rec)
+	}
 	var l *live
 	if k := len(d.free); k > 0 {
 		l = d.free[k-1]
@@ -310,7 +354,7 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 	}
 	l.rec = *rec
 	rec = &l.rec
-	prompt, own, known := d.tok.prompt(&l.pb, rec, d.accumulate, d.lazy)
+	prompt, own, known := d.tok.prompt(&l.pb, rec, d.accumulate, d.lazy, pre, d.unread(rec))
 	l.prompt, l.output = prompt, d.tok.output(rec, d.accumulate)
 	if d.accumulate && rec.SessionID != "" {
 		// The context the next round will resend, as the trace says it

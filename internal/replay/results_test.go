@@ -37,7 +37,7 @@ func TestResultWriterMatchesWriteSimResults(t *testing.T) {
 			}
 			order := r.Perm(n)
 			var got bytes.Buffer
-			w := NewResultWriter(&got, format, ids)
+			w := NewResultWriter(&got, format, func() []int64 { return ids })
 			for _, k := range order[:n*3/4] {
 				if err := w.Settle(ids[k], byID[ids[k]]); err != nil {
 					t.Fatal(err)
@@ -68,9 +68,41 @@ func trim(s string) string {
 
 func TestResultWriterRejectsNaN(t *testing.T) {
 	var b bytes.Buffer
-	w := NewResultWriter(&b, tracev2.SimResultArray, []int64{1})
+	w := NewResultWriter(&b, tracev2.SimResultArray, func() []int64 { return []int64{1} })
 	err := w.Settle(1, &tracev2.SimResult{RequestID: 1, TTFTUs: math.NaN()})
 	if err == nil || err.Error() != "write sim results: request 1: time NaN is not finite" {
 		t.Errorf("err %v", err)
+	}
+}
+
+// TestResultWriterSync: after Sync the writing goroutine has written what
+// was settled (up to its 64 KB buffer) and leaves the io.Writer alone until
+// the next Settle, so the caller may read it (the race detector watches).
+func TestResultWriterSync(t *testing.T) {
+	ids := make([]int64, 3000)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	var b bytes.Buffer
+	w := NewResultWriter(&b, tracev2.SimResultJSONL, func() []int64 { return ids })
+	var seen []int
+	for i := range ids {
+		if err := w.Settle(ids[i], &tracev2.SimResult{RequestID: ids[i], TTFTUs: 1000, E2EUs: 2000}); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 999 {
+			w.Sync()
+			seen = append(seen, b.Len())
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	per := b.Len() / len(ids)
+	for k, n := range seen {
+		// Everything settled is written but for what the buffer holds.
+		if settled := (k + 1) * 1000 * per; n > settled || n < settled-64<<10 {
+			t.Errorf("after %d results %d bytes written, want %d less at most 64 KB", (k+1)*1000, n, settled)
+		}
 	}
 }

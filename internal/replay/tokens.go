@@ -154,13 +154,22 @@ func (t *tokens) hashBlocks(ids []int32, hashes []int64) int {
 // prefix or hash-id blocks) — unless request ids are unique, in which
 // case its generated tokens are its own (own = the prompt's length).
 //
+// pre, if set, is the hash-id prefix computed ahead (the same as
+// chains.known's). An unread row (driver.unread) gets blank ids and no
+// hashes.
+//
 // With lazy (the KV caches honour the privacy declaration:
 // driver.lazy), ids nothing reads are not written: a row's own ids, and
 // the ids of blocks whose hashes are known. A prompt of which no id is
 // read takes no buffer at all (blank), which matters for the requests
 // waiting in a long queue.
-func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool) (ids []int32, own int, known [][]kvcache.Hash) {
+func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool, pre *hashedPrefix, unread bool) (ids []int32, own int, known [][]kvcache.Hash) {
 	n := rec.ResendPromptTokens()
+	if unread {
+		// Nothing reads its ids (driver.unread); the id is still counted.
+		t.rows.add(rec.RequestID)
+		return t.blankIDs(n), -1, nil
+	}
 	var prev []int32 // the session's context, first
 	start := 0       // ids before it are shared with other rows
 	hashed := false
@@ -197,17 +206,18 @@ func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool
 		own = -1
 	}
 	knownBlocks := 0
-	if hashed && t.chains != nil {
+	switch {
+	case !hashed || t.chains == nil:
+	case pre != nil:
+		known, knownBlocks = pre.pieces, pre.blocks
+	default:
 		b.known, knownBlocks = t.chains.known(b.known[:0], rec.HashIDs, n, t.hashTokens)
 		known = b.known
 	}
 	if lazy && own >= 0 && (start == 0 || (hashed && knownBlocks == start/t.chainBlock())) {
 		// No id is read: those before the first private block are hashed
 		// already, the rest are private.
-		if len(t.blank) < n {
-			t.blank = make([]int32, max(n, 2*len(t.blank)))
-		}
-		return t.blank[:n], own, known
+		return t.blankIDs(n), own, known
 	}
 	if cap(b.ids) < n {
 		b.ids = make([]int32, n)
@@ -225,6 +235,14 @@ func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool
 		fill(ids[start:], t.fresh(seed, rec.RequestID))
 	}
 	return ids, own, known
+}
+
+// blankIDs returns n ids of the shared blank prompt.
+func (t *tokens) blankIDs(n int) []int32 {
+	if len(t.blank) < n {
+		t.blank = make([]int32, max(n, 2*len(t.blank)))
+	}
+	return t.blank[:n]
 }
 
 // chainBlock is the KV block size of chains (1 without: only a start of 0

@@ -16,7 +16,7 @@ import (
 func TestHashBlocks(t *testing.T) {
 	tok := newTokens(7, 0)
 	prompt := func(id int64, n int, hashes ...int64) []int32 {
-		ids, _, _ := tok.prompt(new(promptBuf), &tracev2.Record{RequestID: id, InputTokens: n, HashIDs: hashes}, false, false)
+		ids, _, _ := tok.prompt(new(promptBuf), &tracev2.Record{RequestID: id, InputTokens: n, HashIDs: hashes}, false, false, nil, false)
 		return ids
 	}
 	a := prompt(1, 1500, 10, 20, 30)
@@ -49,13 +49,13 @@ func TestHashBlocks(t *testing.T) {
 	if len(a) != 1500 || len(e) != 300 {
 		t.Errorf("prompt lengths %d %d, want 1500 300", len(a), len(e))
 	}
-	if again, _, _ := newTokens(7, 0).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false); !slices.Equal(again, a) {
+	if again, _, _ := newTokens(7, 0).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false, nil, false); !slices.Equal(again, a) {
 		t.Error("the same seed gives other ids")
 	}
-	if other, _, _ := newTokens(8, 0).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false); slices.Equal(other[:512], a[:512]) {
+	if other, _, _ := newTokens(8, 0).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 1500, HashIDs: []int64{10, 20, 30}}, false, false, nil, false); slices.Equal(other[:512], a[:512]) {
 		t.Error("another seed gives the same ids")
 	}
-	small, _, _ := newTokens(7, 16).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 64, HashIDs: []int64{10, 20, 30, 40}}, false, false)
+	small, _, _ := newTokens(7, 16).prompt(new(promptBuf), &tracev2.Record{RequestID: 1, InputTokens: 64, HashIDs: []int64{10, 20, 30, 40}}, false, false, nil, false)
 	if !slices.Equal(small[:16], a[:16]) || slices.Equal(small[16:32], a[16:32]) {
 		t.Error("with 16-token hash blocks, block 2 must start the sequence of hash 20")
 	}
@@ -145,7 +145,7 @@ func TestChainsAreTheHashesOfTheIDs(t *testing.T) {
 				hashes[k] = int64(rng.IntN(12))
 			}
 			rec := &tracev2.Record{RequestID: int64(i), InputTokens: 1 + rng.IntN(len(hashes)*64+40), HashIDs: hashes}
-			ids, _, _ := ref.prompt(new(promptBuf), rec, false, false)
+			ids, _, _ := ref.prompt(new(promptBuf), rec, false, false, nil, false)
 			pieces, blocks := tok.chains.known(nil, hashes, len(ids), 64)
 			if want := min(len(ids), len(hashes)*64) / b; blocks != want {
 				t.Fatalf("block %d row %d: %d known blocks, want %d", b, i, blocks, want)

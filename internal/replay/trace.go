@@ -41,8 +41,9 @@ type TraceOptions struct {
 // sort their injection times, keeping 4 bytes per row (the row's place in
 // the replayed list) and the 8-byte request ids; the replay reads them
 // again, holding only the rows read ahead of their turn — a real trace
-// lists requests in completion order, so about as many as were in flight.
-// Closed-loop mode also indexes the session rows (about 20 bytes each) and
+// lists requests in completion order, so about as many as were in flight —
+// and the batches a goroutine decodes (and hashes) ahead of the
+// simulation, about a thousand rows (ahead.go). Closed-loop mode also indexes the session rows (about 20 bytes each) and
 // holds later rounds read before their predecessor completed.
 type Trace struct {
 	rows     Rows
@@ -62,15 +63,24 @@ type Trace struct {
 	sessions map[string]*session
 	follow   bitset // places of the rows that follow-ups inject
 
-	// The replay pass.
-	rd       RowReader
-	read     int // rows read so far
+	// The replay pass: rows are read (and their hash-id prefixes hashed)
+	// ahead, on another goroutine (ahead.go).
+	ah       *ahead
+	hasher   *hasher // set by Simulate before the first row is read
+	read     int     // rows read so far
 	next     int32
-	buf      map[int32]*tracev2.Record // read before their turn, by place
-	held     map[int32]*tracev2.Record // closed loop: later rounds read, by file index
-	ordinals map[int64]int32           // injected rows' places by request id (Options.Ordinals)
+	buf      map[int32]*aheadRow // read before their turn, by place
+	held     map[int32]*aheadRow // closed loop: later rounds read, by file index
+	out      *aheadRow           // the row handed out last (Next, a follow-up)
+	ordinals map[int64]int32     // injected rows' places by request id (Options.Ordinals)
 	onDrop   func(id int64)
 	err      error
+
+	// A streamed trace (stream.go): its reader, whether it has run out,
+	// and the last row's request id.
+	streamed RowReader
+	eof      bool
+	lastID   int64
 }
 
 // session is a closed-loop session's rows, by round.
@@ -134,8 +144,8 @@ func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 			}
 		}
 	}
-	t.buf = map[int32]*tracev2.Record{}
-	t.held = map[int32]*tracev2.Record{}
+	t.buf = map[int32]*aheadRow{}
+	t.held = map[int32]*aheadRow{}
 	if opts.Ordinals {
 		t.ordinals = map[int64]int32{}
 	}
@@ -223,6 +233,8 @@ func (t *Trace) SetRate(rps float64) error {
 	switch {
 	case !(rps > 0) || math.IsInf(rps, 0):
 		return usageError(fmt.Sprintf("rate %v must be positive and finite", rps))
+	case t.streamed != nil:
+		return usageError("a streamed trace's rate is not known before it is replayed")
 	case t.RateRPS() == 0:
 		return usageError("every request of the trace is injected at once: it has no rate to scale")
 	}
@@ -268,17 +280,21 @@ func (t *Trace) OnDrop(fn func(id int64)) { t.onDrop = fn }
 
 // Next implements Source: the rows in injection order.
 func (t *Trace) Next() (*tracev2.Record, error) {
+	if t.streamed != nil {
+		return t.nextStreamed()
+	}
 	for t.err == nil && int(t.next) < t.count {
 		p := t.next
 		if t.follow.has(p) {
 			t.next++
 			continue
 		}
-		if rec, ok := t.buf[p]; ok {
+		if row, ok := t.buf[p]; ok {
 			delete(t.buf, p)
 			t.next++
+			rec := &row.rec
 			setArrival(rec, t.scaled(t.injection(rec)+t.shift))
-			t.injected(rec, p)
+			t.injected(row, p)
 			return rec, nil
 		}
 		t.readOne()
@@ -290,21 +306,37 @@ func (t *Trace) Next() (*tracev2.Record, error) {
 }
 
 // injected notes the place of a row handed to the simulator.
-func (t *Trace) injected(rec *tracev2.Record, place int32) {
+func (t *Trace) injected(row *aheadRow, place int32) {
+	t.out = row
 	if t.ordinals != nil {
-		t.ordinals[rec.RequestID] = place
+		t.ordinals[row.rec.RequestID] = place
 	}
+}
+
+// setHasher makes the rows' hash-id prefixes hashed ahead (Simulate calls
+// it before the first Next).
+func (t *Trace) setHasher(h *hasher) { t.hasher = h }
+
+// prefix returns what was computed ahead for rec, the record last handed
+// out (Next or a follow-up), if anything was.
+func (t *Trace) prefix(rec *tracev2.Record) *hashedPrefix {
+	if t.out == nil || rec != &t.out.rec || !t.out.pre.done {
+		return nil
+	}
+	return &t.out.pre
 }
 
 // readOne reads the next row of the replay pass into buf (or held).
 func (t *Trace) readOne() {
-	if t.rd == nil {
-		if t.rd, t.err = t.rows.Open(); t.err != nil {
+	if t.ah == nil {
+		rd, err := t.rows.Open()
+		if t.err = err; err != nil {
 			return
 		}
+		t.ah = startAhead(rd, t.n, t.hasher)
 	}
-	rec := new(tracev2.Record)
-	if err := t.rd.Read(rec); err != nil {
+	row, err := t.ah.next()
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("replay: the trace ended after %d rows on its second reading, %d on its first (did it change?)", t.read, t.n)
 		}
@@ -314,18 +346,18 @@ func (t *Trace) readOne() {
 	i := int32(t.read)
 	t.read++
 	if t.read == t.n {
-		t.err = t.rd.Close()
-		t.rd = nil
+		t.err = t.ah.close()
+		t.ah = nil
 	}
 	p := t.ordinal[i]
 	switch {
 	case p < 0:
 	case t.follow.has(p):
-		if s := t.sessions[rec.SessionID]; s != nil && !s.cancelled {
-			t.held[i] = rec
+		if s := t.sessions[row.rec.SessionID]; s != nil && !s.cancelled {
+			t.held[i] = row
 		}
 	default:
-		t.buf[p] = rec
+		t.buf[p] = row
 	}
 }
 
@@ -342,12 +374,18 @@ func (t *Trace) Ordinal(requestID int64) int {
 	return int(p)
 }
 
-// Close ends the replay pass and reports a failure to read it.
+// Close ends the replay pass (and the goroutine reading it ahead) and
+// reports a failure to read it.
 func (t *Trace) Close() error {
-	if t.rd != nil {
-		err := t.rd.Close()
-		t.rd = nil
+	if t.ah != nil {
+		err := t.ah.close()
+		t.ah = nil
 		if t.err == nil {
+			t.err = err
+		}
+	} else if t.streamed != nil && !t.eof {
+		t.eof = true // never started: its reader is closed here
+		if err := t.streamed.Close(); t.err == nil {
 			t.err = err
 		}
 	}
@@ -380,7 +418,7 @@ func (f *traceFollowUps) successor(rec *tracev2.Record) (*tracev2.Record, bool) 
 			delete(f.held, i)
 			s.pos++
 			t.injected(nxt, t.ordinal[i])
-			return nxt, true
+			return &nxt.rec, true
 		}
 		t.readOne()
 	}
