@@ -1,20 +1,20 @@
 package replay
 
-import (
-	"math/rand/v2"
-
-	"servesim/internal/des/kvcache"
-)
+import "servesim/internal/des/kvcache"
 
 // chains computes the KV cache's block hashes of hash-id prompts (Mooncake's
-// hash_ids) once per shared piece instead of once per request. The blocks
-// of a hash id's region hold ids that depend on the hash id alone
-// (tokens.hashBlocks), and their chained hashes on the hash before the
-// region too: so (that hash, hash id) names the region's hashes, which
-// every row that holds the same leading hash ids shares. A conversation's
-// rounds resend their predecessors' hash ids: each region's ids used to be
-// drawn and its blocks hashed for every request holding it, most of a
-// Mooncake replay's time beside the simulation.
+// hash_ids) once per shared piece instead of once per request. A hash id's
+// region stands for tokens that depend on the hash id alone
+// (tokens.hashBlocks), so its blocks are named by it: block j's hash chains
+// the hash before it with (seed, hash id, j) (kvcache.HashNamed) instead of
+// hashing the region's drawn ids, which nothing then draws. Only equality
+// of hashes matters to the KV cache and its routers, and equal names stand
+// for equal ids: the matching is that of the ids' own hashes (a session
+// round that resends such a prompt takes its predecessor's pieces:
+// tokens.prompt). A region's hashes depend on the hash before it too, so
+// (that hash, hash id) names a piece, which every row that holds the same
+// leading hash ids shares: a conversation's rounds resend their
+// predecessors' hash ids.
 //
 // Pieces are kept in two generations of at most limit entries each (the
 // older one dropped when the newer fills), so memory stays bounded however
@@ -23,8 +23,6 @@ type chains struct {
 	block, per int // KV block size; blocks per region (hashTokens / block)
 	cur, old   map[chainKey][]kvcache.Hash
 	limit      int
-	ids        []int32 // one region's ids, scratch
-	pcg        *rand.PCG
 	seed       uint64 // tokens' hash-block stream seed
 }
 
@@ -46,7 +44,7 @@ func newChains(t *tokens, block int) *chains {
 		return nil
 	}
 	return &chains{block: block, per: t.hashTokens / block, cur: map[chainKey][]kvcache.Hash{},
-		limit: chainLimit, ids: make([]int32, t.hashTokens), pcg: rand.NewPCG(0, 0), seed: t.hashSeed}
+		limit: chainLimit, seed: t.hashSeed}
 }
 
 // piece returns the chained hashes of the full blocks of hash id's region
@@ -58,12 +56,10 @@ func (c *chains) piece(prev kvcache.Hash, id int64) []kvcache.Hash {
 	}
 	p, ok := c.old[k]
 	if !ok {
-		c.pcg.Seed(c.seed, uint64(id))
-		fill(c.ids, c.pcg)
 		p = make([]kvcache.Hash, c.per)
-		h := prev
+		h, name := prev, c.seed^uint64(id)
 		for j := range p {
-			h = kvcache.HashBlock(h, c.ids[j*c.block:(j+1)*c.block])
+			h = kvcache.HashNamed(h, name, j)
 			p[j] = h
 		}
 	}

@@ -361,7 +361,7 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 		// will be (all OutputTokens ids). A replayed trace builds round
 		// k + 1 when its row is pulled, which may be before round k
 		// completes; onDone corrects it with what was actually generated.
-		d.tok.remember(rec.SessionID, rec.RoundIndex, l.prompt, l.output, rec.OutputTokens)
+		d.tok.remember(rec.SessionID, rec.RoundIndex, l.prompt, l.output, rec.OutputTokens, known)
 	}
 	r := &l.req
 	r.Reset() // not a composite literal: it would reset the stale-reference counter
@@ -433,7 +433,7 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	l := r.Tag.(*live)
 	defer d.release(l)
 	if res.Status == instance.StatusCompleted && d.accumulate && l.rec.SessionID != "" {
-		d.tok.remember(l.rec.SessionID, l.rec.RoundIndex, l.prompt, l.output, res.OutputTokens)
+		d.tok.remember(l.rec.SessionID, l.rec.RoundIndex, l.prompt, l.output, res.OutputTokens, r.KnownHashes)
 	}
 	if d.fu == nil || d.err != nil || d.stopped {
 		return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 
 	"servesim/internal/des/kvcache"
 	"servesim/internal/tracev2"
@@ -63,10 +64,14 @@ type promptBuf struct {
 	known [][]kvcache.Hash
 }
 
-// sessionContext is an accumulating session's context after round `round`.
+// sessionContext is an accumulating session's context after round `round`:
+// its ids, and the known hashes of their leading blocks (the pieces of the
+// first round's hash ids: named, not hashed from the ids, so a round that
+// resends them must take them).
 type sessionContext struct {
 	round int
 	ids   []int32
+	known [][]kvcache.Hash
 }
 
 func newTokens(seed int64, hashTokens int) *tokens {
@@ -174,11 +179,11 @@ func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool
 	start := 0       // ids before it are shared with other rows
 	hashed := false
 	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {
-		p := t.sessions[rec.SessionID].ids
-		if len(p) <= n {
-			prev, start = p, len(p)
+		c := t.sessions[rec.SessionID]
+		if len(c.ids) <= n {
+			prev, start, known = c.ids, len(c.ids), c.known
 		} else {
-			t.shortRound(rec, n, len(p))
+			t.shortRound(rec, n, len(c.ids))
 		}
 	}
 	if start == 0 && len(rec.HashIDs) > 0 {
@@ -285,12 +290,13 @@ func (t *tokens) output(rec *tracev2.Record, accumulate bool) []int32 {
 	return ids
 }
 
-// remember records a session round's context — its prompt and the first
-// `generated` ids of its output — so the next round can extend it. A round
+// remember records a session round's context — its prompt, the first
+// `generated` ids of its output and the prompt's known hashes
+// (tokens.prompt's) — so the next round can extend it. A round
 // older than the one already remembered is ignored: with pre-scheduled
 // rounds (a replayed trace, open-loop sessions) round k may complete after
 // round k + 1 was built.
-func (t *tokens) remember(session string, round int, prompt, output []int32, generated int) {
+func (t *tokens) remember(session string, round int, prompt, output []int32, generated int, known [][]kvcache.Hash) {
 	if session == "" {
 		return
 	}
@@ -300,7 +306,8 @@ func (t *tokens) remember(session string, round int, prompt, output []int32, gen
 	ctx := make([]int32, 0, len(prompt)+generated)
 	ctx = append(ctx, prompt...)
 	ctx = append(ctx, output[:min(generated, len(output))]...)
-	t.sessions[session] = sessionContext{round: round, ids: ctx}
+	// known may be a reused buffer (promptBuf.known); its pieces are not.
+	t.sessions[session] = sessionContext{round: round, ids: ctx, known: slices.Clone(known)}
 }
 
 // idRows counts the rows met per request id, for ids in [0, 2²⁶): a bit per
