@@ -25,12 +25,12 @@ type aheadRow struct {
 }
 
 // hashedPrefix is what chains.known gives a row's hash-id prefix: its
-// pieces and the number of blocks they cover. done says it was computed
+// regions and the number of blocks they cover. done says it was computed
 // (else tokens.prompt computes it if it needs it).
 type hashedPrefix struct {
-	pieces [][]kvcache.Hash
-	blocks int
-	done   bool
+	regions []kvcache.Region
+	blocks  int
+	done    bool
 }
 
 // hasher computes the hashed prefixes of rows ahead, with its own piece
@@ -53,7 +53,7 @@ func (h *hasher) hash(r *aheadRow) {
 	if h == nil || len(rec.HashIDs) == 0 || (h.sessions && rec.SessionID != "" && rec.RoundIndex > 0) || h.skip(rec) {
 		return
 	}
-	r.pre.pieces, r.pre.blocks = h.chains.known(nil, rec.HashIDs, rec.ResendPromptTokens(), h.hashTokens)
+	r.pre.regions, r.pre.blocks = h.chains.known(nil, rec.HashIDs, rec.ResendPromptTokens(), h.hashTokens)
 	r.pre.done = true
 }
 

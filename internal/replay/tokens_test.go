@@ -129,18 +129,18 @@ func testDeployment(t *testing.T) *deploy.Resolved {
 	return dep
 }
 
-// TestChainsMatchAsTheIDsDo: the pieces chains hands hash-id rows cover
-// the rows' full blocks inside their hash-id regions, and two rows' hashes
-// of block k agree exactly when their ids up to the end of block k do (so
-// the KV cache matches them as it would the ids' own hashes), across block
-// sizes, partial last regions and the cache's generations; they are never
-// the ids' own hashes (a fresh block's cannot meet them).
+// TestChainsMatchAsTheIDsDo: the regions chains names for hash-id rows
+// cover the rows' full blocks inside their hash-id regions, each following
+// its predecessor's last hash, and two rows' hashes of block k agree
+// exactly when their ids up to the end of block k do (so the KV cache
+// matches them as it would the ids' own hashes), across block sizes and
+// partial last regions; they are never the ids' own hashes (a fresh
+// block's cannot meet them).
 func TestChainsMatchAsTheIDsDo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	for _, b := range []int{16, 32, 8} {
 		tok := newTokens(5, 64)
 		tok.chains = newChains(tok, b)
-		tok.chains.limit = 7 // roll the generations over
 		ref := newTokens(5, 64)
 		type row struct {
 			ids    []int32
@@ -155,16 +155,17 @@ func TestChainsMatchAsTheIDsDo(t *testing.T) {
 			}
 			rec := &tracev2.Record{RequestID: int64(i), InputTokens: 1 + rng.IntN(len(hashes)*64+40), HashIDs: hashes}
 			ids, _, _ := ref.prompt(new(promptBuf), rec, false, false, nil, false)
-			pieces, blocks := tok.chains.known(nil, hashes, len(ids), 64)
+			regions, blocks := tok.chains.known(nil, hashes, len(ids), 64)
 			if want := min(len(ids), len(hashes)*64) / b; blocks != want {
 				t.Fatalf("block %d row %d: %d known blocks, want %d", b, i, blocks, want)
 			}
-			var got []kvcache.Hash
-			for _, p := range pieces {
-				got = append(got, p...)
-			}
-			if len(got) != blocks {
-				t.Fatalf("block %d row %d: pieces hold %d hashes for %d blocks", b, i, len(got), blocks)
+			got := (&kvcache.Seq{Known: regions}).BlockHashes(blocks, b)
+			var last kvcache.Hash
+			for _, r := range regions {
+				if r.Prev != last {
+					t.Fatalf("block %d row %d: a region does not follow its predecessor's last hash", b, i)
+				}
+				last = r.Last()
 			}
 			seq := kvcache.Seq{Prompt: ids}
 			for k, h := range seq.BlockHashes(blocks, b) {

@@ -12,13 +12,12 @@ type Seq struct {
 	// capacity hint, e.g. prompt + declared output budget).
 	ExpectedTokens int
 
-	// Known, if set, holds the chained hashes of the first full blocks (at
-	// the cache's block size) when the caller knows them, in consecutive
-	// pieces: a replay computes them once per shared prefix piece and
-	// hands every request that holds the piece the same slice. Those
-	// blocks' ids in Prompt are then never read. The cache copies them
-	// into its hash list when it first needs a hash, and drops Known.
-	Known [][]Hash
+	// Known, if set, names the first full blocks (at the cache's block
+	// size) in consecutive regions whose tokens a name fixes (a trace's
+	// hash ids): their hashes come from the names, and those blocks' ids
+	// in Prompt are never read. The cache writes the hashes into its hash
+	// list when it first needs a hash, and drops Known.
+	Known []Region
 
 	// Private declares that the tokens from position PrivateFrom on (prompt
 	// and generated alike) follow this sequence's prefix in no other
@@ -85,8 +84,8 @@ func (s *Seq) hashTo(i, blockSize int) Hash {
 	}
 	if len(s.Known) > 0 {
 		if len(s.hashes) == 0 {
-			for _, p := range s.Known {
-				s.hashes = append(s.hashes, p...)
+			for _, r := range s.Known {
+				s.hashes = r.Append(s.hashes)
 			}
 		}
 		s.Known = nil
@@ -128,4 +127,33 @@ func (s *Seq) hashGenerated(prev Hash, lo, blockSize int) Hash {
 		toks[t] = s.Token(lo + t)
 	}
 	return HashBlock(prev, toks)
+}
+
+// Region names the chained hashes of a run of full blocks whose tokens a
+// name fixes: with h₀ = Prev (the hash of the block before the run, the
+// zero Hash at the start), block j's is h_{j+1} = HashNamed(h_j, Name, j).
+// It stands for those hashes in 32 bytes, however long the run.
+type Region struct {
+	Prev   Hash
+	Name   uint64
+	Blocks int
+}
+
+// Append appends the region's hashes to dst.
+func (r Region) Append(dst []Hash) []Hash {
+	h := r.Prev
+	for j := 0; j < r.Blocks; j++ {
+		h = HashNamed(h, r.Name, j)
+		dst = append(dst, h)
+	}
+	return dst
+}
+
+// Last is the hash of the region's last block (Prev when it has none).
+func (r Region) Last() Hash {
+	h := r.Prev
+	for j := 0; j < r.Blocks; j++ {
+		h = HashNamed(h, r.Name, j)
+	}
+	return h
 }
