@@ -5,16 +5,16 @@ import "servesim/internal/des/kvcache"
 // chains names the KV cache's blocks of hash-id prompts (Mooncake's
 // hash_ids). A hash id's region stands for tokens that depend on the hash
 // id alone (tokens.hashBlocks), so its blocks are named by it: block j's
-// hash chains the hash before it with (seed, hash id, j) (kvcache.Region,
-// kvcache.HashNamed) instead of hashing the region's drawn ids, which
-// nothing then draws. Only equality of hashes matters to the KV cache and
-// its routers, and equal names stand for equal ids: the matching is that of
-// the ids' own hashes (a session round that resends such a prompt takes its
-// predecessor's regions: tokens.prompt). A row's prefix is a few regions of
-// 32 bytes, whose hashes the KV cache computes when it needs them, a few ns
-// a block: no hash list is kept or shared per prefix (a cache of them, keyed
-// by the hash before a region and its id, cost more in lookups and garbage
-// than computing them).
+// hash is that of (the hash before the region, seed, hash id, j)
+// (kvcache.Region, kvcache.HashNamed) instead of the hash of the region's
+// drawn ids, which nothing then draws. Only equality of hashes matters to
+// the KV cache and its routers, and equal names stand for equal ids: the
+// matching is that of the ids' own hashes (a session round that resends
+// such a prompt takes its predecessor's regions: tokens.prompt). A row's
+// prefix is a few regions of 32 bytes, whose hashes the KV cache computes
+// when it needs them, a few ns a block: no hash list is kept or shared per
+// prefix (a cache of them, keyed by the hash before a region and its id,
+// cost more in lookups and garbage than computing them).
 type chains struct {
 	block, per int    // KV block size; blocks per region (hashTokens / block)
 	seed       uint64 // tokens' hash-block stream seed

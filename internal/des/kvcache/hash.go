@@ -97,9 +97,9 @@ func hashSynthetic(prev Hash, seed uint64, j0, n int) Hash {
 // tokens, whose finish takes the token count: no block holds 2⁶³ tokens.
 const namedFinal = 1 << 63
 
-// HashNamed returns the chained hash of a block known by a name rather than
-// by its tokens: block j of a region whose every token the name fixes (a
-// trace's hash id, with the run's seed). Such blocks are only ever compared
+// HashNamed returns the hash of a block known by a name rather than by its
+// tokens: block j of a region whose every token the name fixes (a trace's
+// hash id, with the run's seed), after the block whose hash is prev. Such blocks are only ever compared
 // for equality, and equal (prev, name, j) stand for equal tokens, so it
 // gives the KV cache the matching structure of hashing those tokens, in one
 // round instead of four and without drawing them. Its final step differs

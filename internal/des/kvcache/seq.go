@@ -129,10 +129,13 @@ func (s *Seq) hashGenerated(prev Hash, lo, blockSize int) Hash {
 	return HashBlock(prev, toks)
 }
 
-// Region names the chained hashes of a run of full blocks whose tokens a
-// name fixes: with h₀ = Prev (the hash of the block before the run, the
-// zero Hash at the start), block j's is h_{j+1} = HashNamed(h_j, Name, j).
-// It stands for those hashes in 32 bytes, however long the run.
+// Region names the hashes of a run of full blocks whose tokens a name
+// fixes: block j's is HashNamed(Prev, Name, j), Prev being the hash of the
+// block before the run (the zero Hash at the start). It stands for those
+// hashes in 32 bytes, however long the run. The blocks' hashes are chained
+// through Prev, not one to the next (equal (Prev, Name, j) still stand for
+// equal tokens up to block j's end): they are computed independently, so
+// the processor overlaps them instead of waiting on each one's multiplies.
 type Region struct {
 	Prev   Hash
 	Name   uint64
@@ -141,19 +144,16 @@ type Region struct {
 
 // Append appends the region's hashes to dst.
 func (r Region) Append(dst []Hash) []Hash {
-	h := r.Prev
 	for j := 0; j < r.Blocks; j++ {
-		h = HashNamed(h, r.Name, j)
-		dst = append(dst, h)
+		dst = append(dst, HashNamed(r.Prev, r.Name, j))
 	}
 	return dst
 }
 
 // Last is the hash of the region's last block (Prev when it has none).
 func (r Region) Last() Hash {
-	h := r.Prev
-	for j := 0; j < r.Blocks; j++ {
-		h = HashNamed(h, r.Name, j)
+	if r.Blocks == 0 {
+		return r.Prev
 	}
-	return h
+	return HashNamed(r.Prev, r.Name, r.Blocks-1)
 }
