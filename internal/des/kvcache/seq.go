@@ -1,5 +1,7 @@
 package kvcache
 
+import "slices"
+
 // Seq is one request's token sequence and block table in a Cache. The caller
 // owns it (one per request) and fills Prompt, Output and Seed; the cache
 // maintains the rest.
@@ -144,8 +146,11 @@ type Region struct {
 
 // Append appends the region's hashes to dst.
 func (r Region) Append(dst []Hash) []Hash {
-	for j := 0; j < r.Blocks; j++ {
-		dst = append(dst, HashNamed(r.Prev, r.Name, j))
+	n := len(dst)
+	dst = slices.Grow(dst, r.Blocks)[:n+r.Blocks]
+	out := dst[n:]
+	for j := range out {
+		out[j] = HashNamed(r.Prev, r.Name, j)
 	}
 	return dst
 }
