@@ -402,7 +402,7 @@ func (c *Cache) prefetch(s *Seq, first, last int) {
 	s.BlockHash(last-1, c.b)
 	var acc int32
 	for k := first; k < last; k++ {
-		acc += c.index.slots[s.hashes[k].Lo&c.index.mask].v
+		acc += c.index.slots[s.hashes[k].Lo&c.index.mask].v1
 	}
 	c.sink += acc
 }
@@ -516,7 +516,7 @@ func (c *Cache) Check() error {
 	}
 	n := 0
 	for _, sl := range c.index.slots {
-		if sl.v >= 0 {
+		if sl.v1 != 0 {
 			n++
 		}
 	}
