@@ -205,7 +205,7 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		d.tok.chains = newChains(d.tok, b)
 		if a, ok := src.(aheadSource); ok && d.tok.chains != nil {
 			d.ahead = a
-			a.setHasher(&hasher{chains: newChains(d.tok, b), hashTokens: d.tok.hashTokens, skip: d.unread, sessions: d.accumulate})
+			a.setHasher(&hasher{chains: d.tok.chains, hashTokens: d.tok.hashTokens, skip: d.unread, sessions: d.accumulate})
 		}
 	}
 	if cluster {
