@@ -39,6 +39,10 @@ type Seq struct {
 
 	notes []note // notes[k]: where private block k went at the latest Preempt that held it full (private.go)
 	memo  uint64 // the id of its match memo in a cache (memo.go); 0 = none
+	// held is the number of blocks it held at its latest Preempt, whose ids
+	// are still in blocks' array until it is admitted again: where each of
+	// its hashes probably is (memoExtend checks before it believes).
+	held int
 }
 
 // Token is the id at position i of the sequence (prompt, then generated).
