@@ -33,6 +33,9 @@ func newChains(t *tokens, block int) *chains {
 // tokens of a row with these hash ids hold (tokens.hashBlocks' layout),
 // and returns them with the number of blocks they cover.
 func (c *chains) known(dst []kvcache.Region, hashes []int64, n, hashTokens int) ([]kvcache.Region, int) {
+	if dst == nil { // a row's own list (read ahead): no room to spare
+		dst = make([]kvcache.Region, 0, min(len(hashes), (n+hashTokens-1)/hashTokens))
+	}
 	var prev kvcache.Hash
 	blocks := 0
 	for i, h := range hashes {
