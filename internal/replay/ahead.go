@@ -10,13 +10,12 @@ import (
 
 // Reading ahead. A user times the whole command on a machine with more
 // than one core, and a trace's rows are independent of the simulation's
-// state until they are injected: decoding them, and hashing the blocks of
-// their hash-id prefixes (Mooncake's prompts are hundreds of blocks,
-// most of a replay's time beside the KV cache), can run on another
-// goroutine, in file order, while the simulation consumes what is ready.
-// The results are those of computing everything in the simulation's
-// goroutine: pieces are a pure function of (seed, hash ids, block size),
-// and the simulation still takes the rows one by one in the same order.
+// state until they are injected: decoding them, and naming the blocks of
+// their hash-id prefixes (chains), can run on another goroutine, in file
+// order, while the simulation consumes what is ready. The results are
+// those of computing everything in the simulation's goroutine: regions
+// are a pure function of (seed, hash ids, block size), and the simulation
+// still takes the rows one by one in the same order.
 
 // aheadRow is a row read ahead and what was computed for it.
 type aheadRow struct {
@@ -25,16 +24,16 @@ type aheadRow struct {
 }
 
 // hashedPrefix is what chains.known gives a row's hash-id prefix: its
-// pieces and the number of blocks they cover. done says it was computed
+// regions and the number of blocks they cover. done says it was computed
 // (else tokens.prompt computes it if it needs it).
 type hashedPrefix struct {
-	pieces [][]kvcache.Hash
-	blocks int
-	done   bool
+	regions []kvcache.Region
+	blocks  int
+	done    bool
 }
 
-// hasher computes the hashed prefixes of rows ahead, with its own piece
-// cache (chains are not shared between goroutines).
+// hasher computes the hashed prefixes of rows ahead (chains holds no
+// state: the simulation's goroutine uses the same).
 type hasher struct {
 	chains     *chains
 	hashTokens int
@@ -53,7 +52,7 @@ func (h *hasher) hash(r *aheadRow) {
 	if h == nil || len(rec.HashIDs) == 0 || (h.sessions && rec.SessionID != "" && rec.RoundIndex > 0) || h.skip(rec) {
 		return
 	}
-	r.pre.pieces, r.pre.blocks = h.chains.known(nil, rec.HashIDs, rec.ResendPromptTokens(), h.hashTokens)
+	r.pre.regions, r.pre.blocks = h.chains.known(nil, rec.HashIDs, rec.ResendPromptTokens(), h.hashTokens)
 	r.pre.done = true
 }
 

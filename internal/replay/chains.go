@@ -1,83 +1,41 @@
 package replay
 
-import (
-	"math/rand/v2"
+import "servesim/internal/des/kvcache"
 
-	"servesim/internal/des/kvcache"
-)
-
-// chains computes the KV cache's block hashes of hash-id prompts (Mooncake's
-// hash_ids) once per shared piece instead of once per request. The blocks
-// of a hash id's region hold ids that depend on the hash id alone
-// (tokens.hashBlocks), and their chained hashes on the hash before the
-// region too: so (that hash, hash id) names the region's hashes, which
-// every row that holds the same leading hash ids shares. A conversation's
-// rounds resend their predecessors' hash ids: each region's ids used to be
-// drawn and its blocks hashed for every request holding it, most of a
-// Mooncake replay's time beside the simulation.
-//
-// Pieces are kept in two generations of at most limit entries each (the
-// older one dropped when the newer fills), so memory stays bounded however
-// long the trace; a piece dropped while requests hold it lives on in them.
+// chains names the KV cache's blocks of hash-id prompts (Mooncake's
+// hash_ids). A hash id's region stands for tokens that depend on the hash
+// id alone (tokens.hashBlocks), so its blocks are named by it: block j's
+// hash is that of (the hash before the region, seed, hash id, j)
+// (kvcache.Region, kvcache.HashNamed) instead of the hash of the region's
+// drawn ids, which nothing then draws. Only equality of hashes matters to
+// the KV cache and its routers, and equal names stand for equal ids: the
+// matching is that of the ids' own hashes (a session round that resends
+// such a prompt takes its predecessor's regions: tokens.prompt). A row's
+// prefix is a few regions of 32 bytes, whose hashes the KV cache computes
+// when it needs them, a few ns a block: no hash list is kept or shared per
+// prefix (a cache of them, keyed by the hash before a region and its id,
+// cost more in lookups and garbage than computing them).
 type chains struct {
-	block, per int // KV block size; blocks per region (hashTokens / block)
-	cur, old   map[chainKey][]kvcache.Hash
-	limit      int
-	ids        []int32 // one region's ids, scratch
-	pcg        *rand.PCG
+	block, per int    // KV block size; blocks per region (hashTokens / block)
 	seed       uint64 // tokens' hash-block stream seed
 }
 
-type chainKey struct {
-	prev kvcache.Hash
-	id   int64
-}
-
-// chainLimit is the number of pieces in a generation (512 B each at the
-// usual 32 blocks of 16 tokens per 512-token region: 2 × 8 MB at most). On
-// Mooncake's conversation trace it computes 10% more pieces than the
-// distinct ones (8192: 22%; 32768: 2%, for twice the memory).
-const chainLimit = 16384
-
-// newChains returns the cache for KV blocks of block tokens and regions of
+// newChains returns the namer for KV blocks of block tokens and regions of
 // hashTokens, or nil when a block would straddle two regions.
 func newChains(t *tokens, block int) *chains {
 	if block <= 0 || t.hashTokens%block != 0 {
 		return nil
 	}
-	return &chains{block: block, per: t.hashTokens / block, cur: map[chainKey][]kvcache.Hash{},
-		limit: chainLimit, ids: make([]int32, t.hashTokens), pcg: rand.NewPCG(0, 0), seed: t.hashSeed}
+	return &chains{block: block, per: t.hashTokens / block, seed: t.hashSeed}
 }
 
-// piece returns the chained hashes of the full blocks of hash id's region
-// when the hash before it is prev (the zero Hash for the first region).
-func (c *chains) piece(prev kvcache.Hash, id int64) []kvcache.Hash {
-	k := chainKey{prev, id}
-	if p, ok := c.cur[k]; ok {
-		return p
-	}
-	p, ok := c.old[k]
-	if !ok {
-		c.pcg.Seed(c.seed, uint64(id))
-		fill(c.ids, c.pcg)
-		p = make([]kvcache.Hash, c.per)
-		h := prev
-		for j := range p {
-			h = kvcache.HashBlock(h, c.ids[j*c.block:(j+1)*c.block])
-			p[j] = h
-		}
-	}
-	if len(c.cur) >= c.limit {
-		c.old, c.cur = c.cur, make(map[chainKey][]kvcache.Hash, c.limit)
-	}
-	c.cur[k] = p
-	return p
-}
-
-// known appends to dst the pieces of the full blocks the first n prompt
+// known appends to dst the regions of the full blocks the first n prompt
 // tokens of a row with these hash ids hold (tokens.hashBlocks' layout),
 // and returns them with the number of blocks they cover.
-func (c *chains) known(dst [][]kvcache.Hash, hashes []int64, n, hashTokens int) ([][]kvcache.Hash, int) {
+func (c *chains) known(dst []kvcache.Region, hashes []int64, n, hashTokens int) ([]kvcache.Region, int) {
+	if dst == nil { // a row's own list (read ahead): no room to spare
+		dst = make([]kvcache.Region, 0, min(len(hashes), (n+hashTokens-1)/hashTokens))
+	}
 	var prev kvcache.Hash
 	blocks := 0
 	for i, h := range hashes {
@@ -89,13 +47,13 @@ func (c *chains) known(dst [][]kvcache.Hash, hashes []int64, n, hashTokens int) 
 		if m == 0 {
 			break
 		}
-		p := c.piece(prev, h)
-		dst = append(dst, p[:m])
+		r := kvcache.Region{Prev: prev, Name: c.seed ^ uint64(h), Blocks: m}
+		dst = append(dst, r)
 		blocks += m
 		if m < c.per {
 			break
 		}
-		prev = p[m-1]
+		prev = r.Last()
 	}
 	return dst, blocks
 }

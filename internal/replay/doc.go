@@ -17,8 +17,8 @@
 // inside without changing it.
 //
 // A run costs what the simulation costs (issue 21): ids nothing reads are
-// not drawn (a private prompt's own ids; blocks whose hashes chains computed
-// once per shared hash-id region), requests and their buffers are reused
+// not drawn (a private prompt's own ids; the blocks of hash-id regions,
+// which chains names instead), requests and their buffers are reused
 // once ended, and nothing is built for an output nobody asked for. Memory
 // holds the requests in flight and waiting, and the summary's columns.
 //

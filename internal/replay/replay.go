@@ -205,7 +205,7 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		d.tok.chains = newChains(d.tok, b)
 		if a, ok := src.(aheadSource); ok && d.tok.chains != nil {
 			d.ahead = a
-			a.setHasher(&hasher{chains: newChains(d.tok, b), hashTokens: d.tok.hashTokens, skip: d.unread, sessions: d.accumulate})
+			a.setHasher(&hasher{chains: d.tok.chains, hashTokens: d.tok.hashTokens, skip: d.unread, sessions: d.accumulate})
 		}
 	}
 	if cluster {
@@ -361,7 +361,7 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 		// will be (all OutputTokens ids). A replayed trace builds round
 		// k + 1 when its row is pulled, which may be before round k
 		// completes; onDone corrects it with what was actually generated.
-		d.tok.remember(rec.SessionID, rec.RoundIndex, l.prompt, l.output, rec.OutputTokens)
+		d.tok.remember(rec.SessionID, rec.RoundIndex, l.prompt, l.output, rec.OutputTokens, known)
 	}
 	r := &l.req
 	r.Reset() // not a composite literal: it would reset the stale-reference counter
@@ -433,7 +433,7 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 	l := r.Tag.(*live)
 	defer d.release(l)
 	if res.Status == instance.StatusCompleted && d.accumulate && l.rec.SessionID != "" {
-		d.tok.remember(l.rec.SessionID, l.rec.RoundIndex, l.prompt, l.output, res.OutputTokens)
+		d.tok.remember(l.rec.SessionID, l.rec.RoundIndex, l.prompt, l.output, res.OutputTokens, r.KnownHashes)
 	}
 	if d.fu == nil || d.err != nil || d.stopped {
 		return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 
 	"servesim/internal/des/kvcache"
 	"servesim/internal/tracev2"
@@ -56,17 +57,21 @@ type tokens struct {
 	unique bool
 }
 
-// promptBuf is a request's reusable prompt storage: ids and the pieces of
-// its known block hashes.
+// promptBuf is a request's reusable prompt storage: ids and the regions
+// naming its known blocks.
 type promptBuf struct {
 	ids   []int32
-	known [][]kvcache.Hash
+	known []kvcache.Region
 }
 
-// sessionContext is an accumulating session's context after round `round`.
+// sessionContext is an accumulating session's context after round `round`:
+// its ids, and the regions naming their leading blocks (the first round's
+// hash ids: their hashes are named, not hashed from the ids, so a round
+// that resends them must take them).
 type sessionContext struct {
 	round int
 	ids   []int32
+	known []kvcache.Region
 }
 
 func newTokens(seed int64, hashTokens int) *tokens {
@@ -144,8 +149,8 @@ func (t *tokens) hashBlocks(ids []int32, hashes []int64) int {
 
 // prompt builds the prompt of a row: its ids, in b.ids (replaced by a
 // larger buffer when too small) or in the shared blank ids; where its own
-// ids begin (own); and the hashes of its leading hash-id blocks (known,
-// when chains is on, in b.known).
+// ids begin (own); and the regions naming its leading hash-id blocks
+// (known, when chains is on, in b.known).
 //
 // own is where the row's own fresh ids begin when no other row can share
 // them (instance.Request.Private), or −1: an accumulating session's rounds
@@ -163,7 +168,7 @@ func (t *tokens) hashBlocks(ids []int32, hashes []int64) int {
 // the ids of blocks whose hashes are known. A prompt of which no id is
 // read takes no buffer at all (blank), which matters for the requests
 // waiting in a long queue.
-func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool, pre *hashedPrefix, unread bool) (ids []int32, own int, known [][]kvcache.Hash) {
+func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool, pre *hashedPrefix, unread bool) (ids []int32, own int, known []kvcache.Region) {
 	n := rec.ResendPromptTokens()
 	if unread {
 		// Nothing reads its ids (driver.unread); the id is still counted.
@@ -174,11 +179,11 @@ func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool
 	start := 0       // ids before it are shared with other rows
 	hashed := false
 	if accumulate && rec.SessionID != "" && rec.RoundIndex > 0 {
-		p := t.sessions[rec.SessionID].ids
-		if len(p) <= n {
-			prev, start = p, len(p)
+		c := t.sessions[rec.SessionID]
+		if len(c.ids) <= n {
+			prev, start, known = c.ids, len(c.ids), c.known
 		} else {
-			t.shortRound(rec, n, len(p))
+			t.shortRound(rec, n, len(c.ids))
 		}
 	}
 	if start == 0 && len(rec.HashIDs) > 0 {
@@ -209,7 +214,7 @@ func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool
 	switch {
 	case !hashed || t.chains == nil:
 	case pre != nil:
-		known, knownBlocks = pre.pieces, pre.blocks
+		known, knownBlocks = pre.regions, pre.blocks
 	default:
 		b.known, knownBlocks = t.chains.known(b.known[:0], rec.HashIDs, n, t.hashTokens)
 		known = b.known
@@ -285,12 +290,13 @@ func (t *tokens) output(rec *tracev2.Record, accumulate bool) []int32 {
 	return ids
 }
 
-// remember records a session round's context — its prompt and the first
-// `generated` ids of its output — so the next round can extend it. A round
+// remember records a session round's context — its prompt, the first
+// `generated` ids of its output and the regions naming the prompt's blocks
+// (tokens.prompt's) — so the next round can extend it. A round
 // older than the one already remembered is ignored: with pre-scheduled
 // rounds (a replayed trace, open-loop sessions) round k may complete after
 // round k + 1 was built.
-func (t *tokens) remember(session string, round int, prompt, output []int32, generated int) {
+func (t *tokens) remember(session string, round int, prompt, output []int32, generated int, known []kvcache.Region) {
 	if session == "" {
 		return
 	}
@@ -300,7 +306,8 @@ func (t *tokens) remember(session string, round int, prompt, output []int32, gen
 	ctx := make([]int32, 0, len(prompt)+generated)
 	ctx = append(ctx, prompt...)
 	ctx = append(ctx, output[:min(generated, len(output))]...)
-	t.sessions[session] = sessionContext{round: round, ids: ctx}
+	// known may be a reused buffer (promptBuf.known).
+	t.sessions[session] = sessionContext{round: round, ids: ctx, known: slices.Clone(known)}
 }
 
 // idRows counts the rows met per request id, for ids in [0, 2²⁶): a bit per

@@ -63,12 +63,12 @@ func TestHashBlocks(t *testing.T) {
 
 func TestRememberKeepsTheLatestRound(t *testing.T) {
 	tok := newTokens(1, 0)
-	tok.remember("s", 2, []int32{1, 2}, []int32{3}, 1)
-	tok.remember("s", 1, []int32{9}, nil, 0)
+	tok.remember("s", 2, []int32{1, 2}, []int32{3}, 1, nil)
+	tok.remember("s", 1, []int32{9}, nil, 0, nil)
 	if got := tok.sessions["s"]; got.round != 2 || !slices.Equal(got.ids, []int32{1, 2, 3}) {
 		t.Errorf("context %+v, want round 2's [1 2 3]", got)
 	}
-	tok.remember("s", 2, []int32{1, 2}, []int32{3, 4}, 1) // same round, actual output
+	tok.remember("s", 2, []int32{1, 2}, []int32{3, 4}, 1, nil) // same round, actual output
 	if got := tok.sessions["s"]; !slices.Equal(got.ids, []int32{1, 2, 3}) {
 		t.Errorf("context %v, want [1 2 3]", got.ids)
 	}
@@ -129,35 +129,66 @@ func testDeployment(t *testing.T) *deploy.Resolved {
 	return dep
 }
 
-// TestChainsAreTheHashesOfTheIDs: the pieces chains hands a hash-id row are
-// the KV cache's hashes of the row's own ids, block for block, across
-// block sizes, partial last regions and the cache's generations.
-func TestChainsAreTheHashesOfTheIDs(t *testing.T) {
+// TestChainsMatchAsTheIDsDo: the regions chains names for hash-id rows
+// cover the rows' full blocks inside their hash-id regions, each following
+// its predecessor's last hash, and two rows' hashes of block k agree
+// exactly when their ids up to the end of block k do (so the KV cache
+// matches them as it would the ids' own hashes), across block sizes and
+// partial last regions; they are never the ids' own hashes (a fresh
+// block's cannot meet them).
+func TestChainsMatchAsTheIDsDo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	for _, b := range []int{16, 32, 8} {
 		tok := newTokens(5, 64)
 		tok.chains = newChains(tok, b)
-		tok.chains.limit = 7 // roll the generations over
 		ref := newTokens(5, 64)
+		type row struct {
+			ids    []int32
+			hashes []kvcache.Hash
+		}
+		var rows []row
+		agree := 0
 		for i := 0; i < 300; i++ {
 			hashes := make([]int64, 1+rng.IntN(6))
 			for k := range hashes {
-				hashes[k] = int64(rng.IntN(12))
+				hashes[k] = int64(rng.IntN(4))
 			}
 			rec := &tracev2.Record{RequestID: int64(i), InputTokens: 1 + rng.IntN(len(hashes)*64+40), HashIDs: hashes}
 			ids, _, _ := ref.prompt(new(promptBuf), rec, false, false, nil, false)
-			pieces, blocks := tok.chains.known(nil, hashes, len(ids), 64)
+			regions, blocks := tok.chains.known(nil, hashes, len(ids), 64)
 			if want := min(len(ids), len(hashes)*64) / b; blocks != want {
 				t.Fatalf("block %d row %d: %d known blocks, want %d", b, i, blocks, want)
 			}
-			var got []kvcache.Hash
-			for _, p := range pieces {
-				got = append(got, p...)
+			got := (&kvcache.Seq{Known: regions}).BlockHashes(blocks, b)
+			var last kvcache.Hash
+			for _, r := range regions {
+				if r.Prev != last {
+					t.Fatalf("block %d row %d: a region does not follow its predecessor's last hash", b, i)
+				}
+				last = r.Last()
 			}
 			seq := kvcache.Seq{Prompt: ids}
-			if want := seq.BlockHashes(blocks, b); !slices.Equal(got, want) {
-				t.Fatalf("block %d row %d: pieces differ from the ids' hashes", b, i)
+			for k, h := range seq.BlockHashes(blocks, b) {
+				if got[k] == h {
+					t.Fatalf("block %d row %d: block %d has the hash of its ids", b, i, k)
+				}
 			}
+			from := max(0, len(rows)-40)
+			for j, o := range rows[from:] {
+				for k := 0; k < min(blocks, len(o.hashes)); k++ {
+					same := slices.Equal(ids[:(k+1)*b], o.ids[:(k+1)*b])
+					if (got[k] == o.hashes[k]) != same {
+						t.Fatalf("block %d rows %d and %d: block %d hashes agree %v, ids %v", b, i, from+j, k, !same, same)
+					}
+					if same {
+						agree++
+					}
+				}
+			}
+			rows = append(rows, row{ids, got})
+		}
+		if agree < 1000 {
+			t.Errorf("block %d: only %d shared blocks met", b, agree)
 		}
 	}
 	if newChains(newTokens(5, 64), 48) != nil {

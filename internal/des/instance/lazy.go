@@ -215,8 +215,21 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 	budget := in.cfg.MaxNumBatchedTokens
 	total := lz.n
 	blocks := len(lz.buckets[lz.d%b])
+	// When every lazy decoder comes before every active request in the
+	// running list and the budget covers the decoders, the reference step
+	// gives each decoder its token and the active requests, in order, what
+	// is left (a long prefill takes the rest of the budget): their grants
+	// are computed from what is left, as it does.
+	ordered := lz.n <= budget && in.lazyFirst()
+	left := budget
+	if ordered {
+		left -= lz.n
+	}
 	for _, r := range lz.active {
-		n := in.tokensFor(r.target()-r.progress, r.progress, budget)
+		n := in.tokensFor(r.target()-r.progress, r.progress, left)
+		if ordered {
+			left -= n
+		}
 		r.grant, r.fin = n, 0
 		total += n
 		blocks += in.kv.NewBlocksFor(&r.seq, n)
@@ -337,6 +350,23 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 	}
 	lz.fin = fin[:0]
 	return end, len(in.running) > 0 || in.wait.Len() > 0 || in.async.len() > 0
+}
+
+// lazyFirst reports whether every lazy decoder precedes every active
+// request in the running list (admission order): each bucket is sorted by
+// admission sequence, the active list too.
+func (in *Instance) lazyFirst() bool {
+	lz := &in.lz
+	if len(lz.active) == 0 || lz.n == 0 {
+		return true
+	}
+	first := lz.active[0].aseq
+	for _, bk := range lz.buckets {
+		if len(bk) > 0 && bk[len(bk)-1].aseq > first {
+			return false
+		}
+	}
+	return true
 }
 
 // slowStep materialises everything, runs the reference step, and makes the

@@ -43,11 +43,11 @@ type Request struct {
 	ArrivalUs int64   // cluster entry time (µs)
 	Prompt    []int32 // prompt token ids, shared prefix first; the KV cache hashes full blocks of these
 	Output    []int32 // ids of the generated tokens when known (may be nil: ids are then synthesised from ID)
-	// KnownHashes, if set, are the chained hashes of the prompt's first
-	// full blocks at the instances' block size, in pieces
-	// (kvcache.Seq.Known): the KV cache takes them instead of hashing
-	// those blocks' ids in Prompt, which it then never reads.
-	KnownHashes  [][]kvcache.Hash
+	// KnownHashes, if set, name the prompt's first full blocks at the
+	// instances' block size, in regions (kvcache.Seq.Known): the KV cache
+	// takes their hashes from the names instead of hashing those blocks'
+	// ids in Prompt, which it then never reads.
+	KnownHashes  []kvcache.Region
 	OutputLen    int // O: the true output length, read only by the execution engine (INV-9)
 	MaxOutputLen int // the client's declared budget; 0 = none declared
 	SLOClass     string

@@ -288,6 +288,7 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 		return 0, false
 	}
 	c.pool.Prepare(s)
+	s.held = 0 // its block table is rewritten below
 	if want := c.blocksFor(s.ExpectedTokens); cap(s.blocks) < want {
 		s.blocks = make([]int32, 0, want)
 	}
@@ -340,6 +341,7 @@ func (c *Cache) Reserve(s *Seq, n int) bool {
 		return false
 	}
 	c.pool.Prepare(s)
+	s.held = 0
 	c.grow(s, n-1)
 	if c.newBlocksFor(s, 1) > 0 {
 		s.blocks = append(s.blocks, c.popFree(len(s.blocks) >= c.privateBlock(s)))
@@ -402,7 +404,7 @@ func (c *Cache) prefetch(s *Seq, first, last int) {
 	s.BlockHash(last-1, c.b)
 	var acc int32
 	for k := first; k < last; k++ {
-		acc += c.index.slots[s.hashes[k].Lo&c.index.mask].v
+		acc += c.index.slots[s.hashes[k].Lo&c.index.mask].v1
 	}
 	c.sink += acc
 }
@@ -446,6 +448,9 @@ func (c *Cache) release(s *Seq, again bool) {
 			}
 			c.pushTail(i, flags)
 		}
+	}
+	if again {
+		s.held = len(s.blocks)
 	}
 	s.blocks = s.blocks[:0]
 	s.nTok = 0
@@ -516,7 +521,7 @@ func (c *Cache) Check() error {
 	}
 	n := 0
 	for _, sl := range c.index.slots {
-		if sl.v >= 0 {
+		if sl.v1 != 0 {
 			n++
 		}
 	}

@@ -25,6 +25,7 @@
 // The sequence matched last keeps its match up to date as the cache
 // changes (memo.go), so that a request waiting at the head of the queue,
 // matched again at every step, costs what changed rather than its
-// prompt's length; a caller that knows a prompt's leading hashes hands them
-// over (Seq.Known) instead of ids to hash.
+// prompt's length; a caller whose prompts begin with blocks that names fix
+// (a trace's hash ids) hands over those names (Seq.Known, Region) instead
+// of ids to hash.
 package kvcache

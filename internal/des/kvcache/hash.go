@@ -93,6 +93,26 @@ func hashSynthetic(prev Hash, seed uint64, j0, n int) Hash {
 	return finish(a, b, uint64(n))
 }
 
+// namedFinal tells a named block's hash (HashNamed) from any block's of
+// tokens, whose finish takes the token count: no block holds 2⁶³ tokens.
+const namedFinal = 1 << 63
+
+// HashNamed returns the hash of a block known by a name rather than by its
+// tokens: block j of a region whose every token the name fixes (a trace's
+// hash id, with the run's seed), after the block whose hash is prev. Such blocks are only ever compared
+// for equality, and equal (prev, name, j) stand for equal tokens, so it
+// gives the KV cache the matching structure of hashing those tokens, in one
+// round instead of four and without drawing them. Its final step differs
+// from HashBlock's, so the two kinds meet, as two different (prev, name, j)
+// do, only by a 128-bit collision.
+func HashNamed(prev Hash, name uint64, j int) Hash {
+	a := prev.Lo ^ c0
+	b := prev.Hi ^ c1
+	x := mum(name^a^c2, uint64(j)^b^c3)
+	a, b = b+x, bits.RotateLeft64(a, 29)^x
+	return finish(a, b, namedFinal)
+}
+
 // finish spreads the lanes over all 128 output bits.
 func finish(a, b, n uint64) Hash {
 	lo := mum(a^n^c1, b^c4)

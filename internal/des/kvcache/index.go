@@ -21,16 +21,12 @@ type hashIndex struct {
 
 type indexSlot struct {
 	tag uint32
-	v   int32 // block id; -1 = empty
+	v1  int32 // block id + 1; 0 = empty (clearing the table is a memclr)
 }
 
 func newHashIndex(blocks int) hashIndex {
 	size := tableSize(4 * blocks)
-	s := make([]indexSlot, size)
-	for i := range s {
-		s[i].v = -1
-	}
-	return hashIndex{slots: s, mask: uint64(size - 1), limit: size / 2}
+	return hashIndex{slots: make([]indexSlot, size), mask: uint64(size - 1), limit: size / 2}
 }
 
 func tagOf(h Hash) uint32 { return uint32(h.Hi >> 32) }
@@ -49,11 +45,11 @@ func (c *Cache) lookup(h Hash) (int32, bool) {
 	tag := tagOf(h)
 	for i := h.Lo & x.mask; ; i = (i + 1) & x.mask {
 		s := x.slots[i]
-		if s.v < 0 {
+		if s.v1 == 0 {
 			return -1, false
 		}
-		if s.tag == tag && c.holds(s.v, h) && c.blocks[s.v].indexed {
-			return s.v, true
+		if v := s.v1 - 1; s.tag == tag && c.holds(v, h) && c.blocks[v].indexed {
+			return v, true
 		}
 	}
 }
@@ -73,8 +69,8 @@ func (c *Cache) register(h Hash, v int32) {
 	tag := tagOf(h)
 	for i := h.Lo & x.mask; ; i = (i + 1) & x.mask {
 		s := &x.slots[i]
-		if s.v < 0 {
-			*s = indexSlot{tag: tag, v: v}
+		if s.v1 == 0 {
+			*s = indexSlot{tag: tag, v1: v + 1}
 			c.indexed(h, v)
 			x.n++
 			if x.n > x.limit {
@@ -82,13 +78,13 @@ func (c *Cache) register(h Hash, v int32) {
 			}
 			return
 		}
-		if s.tag == tag && c.holds(s.v, h) && c.blocks[s.v].indexed {
-			if c.blocks[s.v].inMemo {
-				c.memoTakeOver(s.v, v)
+		if old := s.v1 - 1; s.tag == tag && c.holds(old, h) && c.blocks[old].indexed {
+			if c.blocks[old].inMemo {
+				c.memoTakeOver(old, v)
 			}
-			c.blocks[s.v].indexed = false // membership unchanged: no journal entry
+			c.blocks[old].indexed = false // membership unchanged: no journal entry
 			c.blocks[v].indexed = true
-			s.v = v
+			s.v1 = v + 1
 			return
 		}
 	}
@@ -105,9 +101,7 @@ func (c *Cache) indexed(h Hash, v int32) {
 // rebuildIndex drops stale entries.
 func (c *Cache) rebuildIndex() {
 	x := &c.index
-	for i := range x.slots {
-		x.slots[i].v = -1
-	}
+	clear(x.slots)
 	x.n = 0
 	for i := range c.blocks {
 		bl := &c.blocks[i]
@@ -116,10 +110,10 @@ func (c *Cache) rebuildIndex() {
 		}
 		h := c.hashes[i]
 		j := h.Lo & x.mask
-		for x.slots[j].v >= 0 {
+		for x.slots[j].v1 != 0 {
 			j = (j + 1) & x.mask
 		}
-		x.slots[j] = indexSlot{tag: tagOf(h), v: int32(i)}
+		x.slots[j] = indexSlot{tag: tagOf(h), v1: int32(i) + 1}
 		x.n++
 	}
 }

@@ -53,12 +53,28 @@ func (c *Cache) dropMemo() {
 
 // memoExtend looks up the memo sequence's blocks after the memo's last,
 // below limit, until one is not cached.
+//
+// A sequence matched again after a preemption mostly finds its hashes in
+// the blocks it held (Seq.held): a block still indexed with the hash is
+// its indexed holder, found without the index's probe.
 func (c *Cache) memoExtend(limit int) {
 	m := &c.memo
+	s := m.seq
+	held := s.blocks[:s.held]
 	for len(m.found) < limit {
-		i, ok := c.lookup(m.seq.BlockHash(len(m.found), c.b))
+		k := len(m.found)
+		h := s.BlockHash(k, c.b)
+		var i int32
+		ok := false
+		if k < len(held) {
+			if g := held[k]; int(g) < c.t && c.blocks[g].indexed && c.hashes[g] == h {
+				i, ok = g, true
+			}
+		}
 		if !ok {
-			return
+			if i, ok = c.lookup(h); !ok {
+				return
+			}
 		}
 		bl := &c.blocks[i]
 		bl.inMemo = true

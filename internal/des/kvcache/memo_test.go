@@ -127,3 +127,33 @@ func TestMemoMatchesLookups(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchAfterPreempt: a preempted sequence is matched again through the
+// blocks it held (Seq.held) only where they still hold its hashes: at once
+// after its preemption it finds them all, the same blocks; once another
+// sequence has taken them over for other tokens it finds none, as lookups
+// do.
+func TestMatchAfterPreempt(t *testing.T) {
+	c := mustNew(t, Config{Blocks: 4, BlockSize: 2})
+	s := seqOf(8, 100)
+	s.ExpectedTokens = 8
+	if _, ok := c.Admit(s, 0, 8); !ok {
+		t.Fatal("admit refused")
+	}
+	held := slices.Clone(s.blocks)
+	c.Preempt(s)
+	if gpu, _ := c.Match(s, 8); gpu != 4 || !slices.Equal(c.memo.found, held) {
+		t.Fatalf("matched %d blocks %v after the preemption, want 4: %v", gpu, c.memo.found, held)
+	}
+	o := seqOf(8, 900) // takes every block over for other tokens
+	if _, ok := c.Admit(o, 0, 8); !ok {
+		t.Fatal("admit of the other sequence refused")
+	}
+	c.Release(o)
+	if gpu, _ := c.Match(s, 8); gpu != 0 || matchByLookup(c, s, 8) != 0 {
+		t.Fatalf("matched %d blocks held by another sequence's tokens", gpu)
+	}
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,5 +1,7 @@
 package kvcache
 
+import "slices"
+
 // Seq is one request's token sequence and block table in a Cache. The caller
 // owns it (one per request) and fills Prompt, Output and Seed; the cache
 // maintains the rest.
@@ -12,13 +14,12 @@ type Seq struct {
 	// capacity hint, e.g. prompt + declared output budget).
 	ExpectedTokens int
 
-	// Known, if set, holds the chained hashes of the first full blocks (at
-	// the cache's block size) when the caller knows them, in consecutive
-	// pieces: a replay computes them once per shared prefix piece and
-	// hands every request that holds the piece the same slice. Those
-	// blocks' ids in Prompt are then never read. The cache copies them
-	// into its hash list when it first needs a hash, and drops Known.
-	Known [][]Hash
+	// Known, if set, names the first full blocks (at the cache's block
+	// size) in consecutive regions whose tokens a name fixes (a trace's
+	// hash ids): their hashes come from the names, and those blocks' ids
+	// in Prompt are never read. The cache writes the hashes into its hash
+	// list when it first needs a hash, and drops Known.
+	Known []Region
 
 	// Private declares that the tokens from position PrivateFrom on (prompt
 	// and generated alike) follow this sequence's prefix in no other
@@ -38,6 +39,10 @@ type Seq struct {
 
 	notes []note // notes[k]: where private block k went at the latest Preempt that held it full (private.go)
 	memo  uint64 // the id of its match memo in a cache (memo.go); 0 = none
+	// held is the number of blocks it held at its latest Preempt, whose ids
+	// are still in blocks' array until it is admitted again: where each of
+	// its hashes probably is (memoExtend checks before it believes).
+	held int
 }
 
 // Token is the id at position i of the sequence (prompt, then generated).
@@ -85,8 +90,8 @@ func (s *Seq) hashTo(i, blockSize int) Hash {
 	}
 	if len(s.Known) > 0 {
 		if len(s.hashes) == 0 {
-			for _, p := range s.Known {
-				s.hashes = append(s.hashes, p...)
+			for _, r := range s.Known {
+				s.hashes = r.Append(s.hashes)
 			}
 		}
 		s.Known = nil
@@ -128,4 +133,36 @@ func (s *Seq) hashGenerated(prev Hash, lo, blockSize int) Hash {
 		toks[t] = s.Token(lo + t)
 	}
 	return HashBlock(prev, toks)
+}
+
+// Region names the hashes of a run of full blocks whose tokens a name
+// fixes: block j's is HashNamed(Prev, Name, j), Prev being the hash of the
+// block before the run (the zero Hash at the start). It stands for those
+// hashes in 32 bytes, however long the run. The blocks' hashes are chained
+// through Prev, not one to the next (equal (Prev, Name, j) still stand for
+// equal tokens up to block j's end): they are computed independently, so
+// the processor overlaps them instead of waiting on each one's multiplies.
+type Region struct {
+	Prev   Hash
+	Name   uint64
+	Blocks int
+}
+
+// Append appends the region's hashes to dst.
+func (r Region) Append(dst []Hash) []Hash {
+	n := len(dst)
+	dst = slices.Grow(dst, r.Blocks)[:n+r.Blocks]
+	out := dst[n:]
+	for j := range out {
+		out[j] = HashNamed(r.Prev, r.Name, j)
+	}
+	return dst
+}
+
+// Last is the hash of the region's last block (Prev when it has none).
+func (r Region) Last() Hash {
+	if r.Blocks == 0 {
+		return r.Prev
+	}
+	return HashNamed(r.Prev, r.Name, r.Blocks-1)
 }
