@@ -6,7 +6,7 @@ BIN     := bin
 CMDS    := observe replay calibrate run
 GOFLAGS ?=
 
-.PHONY: all build demo test race vet fmt-check bench fuzz clean e2e install-completion
+.PHONY: all build demo test race vet fmt-check bench fuzz clean e2e install-completion pgo
 
 # Packages whose goroutines the race detector must watch on every CI run;
 # `make race` covers the whole tree.
@@ -45,6 +45,20 @@ fmt-check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Profile-guided optimisation: `go build` of cmd/run and cmd/replay reads
+# the default.pgo beside their main.go, a CPU profile of their own
+# benchmarks (the reference workload at 10k-1M requests, the production
+# traces). It changes how the compiler inlines and lays out the hot paths,
+# never a result. Regenerate it after reshaping the simulator's hot paths.
+PGO_OUT := $(BIN)/pgo
+pgo:
+	@mkdir -p $(PGO_OUT)
+	$(GO) test -run '^$$' -bench 'Run/' -benchtime 1x -cpuprofile $(PGO_OUT)/run.prof -o $(PGO_OUT)/run.test ./cmd/run
+	$(GO) test -run '^$$' -bench 'Replay/' -benchtime 3x -cpuprofile $(PGO_OUT)/replay.prof -o $(PGO_OUT)/replay.test ./cmd/replay
+	$(GO) tool pprof -proto $(PGO_OUT)/run.prof $(PGO_OUT)/replay.prof > $(PGO_OUT)/merged.pgo
+	cp $(PGO_OUT)/merged.pgo cmd/run/default.pgo
+	cp $(PGO_OUT)/merged.pgo cmd/replay/default.pgo
 
 # A pass of every native fuzz target, FUZZTIME each (CI: 30s), but those
 # named in FUZZ_SKIP. Only the packages whose tests hold a Fuzz function are
