@@ -330,12 +330,7 @@ func (d *driver) unread(rec *tracev2.Record) bool {
 		return false
 	}
 	ic := &d.cfg.Deploy.Instance
-	m, p, out := ic.MaxModelLen, rec.ResendPromptTokens(), rec.OutputTokens
-	if out == 0 {
-		out = m - p
-	}
-	b := ic.KV.BlockSize
-	return p == 0 || p >= m || p+out > m || (b > 0 && (p+b-1)/b > ic.KV.Blocks)
+	return instance.Unservable(rec.ResendPromptTokens(), rec.OutputTokens, ic.MaxModelLen, ic.KV.BlockSize, ic.KV.Blocks)
 }
 
 // request turns a record into a simulator request.

@@ -244,6 +244,18 @@ func (in *Instance) onQueued(now int64, data any) {
 	in.enqueue(r, now)
 }
 
+// Unservable reports whether an instance drops a request at its enqueue:
+// a prompt of p tokens that is empty, reaches the context length maxLen or
+// leaves no room for out output tokens (0: up to maxLen), or needs more
+// KV blocks of blockSize tokens than the instance's blocks. A replay asks
+// it before building a row's prompt, to leave a dropped one unhashed.
+func Unservable(p, out, maxLen, blockSize, blocks int) bool {
+	if out == 0 {
+		out = maxLen - p
+	}
+	return p == 0 || p >= maxLen || p+out > maxLen || (blockSize > 0 && (p+blockSize-1)/blockSize > blocks)
+}
+
 // enqueue applies the enqueue guards (spec §7) and puts r in the wait
 // queue. The guards read max_output_len, never the true output length.
 func (in *Instance) enqueue(r *Request, now int64) {
@@ -252,7 +264,7 @@ func (in *Instance) enqueue(r *Request, now int64) {
 	if r.MaxOutputLen == 0 {
 		r.MaxOutputLen = m - p
 	}
-	if p == 0 || p >= m || p+r.MaxOutputLen > m || (p+in.b-1)/in.b > in.kv.TotalBlocks() {
+	if Unservable(p, r.MaxOutputLen, m, in.b, in.kv.TotalBlocks()) {
 		in.kv.Release(&r.seq)
 		in.cnt.Dropped++
 		in.terminate(r, StatusDropped, now)
