@@ -46,11 +46,7 @@ func hasSpan(rec *tracev2.Record) bool {
 // close closes an import left open and removes the temporary files.
 func (in *input) close() {
 	if in.stream != nil {
-		in.stream.src.close()
-		if t := in.stream.src.tee; t != nil {
-			t.f.Close()
-			os.Remove(t.f.Name())
-		}
+		in.stream.src.discard()
 	}
 	for _, p := range in.spools {
 		os.Remove(p)
@@ -387,7 +383,7 @@ type importSource struct {
 	path   string // as given ("-": stdin)
 	name   string
 	imp    importer.Importer
-	file   io.Closer
+	file   io.ReadCloser
 	tee    *teeReader // stdin's bytes, kept to import them again (openImport's keep)
 }
 
@@ -408,19 +404,28 @@ func openImport(format importer.Format, path string, stdin io.Reader, keep bool)
 	}
 	r, name, err := cli.OpenInput(path, stdin)
 	if err != nil {
-		src.close()
+		src.discard()
 		return nil, err
 	}
-	src.name, src.file = name, r
-	dec, err := importer.Decompress(r, name)
-	if err == nil {
-		src.imp, err = importer.Open(format, name, dec, importer.Options{})
-	}
-	if err != nil {
-		src.close()
+	src.name = name
+	if err := src.open(r); err != nil {
 		return nil, err
 	}
 	return src, nil
+}
+
+// open starts the importer on r, the trace's bytes; on failure s is
+// discarded.
+func (s *importSource) open(r io.ReadCloser) error {
+	s.file = r
+	dec, err := importer.Decompress(r, s.name)
+	if err == nil {
+		s.imp, err = importer.Open(s.format, s.name, dec, importer.Options{})
+	}
+	if err != nil {
+		s.discard()
+	}
+	return err
 }
 
 // close closes the trace's file; a stdin spool is left to reopen.
@@ -446,13 +451,8 @@ func (s *importSource) reopen(in *input) (*importSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spool stdin: %w", err)
 	}
-	again := &importSource{format: s.format, path: s.path, name: s.name, file: f}
-	dec, err := importer.Decompress(f, s.name)
-	if err == nil {
-		again.imp, err = importer.Open(s.format, s.name, dec, importer.Options{})
-	}
-	if err != nil {
-		again.close()
+	again := &importSource{format: s.format, path: s.path, name: s.name}
+	if err := again.open(f); err != nil {
 		return nil, err
 	}
 	return again, nil

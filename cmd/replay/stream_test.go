@@ -259,3 +259,23 @@ func TestHeldOutput(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func pad(i int) string { return fmt.Sprintf("%02d", i) }
+
+// TestStdinCopyRemovedOnBadImport: the copy of stdin kept to replay it
+// again is removed when the import cannot even start (a bad column row or
+// first line), as when it succeeds.
+func TestStdinCopyRemovedOnBadImport(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, tc := range []struct{ from, content, want string }{
+		{"azure", "garbage\n", "field TIMESTAMP"},
+		{"mooncake", "garbage\n", "json syntax"},
+	} {
+		r := replayIn(strings.NewReader(tc.content), "--from", tc.from, "-", "--quiet")
+		if code := cli.ExitCode(r.err); code != 2 || !strings.Contains(fmt.Sprint(r.err), tc.want) {
+			t.Errorf("--from %s: exit %d, error %v; want 2 naming %q", tc.from, code, r.err, tc.want)
+		}
+		if left := dirEntries(t, tmp); len(left) != 0 {
+			t.Errorf("--from %s: temporary files left %v", tc.from, left)
+		}
+	}
+}
