@@ -43,8 +43,9 @@ type TraceOptions struct {
 // again, holding only the rows read ahead of their turn — a real trace
 // lists requests in completion order, so about as many as were in flight —
 // and the batches a goroutine decodes (and hashes) ahead of the
-// simulation, about a thousand rows (ahead.go). Closed-loop mode also indexes the session rows (about 20 bytes each) and
-// holds later rounds read before their predecessor completed.
+// simulation, about a thousand rows (ahead.go). Closed-loop mode also
+// indexes the session rows (about 20 bytes each) and holds later rounds
+// read before their predecessor completed.
 type Trace struct {
 	rows     Rows
 	opts     TraceOptions

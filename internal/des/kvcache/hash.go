@@ -99,10 +99,11 @@ const namedFinal = 1 << 63
 
 // HashNamed returns the hash of a block known by a name rather than by its
 // tokens: block j of a region whose every token the name fixes (a trace's
-// hash id, with the run's seed), after the block whose hash is prev. Such blocks are only ever compared
-// for equality, and equal (prev, name, j) stand for equal tokens, so it
-// gives the KV cache the matching structure of hashing those tokens, in one
-// round instead of four and without drawing them. Its final step differs
+// hash id, with the run's seed), after the block whose hash is prev. Such
+// blocks are only ever compared for equality, and equal (prev, name, j)
+// stand for equal tokens, so it gives the KV cache the matching structure
+// of hashing those tokens, in one round instead of four and without
+// drawing them. Its final step differs
 // from HashBlock's, so the two kinds meet, as two different (prev, name, j)
 // do, only by a 128-bit collision.
 func HashNamed(prev Hash, name uint64, j int) Hash {
