@@ -97,6 +97,24 @@ func FuzzMooncake(f *testing.F) {
 		// The fast path must agree with the token path on every line it takes.
 		m := &Mooncake{file: "fuzz.in", client: "c"}
 		for _, line := range bytes.Split(data, []byte{'\n'}) {
+			if flat, ok := m.parseFlat(line); ok {
+				fast, fok := m.parseFast(line, map[string]json.RawMessage{})
+				if !fok {
+					if _, err := m.parse(line); err != nil {
+						t.Fatalf("flat path accepted %q, token path says %v", line, err)
+					}
+				} else if !reflect.DeepEqual(flat, fast) {
+					t.Fatalf("flat and fast paths differ on %q:\nflat %+v\nfast %+v", line, flat, fast)
+				}
+				slow, err := m.parse(line)
+				if err != nil {
+					t.Fatalf("flat path accepted %q, token path says %v", line, err)
+				}
+				flat.RequestID, slow.RequestID = 0, 0
+				if !reflect.DeepEqual(flat, slow) {
+					t.Fatalf("flat and token paths differ on %q:\nflat %+v\nslow %+v", line, flat, slow)
+				}
+			}
 			fast, ok := m.parseFast(line, map[string]json.RawMessage{})
 			if !ok {
 				continue

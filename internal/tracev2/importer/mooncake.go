@@ -100,10 +100,15 @@ func (m *Mooncake) read() (tracev2.Record, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		rec, ok := m.parseFlat(line)
+		if ok {
+			m.finish(&rec)
+			return rec, nil
+		}
 		if m.obj == nil {
 			m.obj = map[string]json.RawMessage{}
 		}
-		rec, ok := m.parseFast(line, m.obj)
+		rec, ok = m.parseFast(line, m.obj)
 		if !ok {
 			return m.parse(line)
 		}

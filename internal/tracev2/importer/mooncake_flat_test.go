@@ -1,0 +1,59 @@
+package importer
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestParseFlat: the flat path takes Mooncake's own lines and the grammar's
+// corners it can check, gives the token path's record for each, and leaves
+// everything else to the other paths.
+func TestParseFlat(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want bool // taken by the flat path
+	}{
+		{`{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}`, true},
+		{` { "hash_ids" : [ ] , "output_length":5,"input_length":6.0e2,"timestamp":0.5e1 } `, true},
+		{"{\"timestamp\":1,\t\"input_length\":2,\r\"output_length\":3}", true},
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "note": "x", "n": 1.5E+3}`, true},
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [-9223372036854775807, 0, 7]}`, true},
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3,}`, false},           // trailing comma
+		{`{"timestamp": 1 "input_length": 2, "output_length": 3}`, false},             // missing comma
+		{`{"timestamp": 01, "input_length": 2, "output_length": 3}`, false},           // leading zero
+		{`{"timestamp": 1., "input_length": 2, "output_length": 3}`, false},           // bare point
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "x": true}`, false}, // not a number or string
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "x": {"y": 1}}`, false},
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "x": "a\"b"}`, false}, // escape
+		{"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"x\": \"a\x01\"}", false},
+		{`{"timestamp": 1, "timestamp": 2, "input_length": 2, "output_length": 3}`, false}, // twice
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [1, 2], "hash_ids": []}`, false},
+		{`{"timestamp": 1, "input_length": 2}`, false},                                        // missing
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [1.0]}`, false}, // fraction
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [9223372036854775808]}`, false},
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [1,]}`, false},
+		{`{"timestamp": 1, "input_length": -2, "output_length": 3}`, false}, // parseFast refuses it too
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3} x`, false},
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3`, false},
+		{`[1]`, false},
+		{``, false},
+	} {
+		m := &Mooncake{file: "t.jsonl", client: "c"}
+		flat, ok := m.parseFlat([]byte(tc.line))
+		if ok != tc.want {
+			t.Errorf("%q: flat path took it %v, want %v", tc.line, ok, tc.want)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		slow, err := m.parse([]byte(tc.line))
+		if err != nil {
+			t.Fatalf("%q: flat path took it, token path says %v", tc.line, err)
+		}
+		slow.RequestID = 0
+		if !reflect.DeepEqual(flat, slow) {
+			t.Errorf("%q:\nflat  %+v\ntoken %+v", tc.line, flat, slow)
+		}
+	}
+}
