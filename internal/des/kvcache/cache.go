@@ -55,6 +55,7 @@ type Cache struct {
 	// per-block state that every release and eviction touches is 12 bytes
 	serial     uint64   // blocks released so far (free.go)
 	popped     uint64   // serial of the last entry taken from the free head
+	taken      uint64   // ring position of the private entry taken last (takePrivate)
 	privHeld   int      // private blocks held by sequences
 	ring       freeRing // free list: its head is evicted first
 	free       int
@@ -226,11 +227,8 @@ func (c *Cache) Match(s *Seq, target int) (gpu, cpu int) {
 		c.memoExtend(shared)
 		k = min(len(c.memo.found), shared)
 	}
-	for k < full && k >= c.privateBlock(s) {
-		if _, ok := c.findPrivate(s, k); !ok {
-			break
-		}
-		k++
+	if k < full && k >= c.privateBlock(s) {
+		k += c.privateRun(s, k, full)
 	}
 	gpu = k
 	if c.cpu != nil {
@@ -268,15 +266,20 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 			}
 		}
 	}
-	for gpuUsed < m {
-		i, hit := c.find(s, gpuUsed, pb)
+	for gpuUsed < min(m, pb) {
+		i, hit := c.lookup(s.BlockHash(gpuUsed, c.b))
 		if !hit {
 			break
 		}
-		if gpuUsed >= pb || c.blocks[i].ref == 0 {
-			onFree++ // a private block found again is always free
+		if c.blocks[i].ref == 0 {
+			onFree++
 		}
 		gpuUsed++
+	}
+	if gpuUsed >= pb && gpuUsed < m {
+		run := c.privateRun(s, gpuUsed, m)
+		onFree += run // a private block found again is always free
+		gpuUsed += run
 	}
 	cpuUsed := m - gpuUsed
 	if cpuUsed > 0 && c.cpu == nil {

@@ -78,15 +78,28 @@ func (c *Cache) unlink(i int32) {
 // takePrivate takes the private block released with the given serial off
 // the free list for a hit by its owner. The serial must still be in the
 // ring (above c.popped).
+//
+// A sequence takes its private blocks back in block order, and a Preempt
+// released them last block first, one after another: the entry sought is
+// usually just before the one taken last (c.taken), and is looked for
+// there before the ring is searched.
 func (c *Cache) takePrivate(serial uint64) {
 	r := &c.ring
-	n := int(r.ft - r.fh)
-	j := sort.Search(n, func(j int) bool { return r.serials[(r.fh+uint64(j))&r.mask] >= serial })
-	p := (r.fh + uint64(j)) & r.mask
-	if j == n || r.serials[p] != serial || r.ids[p] == freeGone {
+	pos := c.taken - 1 // absolute position; checked against the window and the serial
+	if !(pos >= r.fh && pos < r.ft && r.serials[pos&r.mask] == serial) {
+		n := int(r.ft - r.fh)
+		j := sort.Search(n, func(j int) bool { return r.serials[(r.fh+uint64(j))&r.mask] >= serial })
+		pos = r.fh + uint64(j)
+		if j == n || r.serials[pos&r.mask] != serial {
+			panic(fmt.Sprintf("kvcache: private block of serial %d is not on the free list", serial))
+		}
+	}
+	p := pos & r.mask
+	if r.ids[p] == freeGone {
 		panic(fmt.Sprintf("kvcache: private block of serial %d is not on the free list", serial))
 	}
 	r.ids[p] = freeGone
+	c.taken = pos
 	c.free--
 	c.privHeld++
 }

@@ -59,6 +59,29 @@ func (c *Cache) find(s *Seq, k, pb int) (int32, bool) {
 	return c.findPrivate(s, k)
 }
 
+// privateRun is the number of s's private blocks from k on, below limit,
+// that are still cached one after another: the first private blocks k,
+// k+1, … findPrivate finds. A sequence's notes from its private block on
+// have strictly decreasing serials (a Preempt notes its full private
+// blocks from the first one up, releasing them last block first, and a
+// note left from an earlier Preempt, past them, is older), so the blocks
+// evicted since are the run's last ones and a binary search finds its end:
+// a request waiting to be admitted again is matched at every step, and a
+// block-by-block match cost as many probes as it held blocks
+// (TestPrivateRunMatchesScan checks it against findPrivate).
+func (c *Cache) privateRun(s *Seq, k, limit int) int {
+	lo, hi := k, min(limit, len(s.notes))
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s.notes[mid].serial > c.popped {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return max(lo-k, 0)
+}
+
 // findPrivate returns the block holding s's private block k if it is still
 // cached.
 func (c *Cache) findPrivate(s *Seq, k int) (int32, bool) {

@@ -136,10 +136,69 @@ func TestPrivateMatchesHashed(t *testing.T) {
 			if a, c := twins[0].Stats(), twins[1].Stats(); a != c {
 				t.Fatalf("round %d op %d: stats hashed %+v, private %+v", round, op, a, c)
 			}
+			for _, p := range all {
+				checkPrivateRun(t, twins[1], p.s[1])
+			}
 			for v, c := range twins {
 				if err := c.Check(); err != nil {
 					t.Fatalf("round %d op %d twin %d: %v", round, op, v, err)
 				}
+			}
+		}
+	}
+}
+
+// checkPrivateRun compares privateRun, from every private block of s on,
+// with findPrivate block by block (TestPrivateRunMatchesScan).
+func checkPrivateRun(t *testing.T, c *Cache, s *Seq) {
+	t.Helper()
+	pb := c.privateBlock(s)
+	for k := pb; k <= len(s.notes); k++ {
+		scan := 0
+		for j := k; j < len(s.notes); j++ {
+			if _, ok := c.findPrivate(s, j); !ok {
+				break
+			}
+			scan++
+		}
+		limit := k + scan/2 + 1
+		if got := c.privateRun(s, k, len(s.notes)+1); got != scan {
+			t.Fatalf("private run from block %d: %d, a scan finds %d (notes %+v, popped %d)", k, got, scan, s.notes, c.popped)
+		}
+		if got, want := c.privateRun(s, k, limit), min(scan, limit-k); got != want {
+			t.Fatalf("private run from block %d below %d: %d, want %d", k, limit, got, want)
+		}
+	}
+}
+
+// TestPrivateRunMatchesScan: a sequence preempted again and again, with
+// holdings longer and shorter than before and blocks evicted in between,
+// keeps notes whose run privateRun finds as a block-by-block scan does.
+func TestPrivateRunMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	for round := 0; round < 200; round++ {
+		c := mustNew(t, Config{Blocks: 8 + rng.IntN(40), BlockSize: 1 + rng.IntN(3)})
+		b := c.BlockSize()
+		s := &Seq{Prompt: seqOf(4+rng.IntN(30), 0).Prompt, Seed: 1, Private: true, PrivateFrom: rng.IntN(4)}
+		other := &Seq{Prompt: seqOf(40, 1000).Prompt, Seed: 2}
+		for op := 0; op < 40; op++ {
+			target := 1 + rng.IntN(len(s.Prompt))
+			gpu, _ := c.Match(s, target)
+			cached := min(gpu, (target-1)/b) * b
+			if _, ok := c.Admit(s, cached, target-cached); ok {
+				c.Grow(s, rng.IntN(3*b))
+				c.Preempt(s)
+			}
+			checkPrivateRun(t, c, s)
+			if n := rng.IntN(c.TotalBlocks()); c.FreeBlocks() >= n && n > 0 { // evict some
+				c.Admit(other, 0, n*b)
+				c.Release(other)
+				c.Recycle(other)
+				other.Prompt, other.Seed = seqOf(40, int32(1000*(op+2))).Prompt, uint64(op+3)
+			}
+			checkPrivateRun(t, c, s)
+			if err := c.Check(); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}
