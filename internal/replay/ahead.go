@@ -29,6 +29,7 @@ type aheadRow struct {
 type hashedPrefix struct {
 	regions []kvcache.Region
 	blocks  int
+	private int // prefixCounts.privateFrom of its hash ids
 	done    bool
 }
 
@@ -40,6 +41,8 @@ type hasher struct {
 	// skip says a row's prompt will never be read (driver.unread): its
 	// prefix is not hashed at all.
 	skip func(*tracev2.Record) bool
+	// shared counts the trace's hash-id prefixes (prefixes.go), or is nil.
+	shared *prefixCounts
 	// sessions: rows of accumulating sessions after their first round
 	// usually begin with their predecessor's context instead of their
 	// hash ids; they are left to tokens.prompt.
@@ -52,7 +55,9 @@ func (h *hasher) hash(r *aheadRow) {
 	if h == nil || len(rec.HashIDs) == 0 || (h.sessions && rec.SessionID != "" && rec.RoundIndex > 0) || h.skip(rec) {
 		return
 	}
-	r.pre.regions, r.pre.blocks = h.chains.known(nil, rec.HashIDs, rec.ResendPromptTokens(), h.hashTokens)
+	n := rec.ResendPromptTokens()
+	r.pre.regions, r.pre.blocks = h.chains.known(nil, rec.HashIDs, n, h.hashTokens)
+	r.pre.private = h.shared.privateFrom(rec.HashIDs, n, h.hashTokens)
 	r.pre.done = true
 }
 

@@ -151,6 +151,9 @@ type aheadSource interface {
 	// prefix returns what was computed ahead for the record handed out
 	// last, or nil.
 	prefix(rec *tracev2.Record) *hashedPrefix
+	// sharedPrefixes returns the counts of the rows' hash-id prefixes
+	// (prefixes.go), or nil.
+	sharedPrefixes() *prefixCounts
 }
 
 type driver struct {
@@ -201,11 +204,15 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 	d.tok.unique = cfg.UniqueIDs
 	cluster := cfg.Deploy.IsCluster() || cfg.Decisions != nil
 	d.dropsUnread = !cluster && d.obs == nil && !cfg.hashAll
+	if a, ok := src.(aheadSource); ok && d.lazy {
+		d.tok.shared = a.sharedPrefixes()
+	}
 	if b, ok := blockSize(cfg.Deploy); ok && !cfg.hashAll {
 		d.tok.chains = newChains(d.tok, b)
 		if a, ok := src.(aheadSource); ok && d.tok.chains != nil {
 			d.ahead = a
-			a.setHasher(&hasher{chains: d.tok.chains, hashTokens: d.tok.hashTokens, skip: d.unread, sessions: d.accumulate})
+			a.setHasher(&hasher{chains: d.tok.chains, hashTokens: d.tok.hashTokens, skip: d.unread, sessions: d.accumulate,
+				shared: d.tok.shared})
 		}
 	}
 	if cluster {

@@ -78,6 +78,9 @@ func (t *Trace) takeStreamed() (*aheadRow, bool) {
 		t.eof = true
 		t.err = t.ah.close()
 		t.ah = nil
+		if p := t.prefixes; t.err == nil && p != nil && (p.rows != t.n || p.print != t.print) {
+			t.err = ErrRowsChanged
+		}
 		return nil, false
 	}
 	if err != nil {
@@ -85,6 +88,9 @@ func (t *Trace) takeStreamed() (*aheadRow, bool) {
 		return nil, false
 	}
 	rec := &row.rec
+	if t.prefixes != nil {
+		t.print = fingerprint(t.print, rec.HashIDs)
+	}
 	if t.n > 0 && rec.RequestID <= t.lastID {
 		t.err = ErrNotInOrder
 		return nil, false

@@ -35,7 +35,8 @@ func streamSeed(seed int64, name string) uint64 {
 // uniform ids over 128000 values never collides by chance).
 type tokens struct {
 	seed       int64
-	hashTokens int // tokens per hash id
+	hashTokens int           // tokens per hash id
+	shared     *prefixCounts // the trace's hash-id prefixes counted (prefixes.go), or nil
 	prefixes   map[string][]int32
 	// sessions holds, per accumulating session, the ids of the latest
 	// round's prompt followed by its output: the next round's prompt starts
@@ -210,6 +211,18 @@ func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool
 		// prompt, which is not known yet.
 		own = -1
 	}
+	if hashed && own > 0 && t.shared != nil {
+		// Past a prefix no other row has, the prompt is its own (prefixes.go).
+		from := -1
+		if pre != nil {
+			from = pre.private
+		} else {
+			from = t.shared.privateFrom(rec.HashIDs, n, t.hashTokens)
+		}
+		if from >= 0 {
+			own = min(own, from*t.hashTokens)
+		}
+	}
 	knownBlocks := 0
 	switch {
 	case !hashed || t.chains == nil:
@@ -219,7 +232,12 @@ func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool
 		b.known, knownBlocks = t.chains.known(b.known[:0], rec.HashIDs, n, t.hashTokens)
 		known = b.known
 	}
-	if lazy && own >= 0 && (start == 0 || (hashed && knownBlocks == start/t.chainBlock())) {
+	if keep := own / t.hashTokens; own >= 0 && own < start && keep < len(known) {
+		// Regions of private blocks are never hashed: leave them out
+		// (those before are full: only the last region may be short).
+		known, knownBlocks = known[:keep], keep*t.chains.per
+	}
+	if lazy && own >= 0 && (start == 0 || (hashed && knownBlocks == min(start, own)/t.chainBlock())) {
 		// No id is read: those before the first private block are hashed
 		// already, the rest are private.
 		return t.blankIDs(n), own, known

@@ -82,6 +82,12 @@ type Trace struct {
 	streamed RowReader
 	eof      bool
 	lastID   int64
+
+	// prefixes counts the rows' hash-id prefixes (prefixes.go): by scan,
+	// or by CountPrefixes for a streamed trace, whose rows read are
+	// fingerprinted as they come (print).
+	prefixes *prefixCounts
+	print    uint64
 }
 
 // session is a closed-loop session's rows, by round.
@@ -176,6 +182,12 @@ func (t *Trace) scan() (keys, ids []int64, err error) {
 		}
 		i := int32(t.n)
 		t.n++
+		if len(rec.HashIDs) > 0 {
+			if t.prefixes == nil {
+				t.prefixes = newPrefixCounts()
+			}
+			t.prefixes.add(rec.HashIDs)
+		}
 		keys = append(keys, t.injection(&rec))
 		ids = append(ids, rec.RequestID)
 		if t.opts.SkipFailed && rec.Status != "ok" {
