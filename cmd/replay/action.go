@@ -143,7 +143,7 @@ func claimList(c []string) string {
 // the whole trace, then open the outputs, simulate, and commit them. An
 // imported trace that comes in injection order is read once, as the
 // simulation takes its rows (replayStreamed).
-func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) (err error) {
 	set, err := parseSettings(c, stdio)
 	if err != nil {
 		return err
@@ -157,6 +157,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	defer in.close()
+	defer func() { err = pipeNamed(err, in.pipeName) }()
 	dep, client, err := setUp(c, set, in, log)
 	if err != nil {
 		return err

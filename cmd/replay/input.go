@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -33,6 +34,10 @@ type input struct {
 	// replay may read it as it simulates (replayStreamed), or spool it
 	// (spoolStream).
 	stream *streamedImport
+	pipe   io.Closer // the pipe read as stdin (openPipe), if any
+	// pipeName is the pipe's path, which messages give instead of stdin's
+	// name (pipeNamed).
+	pipeName string
 }
 
 // hasSpan reports whether replay.DetectClient counts rec (it has a send
@@ -43,8 +48,45 @@ func hasSpan(rec *tracev2.Record) bool {
 	return ok
 }
 
+// openPipe opens path when it names something other than a regular file
+// or a directory: a pipe or a device, whose bytes can be read once only.
+func openPipe(path string) (*os.File, bool, error) {
+	if path == "" || path == "-" {
+		return nil, false, nil
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() || st.IsDir() {
+		return nil, false, nil // the reader says what is wrong
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, cli.WithCode(cli.ExitUsage, err)
+	}
+	return f, true, nil
+}
+
+// pipeNamed gives err the name of the pipe read as stdin, if any.
+func pipeNamed(err error, name string) error {
+	if err == nil || name == "" {
+		return err
+	}
+	return &renamedErr{err: err, name: name}
+}
+
+// renamedErr is an error about stdin that was the pipe named name.
+type renamedErr struct {
+	err  error
+	name string
+}
+
+func (e *renamedErr) Error() string { return strings.ReplaceAll(e.err.Error(), cli.StdinName, e.name) }
+func (e *renamedErr) Unwrap() error { return e.err }
+
 // close closes an import left open and removes the temporary files.
 func (in *input) close() {
+	if in.pipe != nil {
+		in.pipe.Close()
+	}
 	if in.stream != nil {
 		in.stream.src.discard()
 	}
@@ -57,11 +99,30 @@ func (in *input) close() {
 // TraceV2 trace in any form, or a foreign trace, whose format --from names
 // or its content shows (importer.Detect). With stream, a foreign trace may
 // be left open to be read as it is replayed (importInput).
-func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger, stream bool) (*input, error) {
+func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger, stream bool) (in *input, err error) {
 	args := c.Args().Slice()
 	path := ""
 	if len(args) == 1 {
 		path = args[0]
+	}
+	if pipe, ok, err := openPipe(path); err != nil {
+		return nil, err
+	} else if ok {
+		// A pipe (bash's <(zcat trace.gz), a FIFO) can be read once only,
+		// as stdin is: it is read as stdin.
+		name := path
+		defer func() {
+			if in == nil {
+				pipe.Close()
+				err = pipeNamed(err, name)
+			} else {
+				in.pipe, in.pipeName = pipe, name
+				if in.name == cli.StdinName {
+					in.name = name
+				}
+			}
+		}()
+		path, stdio.In = "-", pipe
 	}
 	hp, dp := c.String("trace-header"), c.String("trace-data")
 	if len(args) > 1 {
@@ -107,7 +168,7 @@ func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger, stream bool) (*i
 		sure = d.Sure
 	}
 	opts := tracev2.Options{Lenient: c.Bool("lenient"), Strict: c.Bool("strict"), Warn: func(m string) { log.Warn(m) }}
-	in, err := readTrace(tracev2.Input{Path: path, HeaderPath: hp, DataPath: dp, Stdin: stdio.In}, opts, log)
+	in, err = readTrace(tracev2.Input{Path: path, HeaderPath: hp, DataPath: dp, Stdin: stdio.In}, opts, log)
 	if err != nil && !sure {
 		return nil, &unrecognised{err}
 	}

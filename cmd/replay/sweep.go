@@ -76,7 +76,7 @@ Examples:
 	}
 }
 
-func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) (err error) {
 	spec, grid, shard, err := sweepcmd.Prepare(c, replay.RateKey)
 	if err != nil {
 		return err
@@ -93,6 +93,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		return err
 	}
 	defer in.close()
+	defer func() { err = pipeNamed(err, in.pipeName) }()
 	// The trace's own deployment and client, under the flags, as replay
 	// simulates them: the base every case varies.
 	dep, client, facts, err := traceSetup(c, in, &opts, log)

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"servesim/internal/shareddata"
+)
+
+// TestPipeIsReadOnce: a trace named by a path that is a pipe (a FIFO, or
+// bash's <(zcat trace.gz)) is read once, as stdin is — its format detected
+// from its first bytes, its rows then imported and replayed — with the
+// results of the same trace read from its file; a bad row in it is a
+// located error. It used to be opened again after the detection had taken
+// its first bytes.
+func TestPipeIsReadOnce(t *testing.T) {
+	for _, rel := range []string{"mooncake/conversation_trace_5min.jsonl", "azure-llm-2023/AzureLLMInferenceTrace_conv_10min.csv"} {
+		path := shareddata.Path(t, rel)
+		content, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := mustReplay(t, nil, path, "--format", "text")
+		for _, sub := range []string{"", "sweep"} {
+			args := []string{fifoOf(t, content, filepath.Base(path)), "--format", "text"}
+			if sub != "" {
+				args = append([]string{sub, "--grid", "max_num_seqs=64,128"}, args...)
+				want = mustReplay(t, nil, append(append([]string{}, args[:3]...), append([]string{path}, args[4:]...)...)...)
+			}
+			got := mustReplay(t, nil, args...)
+			if got.stdout != want.stdout || got.stdout == "" {
+				t.Errorf("%s %s from a pipe:\n%s\nfrom the file:\n%s", rel, sub, got.stdout, want.stdout)
+			}
+		}
+	}
+	bad := `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}` + "\n" +
+		`{"timestamp": 1, "input_length": x}` + "\n"
+	r := replayIn(nil, fifoOf(t, []byte(bad), "trace.fifo"), "--quiet")
+	if r.err == nil || !strings.Contains(r.err.Error(), ":2:") || r.stdout != "" || !strings.Contains(r.err.Error(), "trace.fifo:2:") {
+		t.Errorf("a bad row in a pipe: err %v, stdout %q; want a located error and nothing on stdout", r.err, r.stdout)
+	}
+}
+
+// fifoOf returns the path of a FIFO, of the given base name, that a
+// goroutine fills with content.
+func fifoOf(t *testing.T, content []byte, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	go func() {
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		f.Write(content)
+	}()
+	return p
+}
