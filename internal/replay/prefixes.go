@@ -30,7 +30,7 @@ type prefixCounts struct {
 	slots []uint64 // key | twice; 0 = empty
 	mask  uint64
 	n     int
-	limit int // maxPrefixSlots (tests lower it)
+	limit int  // maxPrefixSlots (tests lower it)
 	over  bool // more distinct prefixes than the table holds: nothing is private
 	// print is a fingerprint of the rows counted (their hash ids, in
 	// order), to check that the replay reads the rows that were counted.
