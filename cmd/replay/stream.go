@@ -124,14 +124,17 @@ func (s *streamedImport) countPrefixes(tr *replay.Trace) {
 	if !s.hashIDs || s.src.tee != nil {
 		return
 	}
-	if st, err := os.Stat(s.src.path); err != nil || !st.Mode().IsRegular() {
+	st, err := os.Stat(s.src.path)
+	if err != nil || !st.Mode().IsRegular() {
 		return
 	}
 	again, err := openImport(s.src.format, s.src.path, nil, false)
 	if err != nil {
 		return // the replay meets it
 	}
-	tr.CountPrefixes(importRows{again})
+	// A hash id takes 8 to 10 bytes of Mooncake's JSON lines: room for all
+	// at the first try (a compressed file's table grows).
+	tr.CountPrefixes(importRows{again}, int(min(st.Size()/8, 1<<30)))
 }
 
 // importRows reads an import's records as a replay.RowReader.

@@ -27,8 +27,8 @@ import (
 // (TestSharedPrefixesChangeNothing). The table is bounded (maxPrefixSlots);
 // a trace with more distinct prefixes than fit declares nothing.
 type prefixCounts struct {
-	slots []uint64 // key | twice; 0 = empty
-	mask  uint64
+	slots []uint32 // a key's tag | twice; 0 = empty
+	shift uint     // a tag's home slot is its top bits after a multiply
 	n     int
 	limit int  // maxPrefixSlots (tests lower it)
 	over  bool // more distinct prefixes than the table holds: nothing is private
@@ -41,22 +41,33 @@ type prefixCounts struct {
 const (
 	prefixTwice    = 1
 	minPrefixSlots = 1 << 12
-	maxPrefixSlots = 1 << 22 // 32 MB; filled to half at most: 2M distinct prefixes
+	maxPrefixSlots = 1 << 23 // 32 MB; filled to half at most: 4M distinct prefixes
 )
 
-func newPrefixCounts() *prefixCounts {
-	return &prefixCounts{slots: make([]uint64, minPrefixSlots), mask: minPrefixSlots - 1, limit: maxPrefixSlots}
+// newPrefixCounts returns an empty count sized for about hint prefixes.
+func newPrefixCounts(hint int) *prefixCounts {
+	size, shift := minPrefixSlots, uint(32-12)
+	for size < 2*hint && size < maxPrefixSlots {
+		size, shift = 2*size, shift-1
+	}
+	return &prefixCounts{slots: make([]uint32, size), shift: shift, limit: maxPrefixSlots}
 }
 
-// prefixKey extends the key of a prefix by hash id h. Bit 0 is left clear
-// (the twice flag's), and a key is never 0.
+// prefixKey extends the key of a prefix by hash id h.
 func prefixKey(k uint64, h int64) uint64 {
 	k = (k ^ uint64(h)) * 0x9E3779B97F4A7C15
 	k ^= k >> 29
 	k *= 0xBF58476D1CE4E5B9
-	k ^= k >> 32
-	return k&^prefixTwice | 2
+	return k ^ k>>32
 }
+
+// tagOf is the 32 bits of a key the table keeps: never 0, bit 0 clear
+// (the twice flag's). Keys with the same tag are counted together (one
+// unique prefix in about 2³⁰ is taken for shared).
+func tagOf(k uint64) uint32 { return uint32(k>>32)&^prefixTwice | 2 }
+
+// home is the first slot a tag is looked for in.
+func (p *prefixCounts) home(tag uint32) uint32 { return tag * 0x9E3779B1 >> p.shift }
 
 // add counts the prefixes of a row's hash ids.
 func (p *prefixCounts) add(ids []int64) {
@@ -68,7 +79,7 @@ func (p *prefixCounts) add(ids []int64) {
 	var k uint64
 	for _, h := range ids {
 		k = prefixKey(k, h)
-		p.insert(k)
+		p.insert(tagOf(k))
 		if p.over {
 			return
 		}
@@ -84,39 +95,41 @@ func fingerprint(f uint64, ids []int64) uint64 {
 	return f
 }
 
-// insert counts key k once more.
-func (p *prefixCounts) insert(k uint64) {
-	for i := k >> 1 & p.mask; ; i = (i + 1) & p.mask {
+// insert counts a tag once more.
+func (p *prefixCounts) insert(tag uint32) {
+	mask := uint32(len(p.slots) - 1)
+	for i := p.home(tag); ; i = (i + 1) & mask {
 		switch s := p.slots[i]; {
 		case s == 0:
-			p.slots[i] = k
+			p.slots[i] = tag
 			if p.n++; 2*p.n > len(p.slots) {
 				p.grow()
 			}
 			return
-		case s&^prefixTwice == k:
+		case s&^prefixTwice == tag:
 			p.slots[i] = s | prefixTwice
 			return
 		}
 	}
 }
 
-// grow doubles the table, or gives up past maxPrefixSlots.
+// grow doubles the table, or gives up past the limit.
 func (p *prefixCounts) grow() {
 	if len(p.slots) >= p.limit {
 		p.over, p.slots = true, nil
 		return
 	}
 	old := p.slots
-	p.slots = make([]uint64, 2*len(old))
-	p.mask = uint64(len(p.slots) - 1)
+	p.slots = make([]uint32, 2*len(old))
+	p.shift--
+	mask := uint32(len(p.slots) - 1)
 	for _, s := range old {
 		if s == 0 {
 			continue
 		}
-		i := s >> 1 & p.mask
+		i := p.home(s &^ prefixTwice)
 		for p.slots[i] != 0 {
-			i = (i + 1) & p.mask
+			i = (i + 1) & mask
 		}
 		p.slots[i] = s
 	}
@@ -124,11 +137,13 @@ func (p *prefixCounts) grow() {
 
 // once reports whether the prefix of key k was counted once only.
 func (p *prefixCounts) once(k uint64) bool {
-	for i := k >> 1 & p.mask; ; i = (i + 1) & p.mask {
+	tag := tagOf(k)
+	mask := uint32(len(p.slots) - 1)
+	for i := p.home(tag); ; i = (i + 1) & mask {
 		switch s := p.slots[i]; {
 		case s == 0:
 			return false // not counted: not a row of the counted trace
-		case s&^prefixTwice == k:
+		case s&^prefixTwice == tag:
 			return s&prefixTwice == 0
 		}
 	}
@@ -157,23 +172,52 @@ func (p *prefixCounts) privateFrom(ids []int64, n, hashTokens int) int {
 // CountPrefixes reads the rows of a streamed trace (StreamTrace) before
 // the replay, from rd (another reading of the same rows), and counts the
 // prefixes of their hash ids, so that the rest of a row's prompt after a
-// prefix no other row has is declared private. rd is read to its end and
-// closed. On a reading error nothing is declared private (the replay
-// meets the error itself). The replay checks that it reads the rows
-// counted: Finish fails with ErrRowsChanged if they differ.
-func (t *Trace) CountPrefixes(rd RowReader) {
-	defer rd.Close()
-	p := newPrefixCounts()
-	var rec tracev2.Record
-	for {
-		err := rd.Read(&rec)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				t.prefixes = p
+// prefix no other row has is declared private. rd is read to its end, on
+// a goroutine of its own while this one counts, and closed. On a reading
+// error nothing is declared private (the replay meets the error itself).
+// The replay checks that it reads the rows counted: Next and Finish fail
+// with ErrRowsChanged if they differ.
+//
+// hint, the number of hash ids the rows are expected to hold, sizes the
+// count's table (it grows if need be).
+func (t *Trace) CountPrefixes(rd RowReader, hint int) {
+	type batch struct {
+		ids  []int64 // the rows' hash ids, one after another
+		ends []int32 // where each row's end
+		err  error   // the reading's end, in the last batch
+	}
+	const rows = 256
+	batches := make(chan batch, 4)
+	go func() {
+		defer close(batches)
+		defer rd.Close()
+		var rec tracev2.Record
+		b := batch{ends: make([]int32, 0, rows)}
+		for {
+			if b.err = rd.Read(&rec); b.err != nil {
+				batches <- b
+				return
 			}
-			return
+			b.ids = append(b.ids, rec.HashIDs...) // rd may reuse rec's list
+			b.ends = append(b.ends, int32(len(b.ids)))
+			if len(b.ends) == rows {
+				batches <- b
+				b = batch{ids: make([]int64, 0, len(b.ids)), ends: make([]int32, 0, rows)}
+			}
 		}
-		p.add(rec.HashIDs)
+	}()
+	p := newPrefixCounts(hint)
+	done := false
+	for b := range batches {
+		from := int32(0)
+		for _, end := range b.ends {
+			p.add(b.ids[from:end])
+			from = end
+		}
+		done = errors.Is(b.err, io.EOF)
+	}
+	if done {
+		t.prefixes = p
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // ids past the prompt's tokens and a table that overflowed declare
 // nothing.
 func TestPrefixCounts(t *testing.T) {
-	p := newPrefixCounts()
+	p := newPrefixCounts(0)
 	for _, ids := range [][]int64{{1, 2, 3}, {1, 2, 4}, {5}, {1, 2, 4, 6}, {7, 8}, {7, 8}} {
 		p.add(ids)
 	}
@@ -48,7 +48,7 @@ func TestPrefixCounts(t *testing.T) {
 	}
 
 	// A table that cannot hold every prefix gives up: nothing is private.
-	small := newPrefixCounts()
+	small := newPrefixCounts(0)
 	small.limit = minPrefixSlots
 	for i := range minPrefixSlots {
 		small.add([]int64{int64(i)})
@@ -59,7 +59,7 @@ func TestPrefixCounts(t *testing.T) {
 	if got := small.privateFrom([]int64{3}, 100, 100); got != -1 {
 		t.Errorf("overflowed table: own from %d, want -1", got)
 	}
-	big := newPrefixCounts()
+	big := newPrefixCounts(0)
 	for i := range 3 * minPrefixSlots { // grows twice
 		big.add([]int64{int64(i), 1})
 	}
@@ -85,7 +85,7 @@ func TestStreamedPrefixesChangeNothing(t *testing.T) {
 		ref, sref := replayRows(t, recs, Config{Deploy: dep, Seed: 9, HashBlockTokens: region, hashAll: true})
 		got, sgot := replayStreamedRows(t, recs, recs, Config{Deploy: dep, Seed: 9, HashBlockTokens: region, UniqueIDs: true})
 		sameRows(t, fmt.Sprintf("seed %d, reference / streamed with counts", seed), ref, got, sref, sgot)
-		p := newPrefixCounts()
+		p := newPrefixCounts(0)
 		for i := range recs {
 			p.add(recs[i].HashIDs)
 		}
@@ -109,7 +109,7 @@ func TestStreamedPrefixesChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.CountPrefixes(RecordRows(changed).mustOpen(t))
+	tr.CountPrefixes(RecordRows(changed).mustOpen(t), 0)
 	_, err = Simulate(context.Background(), Config{Deploy: dep, Seed: 9, HashBlockTokens: 16, UniqueIDs: true}, tr, nil,
 		func(*tracev2.Record, *tracev2.SimResult) error { return nil })
 	if !errors.Is(err, ErrRowsChanged) || !errors.Is(tr.Finish(), ErrRowsChanged) {
@@ -130,7 +130,7 @@ func replayStreamedRows(t *testing.T, recs, counted []tracev2.Record, cfg Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.CountPrefixes(RecordRows(counted).mustOpen(t))
+	tr.CountPrefixes(RecordRows(counted).mustOpen(t), 0)
 	if tr.prefixes == nil {
 		t.Fatal("the prefixes were not counted")
 	}

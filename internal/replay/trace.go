@@ -184,7 +184,7 @@ func (t *Trace) scan() (keys, ids []int64, err error) {
 		t.n++
 		if len(rec.HashIDs) > 0 {
 			if t.prefixes == nil {
-				t.prefixes = newPrefixCounts()
+				t.prefixes = newPrefixCounts(0)
 			}
 			t.prefixes.add(rec.HashIDs)
 		}

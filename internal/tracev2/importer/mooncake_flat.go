@@ -61,7 +61,13 @@ func (m *Mooncake) parseFlat(line []byte) (rec tracev2.Record, ok bool) {
 			if haveIDs {
 				return rec, false
 			}
-			if ids, ok = s.intList(); !ok {
+			hint := 64
+			if in != nil { // input_length came first: its blocks
+				if n, prob := parseCount(string(in), true); prob == "" {
+					hint = min(n/MooncakeBlockTokens+1, tracev2.MaxHashIDs)
+				}
+			}
+			if ids, ok = s.intList(hint); !ok {
 				return rec, false
 			}
 			haveIDs = true
@@ -200,13 +206,13 @@ func (s *flatScan) skipScalar() bool {
 
 // intList reads a list of integers (no fraction or exponent), at most
 // tracev2.MaxHashIDs of them, each within int64.
-func (s *flatScan) intList() ([]int64, bool) {
+func (s *flatScan) intList(capHint int) ([]int64, bool) {
 	if !s.at('[') {
 		return nil, false
 	}
 	s.i++
 	s.space()
-	ids := make([]int64, 0, 64)
+	ids := make([]int64, 0, capHint)
 	if s.at(']') {
 		s.i++
 		return ids, true
