@@ -121,6 +121,7 @@ func Deployment(c *ucli.Context) (deploy.Config, error) {
 // trace's deployment, see TraceDeployment).
 func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
 	cfg := base
+	given := newFlagsSet(c)
 	if p := c.String("deployment"); p != "" {
 		var err error
 		if cfg, err = deploy.Load(p, cfg); err != nil {
@@ -128,17 +129,17 @@ func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
 		}
 	}
 	str := func(name string, dst *string) {
-		if c.IsSet(name) {
+		if given.isSet(name) {
 			*dst = c.String(name)
 		}
 	}
 	num := func(name string, dst *int) {
-		if c.IsSet(name) {
+		if given.isSet(name) {
 			*dst = c.Int(name)
 		}
 	}
 	flt := func(name string, dst *float64) {
-		if c.IsSet(name) {
+		if given.isSet(name) {
 			*dst = c.Float64(name)
 		}
 	}
@@ -160,19 +161,19 @@ func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
 		dst  *bool
 	}{{"prefix-caching", &cfg.EnablePrefixCaching}, {"chunked-prefill", &cfg.EnableChunkedPrefill}} {
 		on, off := "enable-"+s.name, "no-enable-"+s.name
-		if c.IsSet(on) && c.IsSet(off) && c.Bool(on) == c.Bool(off) {
+		if given.isSet(on) && given.isSet(off) && c.Bool(on) == c.Bool(off) {
 			return cfg, Usagef("--%s and --%s contradict each other: give one", on, off)
 		}
-		if c.IsSet(on) {
+		if given.isSet(on) {
 			*s.dst = c.Bool(on)
 		}
-		if c.IsSet(off) {
+		if given.isSet(off) {
 			*s.dst = !c.Bool(off)
 		}
 	}
 	str("latency-model", &cfg.LatencyModel)
 	str("vllm-version", &cfg.VLLMVersion)
-	if c.IsSet("async-scheduling") {
+	if given.isSet("async-scheduling") {
 		v := c.Bool("async-scheduling")
 		cfg.AsyncScheduling = &v
 	}
@@ -183,11 +184,11 @@ func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
 	flt("priority-age-weight", &cfg.PriorityAgeWeight)
 	num("kv-cpu-blocks", &cfg.KVCPUBlocks)
 	flt("kv-cpu-bandwidth", &cfg.KVCPUBandwidth)
-	if c.IsSet("kv-cpu-base-latency-us") {
+	if given.isSet("kv-cpu-base-latency-us") {
 		cfg.KVCPUBaseLatencyUs = c.Int64("kv-cpu-base-latency-us")
 	}
 	dur := func(name string, dst *time.Duration) {
-		if c.IsSet(name) {
+		if given.isSet(name) {
 			*dst = c.Duration(name)
 		}
 	}
@@ -210,14 +211,14 @@ func DeploymentOn(c *ucli.Context, base deploy.Config) (deploy.Config, error) {
 	num("pd-prefix-threshold", &cfg.PDPrefixThreshold)
 	flt("pd-transfer-bandwidth", &cfg.PDTransferBandwidth)
 	dur("pd-transfer-base-latency", &cfg.PDTransferBaseLatency)
-	if c.IsSet("pd-transfer-contention") {
+	if given.isSet("pd-transfer-contention") {
 		cfg.PDTransferContention = c.Bool("pd-transfer-contention")
 	}
 	for _, f := range []struct {
 		name string
 		dst  *[]float64
 	}{{"alpha-coeffs", &cfg.AlphaCoeffs}, {"beta-coeffs", &cfg.BetaCoeffs}} {
-		if !c.IsSet(f.name) {
+		if !given.isSet(f.name) {
 			continue
 		}
 		v, err := parseFloats(c.String(f.name))

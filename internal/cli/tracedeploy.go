@@ -113,8 +113,9 @@ func givenKeys(c *ucli.Context) (map[string]string, error) {
 			given[k] = "--deployment " + p
 		}
 	}
+	set := newFlagsSet(c)
 	for _, k := range deploy.KeyNames() {
-		if f := strings.ReplaceAll(k, "_", "-"); c.IsSet(f) {
+		if f := strings.ReplaceAll(k, "_", "-"); set.isSet(f) {
 			given[k] = "--" + f
 		}
 	}
