@@ -1,5 +1,7 @@
 package httpload
 
+import "servesim/internal/jsonscan"
+
 // chunk is what the client needs from one OpenAI response object: a
 // streamed chunk ("chat.completion.chunk", "text_completion") or a whole
 // non-streamed body. Byte slices point into the decoded data.
@@ -28,46 +30,46 @@ type chunk struct {
 // count is out of range). It does not allocate.
 func decodeChunk(data []byte, c *chunk) error {
 	*c = chunk{}
-	s := jscan{b: data}
-	err := s.object(func(key []byte) error {
+	s := jscan{jsonscan.New(data)}
+	err := s.Object(func(key []byte) error {
 		switch string(key) {
 		case "choices":
-			if s.peek() != '[' {
-				return s.skip() // null, or a shape no server sends: nothing to read
+			if s.Peek() != '[' {
+				return s.Skip() // null, or a shape no server sends: nothing to read
 			}
-			return s.array(func() error { return s.choice(c) })
+			return s.Array(func() error { return s.choice(c) })
 		case "usage":
-			if s.peek() != '{' {
-				return s.skip()
+			if s.Peek() != '{' {
+				return s.Skip()
 			}
 			c.usage = true
 			return s.usage(c)
 		case "error":
-			if s.null() {
+			if s.Null() {
 				return nil
 			}
 			c.isErr = true
 			return s.errorValue(c)
 		case "object":
-			if s.peek() != '"' {
-				return s.skip()
+			if s.Peek() != '"' {
+				return s.Skip()
 			}
-			v, err := s.str()
+			v, err := s.Str()
 			if string(v) == "error" {
 				c.isErr = true
 			}
 			return err
 		case "message":
-			if s.peek() != '"' {
-				return s.skip()
+			if s.Peek() != '"' {
+				return s.Skip()
 			}
-			v, err := s.str()
+			v, err := s.Str()
 			if len(c.errMsg) == 0 {
 				c.errMsg = v
 			}
 			return err
 		default:
-			return s.skip()
+			return s.Skip()
 		}
 	})
 	if err != nil {
@@ -76,61 +78,61 @@ func decodeChunk(data []byte, c *chunk) error {
 	if !c.isErr {
 		c.errMsg = nil // a top-level "message" means nothing without an error
 	}
-	return s.end()
+	return s.End()
 }
 
 func (s *jscan) choice(c *chunk) error {
-	if s.peek() != '{' {
-		return s.skip()
+	if s.Peek() != '{' {
+		return s.Skip()
 	}
-	return s.object(func(key []byte) error {
+	return s.Object(func(key []byte) error {
 		switch string(key) {
 		case "delta", "message":
-			if s.peek() != '{' {
-				return s.skip()
+			if s.Peek() != '{' {
+				return s.Skip()
 			}
-			return s.object(func(k []byte) error {
+			return s.Object(func(k []byte) error {
 				switch string(k) {
 				case "content", "reasoning_content", "reasoning":
 					return s.textField(c)
 				case "tool_calls":
-					if s.peek() != '[' {
-						return s.skip()
+					if s.Peek() != '[' {
+						return s.Skip()
 					}
 					n := 0
-					err := s.array(func() error { n++; return s.skip() })
+					err := s.Array(func() error { n++; return s.Skip() })
 					if n > 0 {
 						c.text = true
 					}
 					return err
 				default:
-					return s.skip()
+					return s.Skip()
 				}
 			})
 		case "text":
 			return s.textField(c)
 		case "finish_reason":
-			if s.peek() != '"' {
-				return s.skip()
+			if s.Peek() != '"' {
+				return s.Skip()
 			}
-			v, err := s.str()
+			v, err := s.Str()
 			c.finish, c.hasFinish = v, err == nil
 			return err
 		default:
-			return s.skip()
+			return s.Skip()
 		}
 	})
 }
 
 // textField reads a string-or-null value; a non-empty string is generated text.
 func (s *jscan) textField(c *chunk) error {
-	if s.null() {
+	if s.Null() {
 		return nil
 	}
-	if s.peek() != '"' {
-		return s.skip()
+	if s.Peek() != '"' {
+		return s.Skip()
 	}
-	v, err := s.str()
+	v, err := s.Str()
 	if len(v) > 0 {
 		c.text = true
 	}
@@ -138,12 +140,12 @@ func (s *jscan) textField(c *chunk) error {
 }
 
 func (s *jscan) usage(c *chunk) error {
-	return s.object(func(key []byte) error {
+	return s.Object(func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "prompt_tokens", "completion_tokens":
 			if !s.atNumber() {
-				return s.skip()
+				return s.Skip()
 			}
 			n, e := s.count()
 			if string(key) == "prompt_tokens" {
@@ -153,12 +155,12 @@ func (s *jscan) usage(c *chunk) error {
 			}
 			err = e
 		case "prompt_tokens_details":
-			if s.peek() != '{' {
-				return s.skip()
+			if s.Peek() != '{' {
+				return s.Skip()
 			}
-			return s.object(func(k []byte) error {
+			return s.Object(func(k []byte) error {
 				if string(k) != "cached_tokens" || !s.atNumber() {
-					return s.skip()
+					return s.Skip()
 				}
 				var e error
 				c.cached, e = s.count()
@@ -166,7 +168,7 @@ func (s *jscan) usage(c *chunk) error {
 				return e
 			})
 		default:
-			err = s.skip()
+			err = s.Skip()
 		}
 		return err
 	})
@@ -175,28 +177,28 @@ func (s *jscan) usage(c *chunk) error {
 // atNumber reports whether the next value is a number (a count); anything
 // else in a count's place is skipped, as a field of no known shape is.
 func (s *jscan) atNumber() bool {
-	b := s.peek()
+	b := s.Peek()
 	return b == '-' || b >= '0' && b <= '9'
 }
 
 // errorValue reads the value of an "error" key: an object with a message, or
 // a bare string.
 func (s *jscan) errorValue(c *chunk) error {
-	switch s.peek() {
+	switch s.Peek() {
 	case '"':
-		v, err := s.str()
+		v, err := s.Str()
 		c.errMsg = v
 		return err
 	case '{':
-		return s.object(func(key []byte) error {
-			if string(key) != "message" || s.peek() != '"' {
-				return s.skip()
+		return s.Object(func(key []byte) error {
+			if string(key) != "message" || s.Peek() != '"' {
+				return s.Skip()
 			}
-			v, err := s.str()
+			v, err := s.Str()
 			c.errMsg = v
 			return err
 		})
 	default:
-		return s.skip()
+		return s.Skip()
 	}
 }

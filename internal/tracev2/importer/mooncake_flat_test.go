@@ -2,12 +2,13 @@ package importer
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
-// TestParseFlat: the flat path takes Mooncake's own lines and the grammar's
-// corners it can check, gives the token path's record for each, and leaves
-// everything else to the other paths.
+// TestParseFlat: the flat path takes Mooncake's own lines and any valid
+// JSON object without escapes, gives the token path's record for each, and
+// leaves everything else to the other paths.
 func TestParseFlat(t *testing.T) {
 	for _, tc := range []struct {
 		line string
@@ -18,12 +19,15 @@ func TestParseFlat(t *testing.T) {
 		{"{\"timestamp\":1,\t\"input_length\":2,\r\"output_length\":3}", true},
 		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "note": "x", "n": 1.5E+3}`, true},
 		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [-9223372036854775807, 0, 7]}`, true},
-		{`{"timestamp": 1, "input_length": 2, "output_length": 3,}`, false},           // trailing comma
-		{`{"timestamp": 1 "input_length": 2, "output_length": 3}`, false},             // missing comma
-		{`{"timestamp": 01, "input_length": 2, "output_length": 3}`, false},           // leading zero
-		{`{"timestamp": 1., "input_length": 2, "output_length": 3}`, false},           // bare point
-		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "x": true}`, false}, // not a number or string
-		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "x": {"y": 1}}`, false},
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3,}`, false}, // trailing comma
+		{`{"timestamp": 1 "input_length": 2, "output_length": 3}`, false},   // missing comma
+		{`{"timestamp": 01, "input_length": 2, "output_length": 3}`, false}, // leading zero
+		{`{"timestamp": 1., "input_length": 2, "output_length": 3}`, false}, // bare point
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "x": true, "y": [null, {"z": false}]}`, true},
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "x": ` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, false}, // deeper than jsonscan goes
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "x": tru}`, false},
+		{`{"timestamp": null, "input_length": 2, "output_length": 3}`, false},
+		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": 5}`, false},
 		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "x": "a\"b"}`, false}, // escape
 		{"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"x\": \"a\x01\"}", false},
 		{`{"timestamp": 1, "timestamp": 2, "input_length": 2, "output_length": 3}`, false}, // twice
