@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // MaxDepth bounds nesting so a hostile document cannot exhaust the stack.
@@ -159,6 +160,41 @@ func (s *Scanner) Num() ([]byte, error) {
 		}
 	}
 	return s.b[start:s.i], nil
+}
+
+// Int reads a number that is an integer within int64: no fraction, no
+// exponent (an error, as a number the grammar refuses is).
+func (s *Scanner) Int() (int64, error) {
+	s.WS()
+	neg := s.i < len(s.b) && s.b[s.i] == '-'
+	if neg {
+		s.i++
+	}
+	start := s.i
+	var n uint64
+	for ; s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9'; s.i++ {
+		n = n*10 + uint64(s.b[s.i]-'0') // 19 digits and more are checked below
+	}
+	if s.i-start > 18 {
+		n = 0
+		for _, c := range s.b[start:s.i] {
+			d := uint64(c - '0')
+			if n > (math.MaxInt64-d)/10 {
+				return 0, s.Fail("integer out of range")
+			}
+			n = n*10 + d
+		}
+	}
+	switch {
+	case s.i == start, s.i-start > 1 && s.b[start] == '0':
+		return 0, s.Fail("invalid number")
+	case s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E'):
+		return 0, s.Fail("not an integer")
+	}
+	if neg {
+		return -int64(n), nil
+	}
+	return int64(n), nil
 }
 
 func (s *Scanner) digits() int {

@@ -77,3 +77,23 @@ func FuzzValid(f *testing.F) {
 		t.Fatalf("%q: scanner says valid %v, encoding/json %v", doc, got, want)
 	})
 }
+
+// TestInt: Int reads the integers of int64 and refuses other numbers and
+// what is not a number.
+func TestInt(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {" -0", 0, true}, {"42", 42, true}, {"-9223372036854775807", -9223372036854775807, true},
+		{"9223372036854775807", 9223372036854775807, true}, {"9223372036854775808", 0, false},
+		{"01", 0, false}, {"1.0", 0, false}, {"1e3", 0, false}, {"-", 0, false}, {"x", 0, false}, {"", 0, false},
+	} {
+		s := New([]byte(tc.doc))
+		got, err := s.Int()
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("%q: %d, %v; want %d, ok %v", tc.doc, got, err, tc.want, tc.ok)
+		}
+	}
+}

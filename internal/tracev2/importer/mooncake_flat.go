@@ -3,7 +3,6 @@ package importer
 import (
 	"bytes"
 	"errors"
-	"math"
 
 	"servesim/internal/jsonscan"
 	"servesim/internal/tracev2"
@@ -43,12 +42,8 @@ func (m *Mooncake) parseFlat(line []byte) (rec tracev2.Record, ok bool) {
 			haveIDs = true
 			ids = make([]int64, 0, idsHint(in))
 			return s.Array(func() error {
-				raw, err := s.Num()
-				if err != nil {
-					return err
-				}
-				id, ok := plainInt(raw)
-				if !ok || len(ids) == tracev2.MaxHashIDs {
+				id, err := s.Int()
+				if err != nil || len(ids) == tracev2.MaxHashIDs {
 					return errNotFlat
 				}
 				ids = append(ids, id)
@@ -93,28 +88,4 @@ func idsHint(in []byte) int {
 		}
 	}
 	return 64
-}
-
-// plainInt converts a JSON number without fraction or exponent that fits
-// an int64.
-func plainInt(raw []byte) (int64, bool) {
-	neg := len(raw) > 0 && raw[0] == '-'
-	if neg {
-		raw = raw[1:]
-	}
-	var n uint64
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (math.MaxInt64-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	if neg {
-		return -int64(n), true
-	}
-	return int64(n), true
 }
