@@ -157,7 +157,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	defer in.close()
-	defer func() { err = pipeNamed(err, in.pipeName) }()
+	defer func() { err = in.pipes.named(err) }()
 	dep, client, err := setUp(c, set, in, log)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -34,10 +33,7 @@ type input struct {
 	// replay may read it as it simulates (replayStreamed), or spool it
 	// (spoolStream).
 	stream *streamedImport
-	pipe   io.Closer // the pipe read as stdin (openPipe), if any
-	// pipeName is the pipe's path, which messages give instead of stdin's
-	// name (pipeNamed).
-	pipeName string
+	pipes  pipes // pipes named on the command line (pipes.go)
 }
 
 // hasSpan reports whether replay.DetectClient counts rec (it has a send
@@ -48,44 +44,10 @@ func hasSpan(rec *tracev2.Record) bool {
 	return ok
 }
 
-// openPipe opens path when it names something other than a regular file
-// or a directory: a pipe or a device, whose bytes can be read once only.
-func openPipe(path string) (*os.File, bool, error) {
-	if path == "" || path == "-" {
-		return nil, false, nil
-	}
-	st, err := os.Stat(path)
-	if err != nil || st.Mode().IsRegular() || st.IsDir() {
-		return nil, false, nil // the reader says what is wrong
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false, cli.WithCode(cli.ExitUsage, err)
-	}
-	return f, true, nil
-}
-
-// pipeNamed gives err the name of the pipe read as stdin, if any.
-func pipeNamed(err error, name string) error {
-	if err == nil || name == "" {
-		return err
-	}
-	return &renamedErr{err: err, name: name}
-}
-
-// renamedErr is an error about stdin that was the pipe named name.
-type renamedErr struct {
-	err  error
-	name string
-}
-
-func (e *renamedErr) Error() string { return strings.ReplaceAll(e.err.Error(), cli.StdinName, e.name) }
-func (e *renamedErr) Unwrap() error { return e.err }
-
 // close closes an import left open and removes the temporary files.
 func (in *input) close() {
-	if in.pipe != nil {
-		in.pipe.Close()
+	if in.pipes.stdin != nil {
+		in.pipes.stdin.Close()
 	}
 	if in.stream != nil {
 		in.stream.src.discard()
@@ -105,26 +67,12 @@ func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger, stream bool) (in
 	if len(args) == 1 {
 		path = args[0]
 	}
-	if pipe, ok, err := openPipe(path); err != nil {
-		return nil, err
-	} else if ok {
-		// A pipe (bash's <(zcat trace.gz), a FIFO) can be read once only,
-		// as stdin is: it is read as stdin.
-		name := path
-		defer func() {
-			if in == nil {
-				pipe.Close()
-				err = pipeNamed(err, name)
-			} else {
-				in.pipe, in.pipeName = pipe, name
-				if in.name == cli.StdinName {
-					in.name = name
-				}
-			}
-		}()
-		path, stdio.In = "-", pipe
-	}
 	hp, dp := c.String("trace-header"), c.String("trace-data")
+	p, err := openPipes(&path, &hp, &dp, &stdio)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { in, err = p.attach(in, err) }()
 	if len(args) > 1 {
 		if hp != "" || dp != "" || c.String("from") != "" {
 			return nil, cli.Usagef("several traces are merged by time: --trace-header, --trace-data and --from take one")

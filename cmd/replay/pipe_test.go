@@ -13,9 +13,10 @@ import (
 // TestPipeIsReadOnce: a trace named by a path that is a pipe (a FIFO, or
 // bash's <(zcat trace.gz)) is read once, as stdin is — its format detected
 // from its first bytes, its rows then imported and replayed — with the
-// results of the same trace read from its file; a bad row in it is a
-// located error. It used to be opened again after the detection had taken
-// its first bytes.
+// results of the same trace read from its file, and so are a TraceV2
+// header and data given as two pipes; a bad row in any is an error located
+// in the path given. They used to be opened again after a first reading
+// had taken their bytes.
 func TestPipeIsReadOnce(t *testing.T) {
 	for _, rel := range []string{"mooncake/conversation_trace_5min.jsonl", "azure-llm-2023/AzureLLMInferenceTrace_conv_10min.csv"} {
 		path := shareddata.Path(t, rel)
@@ -36,9 +37,31 @@ func TestPipeIsReadOnce(t *testing.T) {
 			}
 		}
 	}
+	// A TraceV2 trace whose header and data are both pipes.
+	dir := t.TempDir()
+	execRun(t, "--num-requests", "40", "--trace-output", filepath.Join(dir, "t"))
+	hdr, err := os.ReadFile(filepath.Join(dir, "t.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "t.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustReplay(t, nil, "--trace-header", filepath.Join(dir, "t.yaml"), "--trace-data", filepath.Join(dir, "t.csv"), "--format", "text")
+	got := mustReplay(t, nil, "--trace-header", fifoOf(t, hdr, "t.yaml"), "--trace-data", fifoOf(t, data, "t.csv"), "--format", "text")
+	if got.stdout != want.stdout || !strings.Contains(got.stdout, "completed 40") {
+		t.Errorf("header and data from pipes:\n%s\nfrom their files:\n%s", got.stdout, want.stdout)
+	}
+	badData := fifoOf(t, append(append([]byte{}, data...), "not,a,row\n"...), "bad.csv")
+	r := replayIn(nil, "--trace-header", fifoOf(t, hdr, "t.yaml"), "--trace-data", badData, "--quiet")
+	if r.err == nil || !strings.Contains(r.err.Error(), badData+":42") || strings.Contains(r.err.Error(), "replay-pipe-") {
+		t.Errorf("a bad row in a data pipe: %v; want it located in %s, line 42", r.err, badData)
+	}
+
 	bad := `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}` + "\n" +
 		`{"timestamp": 1, "input_length": x}` + "\n"
-	r := replayIn(nil, fifoOf(t, []byte(bad), "trace.fifo"), "--quiet")
+	r = replayIn(nil, fifoOf(t, []byte(bad), "trace.fifo"), "--quiet")
 	if r.err == nil || !strings.Contains(r.err.Error(), ":2:") || r.stdout != "" || !strings.Contains(r.err.Error(), "trace.fifo:2:") {
 		t.Errorf("a bad row in a pipe: err %v, stdout %q; want a located error and nothing on stdout", r.err, r.stdout)
 	}

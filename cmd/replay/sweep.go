@@ -93,7 +93,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		return err
 	}
 	defer in.close()
-	defer func() { err = pipeNamed(err, in.pipeName) }()
+	defer func() { err = in.pipes.named(err) }()
 	// The trace's own deployment and client, under the flags, as replay
 	// simulates them: the base every case varies.
 	dep, client, facts, err := traceSetup(c, in, &opts, log)
