@@ -120,7 +120,7 @@ func (s *streamedImport) Close() error { return nil }
 // read twice; the others are replayed declaring nothing private, with the
 // same results, more slowly. The full Mooncake conversation trace imports
 // in about 11 ms, and is replayed 25% faster.
-func (s *streamedImport) countPrefixes(tr *replay.Trace) {
+func (s *streamedImport) countPrefixes(ctx context.Context, tr *replay.Trace) {
 	if !s.hashIDs || s.src.tee != nil {
 		return
 	}
@@ -134,7 +134,7 @@ func (s *streamedImport) countPrefixes(tr *replay.Trace) {
 	}
 	// A hash id takes 8 to 10 bytes of Mooncake's JSON lines: room for all
 	// at the first try (a compressed file's table grows).
-	tr.CountPrefixes(importRows{again}, int(min(st.Size()/8, 1<<30)))
+	tr.CountPrefixes(ctx, importRows{again}, int(min(st.Size()/8, 1<<30)))
 }
 
 // importRows reads an import's records as a replay.RowReader.
@@ -194,7 +194,9 @@ func replayStreamed(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slo
 		return true, err
 	}
 	defer tr.Close()
-	s.countPrefixes(tr)
+	if replay.DeclaresPrivate(dep) {
+		s.countPrefixes(ctx, tr)
+	}
 	release := func(interrupted bool) error {
 		if interrupted {
 			tr.Close() // the rest is not read

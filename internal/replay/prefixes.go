@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"io"
 
+	"servesim/internal/deploy"
 	"servesim/internal/tracev2"
 )
 
@@ -20,11 +22,13 @@ import (
 //
 // Whether another row has a prefix takes the whole trace, read once before
 // the replay (Trace.scan, or CountPrefixes for a streamed trace): each
-// prefix's key, a 64-bit hash of its hash ids, is counted up to two. Keys
-// that collide are counted together, which can only make a prefix look
+// prefix's key, a hash of its hash ids, is counted up to two by a 30-bit
+// tag (with 4M distinct prefixes, the table's bound, a unique one is taken
+// for shared 0.4% of the time; Mooncake's conversation trace has 288k).
+// Tags that collide are counted together, which can only make a prefix look
 // shared that is not — a block hashed that need not be, never a hit lost:
 // the results are those of a replay that declares nothing
-// (TestSharedPrefixesChangeNothing). The table is bounded (maxPrefixSlots);
+// (TestHashPromptsChangeNothing, TestStreamedPrefixesChangeNothing). The table is bounded (maxPrefixSlots);
 // a trace with more distinct prefixes than fit declares nothing.
 type prefixCounts struct {
 	slots []uint32 // a key's tag | twice; 0 = empty
@@ -32,10 +36,10 @@ type prefixCounts struct {
 	n     int
 	limit int  // maxPrefixSlots (tests lower it)
 	over  bool // more distinct prefixes than the table holds: nothing is private
-	// print is a fingerprint of the rows counted (their hash ids, in
-	// order), to check that the replay reads the rows that were counted.
-	print uint64
-	rows  int
+	// fp is a fingerprint of the rows counted (their hash ids, in order),
+	// to check that the replay reads the rows that were counted.
+	fp   uint64
+	rows int
 }
 
 const (
@@ -62,8 +66,8 @@ func prefixKey(k uint64, h int64) uint64 {
 }
 
 // tagOf is the 32 bits of a key the table keeps: never 0, bit 0 clear
-// (the twice flag's). Keys with the same tag are counted together (one
-// unique prefix in about 2³⁰ is taken for shared).
+// (the twice flag's), so 30 bits tell keys apart; keys with the same tag
+// are counted together.
 func tagOf(k uint64) uint32 { return uint32(k>>32)&^prefixTwice | 2 }
 
 // home is the first slot a tag is looked for in.
@@ -72,7 +76,7 @@ func (p *prefixCounts) home(tag uint32) uint32 { return tag * 0x9E3779B1 >> p.sh
 // add counts the prefixes of a row's hash ids.
 func (p *prefixCounts) add(ids []int64) {
 	p.rows++
-	p.print = fingerprint(p.print, ids)
+	p.fp = fingerprint(p.fp, ids)
 	if p.over {
 		return
 	}
@@ -174,16 +178,17 @@ func (p *prefixCounts) privateFrom(ids []int64, n, hashTokens int) int {
 // prefixes of their hash ids, so that the rest of a row's prompt after a
 // prefix no other row has is declared private. rd is read to its end, on
 // a goroutine of its own while this one counts, and closed. On a reading
-// error nothing is declared private (the replay meets the error itself).
+// error nothing is declared private (the replay meets the error itself),
+// nor when ctx is cancelled before the end.
 // The replay checks that it reads the rows counted: Next and Finish fail
 // with ErrRowsChanged if they differ.
 //
 // hint, the number of hash ids the rows are expected to hold, sizes the
 // count's table (it grows if need be).
-func (t *Trace) CountPrefixes(rd RowReader, hint int) {
+func (t *Trace) CountPrefixes(ctx context.Context, rd RowReader, hint int) {
 	type batch struct {
 		ids  []int64 // the rows' hash ids, one after another
-		ends []int32 // where each row's end
+		ends []int32 // where each row's hash ids end
 		err  error   // the reading's end, in the last batch
 	}
 	const rows = 256
@@ -194,7 +199,10 @@ func (t *Trace) CountPrefixes(rd RowReader, hint int) {
 		var rec tracev2.Record
 		b := batch{ends: make([]int32, 0, rows)}
 		for {
-			if b.err = rd.Read(&rec); b.err != nil {
+			if b.err = rd.Read(&rec); b.err == nil && len(b.ends) == 0 {
+				b.err = ctx.Err() // cancelled: nothing is declared
+			}
+			if b.err != nil {
 				batches <- b
 				return
 			}
@@ -227,3 +235,8 @@ var ErrRowsChanged = errors.New("replay: the trace changed while it was replayed
 
 // sharedPrefixes implements aheadSource.
 func (t *Trace) sharedPrefixes() *prefixCounts { return t.prefixes }
+
+// DeclaresPrivate reports whether a replay on dep declares private what no
+// other request can hit (prefixes.go): every KV cache of dep honours the
+// declaration (a CPU tier hashes every block).
+func DeclaresPrivate(dep *deploy.Resolved) bool { return honoursPrivacy(dep) }

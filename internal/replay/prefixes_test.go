@@ -109,7 +109,7 @@ func TestStreamedPrefixesChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.CountPrefixes(RecordRows(changed).mustOpen(t), 0)
+	tr.CountPrefixes(context.Background(), RecordRows(changed).mustOpen(t), 0)
 	_, err = Simulate(context.Background(), Config{Deploy: dep, Seed: 9, HashBlockTokens: 16, UniqueIDs: true}, tr, nil,
 		func(*tracev2.Record, *tracev2.SimResult) error { return nil })
 	if !errors.Is(err, ErrRowsChanged) || !errors.Is(tr.Finish(), ErrRowsChanged) {
@@ -130,7 +130,7 @@ func replayStreamedRows(t *testing.T, recs, counted []tracev2.Record, cfg Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.CountPrefixes(RecordRows(counted).mustOpen(t), 0)
+	tr.CountPrefixes(context.Background(), RecordRows(counted).mustOpen(t), 0)
 	if tr.prefixes == nil {
 		t.Fatal("the prefixes were not counted")
 	}
@@ -151,4 +151,97 @@ func (r RecordRows) mustOpen(t *testing.T) RowReader {
 		t.Fatal(err)
 	}
 	return rd
+}
+
+// TestUnalignedRegionsDeclareNothing: with hash-id regions that are not
+// whole KV blocks (31 tokens, 16-token blocks), the block holding a
+// region's first token also holds the region before it, and two rows that
+// share a system region and diverge on regions whose first drawn tokens
+// collide share that block: nothing may be declared private there, and the
+// replay hits it as the reference does.
+func TestUnalignedRegionsDeclareNothing(t *testing.T) {
+	const hT = 31
+	tok := newTokens(9, hT)
+	seen := map[int32]int64{}
+	buf := make([]int32, 1)
+	var h1, h2 int64
+	for h := int64(1000); h1 == h2; h++ { // two regions that begin with the same token (1 in 128000 a pair)
+		tok.hashBlocks(buf, []int64{h})
+		if o, ok := seen[buf[0]]; ok {
+			h1, h2 = o, h
+		}
+		seen[buf[0]] = h
+	}
+	recs := []tracev2.Record{
+		{RequestID: 0, ArrivalTimeUs: 0, InputTokens: 70, OutputTokens: 4, Status: "ok", HashIDs: []int64{7, h1}},
+		{RequestID: 1, ArrivalTimeUs: 10_000_000, InputTokens: 70, OutputTokens: 4, Status: "ok", HashIDs: []int64{7, h2}},
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for kind := 0; kind < 3; kind++ {
+		dep := testDeploy(t, rng, kind, 400, 8)
+		ref, sref := replayRows(t, recs, Config{Deploy: dep, Seed: 9, HashBlockTokens: hT, hashAll: true})
+		got, sgot := replayRows(t, recs, Config{Deploy: dep, Seed: 9, HashBlockTokens: hT, UniqueIDs: true})
+		sameRows(t, fmt.Sprintf("kind %d, regions of 31 tokens", kind), ref, got, sref, sgot)
+		if sref.Summary.CacheHitRate == 0 {
+			t.Fatalf("kind %d: the second row does not hit the shared block: the case tests nothing", kind)
+		}
+	}
+}
+
+// changingRows is a trace whose rows differ on their second reading.
+type changingRows struct {
+	first, again []tracev2.Record
+	opened       int
+}
+
+func (c *changingRows) Open() (RowReader, error) {
+	c.opened++
+	if c.opened == 1 {
+		return RecordRows(c.first).Open()
+	}
+	return RecordRows(c.again).Open()
+}
+
+// TestChangedRowsFail: a trace whose hash ids change between its first
+// reading (which counted their prefixes) and the replay's fails with
+// ErrRowsChanged rather than be replayed with counts that are not its own.
+func TestChangedRowsFail(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	recs := hashTrace(rng, 16)
+	changed := slices.Clone(recs)
+	changed[3].HashIDs = append([]int64{31337}, changed[3].HashIDs...)
+	dep := testDeploy(t, rng, 0, 200, 8)
+	for _, again := range [][]tracev2.Record{recs, changed} {
+		tr, err := NewTrace(&changingRows{first: recs, again: again}, TraceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Simulate(context.Background(), Config{Deploy: dep, Seed: 9, HashBlockTokens: 16, UniqueIDs: true}, tr, nil,
+			func(*tracev2.Record, *tracev2.SimResult) error { return nil })
+		if changedRows := &again[3] != &recs[3]; changedRows != errors.Is(err, ErrRowsChanged) {
+			t.Errorf("rows changed %v: replay error %v", changedRows, err)
+		}
+	}
+}
+
+// TestCountPrefixesCancelled: a count cancelled (Ctrl+C) before the end of
+// the rows declares nothing.
+func TestCountPrefixesCancelled(t *testing.T) {
+	recs := hashTrace(rand.New(rand.NewPCG(4, 4)), 16)
+	for _, cancel := range []bool{false, true} {
+		ctx, stop := context.WithCancel(context.Background())
+		if cancel {
+			stop()
+		}
+		tr, err := StreamTrace(RecordRows(recs).mustOpen(t), TraceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.CountPrefixes(ctx, RecordRows(recs).mustOpen(t), 0)
+		stop()
+		if counted := tr.prefixes != nil; counted == cancel {
+			t.Errorf("cancelled %v: counted %v", cancel, counted)
+		}
+		tr.Close()
+	}
 }

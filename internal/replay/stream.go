@@ -78,7 +78,7 @@ func (t *Trace) takeStreamed() (*aheadRow, bool) {
 		t.eof = true
 		t.err = t.ah.close()
 		t.ah = nil
-		if p := t.prefixes; t.err == nil && p != nil && (p.rows != t.n || p.print != t.print) {
+		if p := t.prefixes; t.err == nil && p != nil && (p.rows != t.n || p.fp != t.readFP) {
 			t.err = ErrRowsChanged
 		}
 		return nil, false
@@ -89,7 +89,7 @@ func (t *Trace) takeStreamed() (*aheadRow, bool) {
 	}
 	rec := &row.rec
 	if t.prefixes != nil {
-		t.print = fingerprint(t.print, rec.HashIDs)
+		t.readFP = fingerprint(t.readFP, rec.HashIDs)
 	}
 	if t.n > 0 && rec.RequestID <= t.lastID {
 		t.err = ErrNotInOrder

@@ -211,8 +211,12 @@ func (t *tokens) prompt(b *promptBuf, rec *tracev2.Record, accumulate, lazy bool
 		// prompt, which is not known yet.
 		own = -1
 	}
-	if hashed && own > 0 && t.shared != nil {
-		// Past a prefix no other row has, the prompt is its own (prefixes.go).
+	if hashed && own > 0 && t.shared != nil && t.chains != nil {
+		// Past a prefix no other row has, the prompt is its own
+		// (prefixes.go). Only where hash-id regions are whole KV blocks
+		// (chains): else the block holding the region's first token would
+		// hold the shared region's last tokens too, and another row whose
+		// region begins with the same drawn token could hit it.
 		from := -1
 		if pre != nil {
 			from = pre.private

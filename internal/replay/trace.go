@@ -84,10 +84,14 @@ type Trace struct {
 	lastID   int64
 
 	// prefixes counts the rows' hash-id prefixes (prefixes.go): by scan,
-	// or by CountPrefixes for a streamed trace, whose rows read are
-	// fingerprinted as they come (print).
+	// or by CountPrefixes for a streamed trace. The rows' hash ids are
+	// fingerprinted in the first reading (scanFP, or the count's) and as
+	// the replay reads them (readFP): rows that changed in between fail
+	// the replay (ErrRowsChanged) instead of being replayed with counts
+	// that are not theirs.
 	prefixes *prefixCounts
-	print    uint64
+	scanFP   uint64
+	readFP   uint64
 }
 
 // session is a closed-loop session's rows, by round.
@@ -182,6 +186,7 @@ func (t *Trace) scan() (keys, ids []int64, err error) {
 		}
 		i := int32(t.n)
 		t.n++
+		t.scanFP = fingerprint(t.scanFP, rec.HashIDs)
 		if len(rec.HashIDs) > 0 {
 			if t.prefixes == nil {
 				t.prefixes = newPrefixCounts(0)
@@ -358,9 +363,13 @@ func (t *Trace) readOne() {
 	}
 	i := int32(t.read)
 	t.read++
+	t.readFP = fingerprint(t.readFP, row.rec.HashIDs)
 	if t.read == t.n {
 		t.err = t.ah.close()
 		t.ah = nil
+		if t.err == nil && t.prefixes != nil && t.readFP != t.scanFP {
+			t.err = ErrRowsChanged
+		}
 	}
 	p := t.ordinal[i]
 	switch {
