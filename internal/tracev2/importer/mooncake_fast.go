@@ -46,7 +46,7 @@ func (m *Mooncake) parseFast(line []byte, obj map[string]json.RawMessage) (trace
 	rec := tracev2.Record{ClientID: m.client, Status: "ok", InputTokens: nIn, OutputTokens: nOut,
 		ArrivalTimeUs: us, SendTimeUs: us}
 	if raw, ok := obj["hash_ids"]; ok {
-		ids, ok := intList(raw, nIn/MooncakeBlockTokens+1)
+		ids, ok := intList(raw, min(nIn/MooncakeBlockTokens+1, maxIDsHint))
 		if !ok || len(ids) > tracev2.MaxHashIDs {
 			return tracev2.Record{}, false
 		}

@@ -80,12 +80,16 @@ func (m *Mooncake) parseFlat(line []byte) (rec tracev2.Record, ok bool) {
 var errNotFlat = errors.New("not a flat Mooncake line")
 
 // idsHint is the length of a hash-id list for a prompt of input_length in
-// (when it came first), to allocate the list once.
+// (when it came first), to allocate the list once: at most maxIDsHint, so
+// that a line claiming a huge prompt does not allocate for it.
 func idsHint(in []byte) int {
 	if in != nil {
 		if n, prob := parseCount(string(in), true); prob == "" {
-			return min(n/MooncakeBlockTokens+1, tracev2.MaxHashIDs)
+			return min(n/MooncakeBlockTokens+1, maxIDsHint)
 		}
 	}
 	return 64
 }
+
+// maxIDsHint covers prompts of 512k tokens.
+const maxIDsHint = 1024
