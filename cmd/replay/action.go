@@ -158,6 +158,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	}
 	defer in.close()
 	defer func() { err = in.pipes.named(err) }()
+	log = in.pipes.logger(log)
 	dep, client, err := setUp(c, set, in, log)
 	if err != nil {
 		return err

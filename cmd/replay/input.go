@@ -73,6 +73,7 @@ func loadInput(c *ucli.Context, stdio cli.IO, log *slog.Logger, stream bool) (in
 		return nil, err
 	}
 	defer func() { in, err = p.attach(in, err) }()
+	log = p.logger(log)
 	if len(args) > 1 {
 		if hp != "" || dp != "" || c.String("from") != "" {
 			return nil, cli.Usagef("several traces are merged by time: --trace-header, --trace-data and --from take one")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,21 @@ func TestPipeIsReadOnce(t *testing.T) {
 	r := replayIn(nil, "--trace-header", fifoOf(t, hdr, "t.yaml"), "--trace-data", badData, "--quiet")
 	if r.err == nil || !strings.Contains(r.err.Error(), badData+":42") || strings.Contains(r.err.Error(), "replay-pipe-") {
 		t.Errorf("a bad row in a data pipe: %v; want it located in %s, line 42", r.err, badData)
+	}
+
+	// A header pipe larger than a header may be is copied only as far as
+	// the reader's bound, and refused.
+	huge := fifoOf(t, bytes.Repeat([]byte("# a comment line of a huge header\n"), 600_000), "huge.yaml")
+	r = replayIn(nil, "--trace-header", huge, "--trace-data", filepath.Join(dir, "t.csv"), "--quiet")
+	if r.err == nil || !strings.Contains(r.err.Error(), "huge.yaml") || !strings.Contains(r.err.Error(), "larger than 16 MiB") {
+		t.Errorf("a 20 MB header pipe: %v; want it refused as larger than 16 MiB, named by its path", r.err)
+	}
+
+	// Warnings name the pipe too.
+	short := `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0]}` + "\n"
+	warned := replayIn(nil, fifoOf(t, []byte(short), "short.jsonl"), "--results-path", filepath.Join(dir, "r.json"))
+	if warned.err != nil || !strings.Contains(warned.stderr, "short.jsonl:1: hash_ids has 1 blocks") || strings.Contains(warned.stderr, "<stdin>") {
+		t.Errorf("a warning about a pipe's row: %v\n%s", warned.err, warned.stderr)
 	}
 
 	bad := `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}` + "\n" +

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
 	"servesim/internal/cli"
+	"servesim/internal/tracev2"
 )
 
 // Pipes. A trace named by a path that is a pipe (bash's <(zcat trace.gz),
@@ -40,11 +43,18 @@ func openPipes(path, header, data *string, stdio *cli.IO) (p pipes, err error) {
 		p.renames = append(p.renames, rename{cli.StdinName, *path})
 		*path, stdio.In = "-", f
 	}
-	for _, q := range []*string{header, data} {
+	for i, q := range []*string{header, data} {
 		if !isPipe(*q) {
 			continue
 		}
-		copied, err := copyPipe(*q)
+		// A header larger than the reader's bound is an error anyway: copy
+		// no more than one byte past it. The data is copied whole, as
+		// stdin is.
+		limit := int64(-1)
+		if i == 0 {
+			limit = tracev2.MaxHeaderBytes + 1
+		}
+		copied, err := copyPipe(*q, limit)
 		if copied != "" {
 			p.spools = append(p.spools, copied)
 		}
@@ -57,25 +67,31 @@ func openPipes(path, header, data *string, stdio *cli.IO) (p pipes, err error) {
 	return p, nil
 }
 
-// isPipe reports whether path names something other than stdin, a
-// regular file or a directory: a pipe or a device, whose bytes can be read
-// once only. A path that cannot be read is left to the reader's message.
+// isPipe reports whether path names a pipe (a FIFO, bash's <(...)),
+// whose bytes can be read once only. Devices are left to the readers,
+// which read them once and bound what they take: /dev/zero copied to a
+// file would fill the disk. A path that cannot be read is left to the
+// reader's message.
 func isPipe(path string) bool {
 	if path == "" || path == "-" {
 		return false
 	}
 	st, err := os.Stat(path)
-	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
+	return err == nil && st.Mode()&os.ModeNamedPipe != 0
 }
 
-// copyPipe copies the pipe at path to a temporary file and returns its
-// path (also on an error, to be removed).
-func copyPipe(path string) (string, error) {
-	src, err := os.Open(path)
+// copyPipe copies the pipe at path (up to limit bytes when limit ≥ 0) to a
+// temporary file and returns its path (also on an error, to be removed).
+func copyPipe(path string, limit int64) (string, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return "", cli.WithCode(cli.ExitUsage, err)
 	}
-	defer src.Close()
+	defer f.Close()
+	var src io.Reader = f
+	if limit >= 0 {
+		src = io.LimitReader(f, limit)
+	}
 	dst, err := os.CreateTemp("", "replay-pipe-*")
 	if err != nil {
 		return "", fmt.Errorf("copy %s: %w", path, err)
@@ -129,12 +145,51 @@ type renamedErr struct {
 	renames []rename
 }
 
-func (e *renamedErr) Error() string {
-	msg := e.err.Error()
-	for _, r := range e.renames {
-		msg = strings.ReplaceAll(msg, r.from, r.to)
+func (e *renamedErr) Error() string { return renamed(e.err.Error(), e.renames) }
+
+// renamed replaces the stand-ins in s by the paths given.
+func renamed(s string, renames []rename) string {
+	for _, r := range renames {
+		s = strings.ReplaceAll(s, r.from, r.to)
 	}
-	return msg
+	return s
+}
+
+// logger is log with the pipes' stand-ins replaced by the paths given in
+// every message and string attribute.
+func (p pipes) logger(log *slog.Logger) *slog.Logger {
+	if len(p.renames) == 0 {
+		return log
+	}
+	return slog.New(renaming{h: log.Handler(), renames: p.renames})
+}
+
+// renaming is logger's handler.
+type renaming struct {
+	h       slog.Handler
+	renames []rename
+}
+
+func (r renaming) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
+
+func (r renaming) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, renamed(rec.Message, r.renames), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Value.Kind() == slog.KindString {
+			a.Value = slog.StringValue(renamed(a.Value.String(), r.renames))
+		}
+		out.AddAttrs(a)
+		return true
+	})
+	return r.h.Handle(ctx, out)
+}
+
+func (r renaming) WithAttrs(as []slog.Attr) slog.Handler {
+	return renaming{h: r.h.WithAttrs(as), renames: r.renames}
+}
+
+func (r renaming) WithGroup(name string) slog.Handler {
+	return renaming{h: r.h.WithGroup(name), renames: r.renames}
 }
 
 func (e *renamedErr) Unwrap() error { return e.err }

@@ -94,6 +94,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	}
 	defer in.close()
 	defer func() { err = in.pipes.named(err) }()
+	log = in.pipes.logger(log)
 	// The trace's own deployment and client, under the flags, as replay
 	// simulates them: the base every case varies.
 	dep, client, facts, err := traceSetup(c, in, &opts, log)

@@ -16,7 +16,11 @@ import (
 )
 
 // maxHeaderBytes bounds a header (or trailer) YAML text.
-const maxHeaderBytes = 16 << 20
+const maxHeaderBytes = MaxHeaderBytes
+
+// MaxHeaderBytes bounds a header (or trailer) YAML text: a larger one is
+// an error.
+const MaxHeaderBytes = 16 << 20
 
 // ReadHeader reads a header YAML (two-file form) from r. name is used in
 // messages. Unknown keys warn through opts.Warn (errors with opts.Strict);
