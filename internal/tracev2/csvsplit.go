@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/bits"
 	"unicode/utf8"
@@ -16,6 +17,9 @@ const (
 	maxRowBytes = 1 << 20
 	// bufSize is the read buffer; most rows fit in it and are parsed in place.
 	bufSize = 64 << 10
+	// maxDrainBytes bounds how far a line over maxRowBytes is read to find
+	// its end.
+	maxDrainBytes = 64 << 20
 )
 
 // errRowTooLong marks a row longer than maxRowBytes; the line was consumed.
@@ -40,10 +44,17 @@ func (s *lineSource) next() ([]byte, error) {
 	b, err := s.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		s.long = append(s.long[:0], b...)
+		drained := int64(len(b))
 		for err == bufio.ErrBufferFull {
 			b, err = s.br.ReadSlice('\n')
 			if len(s.long) <= maxRowBytes {
 				s.long = append(s.long, b...)
+			}
+			// A line is drained to its end so the next row can be read, but
+			// not forever: /dev/zero has no line end.
+			if drained += int64(len(b)); drained > maxDrainBytes {
+				return nil, &Error{File: s.name, Line: s.line + 1, Column: 1,
+					Msg: fmt.Sprintf("a line longer than %d MiB: not a trace", maxDrainBytes>>20)}
 			}
 		}
 		b = s.long

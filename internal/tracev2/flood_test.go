@@ -1,6 +1,7 @@
 package tracev2
 
 import (
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,5 +44,28 @@ func TestWarningsAreCapped(t *testing.T) {
 	}
 	if len(warns) == 0 || warns[0] != `h.yaml:4:1: key "evil\nlevel=ERROR": unknown key, ignored` {
 		t.Errorf("first warning %q", warns[0])
+	}
+}
+
+// endless is an input without a line end, ever (/dev/zero).
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestEndlessLineEnds: data without a line end (a device such as
+// /dev/zero named as the trace) is refused after a bounded read, naming
+// where, instead of being read forever to find the line's end.
+func TestEndlessLineEnds(t *testing.T) {
+	for _, data := range []io.Reader{endless{}, io.MultiReader(strings.NewReader(cols27+"\n"), endless{})} {
+		r, err := NewReader(data, "zero.csv", Options{Lenient: true})
+		if err == nil {
+			_, err = ReadAll(r)
+		}
+		if err == nil || !strings.Contains(err.Error(), "zero.csv:") || !strings.Contains(err.Error(), "longer than") {
+			t.Errorf("an endless line: %v; want a located error", err)
+		}
 	}
 }
