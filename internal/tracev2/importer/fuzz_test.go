@@ -94,38 +94,14 @@ func FuzzMooncake(f *testing.F) {
 	f.Add([]byte(`{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzImport(t, FormatMooncake, data, tracev2.Columns{HashIDs: true})
-		// The fast path must agree with the token path on every line it takes.
+		// Both fast paths must agree with the token path on every line they take.
 		m := &Mooncake{file: "fuzz.in", client: "c"}
 		for _, line := range bytes.Split(data, []byte{'\n'}) {
 			if flat, ok := m.parseFlat(line); ok {
-				fast, fok := m.parseFast(line, map[string]json.RawMessage{})
-				if !fok {
-					if _, err := m.parse(line); err != nil {
-						t.Fatalf("flat path accepted %q, token path says %v", line, err)
-					}
-				} else if !reflect.DeepEqual(flat, fast) {
-					t.Fatalf("flat and fast paths differ on %q:\nflat %+v\nfast %+v", line, flat, fast)
-				}
-				slow, err := m.parse(line)
-				if err != nil {
-					t.Fatalf("flat path accepted %q, token path says %v", line, err)
-				}
-				flat.RequestID, slow.RequestID = 0, 0
-				if !reflect.DeepEqual(flat, slow) {
-					t.Fatalf("flat and token paths differ on %q:\nflat %+v\nslow %+v", line, flat, slow)
-				}
+				agreesWithTokenPath(t, m, "flat", line, flat)
 			}
-			fast, ok := m.parseFast(line, map[string]json.RawMessage{})
-			if !ok {
-				continue
-			}
-			slow, err := m.parse(line)
-			if err != nil {
-				t.Fatalf("fast path accepted %q, token path says %v", line, err)
-			}
-			fast.RequestID, slow.RequestID = 0, 0
-			if !reflect.DeepEqual(fast, slow) {
-				t.Fatalf("paths differ on %q:\nfast %+v\nslow %+v", line, fast, slow)
+			if fast, ok := m.parseFast(line, map[string]json.RawMessage{}); ok {
+				agreesWithTokenPath(t, m, "fast", line, fast)
 			}
 		}
 	})
@@ -148,4 +124,18 @@ func FuzzLLMServingSim(f *testing.F) {
 		imp, err := NewLLMServingSim("fuzz.in", bytes.NewReader(requests), m, Options{})
 		fuzzCheck(t, imp, err, tracev2.Columns{XRequestID: true})
 	})
+}
+
+// agreesWithTokenPath fails t unless the token path (parse) accepts line
+// with the record a fast path (named path) gave.
+func agreesWithTokenPath(t *testing.T, m *Mooncake, path string, line []byte, rec tracev2.Record) {
+	t.Helper()
+	slow, err := m.parse(line)
+	if err != nil {
+		t.Fatalf("%s path accepted %q, token path says %v", path, line, err)
+	}
+	rec.RequestID, slow.RequestID = 0, 0
+	if !reflect.DeepEqual(rec, slow) {
+		t.Fatalf("%s and token paths differ on %q:\n%s   %+v\ntoken %+v", path, line, path, rec, slow)
+	}
 }

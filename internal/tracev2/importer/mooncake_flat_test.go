@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -51,13 +50,6 @@ func TestParseFlat(t *testing.T) {
 		if !ok {
 			continue
 		}
-		slow, err := m.parse([]byte(tc.line))
-		if err != nil {
-			t.Fatalf("%q: flat path took it, token path says %v", tc.line, err)
-		}
-		slow.RequestID = 0
-		if !reflect.DeepEqual(flat, slow) {
-			t.Errorf("%q:\nflat  %+v\ntoken %+v", tc.line, flat, slow)
-		}
+		agreesWithTokenPath(t, m, "flat", []byte(tc.line), flat)
 	}
 }
