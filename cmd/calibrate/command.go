@@ -3,13 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"servesim/internal/calibrate"
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
 	"servesim/internal/report"
 )
 
@@ -95,9 +97,9 @@ func flags() []ucli.Flag {
 	}
 }
 
-// action is calibrate: validate every flag, open the outputs, read the
-// inputs, build the report, evaluate the gates, write every output, and only
-// then choose the exit code.
+// action is calibrate: validate every flag, then grade (calibrate.Run opens
+// the outputs, reads the inputs, builds the report, evaluates the gates and
+// writes every output before it reports a failed gate).
 func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
 	cfg, err := config(c)
 	if err != nil {
@@ -107,42 +109,25 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	srcs, err := resolveInputs(c)
-	if err != nil {
-		return err
-	}
-	plan, err := planOutputs(c)
-	if err != nil {
-		return err
-	}
-	if err := plan.open(stdio.Out); err != nil {
-		return err
-	}
-	defer plan.abort()
-
-	in, err := readInputs(ctx, srcs, stdio.In, log)
-	if err != nil {
-		return err
-	}
-	rep, err := report.Build(in, cfg)
-	if err != nil {
-		return err
-	}
-	for _, w := range rep.Warnings {
-		log.Warn(w)
-	}
-	var gateErr *report.GateError
-	if err := rep.ApplyGates(gates); err != nil && !errors.As(err, &gateErr) {
-		return err
-	}
-	if err := plan.write(rep); err != nil {
-		return err
-	}
-	if gateErr != nil {
-		// GateError's own text starts with "calibrate:", which cli.Report adds.
-		return cli.WithCode(cli.ExitAssertion, fmt.Errorf("gate failed: %s", strings.Join(gateErr.Failures, "; ")))
-	}
-	return nil
+	return calibrate.Run(ctx, calibrate.Grade{
+		Inputs: calibrate.InputArgs{
+			Args:        c.Args().Slice(),
+			TraceHeader: c.String("trace-header"),
+			TraceData:   c.String("trace-data"),
+			SimResults:  c.String("sim-results"),
+			ITLData:     c.String("itl-data"),
+			SimMetrics:  c.String("sim-metrics"),
+		},
+		Outputs: calibrate.OutputArgs{
+			Format:    c.String("format"),
+			FormatSet: c.IsSet("format"),
+			Report:    c.String("report"),
+			Markdown:  c.String("markdown"),
+			HTML:      c.String("html"),
+		},
+		Report: cfg, Gates: gates, SameModel: deploy.SameModel,
+		Stdin: stdio.In, Stdout: stdio.Out, Log: log,
+	})
 }
 
 // config maps the setting flags onto report.Config, rejecting bad values
@@ -214,3 +199,5 @@ func indent(s, prefix string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+func finiteNonNeg(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && x >= 0 }

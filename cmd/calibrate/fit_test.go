@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"servesim/internal/deploy"
+	"servesim/internal/fit"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -161,7 +162,7 @@ func TestFitEndToEnd(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("loaded %+v\nwant  %+v", got, want)
 	}
-	again, err := fittedYAML(got, "")
+	again, err := fit.FittedYAML(got, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,35 +109,7 @@ const itlSegment = 32
 // equations builds the equations of doc.go from one recorded replay (the
 // fixed parameters at their prior moved to the known side).
 func equations(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []bool) []equation {
-	x := make([]float64, sp.params())
-	var eqs []equation
-	// add accumulates x·θ + off ≈ y with weight w/σ², σ² = (ε·ŷ)² + v:
-	// a relative error of the equation's own prediction ŷ at the current θ
-	// (not of the measured y, whose noise would otherwise pick the weights:
-	// short measured TTFTs are short partly by chance), plus v, the variance
-	// of what a replay cannot know (the phase of the step a request arrives
-	// in).
-	add := func(y, off, w, v float64) {
-		pred := off
-		for j, xv := range x {
-			pred += xv * cur[j]
-		}
-		if !(pred > 0) {
-			pred = y
-		}
-		y -= off
-		for j, f := range fixed {
-			if f { // a fixed parameter is a known part of the time
-				y -= x[j] * prior[j]
-				x[j] = 0
-			}
-		}
-		if !(y > 0) || !(pred > 0) {
-			return
-		}
-		sigma2 := relNoise*relNoise*pred*pred + v
-		eqs = append(eqs, equation{x: slices.Clone(x), y: y, w: w / sigma2, sigma: math.Sqrt(sigma2)})
-	}
+	b := &eqBuilder{rec: rec, sp: sp, cur: cur, prior: prior, fixed: fixed, x: make([]float64, sp.params())}
 	for i := range ts {
 		t := &ts[i]
 		if t.holdout {
@@ -147,73 +119,131 @@ func equations(rec *recorder, sp *space, ts []target, cur, prior []float64, fixe
 		if !ok || !s.completed || s.firstToken < 0 {
 			continue
 		}
-		// TTFT: Q(r) + φ·Δ(s₀) + Σ Δ + A_tok, from enqueue to the first token.
-		lo, hi := rec.Steps(s.enqueue, s.firstToken)
-		if lo < hi {
-			// A request that arrives while a step runs waits for its end.
-			// Where in that step it arrived is a matter of phase, which a
-			// replay with other coefficients does not reproduce: the real
-			// wait is half a step on average, whatever the replay's phase
-			// (taking the replay's own would bias the fit towards zero).
-			//
-			// A request a capped client held back is different: it was
-			// sent when another one ended, at a step's end, so it reached
-			// the server a known time into the next step (the client's
-			// send gap, then Q), in the replay as on the server; its
-			// phase is the replay's own.
-			phi, v := 1.0, 0.0
-			if st, en := rec.start[lo], rec.end[lo]; st < s.enqueue {
-				d := float64(en - st)
-				phi, v = 0.5, d*d/12 // uniform phase
-				if t.held {
-					phi, v = float64(en-s.enqueue)/d, 0
-				}
-			}
-			off := rec.Sum(lo, hi, phi, x)
-			// Anything between arrival and enqueue other than Q (admission
-			// or routing latency) is known time.
-			off += float64(max(s.enqueue-s.arrival-rec.inner.QueueDelay(s.prompt), 0))
-			sp.ttftAlpha(s.prompt, x)
-			add(t.ttft, off, 1, v)
-		}
+		b.ttft(t, &s)
 		if t.output < 2 || s.output != t.output {
 			continue
 		}
-		// Decode: Σ Δ + (O − 1)·A_tok + A_end, from the first token to the last.
-		lo, hi = rec.Steps(s.firstToken, s.done)
-		if t.chunks != nil && hi-lo == t.output-1 && t.output > 2*itlSegment {
-			// One step per token: the ITL data split the decode into
-			// segments of itlSegment tokens, each the sum of its steps plus
-			// A_tok per token (A_end rides on the last). Segments, not
-			// single intervals: a replay's steps sit up to one step off the
-			// real ones, which would blur single intervals to nothing.
-			nseg := (t.output - 1) / itlSegment
-			for g := 0; g < nseg; g++ {
-				a, b := g*itlSegment, (g+1)*itlSegment // token intervals [a, b)
-				if g == nseg-1 {
-					b = t.output - 1
-				}
-				end := t.chunks[b]
-				if g == nseg-1 {
-					// The last segment runs to the last chunk, as E2E
-					// does: A_end covers what follows the last token.
-					end = t.lastChunk
-				}
-				y := float64(end - t.chunks[a])
-				off := rec.Sum(lo+a, lo+b, 1, x)
-				sp.decodeAlpha(b-a+1, x)
-				if g < nseg-1 {
-					x[sp.nb+1] = 0
-				}
-				add(y, off, float64(b-a)/float64(t.output-1), 0)
-			}
-			continue
-		}
-		off := rec.Sum(lo, hi, 1, x)
-		sp.decodeAlpha(t.output, x)
-		add(t.decode, off, 1, 0)
+		b.decode(t, &s)
 	}
-	return eqs
+	return b.eqs
+}
+
+// eqBuilder collects the equations of one recorded replay.
+type eqBuilder struct {
+	rec        *recorder
+	sp         *space
+	cur, prior []float64
+	fixed      []bool
+	x          []float64 // the equation being built
+	eqs        []equation
+}
+
+// add accumulates x·θ + off ≈ y with weight w/σ², σ² = (ε·ŷ)² + v:
+// a relative error of the equation's own prediction ŷ at the current θ
+// (not of the measured y, whose noise would otherwise pick the weights:
+// short measured TTFTs are short partly by chance), plus v, the variance
+// of what a replay cannot know (the phase of the step a request arrives
+// in).
+func (b *eqBuilder) add(y, off, w, v float64) {
+	x := b.x
+	pred := off
+	for j, xv := range x {
+		pred += xv * b.cur[j]
+	}
+	if !(pred > 0) {
+		pred = y
+	}
+	y -= off
+	for j, f := range b.fixed {
+		if f { // a fixed parameter is a known part of the time
+			y -= x[j] * b.prior[j]
+			x[j] = 0
+		}
+	}
+	if !(y > 0) || !(pred > 0) {
+		return
+	}
+	sigma2 := relNoise*relNoise*pred*pred + v
+	b.eqs = append(b.eqs, equation{x: slices.Clone(x), y: y, w: w / sigma2, sigma: math.Sqrt(sigma2)})
+}
+
+// ttft adds the TTFT equation: Q(r) + φ·Δ(s₀) + Σ Δ + A_tok, from enqueue
+// to the first token.
+func (b *eqBuilder) ttft(t *target, s *simResult) {
+	rec, x := b.rec, b.x
+	lo, hi := rec.Steps(s.enqueue, s.firstToken)
+	if lo >= hi {
+		return
+	}
+	// A request that arrives while a step runs waits for its end.
+	// Where in that step it arrived is a matter of phase, which a
+	// replay with other coefficients does not reproduce: the real
+	// wait is half a step on average, whatever the replay's phase
+	// (taking the replay's own would bias the fit towards zero).
+	//
+	// A request a capped client held back is different: it was
+	// sent when another one ended, at a step's end, so it reached
+	// the server a known time into the next step (the client's
+	// send gap, then Q), in the replay as on the server; its
+	// phase is the replay's own.
+	phi, v := 1.0, 0.0
+	if st, en := rec.start[lo], rec.end[lo]; st < s.enqueue {
+		d := float64(en - st)
+		phi, v = 0.5, d*d/12 // uniform phase
+		if t.held {
+			phi, v = float64(en-s.enqueue)/d, 0
+		}
+	}
+	off := rec.Sum(lo, hi, phi, x)
+	// Anything between arrival and enqueue other than Q (admission
+	// or routing latency) is known time.
+	off += float64(max(s.enqueue-s.arrival-rec.inner.QueueDelay(s.prompt), 0))
+	b.sp.ttftAlpha(s.prompt, x)
+	b.add(t.ttft, off, 1, v)
+}
+
+// decode adds the decode equations: Σ Δ + (O − 1)·A_tok + A_end, from the
+// first token to the last; by segments when the ITL data allow.
+func (b *eqBuilder) decode(t *target, s *simResult) {
+	rec, x, sp := b.rec, b.x, b.sp
+	lo, hi := rec.Steps(s.firstToken, s.done)
+	if t.chunks != nil && hi-lo == t.output-1 && t.output > 2*itlSegment {
+		b.segments(t, lo)
+		return
+	}
+	off := rec.Sum(lo, hi, 1, x)
+	sp.decodeAlpha(t.output, x)
+	b.add(t.decode, off, 1, 0)
+}
+
+// segments adds the decode of a request with one step per token, split by
+// its ITL data into segments of itlSegment tokens, each the sum of its
+// steps plus A_tok per token (A_end rides on the last). Segments, not
+// single intervals: a replay's steps sit up to one step off the real ones,
+// which would blur single intervals to nothing. lo is the first decode
+// step.
+func (b *eqBuilder) segments(t *target, lo int) {
+	rec, x, sp := b.rec, b.x, b.sp
+	nseg := (t.output - 1) / itlSegment
+	for g := 0; g < nseg; g++ {
+		a, e := g*itlSegment, (g+1)*itlSegment // token intervals [a, e)
+		if g == nseg-1 {
+			e = t.output - 1
+		}
+		end := t.chunks[e]
+		if g == nseg-1 {
+			// The last segment runs to the last chunk, as E2E
+			// does: A_end covers what follows the last token.
+			end = t.lastChunk
+		}
+		y := float64(end - t.chunks[a])
+		off := rec.Sum(lo+a, lo+e, 1, x)
+		sp.decodeAlpha(e-a+1, x)
+		if g < nseg-1 {
+			x[sp.nb+1] = 0
+		}
+		b.add(y, off, float64(e-a)/float64(t.output-1), 0)
+	}
 }
 
 // solveEquations returns the least-squares coefficients of the equations of

@@ -174,32 +174,9 @@ type job struct {
 // of them together. The starting coefficients are cfg's, else the first
 // trace's deployment's, else the model's own.
 func FitAll(ctx context.Context, cfg Config, traces []Trace) (*Result, error) {
-	if len(traces) == 0 {
-		return nil, errors.New("fit: no trace")
-	}
-	if cfg.Holdout < 0 || cfg.Holdout >= 1 || math.IsNaN(cfg.Holdout) {
-		return nil, fmt.Errorf("fit: holdout share %v is not in [0, 1)", cfg.Holdout)
-	}
-	var kind latency.Kind
-	for i, tr := range traces {
-		name := traceName(tr, i)
-		if tr.Deploy == nil {
-			return nil, fmt.Errorf("fit: %s: no deployment", name)
-		}
-		if tr.Deploy.IsCluster() {
-			return nil, fmt.Errorf("fit: %s: the deployment is a cluster (several instances, admission or routing policies or latencies, or prefill/decode pools); fit models one instance", name)
-		}
-		if tr.Deploy.KVCPUBlocks > 0 {
-			return nil, fmt.Errorf("fit: %s: the CPU KV tier's reload time is not a latency-model term; fit without kv_cpu_blocks", name)
-		}
-		k, err := latency.ParseKind(tr.Deploy.LatencyModel)
-		if err != nil {
-			return nil, fmt.Errorf("fit: %s: %w", name, err)
-		}
-		if i > 0 && k != kind {
-			return nil, fmt.Errorf("fit: %s: latency model %s, but %s has %s: one fit fits one model's coefficients", name, k, traceName(traces[0], 0), kind)
-		}
-		kind = k
+	kind, err := checkTraces(cfg, traces)
+	if err != nil {
+		return nil, err
 	}
 	first := cfg
 	first.Deploy = traces[0].Deploy
@@ -207,8 +184,61 @@ func FitAll(ctx context.Context, cfg Config, traces []Trace) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs := make([]*job, len(traces))
 	res := &Result{Kind: kind, StartAlpha: alpha}
+	jobs, err := newJobs(cfg, traces, kind, alpha, beta, res)
+	if err != nil {
+		return nil, err
+	}
+	if res.FitRequests == 0 {
+		return nil, errors.New("fit: no request to fit: none is ok, past the warm-up, with consistent chunk times and outside the holdout")
+	}
+	sp := jobs[0].sp // every job's space maps θ to the same coefficients
+	res.StartBeta = sp.beta
+	it := &iteration{cfg: cfg, jobs: jobs, kind: kind, sp: sp, res: res, prior: sp.theta(), fixed: heldParams(cfg, kind, sp)}
+	it.settings()
+	if err := it.run(ctx); err != nil {
+		return nil, err
+	}
+	return it.choose(ctx)
+}
+
+// checkTraces checks that every trace has a single-instance deployment
+// with one latency model, and returns the model's kind.
+func checkTraces(cfg Config, traces []Trace) (latency.Kind, error) {
+	var kind latency.Kind
+	if len(traces) == 0 {
+		return kind, errors.New("fit: no trace")
+	}
+	if cfg.Holdout < 0 || cfg.Holdout >= 1 || math.IsNaN(cfg.Holdout) {
+		return kind, fmt.Errorf("fit: holdout share %v is not in [0, 1)", cfg.Holdout)
+	}
+	for i, tr := range traces {
+		name := traceName(tr, i)
+		if tr.Deploy == nil {
+			return kind, fmt.Errorf("fit: %s: no deployment", name)
+		}
+		if tr.Deploy.IsCluster() {
+			return kind, fmt.Errorf("fit: %s: the deployment is a cluster (several instances, admission or routing policies or latencies, or prefill/decode pools); fit models one instance", name)
+		}
+		if tr.Deploy.KVCPUBlocks > 0 {
+			return kind, fmt.Errorf("fit: %s: the CPU KV tier's reload time is not a latency-model term; fit without kv_cpu_blocks", name)
+		}
+		k, err := latency.ParseKind(tr.Deploy.LatencyModel)
+		if err != nil {
+			return kind, fmt.Errorf("fit: %s: %w", name, err)
+		}
+		if i > 0 && k != kind {
+			return kind, fmt.Errorf("fit: %s: latency model %s, but %s has %s: one fit fits one model's coefficients", name, k, traceName(traces[0], 0), kind)
+		}
+		kind = k
+	}
+	return kind, nil
+}
+
+// newJobs sets up each trace's replays, parameter space and targets, and
+// counts the requests fitted, held out and with ITL data into res.
+func newJobs(cfg Config, traces []Trace, kind latency.Kind, alpha, beta []float64, res *Result) ([]*job, error) {
+	jobs := make([]*job, len(traces))
 	for i, tr := range traces {
 		j := &job{name: traceName(tr, i), in: tr.Input}
 		j.cfg = cfg
@@ -229,126 +259,157 @@ func FitAll(ctx context.Context, cfg Config, traces []Trace) (*Result, error) {
 		res.ITLRequests += attachITL(j.ts, tr.Input.Records, tr.Input.ITL)
 		jobs[i] = j
 	}
-	if res.FitRequests == 0 {
-		return nil, errors.New("fit: no request to fit: none is ok, past the warm-up, with consistent chunk times and outside the holdout")
+	return jobs, nil
+}
+
+// candidate is a replayed set of coefficients and its errors.
+type candidate struct {
+	theta    []float64
+	fit, ho  Errors
+	perTrace []TraceErrors
+	index    int // -1 the iterates' mean, else the iteration
+}
+
+// iteration is the state of a fit's fixed-point iterations.
+type iteration struct {
+	cfg   Config
+	jobs  []*job
+	kind  latency.Kind
+	sp    *space
+	res   *Result
+	prior []float64
+	fixed []bool
+
+	maxIter    int
+	tol, ridge float64
+	cands      []candidate
+	hist       [][]float64
+}
+
+// settings fills in the defaults of the iteration count, tolerance and
+// ridge.
+func (it *iteration) settings() {
+	it.maxIter, it.tol, it.ridge = it.cfg.MaxIterations, it.cfg.Tolerance, it.cfg.Ridge
+	if it.maxIter <= 0 {
+		it.maxIter = 10
 	}
-	sp := jobs[0].sp // every job's space maps θ to the same coefficients
-	res.StartBeta = sp.beta
-	maxIter, tol, ridge := cfg.MaxIterations, cfg.Tolerance, cfg.Ridge
-	if maxIter <= 0 {
-		maxIter = 10
+	if it.tol <= 0 {
+		it.tol = 0.001
 	}
-	if tol <= 0 {
-		tol = 0.001
-	}
-	if ridge <= 0 {
-		ridge = 1e-9
-		if kind == latency.KindTrainedPhysics || kind == latency.KindPhysics {
-			ridge = 1e-2
+	if it.ridge <= 0 {
+		it.ridge = 1e-9
+		if it.kind == latency.KindTrainedPhysics || it.kind == latency.KindPhysics {
+			it.ridge = 1e-2
 		}
 	}
-	theta := sp.theta()
-	prior := sp.theta()
-	fixed := heldParams(cfg, kind, sp)
-	// Fixed-point iterations: replay every trace, then solve all their
-	// equations together. A replay with other coefficients puts its steps
-	// at other phases against the arrivals, so the iterates do not settle
-	// exactly but wander within the noise this leaves; their mean over the
-	// second half is the estimate (Polyak averaging), checked by a last
-	// replay. On measured data the wandering can be wide (terms the data
-	// barely tell apart) and the mean replay worse than the start; then
-	// the replayed iterate that graded best is kept, or the start if none
-	// beat it.
-	type candidate struct {
-		theta    []float64
-		fit, ho  Errors
-		perTrace []TraceErrors
-		index    int
-	}
-	var cands []candidate
-	var hist [][]float64
-	for iter := 0; iter < maxIter; iter++ {
+}
+
+// run is the fixed-point iteration: replay every trace, then solve all
+// their equations together. A replay with other coefficients puts its
+// steps at other phases against the arrivals, so the iterates do not
+// settle exactly but wander within the noise this leaves; their mean over
+// the second half is the estimate (Polyak averaging), checked by a last
+// replay (choose).
+func (it *iteration) run(ctx context.Context) error {
+	theta := it.sp.theta()
+	for iter := 0; iter < it.maxIter; iter++ {
 		var eqs []equation
-		fe, he, per, err := replayAll(ctx, jobs, kind, theta, func(j *job, rec *recorder) {
-			eqs = append(eqs, equations(rec, j.sp, j.ts, theta, prior, fixed)...)
+		fe, he, per, err := replayAll(ctx, it.jobs, it.kind, theta, func(j *job, rec *recorder) {
+			eqs = append(eqs, equations(rec, j.sp, j.ts, theta, it.prior, it.fixed)...)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if cfg.Iteration != nil {
-			a, b := sp.coefficients(theta)
-			cfg.Iteration(iter, fe, he, a, b)
-		}
+		it.report(iter, fe, he, theta)
 		if iter == 0 {
-			res.Start = fe
+			it.res.Start = fe
 		}
-		cands = append(cands, candidate{theta, fe, he, per, iter})
+		it.cands = append(it.cands, candidate{theta, fe, he, per, iter})
 		if len(eqs) == 0 {
-			return nil, errors.New("fit: no equation: the replay completed none of the measured requests")
+			return errors.New("fit: no equation: the replay completed none of the measured requests")
 		}
-		next, resid, err := solveEquations(eqs, sp.params(), prior, ridge)
+		next, resid, err := solveEquations(eqs, it.sp.params(), it.prior, it.ridge)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		res.Equations, res.Residual = len(eqs), resid
+		it.res.Equations, it.res.Residual = len(eqs), resid
 		change := maxRelChange(theta, next)
-		hist = append(hist, next)
+		it.hist = append(it.hist, next)
 		theta = next
-		if change < tol {
-			res.Converged = true
+		if change < it.tol {
+			it.res.Converged = true
 			break
 		}
 	}
-	window := hist[len(hist)/2:]
-	res.Spread = spread(window, sp.nb)
-	theta = mean(window)
-	for j, f := range fixed {
+	return nil
+}
+
+// report tells cfg.Iteration, if set, the errors of iteration iter.
+func (it *iteration) report(iter int, fe, he Errors, theta []float64) {
+	if it.cfg.Iteration != nil {
+		a, b := it.sp.coefficients(theta)
+		it.cfg.Iteration(iter, fe, he, a, b)
+	}
+}
+
+// choose replays the iterates' mean and keeps it, unless it replays worse
+// than the start: on measured data the iterates can wander widely (terms
+// the data barely tell apart), and then the replayed iterate that graded
+// best is kept, or the start if none beat it.
+func (it *iteration) choose(ctx context.Context) (*Result, error) {
+	res := it.res
+	window := it.hist[len(it.hist)/2:]
+	res.Spread = spread(window, it.sp.nb)
+	theta := mean(window)
+	for j, f := range it.fixed {
 		if f {
-			theta[j] = prior[j] // exactly, not an average of equal values
+			theta[j] = it.prior[j] // exactly, not an average of equal values
 		}
 	}
-	fe, he, per, err := replayAll(ctx, jobs, kind, theta, nil)
+	fe, he, per, err := replayAll(ctx, it.jobs, it.kind, theta, nil)
 	if err != nil {
 		return nil, err
 	}
-	res.Iterations = len(hist) + 1
-	if cfg.Iteration != nil {
-		a, b := sp.coefficients(theta)
-		cfg.Iteration(len(hist), fe, he, a, b)
-	}
+	res.Iterations = len(it.hist) + 1
+	it.report(len(it.hist), fe, he, theta)
 	best := candidate{theta, fe, he, per, -1}
 	if fe.Objective() > res.Start.Objective() {
-		// The mean, the estimate that least depends on one replay's
-		// phases, is kept unless it replays worse than the start; then
-		// the iterate that replays best (the start if none beats it).
-		best = cands[0]
-		for _, c := range cands[1:] {
+		best = it.cands[0]
+		for _, c := range it.cands[1:] {
 			if c.fit.Objective() < best.fit.Objective() {
 				best = c
 			}
 		}
 	}
-	res.Alpha, res.Beta = sp.coefficients(best.theta)
+	res.Alpha, res.Beta = it.sp.coefficients(best.theta)
 	res.Fit, res.Holdout, res.Chosen = best.fit, best.ho, best.index
 	res.PerTrace = best.perTrace
 	for i := range res.PerTrace {
-		res.PerTrace[i].Start = cands[0].perTrace[i].Fit
-		res.PerTrace[i].StartHoldout = cands[0].perTrace[i].Holdout
+		res.PerTrace[i].Start = it.cands[0].perTrace[i].Fit
+		res.PerTrace[i].StartHoldout = it.cands[0].perTrace[i].Holdout
 	}
+	res.Warnings = append(res.Warnings, warnings(res, best, fe)...)
+	return res, nil
+}
+
+// warnings say which coefficients were kept when not the iterates' mean,
+// and what the fit could not use.
+func warnings(res *Result, best candidate, mean Errors) []string {
+	var w []string
 	if best.index == 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("no fitted coefficients replay better than the starting ones (the iterates' mean: error %.3g against %.3g); keeping the start",
-			fe.Objective(), res.Start.Objective()))
+		w = append(w, fmt.Sprintf("no fitted coefficients replay better than the starting ones (the iterates' mean: error %.3g against %.3g); keeping the start",
+			mean.Objective(), res.Start.Objective()))
 	} else if best.index > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the iterates' mean replays worse than the start (error %.3g against %.3g); keeping iterate %d (error %.3g)",
-			fe.Objective(), res.Start.Objective(), best.index, best.fit.Objective()))
+		w = append(w, fmt.Sprintf("the iterates' mean replays worse than the start (error %.3g against %.3g); keeping iterate %d (error %.3g)",
+			mean.Objective(), res.Start.Objective(), best.index, best.fit.Objective()))
 	}
 	if res.Fit.Missing > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the replay did not complete %d measured requests (dropped or cut); they are left out of the error", res.Fit.Missing))
+		w = append(w, fmt.Sprintf("the replay did not complete %d measured requests (dropped or cut); they are left out of the error", res.Fit.Missing))
 	}
 	if !res.Converged && res.Spread > 0.05 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the coefficients still moved by up to %.0f%% between the last replays; their mean is kept", 100*res.Spread))
+		w = append(w, fmt.Sprintf("the coefficients still moved by up to %.0f%% between the last replays; their mean is kept", 100*res.Spread))
 	}
-	return res, nil
+	return w
 }
 
 func traceName(tr Trace, i int) string {

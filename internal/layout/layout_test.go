@@ -26,6 +26,7 @@ func rules() []rule {
 		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
 		{module + "/internal/report", []string{module + "/internal/des", module + "/internal/httpload"}, "reports know no simulator internals"},
+		{module + "/internal/calibrate", []string{module + "/internal/cli", module + "/internal/httpload"}, "calibrate's library half opens files and calls report and fit; it knows no CLI and no load generator"},
 		{module + "/internal/workload", []string{module + "/internal/des", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "workloads are a shared language below the engines"},
 		{module + "/internal/sweep", []string{module + "/internal/des", module + "/internal/deploy", module + "/internal/replay", module + "/internal/httpload",
 			module + "/internal/report", module + "/internal/workload", module + "/internal/tracev2", module + "/internal/cli"},

@@ -39,7 +39,6 @@ type Mooncake struct {
 	client  string
 	hdr     *tracev2.Header
 	records int64
-	obj     map[string]json.RawMessage // reused by parseFast
 	stream
 }
 
@@ -101,14 +100,6 @@ func (m *Mooncake) read() (tracev2.Record, error) {
 			continue
 		}
 		rec, ok := m.parseFlat(line)
-		if ok {
-			m.finish(&rec)
-			return rec, nil
-		}
-		if m.obj == nil {
-			m.obj = map[string]json.RawMessage{}
-		}
-		rec, ok = m.parseFast(line, m.obj)
 		if !ok {
 			return m.parse(line)
 		}

@@ -8,16 +8,16 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// parseFlat is the hottest path of the Mooncake importer: one validating
-// scan of the line (jsonscan) that reads the four fields it knows and
-// skips the rest. It refuses (ok false) what it cannot take as parseFast
-// would — an escape anywhere (an escaped key could spell a known one), a
-// known key given twice, a missing field, a value of another shape, JSON
-// nested deeper than jsonscan.MaxDepth — and parseFast then takes the
-// line. A line it accepts is valid JSON, and its record is parseFast's: a
-// replay reads a trace of hash ids twice (once to count the prefixes its
-// rows share), and the map parseFast decodes into was most of an import's
-// time.
+// parseFlat is the hot path of the Mooncake importer: one validating scan
+// of the line (jsonscan) that reads the four fields it knows and skips the
+// rest, without decoding the line into a map or struct (a replay reads a
+// trace of hash ids twice, once to count the prefixes its rows share). It
+// refuses (ok false) what it does not fully understand — an escape
+// anywhere (an escaped key could spell a known one), a known key given
+// twice, a missing field, a value of another shape or sign, JSON nested
+// deeper than jsonscan.MaxDepth — and parse, the token-by-token path that
+// knows every position, then produces the record or the exact error. A
+// line it accepts is valid JSON, and its record is the token path's.
 func (m *Mooncake) parseFlat(line []byte) (rec tracev2.Record, ok bool) {
 	if bytes.IndexByte(line, '\\') >= 0 {
 		return rec, false
@@ -76,7 +76,7 @@ func (m *Mooncake) parseFlat(line []byte) (rec tracev2.Record, ok bool) {
 	return rec, true
 }
 
-// errNotFlat leaves a line to parseFast.
+// errNotFlat leaves a line to the token path.
 var errNotFlat = errors.New("not a flat Mooncake line")
 
 // idsHint is the length of a hash-id list for a prompt of input_length in

@@ -35,7 +35,7 @@ func TestParseFlat(t *testing.T) {
 		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [1.0]}`, false}, // fraction
 		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [9223372036854775808]}`, false},
 		{`{"timestamp": 1, "input_length": 2, "output_length": 3, "hash_ids": [1,]}`, false},
-		{`{"timestamp": 1, "input_length": -2, "output_length": 3}`, false}, // parseFast refuses it too
+		{`{"timestamp": 1, "input_length": -2, "output_length": 3}`, false}, // the token path names the error
 		{`{"timestamp": 1, "input_length": 2, "output_length": 3} x`, false},
 		{`{"timestamp": 1, "input_length": 2, "output_length": 3`, false},
 		{`[1]`, false},

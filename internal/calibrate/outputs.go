@@ -1,4 +1,4 @@
-package main
+package calibrate
 
 import (
 	"bufio"
@@ -7,9 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
-	ucli "github.com/urfave/cli/v2"
-
-	"servesim/internal/cli"
+	"servesim/internal/outfile"
 	"servesim/internal/report"
 )
 
@@ -18,7 +16,7 @@ type output struct {
 	flag   string // what the user asked with, for messages
 	path   string // "-" = stdout
 	render func(*report.Report, io.Writer) error
-	file   *cli.Output // nil for stdout
+	file   *outfile.File // nil for stdout
 }
 
 // plan is every output of one run. Files are written to hidden temporary
@@ -44,17 +42,25 @@ func renderer(format string) func(*report.Report, io.Writer) error {
 	return nil
 }
 
-// planOutputs checks the output flags: at most one output on stdout, no file
-// named twice.
-func planOutputs(c *ucli.Context) (*plan, error) {
-	format := c.String("format")
+// OutputArgs are the outputs of a grade as the command line asks for them.
+type OutputArgs struct {
+	Format    string // what stdout carries: text, json or markdown
+	FormatSet bool   // --format was given
+	Report    string // --report: the JSON report file ("-" = stdout)
+	Markdown  string // --markdown
+	HTML      string // --html
+}
+
+// planOutputs checks the outputs: at most one on stdout, no file named twice.
+func planOutputs(a OutputArgs) (*plan, error) {
+	format := a.Format
 	if format != "text" && format != "json" && format != "markdown" {
-		return nil, cli.Usagef("--format %q: want text, json or markdown", format)
+		return nil, usagef("--format %q: want text, json or markdown", format)
 	}
 	p := &plan{}
 	var onStdout []string
-	for _, f := range []struct{ flag, kind string }{{"report", "json"}, {"markdown", "markdown"}, {"html", "html"}} {
-		path := c.String(f.flag)
+	for _, f := range []struct{ flag, kind, path string }{{"report", "json", a.Report}, {"markdown", "markdown", a.Markdown}, {"html", "html", a.HTML}} {
+		path := f.path
 		if path == "" {
 			continue
 		}
@@ -66,11 +72,11 @@ func planOutputs(c *ucli.Context) (*plan, error) {
 	switch {
 	case len(onStdout) == 0:
 		p.outs = append([]*output{{flag: "--format", path: "-", render: renderer(format)}}, p.outs...)
-	case c.IsSet("format"):
+	case a.FormatSet:
 		onStdout = append([]string{"--format " + format}, onStdout...)
 	}
 	if len(onStdout) > 1 {
-		return nil, cli.Usagef("only one output can go to stdout, but %s all ask for it", joinAnd(onStdout))
+		return nil, usagef("only one output can go to stdout, but %s all ask for it", joinAnd(onStdout))
 	}
 	seen := map[string]string{}
 	for _, o := range p.outs {
@@ -82,7 +88,7 @@ func planOutputs(c *ucli.Context) (*plan, error) {
 			abs = o.path
 		}
 		if other, ok := seen[abs]; ok {
-			return nil, cli.Usagef("%s and %s both write %s", other, o.flag, o.path)
+			return nil, usagef("%s and %s both write %s", other, o.flag, o.path)
 		}
 		seen[abs] = o.flag
 	}
@@ -97,10 +103,10 @@ func (p *plan) open(stdout io.Writer) error {
 		if o.path == "-" {
 			continue
 		}
-		f, err := cli.CreateOutput(o.path, nil)
+		f, err := outfile.Create(o.path)
 		if err != nil {
 			p.abort() // the files opened before this one
-			return cli.WithCode(cli.ExitFailure, fmt.Errorf("%s: %w", o.flag, err))
+			return fmt.Errorf("%s: %w", o.flag, err)
 		}
 		o.file = f
 	}
@@ -152,18 +158,4 @@ func (p *plan) abort() {
 			o.file = nil
 		}
 	}
-}
-
-func joinAnd(xs []string) string {
-	switch len(xs) {
-	case 0:
-		return ""
-	case 1:
-		return xs[0]
-	}
-	s := xs[0]
-	for _, x := range xs[1 : len(xs)-1] {
-		s += ", " + x
-	}
-	return s + " and " + xs[len(xs)-1]
 }

@@ -1,4 +1,4 @@
-package main
+package calibrate
 
 import (
 	"bytes"
@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"os"
 
-	"servesim/internal/cli"
 	"servesim/internal/report"
+	"servesim/internal/tracev2"
 )
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // positions turns byte offsets of one input into 1-based line and column.
 // Offsets must be asked for in non-decreasing order.
@@ -86,6 +84,41 @@ func skip(data []byte, i int, set string) int {
 	return i
 }
 
+// readSimResults reads a SimResult file. Locations are returned only when two
+// results share a request_id, for the error that will name both.
+func readSimResults(path string, stdin io.Reader) ([]tracev2.SimResult, []string, error) {
+	var data []byte // stdin cannot be read twice: keep it for the locations
+	rc, name, err := openInput(path, stdin)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rc.Close()
+	var r io.Reader = rc
+	if name == stdinName {
+		if data, err = io.ReadAll(rc); err != nil {
+			return nil, nil, err
+		}
+		r = bytes.NewReader(data)
+	}
+	sims, err := tracev2.ReadSimResults(r, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !dupIndex(len(sims), func(i int) int64 { return sims[i].RequestID }) {
+		return sims, nil, nil
+	}
+	if data == nil {
+		if data, err = os.ReadFile(path); err != nil {
+			return sims, nil, nil // the report still names the results by position
+		}
+	}
+	locs := simLocations(data, name)
+	if len(locs) != len(sims) {
+		locs = nil
+	}
+	return sims, locs, nil
+}
+
 // simMetricsFile is what calibrate reads from replay's summary JSON: the
 // simulated prefix-cache hit rate and the deployment it ran (under
 // "deployment", or "config" as older writers named it), as deployment-YAML
@@ -99,7 +132,7 @@ type simMetricsFile struct {
 // readSimMetrics reads --sim-metrics; a malformed file is an input error
 // located as file:line:column.
 func readSimMetrics(path string, stdin io.Reader) (*report.SimMetrics, error) {
-	rc, name, err := cli.OpenInput(path, stdin)
+	rc, name, err := openInput(path, stdin)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +148,7 @@ func readSimMetrics(path string, stdin io.Reader) (*report.SimMetrics, error) {
 	}
 	if v := f.CacheHitRate; v != nil && !(*v >= 0 && *v <= 1) {
 		line, col := newPositions(data).at(max(bytes.Index(data, []byte(`"cache_hit_rate"`)), 0))
-		return nil, cli.Usagef("%s:%d:%d: field cache_hit_rate: %g is outside [0, 1]", name, line, col, *v)
+		return nil, usagef("%s:%d:%d: field cache_hit_rate: %g is outside [0, 1]", name, line, col, *v)
 	}
 	m := &report.SimMetrics{CacheHitRate: f.CacheHitRate, Deployment: f.Deployment}
 	if m.Deployment == nil {
@@ -137,8 +170,8 @@ func jsonError(name string, data []byte, err error) error {
 		msg = fmt.Sprintf("field %s: cannot read a JSON %s as %s", te.Field, te.Value, te.Type)
 	}
 	if off < 0 {
-		return cli.Usagef("%s: json: %s", name, msg)
+		return usagef("%s: json: %s", name, msg)
 	}
 	line, col := newPositions(data).at(off)
-	return cli.Usagef("%s:%d:%d: json: %s", name, line, col, msg)
+	return usagef("%s:%d:%d: json: %s", name, line, col, msg)
 }

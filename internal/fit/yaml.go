@@ -1,15 +1,15 @@
-package main
+package fit
 
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"servesim/internal/deploy"
-	"servesim/internal/fit"
 )
 
 // alwaysKeys are written even at their default value: the coefficients only
@@ -18,12 +18,12 @@ func alwaysKeys() []string {
 	return []string{"model", "gpu", "tensor_parallel", "latency_model", "alpha_coeffs", "beta_coeffs"}
 }
 
-// fittedYAML renders the fitted deployment: the comment (saying where the
+// FittedYAML renders a fitted deployment: the comment (saying where the
 // coefficients come from and how well they fit), then every key of d that
 // differs from deploy.Default() plus alwaysKeys, in the order yaml.v3
 // writes deploy.Config. deploy.Load(path, deploy.Default()) gives d back exactly
 // (floats print in their shortest round-trip form).
-func fittedYAML(d deploy.Config, comment string) ([]byte, error) {
+func FittedYAML(d deploy.Config, comment string) ([]byte, error) {
 	var node yaml.Node
 	if err := node.Encode(d); err != nil {
 		return nil, fmt.Errorf("fitted deployment: %w", err)
@@ -61,8 +61,8 @@ func fittedYAML(d deploy.Config, comment string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// fitComment is the YAML head comment: provenance and errors, deterministic.
-func fitComment(res *fit.Result, traceName string) string {
+// Comment is the fitted YAML's head comment: provenance and errors, deterministic.
+func Comment(res *Result, traceName string) string {
 	c := fmt.Sprintf("Fitted by calibrate fit on %s (%d requests fitted", traceName, res.FitRequests)
 	if res.HoldoutRequests > 0 {
 		c += fmt.Sprintf(", %d held out", res.HoldoutRequests)
@@ -101,4 +101,54 @@ func yamlFields(v reflect.Value) map[string]reflect.Value {
 		out[name] = v.Field(i)
 	}
 	return out
+}
+
+// WriteSummary tells what was fitted and how well, for a person (the
+// command writes it on stderr).
+func WriteSummary(w io.Writer, d deploy.Config, res *Result) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "calibrate fit: %s on %s/%s TP %d: %d requests fitted", res.Kind, d.Model, d.GPU, max(d.TP, 1), res.FitRequests)
+	if res.HoldoutRequests > 0 {
+		fmt.Fprintf(&b, ", %d held out", res.HoldoutRequests)
+	}
+	if res.ITLRequests > 0 {
+		fmt.Fprintf(&b, ", %d with ITL segments", res.ITLRequests)
+	}
+	conv := "converged"
+	if !res.Converged {
+		conv = fmt.Sprintf("mean of the last rounds, spread %.1f%%", 100*res.Spread)
+	}
+	fmt.Fprintf(&b, "; %d replays (%s)\n", res.Iterations, conv)
+	fmt.Fprintf(&b, "alpha_coeffs: %s\nbeta_coeffs:  %s\n", floats(res.Alpha), floats(res.Beta))
+	fmt.Fprintf(&b, "%-10s %10s %10s", "MAPE", "start", "fitted")
+	if res.Holdout.N > 0 {
+		fmt.Fprintf(&b, " %10s", "holdout")
+	}
+	b.WriteByte('\n')
+	for _, m := range []struct {
+		name string
+		get  func(Errors) float64
+	}{{"ttft", func(e Errors) float64 { return e.TTFTMAPE }}, {"e2e", func(e Errors) float64 { return e.E2EMAPE }}} {
+		fmt.Fprintf(&b, "%-10s %9.1f%% %9.1f%%", m.name, 100*m.get(res.Start), 100*m.get(res.Fit))
+		if res.Holdout.N > 0 {
+			fmt.Fprintf(&b, " %9.1f%%", 100*m.get(res.Holdout))
+		}
+		b.WriteByte('\n')
+	}
+	if len(res.PerTrace) > 1 {
+		fmt.Fprintf(&b, "%-24s %9s %9s %9s %9s\n", "trace", "TTFT from", "to", "E2E from", "to")
+		for _, p := range res.PerTrace {
+			fmt.Fprintf(&b, "%-24s %8.1f%% %8.1f%% %8.1f%% %8.1f%%\n", p.Name, 100*p.Start.TTFTMAPE, 100*p.Fit.TTFTMAPE,
+				100*p.Start.E2EMAPE, 100*p.Fit.E2EMAPE)
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+func floats(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.6g", x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }

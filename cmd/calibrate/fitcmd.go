@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"math"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/calibrate"
+	"servesim/internal/cli"
+	"servesim/internal/deploy"
+	"servesim/internal/fit"
+	"servesim/internal/replay"
+	"servesim/internal/tracev2"
+)
+
+// fitCommand is `calibrate fit`: fit the latency model's coefficients to a
+// real trace and write them as a deployment YAML.
+func fitCommand() cli.Command {
+	flags := []ucli.Flag{
+		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML of a two-file trace (with --trace-data)"},
+		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV of a two-file trace (with --trace-header)"},
+		&ucli.StringFlag{Name: "itl-data", Usage: "ITL CSV (request_id,chunk_index,timestamp_us)", DefaultText: "NAME.itl.csv beside the trace, if it exists"},
+		cli.OutputFlag("the fitted deployment YAML (- = stdout)"),
+		&ucli.Float64Flag{Name: "holdout", Usage: "share of the requests left out of the fit and graded apart, in [0, 1); drawn from --seed and the request ids"},
+		cli.SeedFlag(),
+		&ucli.Int64Flag{Name: "warmup-requests", Value: -1, Usage: "do not fit rows with request_id below N (they are still replayed); -1 = the header's warm_up_requests"},
+		&ucli.Int64Flag{Name: "network-rtt-us", Value: -1, Usage: "round trip taken off the measured TTFT, µs; -1 = the header's network.measured_rtt_ms"},
+		&ucli.IntFlag{Name: "max-iterations", Value: 10, Usage: "replays of the fixed-point iteration (one more checks the result)"},
+		&ucli.BoolFlag{Name: "fit-token-overhead", Usage: "also fit A_tok (alpha[2]); otherwise it keeps its starting value, which the data cannot tell from the per-step constant"},
+		&ucli.IntSliceFlag{Name: "hold-alpha", Usage: "keep these alpha coefficients (indices 0-2) at their starting values, e.g. 1 for blackbox's per-prompt-token queue delay"},
+		&ucli.IntSliceFlag{Name: "fit-alpha", Usage: "physics model: also fit these alphas (0: Q, 1: A_end, 2: A_tok), each kept within [0, 0.1 s]; by default they keep their physical starting values (a free Q fitted on a saturated trace soaks up the server's queue)"},
+		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "as replay's: fixed (every row at its own time) or closed-loop (the errors are those of a replay whose later session rounds follow the simulated completions)"},
+		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
+	}
+	flags = append(flags, cli.TraceDeploymentFlags()...)
+	flags = append(flags, cli.ClientFlags(true)...)
+	flags = append(flags, cli.DeploymentFlags()...)
+	return cli.Command{
+		Name:      "calibrate fit",
+		Usage:     "fit the latency model's coefficients so that replaying real traces reproduces them",
+		ArgsUsage: "REAL [REAL...]",
+		Description: `calibrate fit replays real traces (TraceV2, any form; - for stdin) through the
+simulator, and fits one set of coefficients of their latency model so that the
+replays reproduce the measured TTFT and E2E of every request, and the token times
+of an ITL file when it has one chunk per token (NAME.itl.csv beside each trace,
+or --itl-data with one trace). Fit light, loaded and saturated runs of a server
+together: one set that predicts all of them is what capacity planning needs.
+
+Each trace is replayed as replay would: on the deployment its header states
+(x_ext.deployment, else BLIS's server keys) under --deployment and the flags
+given (each one that contradicts a trace is a warning; --ignore-trace-deployment
+uses the flags alone), with the trace's client (its cap on requests in flight,
+from the header or found in the rows; --client-max-concurrency sets it) and in
+its session mode. Every trace must use the same latency model.
+
+The physics model (the default) fits the GPU's shares of its peak FLOP/s and
+bandwidth; its fixed costs, attention and KV shares and Q and A_end keep their
+physical starting values (--fit-alpha frees alphas), which per-request latencies
+cannot tell from the shares. blackbox and trained-physics (BLIS's) fit their
+coefficients as before. Starting coefficients are --alpha-coeffs/--beta-coeffs,
+else the deployment's, else the model's own.
+
+Method: a fixed-point iteration. Each round replays the trace with the current
+coefficients, attributes each request's TTFT and decode time to the steps the
+replay put it in, and solves for all requests at once by non-negative least
+squares on relative errors; the mean of the last rounds is kept. A_tok (alpha[2])
+keeps its starting value unless --fit-token-overhead.
+
+Closed loops: with --session-mode closed-loop (as given to replay), the errors
+shown, and the choice between the fitted and the starting coefficients, are
+those of the closed-loop replay that will grade them; in the replays that give
+the equations a later round also waits for its measured send time, which keeps
+their batches on the measured ones. Each solve is reweighted towards least
+absolute relative error (MAPE's measure), so a few stalled requests do not
+pull the coefficients.
+
+Output (-o, default stdout): a deployment YAML with the fitted latency_model,
+alpha_coeffs and beta_coeffs and the deployment keys that differ from the
+defaults. Give it to run or replay with --deployment FILE; flags given beside
+it still override it. stderr: the error before and after the fit (MAPE of TTFT
+and E2E as calibrate grades them) and, with --holdout, on the held-out requests.
+
+Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input.
+
+Examples:
+
+   # One set of physics coefficients from a light and a saturated capture,
+   # then the prediction of a third load, never fitted:
+   calibrate fit light.csv saturated.csv --holdout 0.2 -o h100.yaml
+   replay medium.csv --deployment h100.yaml --results-path sim.json
+   calibrate medium.csv sim.json --fail-under good
+
+   # BLIS's blackbox coefficients for one captured run:
+   calibrate fit cap.csv --model qwen3-14b --gpu H100 --latency-model blackbox -o bb.yaml`,
+		Flags:  flags,
+		Action: fitAction,
+	}
+}
+
+// maxFitTraces bounds the traces of one fit (each is replayed every round).
+const maxFitTraces = 64
+
+// fitAction validates every flag and fits (calibrate.RunFit).
+func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+	args, err := cli.Positional(c, maxFitTraces)
+	if err != nil {
+		return err
+	}
+	job, err := fitJob(c)
+	if err != nil {
+		return err
+	}
+	job.Traces = calibrate.FitArgs{Args: args, TraceHeader: c.String("trace-header"), TraceData: c.String("trace-data"),
+		ITLData: c.String("itl-data"), ITLDataSet: c.IsSet("itl-data")}
+	job.Stdin, job.Stdout, job.Stderr, job.Log = stdio.In, stdio.Out, stdio.Err, log
+	return calibrate.RunFit(ctx, job)
+}
+
+// fitJob checks the setting flags shared by every trace of a fit.
+func fitJob(c *ucli.Context) (calibrate.Fit, error) {
+	job := calibrate.Fit{
+		Resolver: resolver{c},
+		Seed:     c.Int64("seed"), SeedSet: c.IsSet("seed"),
+		Output: c.String("output"), Quiet: c.Bool("quiet"),
+		Settings: fit.Settings{WarmupRequests: c.Int64("warmup-requests"), NetworkRTTUs: c.Int64("network-rtt-us"),
+			ThinkTimeSet: c.IsSet("think-time"), IgnoreTraceClient: c.Bool("ignore-trace-deployment")},
+		Config: fit.Config{Holdout: c.Float64("holdout"), MaxIterations: c.Int("max-iterations"), FitTokenOverhead: c.Bool("fit-token-overhead")},
+	}
+	if h := job.Config.Holdout; math.IsNaN(h) || h < 0 || h >= 1 {
+		return job, cli.Usagef("--holdout %v: want a share in [0, 1)", h)
+	}
+	if job.Settings.WarmupRequests < -1 {
+		return job, cli.Usagef("--warmup-requests %d: want -1 (the header's value) or a count >= 0", job.Settings.WarmupRequests)
+	}
+	if job.Settings.NetworkRTTUs < -1 {
+		return job, cli.Usagef("--network-rtt-us %d: want -1 (the header's RTT) or a value >= 0", job.Settings.NetworkRTTUs)
+	}
+	if n := job.Config.MaxIterations; n < 1 || n > 1000 {
+		return job, cli.Usagef("--max-iterations %d: want 1 to 1000", n)
+	}
+	for _, f := range []struct {
+		flag string
+		dst  *[3]bool
+	}{{"hold-alpha", &job.Config.HoldAlpha}, {"fit-alpha", &job.Config.FitAlpha}} {
+		for _, i := range c.IntSlice(f.flag) {
+			if i < 0 || i > 2 {
+				return job, cli.Usagef("--%s %d: want an alpha index 0, 1 or 2", f.flag, i)
+			}
+			f.dst[i] = true
+		}
+	}
+	if m := c.String("session-mode"); m != "fixed" && m != "closed-loop" {
+		return job, cli.Usagef("--session-mode %q: want fixed or closed-loop", m)
+	}
+	d := c.Duration("think-time")
+	if d < 0 {
+		return job, cli.Usagef("--think-time %v is negative", d)
+	}
+	job.Settings.ThinkTimeUs = d.Microseconds()
+	return job, nil
+}
+
+// resolver decides each trace's deployment, session mode and client from
+// the flags, as replay does.
+type resolver struct{ c *ucli.Context }
+
+func (r resolver) Check() error {
+	_, err := cli.Deployment(r.c)
+	return err
+}
+
+func (r resolver) Deployment(name string, h *tracev2.Header, warn func(string)) (deploy.Config, error) {
+	return cli.TraceDeployment(r.c, name, h, warn)
+}
+
+func (r resolver) ClosedLoop(name string, h *tracev2.Header, warn func(string)) (bool, error) {
+	mode, err := cli.TraceSessionMode(r.c, name, h, warn)
+	return mode == cli.SessionClosedLoop, err
+}
+
+func (r resolver) Client(name string, stated *tracev2.Client, detect func() (replay.Client, bool, string, error), warn, debug func(string)) (replay.Client, error) {
+	return cli.TraceClient(r.c, name, stated, detect, warn, debug)
+}

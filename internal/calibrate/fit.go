@@ -1,0 +1,167 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"servesim/internal/deploy"
+	"servesim/internal/des/latency"
+	"servesim/internal/fit"
+	"servesim/internal/outfile"
+	"servesim/internal/tracev2"
+)
+
+// Fit is one run of calibrate fit, every flag already checked.
+type Fit struct {
+	Traces   FitArgs
+	Settings fit.Settings
+	Resolver fit.Resolver
+	// Seed draws the holdout; SeedSet says it was given, else the first
+	// trace's workload seed is taken, as replay takes it.
+	Seed    int64
+	SeedSet bool
+	// Config carries the fit's own settings (holdout, iterations, which
+	// alphas are held or freed); its start and seed are filled in here.
+	Config fit.Config
+	Output string // the fitted deployment YAML; "" or "-" is Stdout
+	Quiet  bool   // no summary on Stderr
+
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Log            *slog.Logger
+}
+
+// RunFit reads each trace and its ITL data, fits one set of coefficients to
+// all of them, and writes the deployment YAML (the first trace's
+// deployment, fitted) and the summary.
+func RunFit(ctx context.Context, f Fit) error {
+	inputs, err := fitTraceInputs(f.Traces)
+	if err != nil {
+		return err
+	}
+	if err := f.Resolver.Check(); err != nil {
+		return err // a bad flag or --deployment file, before the traces are read
+	}
+	out, err := createOutput(f.Output, f.Stdout)
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	traces, first, kind, seed, err := prepareFit(f, inputs)
+	if err != nil {
+		return err
+	}
+	cfg := f.Config
+	cfg.StartAlpha, cfg.StartBeta = fit.StartOf(first)
+	cfg.Seed = seed
+	cfg.Iteration = func(iter int, fe, _ fit.Errors, _, _ []float64) {
+		f.Log.Debug("replay", "iteration", iter, "ttft_mape", fe.TTFTMAPE, "e2e_mape", fe.E2EMAPE)
+	}
+	res, err := fit.FitAll(ctx, cfg, traces)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err // interrupted: nothing was written
+		}
+		return asUsage(err) // traces or a deployment fit cannot use
+	}
+	for _, w := range res.Warnings {
+		f.Log.Warn(w)
+	}
+	final := first
+	final.LatencyModel, final.AlphaCoeffs, final.BetaCoeffs = string(kind), res.Alpha, res.Beta
+	var names []string
+	for _, t := range traces {
+		names = append(names, t.Name)
+	}
+	doc, err := fit.FittedYAML(final, fit.Comment(res, strings.Join(names, ", ")))
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(doc); err != nil {
+		return fmt.Errorf("write %s: %w", f.Output, err)
+	}
+	if err := out.commit(); err != nil {
+		return err
+	}
+	if !f.Quiet {
+		fit.WriteSummary(f.Stderr, final, res)
+	}
+	return nil
+}
+
+// prepareFit reads every trace and sets up its replay; every trace must
+// use one latency model with coefficients to fit.
+func prepareFit(f Fit, inputs []tracev2.Input) ([]fit.Trace, deploy.Config, latency.Kind, int64, error) {
+	var traces []fit.Trace
+	var first deploy.Config
+	var kind latency.Kind
+	seed := f.Seed
+	for i, in := range inputs {
+		itlPath := ""
+		if len(inputs) == 1 {
+			itlPath = f.Traces.ITLData
+		}
+		tr, itl, err := readFitInputs(in, itlPath, f.Stdin, f.Log)
+		if err != nil {
+			return nil, first, kind, seed, err
+		}
+		p, err := fit.PrepareTrace(tr, itl, f.Settings, f.Resolver, f.Log)
+		if err != nil {
+			return nil, first, kind, seed, err
+		}
+		if i == 0 && p.Seed != nil && !f.SeedSet {
+			seed = *p.Seed // the first trace's workload seed, as replay takes it
+		}
+		k, err := latency.ParseKind(p.Deploy.LatencyModel)
+		if err != nil {
+			return nil, first, kind, seed, usagef("--latency-model: %v", err)
+		}
+		if k != latency.KindPhysics && k != latency.KindBlackbox && k != latency.KindTrainedPhysics {
+			return nil, first, kind, seed, usagef("%s: latency model %s (--latency-model, or the trace's deployment) has no coefficients to fit; use physics, blackbox or trained-physics", p.Trace.Name, k)
+		}
+		if i == 0 {
+			first, kind = p.Deploy, k
+		} else if k != kind {
+			return nil, first, kind, seed, usagef("%s: latency model %s, but %s has %s: one fit fits one model's coefficients (--latency-model to choose one for all)", p.Trace.Name, k, traces[0].Name, kind)
+		}
+		traces = append(traces, p.Trace)
+	}
+	return traces, first, kind, seed, nil
+}
+
+// dataOutput is a data destination that never looks complete when it is not:
+// a file is written to a temporary sibling and renamed into place on commit.
+type dataOutput struct {
+	w io.Writer
+	f *outfile.File
+}
+
+// createOutput opens path for writing; "" and "-" mean stdout.
+func createOutput(path string, stdout io.Writer) (*dataOutput, error) {
+	if path == "" || path == "-" {
+		return &dataOutput{w: stdout}, nil
+	}
+	f, err := outfile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &dataOutput{w: f, f: f}, nil
+}
+
+func (o *dataOutput) Write(p []byte) (int, error) { return o.w.Write(p) }
+
+func (o *dataOutput) commit() error {
+	if o.f == nil {
+		return nil
+	}
+	return o.f.Commit()
+}
+
+func (o *dataOutput) abort() {
+	if o.f != nil {
+		o.f.Abort()
+	}
+}

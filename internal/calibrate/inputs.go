@@ -1,0 +1,476 @@
+package calibrate
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"servesim/internal/report"
+	"servesim/internal/tracev2"
+)
+
+// stdinName is how errors name standard input.
+const stdinName = "<stdin>"
+
+// openInput opens path for reading; "" and "-" mean stdin. The returned
+// name is what error messages call the input.
+func openInput(path string, stdin io.Reader) (io.ReadCloser, string, error) {
+	if path == "" || path == "-" {
+		return io.NopCloser(stdin), stdinName, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, path, asUsage(err)
+	}
+	return f, path, nil
+}
+
+// InputArgs names the inputs of a grade as the command line gives them: the
+// positional arguments (REAL [SIM], REAL... SIM with three or more, or
+// real=PATH sim=PATH in any order, real= repeatable) and the input flags.
+type InputArgs struct {
+	Args        []string
+	TraceHeader string // --trace-header
+	TraceData   string // --trace-data
+	SimResults  string // --sim-results
+	ITLData     string // --itl-data
+	SimMetrics  string // --sim-metrics
+}
+
+// sources names every input of a grade; "-" is stdin.
+type sources struct {
+	trace      tracev2.Input   // Stdin is filled in by readInputs
+	more       []tracev2.Input // further real traces of the same run, merged with trace by time
+	sim        string
+	itl        string
+	itlFound   bool // itl was found beside the trace, not named by --itl-data
+	simMetrics string
+}
+
+// splitArgs sorts the positional arguments into the real traces and the
+// simulated results.
+func splitArgs(a InputArgs) (reals []string, sim *string, err error) {
+	var bare []string
+	for _, arg := range a.Args {
+		key, val, keyed := strings.Cut(arg, "=")
+		switch {
+		case keyed && (key == "real" || key == "sim"):
+			if val == "" {
+				return nil, nil, usagef("%s= needs a path (- for stdin)", key)
+			}
+			if key == "real" {
+				reals = append(reals, val)
+				break
+			}
+			if sim != nil {
+				return nil, nil, usagef("sim= is given twice")
+			}
+			sim = &val
+		default:
+			bare = append(bare, arg)
+		}
+	}
+	switch {
+	case len(bare) >= 3 && sim == nil && a.SimResults == "":
+		last := bare[len(bare)-1]
+		return append(reals, bare[:len(bare)-1]...), &last, nil
+	case len(bare) >= 3:
+		return nil, nil, usagef("too many arguments: %s (the simulated results are already given)", strings.Join(a.Args, " "))
+	}
+	for _, arg := range bare {
+		switch {
+		case len(reals) == 0:
+			reals = append(reals, arg)
+		case sim == nil:
+			sim = &arg
+		default:
+			return nil, nil, usagef("argument %q: the real trace and the simulated results are already given", arg)
+		}
+	}
+	return reals, sim, nil
+}
+
+// resolveInputs checks the inputs of a grade. Several real traces are the
+// per-worker traces of one run, merged by time.
+func resolveInputs(a InputArgs) (sources, error) {
+	var s sources
+	reals, sim, err := splitArgs(a)
+	if err != nil {
+		return s, err
+	}
+	hp, dp := a.TraceHeader, a.TraceData
+	switch {
+	case len(reals) > 0 && hp != "" && dp != "":
+		return s, usagef("the real trace is given twice: %q and --trace-header/--trace-data", reals[0])
+	case len(reals) > 1 && (hp != "" || dp != "" || a.ITLData != ""):
+		return s, usagef("several real traces: --trace-header, --trace-data and --itl-data take one (the traces' own .itl.csv are used)")
+	case len(reals) > 0:
+		s.trace = tracev2.Input{Path: reals[0], HeaderPath: hp, DataPath: dp}
+		for _, r := range reals[1:] {
+			s.more = append(s.more, tracev2.Input{Path: r})
+		}
+	case hp == "" && dp == "":
+		return s, usagef("no real trace: give REAL (a trace file, or - for stdin) or --trace-header and --trace-data")
+	default:
+		s.trace = tracev2.Input{HeaderPath: hp, DataPath: dp}
+	}
+
+	switch {
+	case sim != nil && a.SimResults != "":
+		return s, usagef("the simulated results are given twice: %q and --sim-results %q", *sim, a.SimResults)
+	case sim != nil:
+		s.sim = *sim
+	case a.SimResults != "":
+		s.sim = a.SimResults
+	default:
+		return s, usagef("no simulated results: give SIM (replay's SimResult JSON, or - for stdin) or --sim-results")
+	}
+	s.simMetrics = a.SimMetrics
+	s.itl = a.ITLData
+	if s.itl == "" && len(s.more) == 0 {
+		if p := siblingITL(s.trace); p != "" {
+			s.itl, s.itlFound = p, true
+		}
+	}
+	return s, s.oneStdin()
+}
+
+// oneStdin rejects more than one input on stdin.
+func (s sources) oneStdin() error {
+	var fromStdin []string
+	ins := []struct{ name, path string }{
+		{"the real trace", s.trace.Path}, {"--trace-header", s.trace.HeaderPath}, {"--trace-data", s.trace.DataPath},
+		{"the simulated results", s.sim}, {"--itl-data", s.itl}, {"--sim-metrics", s.simMetrics},
+	}
+	for _, m := range s.more {
+		ins = append(ins, struct{ name, path string }{"a real trace", m.Path})
+	}
+	for _, in := range ins {
+		if in.path == "-" {
+			fromStdin = append(fromStdin, in.name)
+		}
+	}
+	if len(fromStdin) > 1 {
+		return usagef("stdin (-) can feed only one input, but %s read it", joinAnd(fromStdin))
+	}
+	return nil
+}
+
+// siblingITL is NAME.itl.csv beside the trace (the name observe gives it with
+// --trace-output NAME), when it exists as a regular file; "" otherwise.
+func siblingITL(in tracev2.Input) string {
+	base := in.Path
+	if in.DataPath != "" {
+		base = in.DataPath
+	} else if base == "" {
+		base = in.HeaderPath
+	}
+	if base == "" || base == "-" {
+		return ""
+	}
+	dir, file := filepath.Split(base)
+	file = strings.TrimSuffix(file, ".gz")
+	if strings.HasSuffix(file, ".itl.csv") {
+		return ""
+	}
+	if ext := filepath.Ext(file); ext != "" {
+		file = strings.TrimSuffix(file, ext)
+	}
+	p := filepath.Join(dir, file+".itl.csv")
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return p
+}
+
+// gradeReads holds what readInputs has read so far.
+type gradeReads struct {
+	s         sources
+	stdin     io.Reader
+	log       *slog.Logger
+	in        report.Input
+	tr        *tracev2.Trace
+	traceName string
+	merged    *tracev2.MergeInfo
+}
+
+// readTrace reads the real trace, or merges the real traces by time.
+func (g *gradeReads) readTrace() error {
+	ti := g.s.trace
+	ti.Stdin = g.stdin
+	opts := tracev2.Options{Warn: func(msg string) { g.log.Warn(msg) }}
+	if len(g.s.more) > 0 {
+		ins := append([]tracev2.Input{ti}, g.s.more...)
+		for i := range ins {
+			ins[i].Stdin = g.stdin
+		}
+		var err error
+		if g.tr, g.merged, err = tracev2.LoadMerged(ins, opts); err != nil {
+			return err
+		}
+		for _, w := range g.merged.Warnings {
+			g.log.Warn(w)
+		}
+		g.traceName = g.tr.Name
+		g.log.Info("merged the real traces by time", "inputs", len(ins), "rows", len(g.tr.Records))
+		return nil
+	}
+	r, _, err := tracev2.Open(ti, opts)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if g.tr, err = tracev2.ReadAll(r); err != nil {
+		return err
+	}
+	g.traceName = r.Name()
+	g.log.Debug("read the real trace", "file", g.traceName, "rows", len(g.tr.Records))
+	return nil
+}
+
+func (g *gradeReads) readSim() error {
+	sims, locs, err := readSimResults(g.s.sim, g.stdin)
+	g.in.Sim, g.in.SimLocs = sims, locs
+	return err
+}
+
+func (g *gradeReads) readMetrics() error {
+	if g.s.simMetrics == "" {
+		return nil
+	}
+	m, err := readSimMetrics(g.s.simMetrics, g.stdin)
+	g.in.SimMetrics = m
+	return err
+}
+
+// steps orders the reads: an input on stdin is read first, as in
+// `... | tee cap.trace | replay - ... | calibrate cap.trace -` the file is
+// complete only once stdin ends.
+func (g *gradeReads) steps() []func() error {
+	s := g.s
+	switch {
+	case s.sim == "-":
+		return []func() error{g.readSim, g.readTrace, g.readMetrics}
+	case s.simMetrics == "-":
+		return []func() error{g.readMetrics, g.readTrace, g.readSim}
+	case s.trace.Path != "-" && s.trace.HeaderPath != "-" && s.trace.DataPath != "-":
+		// No input on stdin: the two large inputs are read at the same time
+		// (a million requests each take about a second). The trace's error
+		// is reported first, as if read in order.
+		return []func() error{concurrently(g.readTrace, g.readSim), g.readMetrics}
+	}
+	return []func() error{g.readTrace, g.readSim, g.readMetrics}
+}
+
+// readInputs reads every input of a grade into a report.Input.
+func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logger) (report.Input, error) {
+	g := &gradeReads{s: s, stdin: stdin, log: log}
+	for _, step := range g.steps() {
+		if err := ctx.Err(); err != nil {
+			return g.in, err
+		}
+		if err := step(); err != nil {
+			return g.in, err
+		}
+	}
+	tr, in := g.tr, &g.in
+	if tr.Header != nil && tr.Header.Mode != "" && tr.Header.Mode != "real" {
+		log.Warn("the trace is not a measured one; calibrate compares a real run with its replay", "file", g.traceName, "mode", tr.Header.Mode)
+	}
+	in.Header = report.HeaderFrom(tr.Header)
+	in.Trace = tr.Records
+	if dupIndex(len(tr.Records), func(i int) int64 { return tr.Records[i].RequestID }) {
+		// Only an input about to be rejected pays for naming every row.
+		in.TraceLocs = make([]string, len(tr.Records))
+		for i, line := range tr.Lines {
+			in.TraceLocs[i] = g.traceName + ":" + strconv.Itoa(line)
+		}
+	}
+	rows, given, err := g.readITL()
+	in.ITL, in.ITLGiven = rows, given
+	return *in, err
+}
+
+// readITL reads the ITL data of a grade: the files beside merged traces, or
+// the one named or found beside the trace.
+func (g *gradeReads) readITL() ([]tracev2.ITLRow, bool, error) {
+	if g.merged != nil {
+		rows, err := mergedITL(g.merged, g.s, g.log)
+		return rows, rows != nil, err
+	}
+	if g.s.itl == "" {
+		return nil, false, nil
+	}
+	if g.s.itlFound {
+		g.log.Info("using the ITL data found beside the trace (--itl-data to choose another)", "file", g.s.itl)
+	}
+	rc, name, err := openInput(g.s.itl, g.stdin)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rc.Close()
+	rows, err := tracev2.ReadITL(rc, name, g.tr.Origin)
+	if err != nil {
+		return nil, false, err
+	}
+	return rows, true, nil
+}
+
+// mergedITL reads the ITL files beside merged real traces (each worker's
+// PREFIX.itl.csv), each on its trace's origin and shift; nil when any trace
+// has none (an ITL comparison over part of the run would mislead).
+func mergedITL(m *tracev2.MergeInfo, s sources, log *slog.Logger) ([]tracev2.ITLRow, error) {
+	ins := append([]tracev2.Input{s.trace}, s.more...)
+	var all []tracev2.ITLRow
+	for i, part := range m.Parts {
+		p := siblingITL(ins[i])
+		if p == "" {
+			if i > 0 || len(all) > 0 {
+				log.Warn("ITL data beside some real traces but not all; ITL is not compared", "missing", part.Name)
+			}
+			return nil, nil
+		}
+		rc, name, err := openInput(p, nil)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := tracev2.ReadITL(rc, name, part.Origin)
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+		for k := range rows {
+			rows[k].TimestampUs += part.ShiftUs
+		}
+		all = append(all, rows...)
+	}
+	log.Info("using the ITL data found beside the real traces", "files", len(m.Parts))
+	return all, nil
+}
+
+// concurrently runs a and b at the same time and returns a's error, else b's.
+func concurrently(a, b func() error) func() error {
+	return func() error {
+		done := make(chan error, 1)
+		go func() { done <- b() }()
+		errA := a()
+		errB := <-done
+		if errA != nil {
+			return errA
+		}
+		return errB
+	}
+}
+
+// dupIndex reports whether two of the n ids are equal.
+func dupIndex(n int, id func(int) int64) bool {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = id(i)
+	}
+	slices.Sort(ids)
+	for i := 1; i < n; i++ {
+		if ids[i] == ids[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// FitArgs names the traces of a fit as the command line gives them.
+type FitArgs struct {
+	Args        []string // each REAL
+	TraceHeader string   // --trace-header
+	TraceData   string   // --trace-data
+	ITLData     string   // --itl-data
+	ITLDataSet  bool     // --itl-data was given, even empty
+}
+
+// fitTraceInputs are the traces as the arguments name them: each REAL, or
+// the two-file form of --trace-header and --trace-data (one trace).
+func fitTraceInputs(a FitArgs) ([]tracev2.Input, error) {
+	hp, dp := a.TraceHeader, a.TraceData
+	switch {
+	case len(a.Args) > 0 && (hp != "" || dp != ""):
+		return nil, usagef("give the real traces either as arguments or as --trace-header and --trace-data, not both")
+	case len(a.Args) > 1 && a.ITLDataSet:
+		return nil, usagef("--itl-data names the ITL file of one trace; with several, each is found beside its trace (NAME.itl.csv)")
+	case len(a.Args) > 0:
+		var ins []tracev2.Input
+		stdin := 0
+		for _, arg := range a.Args {
+			if arg == "-" {
+				stdin++
+			}
+			ins = append(ins, tracev2.Input{Path: arg})
+		}
+		if stdin > 1 {
+			return nil, usagef("stdin (-) can be read only once")
+		}
+		return ins, nil
+	case hp == "" && dp == "":
+		return nil, usagef("no real trace: give REAL [REAL...] (trace files, or - for stdin) or --trace-header and --trace-data")
+	}
+	return []tracev2.Input{{HeaderPath: hp, DataPath: dp}}, nil
+}
+
+// readFitInputs reads a trace of a fit (normalised) and its ITL rows, if any.
+func readFitInputs(in tracev2.Input, itlPath string, stdin io.Reader, log *slog.Logger) (*tracev2.Trace, []tracev2.ITLRow, error) {
+	in.Stdin = stdin
+	r, _, err := tracev2.Open(in, tracev2.Options{Warn: func(msg string) { log.Warn(msg) }})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	tr, err := tracev2.ReadAll(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := tr.IndexByID(); err != nil {
+		return nil, nil, err // replay keys requests by id
+	}
+	var st tracev2.StatusTally
+	for i := range tr.Records {
+		st.Add(tr.Records[i].Status, tr.Lines[i])
+	}
+	if w := st.Warning(tr.Name); w != "" {
+		log.Warn(w + " (not fitted)")
+	}
+	if itlPath == "" {
+		if itlPath = siblingITL(in); itlPath != "" {
+			log.Info("using the ITL data found beside the trace (--itl-data to choose another)", "file", itlPath)
+		}
+	}
+	if itlPath == "" {
+		return tr, nil, nil
+	}
+	rc, name, err := openInput(itlPath, stdin)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rc.Close()
+	rows, err := tracev2.ReadITL(rc, name, tr.Origin)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tr, rows, nil
+}
+
+func joinAnd(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	s := xs[0]
+	for _, x := range xs[1 : len(xs)-1] {
+		s += ", " + x
+	}
+	return s + " and " + xs[len(xs)-1]
+}
