@@ -287,18 +287,13 @@ func liveRow(lv sweepLevel, out *levelOutcome) sweep.Row {
 	if injected > 0 {
 		r.SLOAttainment = float64(t.sloOK) / float64(injected)
 	}
+	stopped := ""
+	if out.saturated {
+		stopped = "stopped early, over-saturated: " + out.reason
+	}
 	steady := sweep.SteadyState(t.arrivals, t.starts)
-	r.QueueGrowth = steady.Growth
-	itl, _ := t.itlMs()
-	switch {
-	case out.saturated:
-		r.Status, r.Reason = sweep.StatusUnstable, "stopped early, over-saturated: "+out.reason
-	case !steady.Steady:
-		r.Status = sweep.StatusUnstable
-		r.Reason = fmt.Sprintf("no steady state: %.1f%% of the second half's arrivals piled up", 100*steady.Growth)
-	case t.ok == 0:
-		r.Reason = "no request completed"
-	default:
+	if sweep.Judge(&r, stopped, steady, t.ok, "no steady state: %.1f%% of the second half's arrivals piled up") {
+		itl, _ := t.itlMs()
 		r.TTFT, r.TPOT, r.ITL, r.E2E = latency(t.ttft), latency(t.tpot), latency(itl), latency(t.e2el)
 	}
 	return r
