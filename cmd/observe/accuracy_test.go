@@ -10,12 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"servesim/internal/cli"
-	"servesim/internal/httpload"
 	"servesim/internal/httpload/fakevllm"
 	"servesim/internal/httpload/timingtest"
 	"servesim/internal/tracev2"
-	"servesim/internal/workload"
 )
 
 // accuracy is what one run of the command measured against the fake
@@ -166,30 +163,6 @@ func BenchmarkCommandTTFT(b *testing.B) {
 			b.ReportMetric(float64(quantile64(all.delivery, 0.5)), "delivery-p50-µs")
 			b.ReportMetric(float64(quantile64(all.serverLate, 0.99)), "server-late-p99-µs")
 		})
-	}
-}
-
-// BenchmarkPlanJob is the dispatcher-side cost of one request: the next
-// workload request (chatbot preset: ~256 prompt tokens), its job (UUID,
-// trace fields) and its prepared body (prompt text and JSON).
-func BenchmarkPlanJob(b *testing.B) {
-	rate, n := 1000.0, int64(0)
-	wl, err := workload.Resolve(workload.Options{Preset: "chatbot", Rate: &rate, NumRequests: &n, Horizon: ptr(time.Hour)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, _ := httpload.NewPrompter(42, 1.0)
-	c, _ := httpload.NewClient(httpload.Config{BaseURL: "http://127.0.0.1:1", Prompter: p})
-	pl := newSpecPlanner(wl, p, &config{}, 0, cli.Shard{})
-	b.ReportAllocs()
-	for b.Loop() {
-		r, ok := pl.src.Next()
-		if !ok {
-			b.Fatal("workload ended")
-		}
-		j := pl.job(r)
-		_ = c.Prepare(j)
-		pl.take(j.ID)
 	}
 }
 

@@ -141,42 +141,6 @@ func TestHeaderMarksWhatTheServerDoesNotSay(t *testing.T) {
 	}
 }
 
-func TestParseServeArgs(t *testing.T) {
-	tests := []struct {
-		line string
-		want map[string]any
-		err  string
-	}{
-		{`vllm serve Qwen/Qwen3-14B --tensor-parallel-size=4 -pp 2 --max-num-seqs 64 --max-model-len 32k --gpu-memory-utilization 0.92`,
-			map[string]any{"model": "Qwen/Qwen3-14B", "tensor_parallel": 4, "pipeline_parallel": 2, "max_num_seqs": 64,
-				"max_model_len": 32000, "gpu_memory_utilization": 0.92}, ""},
-		{`--model 'my model' --max-num-batched-tokens 8K --scheduling-policy priority --no-enable-prefix-caching --async-scheduling`,
-			map[string]any{"model": "my model", "max_num_batched_tokens": 8192, "scheduler": "priority-fcfs",
-				"enable_prefix_caching": false, "async_scheduling": true}, ""},
-		{`serve m --trust-remote-code --served-model-name x --num-gpu-blocks-override 100 --enable-chunked-prefill=false`,
-			map[string]any{"model": "m", "total_kv_blocks": 100, "enable_chunked_prefill": false}, ""},
-		{`--max-num-seqs lots`, nil, `--max-num-seqs: "lots" is not a count`},
-		{`--max-num-seqs`, nil, `--max-num-seqs needs a value`},
-		{`--scheduling-policy lifo`, nil, `--scheduling-policy: "lifo" is not fcfs or priority`},
-		{`--model "unterminated`, nil, `unterminated quote or escape`},
-	}
-	for _, tc := range tests {
-		got, err := parseServeArgs(tc.line)
-		if tc.err != "" {
-			if err == nil || err.Error() != tc.err {
-				t.Errorf("parseServeArgs(%q): error %v, want %s", tc.line, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parseServeArgs(%q):\ngot  %v, %v\nwant %v", tc.line, got, err, tc.want)
-		}
-	}
-	if _, err := parseServeArgs(strings.Repeat("x", maxServeArgsBytes+1)); err == nil {
-		t.Error("an over-long command line: no error")
-	}
-}
-
 // TestSingleStreamTrailerCarriesTheMeasuredClient: what only the run can
 // measure (the peak in flight) reaches a single stream's trailer and reads
 // back into the header.

@@ -1,3 +1,7 @@
+// Command observe loads a live OpenAI-compatible server (vLLM) with a
+// workload or a played trace and records every request as a TraceV2 trace.
+// It turns its flags into one live.Config and calls live.Run; everything
+// else is in internal/live.
 package main
 
 import (

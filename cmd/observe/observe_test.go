@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/live"
 	"servesim/internal/tracev2"
 )
 
@@ -220,7 +221,7 @@ clients:
 	}
 	// The /metrics series: before, during (maybe), after.
 	rows, err := csv.NewReader(mustOpen(t, prefix+".metrics.csv")).ReadAll()
-	if err != nil || len(rows) < 3 || strings.Join(rows[0], ",") != strings.Join(metricsColumns(), ",") ||
+	if err != nil || len(rows) < 3 || strings.Join(rows[0], ",") != strings.Join(live.MetricsColumns(), ",") ||
 		rows[1][1] != "before" || rows[len(rows)-1][1] != "after" {
 		t.Errorf("metrics series: %v %v", rows, err)
 	}

@@ -217,13 +217,3 @@ func TestResultRampEvents(t *testing.T) {
 			v["ramp_up_strategy"], v["ramp_up_end_rps"], rps)
 	}
 }
-
-// TestPyFloat: floats are written as Python's json.dump writes them.
-func TestPyFloat(t *testing.T) {
-	for f, want := range map[float64]string{200: "200.0", 0: "0.0", 0.5: "0.5", 9.9e-05: "9.9e-05", 0.0001: "0.0001",
-		1e16: "1e+16", 123456.789: "123456.789", -3: "-3.0", 1.0 / 3: "0.3333333333333333"} {
-		if got := pyFloat(f); got != want {
-			t.Errorf("pyFloat(%v) = %q, want %q", f, got, want)
-		}
-	}
-}

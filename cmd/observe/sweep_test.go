@@ -152,28 +152,3 @@ func TestSweepFlagErrors(t *testing.T) {
 		}
 	}
 }
-
-// TestOverSaturated judges backlog samples without a clock: growth at each
-// of the last three samples, at ≥ 10% of the offered rate, to ≥ 16
-// requests behind.
-func TestOverSaturated(t *testing.T) {
-	for _, tc := range []struct {
-		rate    float64
-		backlog []int64
-		want    bool
-	}{
-		{100, []int64{0, 5, 10, 20, 30}, true},     // 20 more in 0.3 s: 67/s against 100/s offered
-		{100, []int64{0, 2, 3, 2, 3}, false},       // steady around rate × latency
-		{1000, []int64{30, 31, 32, 33, 34}, false}, // growing 10/s, 1% of 1,000/s: noise
-		{100, []int64{30, 31, 32, 33, 34}, true},   // the same growth is 10% of 100/s
-		{100, []int64{0, 1, 2, 3, 4}, false},       // growing, but only 4 behind
-		{100, []int64{40, 30, 35, 40, 45}, true},   // the last three steps count
-		{100, []int64{20, 30, 40, 39, 50}, false},  // one step back
-		{100, []int64{18, 19, 20}, false},          // too few samples
-	} {
-		m := &saturation{rate: tc.rate, period: 100 * time.Millisecond}
-		if why, got := m.overSaturated(tc.backlog); got != tc.want {
-			t.Errorf("%g req/s, backlog %v: over-saturated %v (%q), want %v", tc.rate, tc.backlog, got, why, tc.want)
-		}
-	}
-}

@@ -31,6 +31,8 @@ func rules() []rule {
 		{module + "/internal/sweep", []string{module + "/internal/des", module + "/internal/deploy", module + "/internal/replay", module + "/internal/httpload",
 			module + "/internal/report", module + "/internal/workload", module + "/internal/tracev2", module + "/internal/cli"},
 			"sweeps are engine-free: grid, SLO, rows, analysis and merge serve the simulated and the live sweep alike"},
+		{module + "/internal/live", []string{module + "/internal/cli", module + "/internal/replay"},
+			"observe's library half is driven by a typed config: no CLI, and no simulator beyond what deploy's key list brings"},
 		{module + "/", []string{module + "/internal/des/destest"}, "destest is test support: only _test files import it"},
 		{module + "/", []string{module + "/internal/tracev2/blistest"}, "blistest is test support: only _test files import it"},
 		{module + "/internal/", cliLibs, "only cmd/* and internal/cli import urfave/cli and progressbar"},

@@ -430,13 +430,7 @@ func (st *caseStats) row(s *metrics.Summary, rate float64, gpu string, gpus int)
 	if s.InjectedRequests > 0 {
 		r.SLOAttainment = float64(st.good) / float64(s.InjectedRequests)
 	}
-	switch {
-	case !steady.Steady:
-		r.Status = sweep.StatusUnstable
-		r.Reason = fmt.Sprintf("no steady state: the queue grew by %.1f%% of the arrivals over the second half of the run", 100*steady.Growth)
-	case s.CompletedRequests == 0:
-		r.Reason = "no request completed"
-	default:
+	if sweep.Judge(&r, "", steady, s.CompletedRequests, "no steady state: the queue grew by %.1f%% of the arrivals over the second half of the run") {
 		r.TTFT = &sweep.Latency{Mean: s.TTFTMeanMs, P50: s.TTFTP50Ms, P90: s.TTFTP90Ms, P95: s.TTFTP95Ms, P99: s.TTFTP99Ms}
 		r.TPOT = &sweep.Latency{Mean: s.TPOTMeanMs, P50: s.TPOTP50Ms, P90: s.TPOTP90Ms, P95: s.TPOTP95Ms, P99: s.TPOTP99Ms}
 		r.ITL = &sweep.Latency{Mean: s.ITLMeanMs, P50: s.ITLP50Ms, P90: s.ITLP90Ms, P95: s.ITLP95Ms, P99: s.ITLP99Ms}

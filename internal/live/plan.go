@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"crypto/rand"
@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"servesim/internal/cli"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
@@ -35,7 +34,9 @@ type reqInfo struct {
 // a sharded run.
 type specTraffic struct {
 	wl    *workload.Workload
-	shard cli.Shard
+	shard Shard
+	// wlClient is the header's client of a workload (Config.WorkloadClient).
+	wlClient func(*workload.Workload) tracev2.Client
 }
 
 func (t *specTraffic) seed() int64 { return t.wl.Spec.Seed }
@@ -45,7 +46,7 @@ func (t *specTraffic) users() int {
 	for _, c := range t.wl.Spec.Clients {
 		users += c.Concurrency
 	}
-	if t.shard.Sharded() {
+	if t.shard.sharded() {
 		// Users are sliced like any request: user u's first request goes
 		// to one worker, which then drives the user.
 		users = (users + t.shard.Count - 1) / t.shard.Count
@@ -68,7 +69,12 @@ func (t *specTraffic) describe(h *tracev2.Header) {
 	h.XExt.Shard = t.shard.String()
 }
 
-func (t *specTraffic) client() tracev2.Client { return cli.WorkloadClient(t.wl) }
+func (t *specTraffic) client() tracev2.Client {
+	if t.wlClient == nil {
+		return tracev2.Client{}
+	}
+	return t.wlClient(t.wl)
+}
 
 func (t *specTraffic) bench() benchFacts {
 	f := benchFacts{requestRate: "inf", ramp: t.wl.Spec.RateRamp}
@@ -109,7 +115,7 @@ type specPlanner struct {
 	src      *workload.Source
 	prompter *httpload.Prompter
 	idBase   int64 // warm-up requests take ids 0..idBase−1
-	shard    cli.Shard
+	shard    Shard
 
 	chat, forceStream, unconstrained, priorities bool
 	reqTimeout                                   time.Duration
@@ -123,7 +129,7 @@ func (t *specTraffic) newPlanner(p *httpload.Prompter, cfg *config, idBase int64
 	return newSpecPlanner(t.wl, p, cfg, idBase, t.shard)
 }
 
-func newSpecPlanner(wl *workload.Workload, p *httpload.Prompter, cfg *config, idBase int64, shard cli.Shard) *specPlanner {
+func newSpecPlanner(wl *workload.Workload, p *httpload.Prompter, cfg *config, idBase int64, shard Shard) *specPlanner {
 	src := wl.NewSource()
 	pl := &specPlanner{
 		wl: wl, src: src, prompter: p, idBase: idBase, shard: shard,
@@ -136,7 +142,7 @@ func newSpecPlanner(wl *workload.Workload, p *httpload.Prompter, cfg *config, id
 		pl.accumulate = append(pl.accumulate, c.MultiTurn != nil && c.MultiTurn.ContextGrowth == workload.ContextAccumulate)
 	}
 	src.OnSessionEnd(func(e workload.SessionEnd) { pl.sess.end(e.ID) })
-	if shard.Sharded() {
+	if shard.sharded() {
 		src.Share(shard.Index, shard.Count)
 	}
 	return pl
@@ -171,11 +177,11 @@ func (pl *specPlanner) jobs(yield func(httpload.Job) bool) {
 	}
 }
 
-// owns reports whether this worker sends r (cli.Shard): a request that
+// owns reports whether this worker sends r (Shard): a request that
 // starts no session by its id, a session's later rounds with its round 0,
 // so that a session is driven by one worker from start to end.
 func (pl *specPlanner) owns(r *workload.Request) bool {
-	if !pl.shard.Sharded() {
+	if !pl.shard.sharded() {
 		return true
 	}
 	id := r.ID
@@ -188,7 +194,7 @@ func (pl *specPlanner) owns(r *workload.Request) bool {
 			}
 		}
 	}
-	return pl.shard.Owns(id)
+	return pl.shard.owns(id)
 }
 
 func (pl *specPlanner) followUpFunc() func(httpload.Result) (httpload.Job, bool) {
@@ -228,14 +234,14 @@ func (pl *specPlanner) followUp(res httpload.Result) (httpload.Job, bool) {
 func (pl *specPlanner) total() int64 {
 	if !pl.wl.HasFollowUps() {
 		n := pl.src.Pregenerated()
-		if pl.shard.Sharded() {
+		if pl.shard.sharded() {
 			// Requests k ≡ I (mod N) of n.
 			c, i := int64(pl.shard.Count), int64(pl.shard.Index)
 			n = (n - i + c - 1) / c
 		}
 		return n
 	}
-	if pl.wl.Spec.NumRequests > 0 && !pl.shard.Sharded() {
+	if pl.wl.Spec.NumRequests > 0 && !pl.shard.sharded() {
 		return pl.wl.Spec.NumRequests
 	}
 	return -1

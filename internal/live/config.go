@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"fmt"
@@ -11,13 +11,9 @@ import (
 	"strings"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
-
-	"servesim/internal/cli"
+	"servesim/internal/tracev2"
+	"servesim/internal/workload"
 )
-
-// apiKeyEnv is read when --api-key is not given.
-const apiKeyEnv = "OPENAI_API_KEY"
 
 // config is the command line, checked. It never holds the API key in a form
 // that is printed: String is not defined on it, and the key is only handed
@@ -63,14 +59,16 @@ type config struct {
 	noSelfTest      bool
 	selfTestStreams int // 0 = the run's concurrency
 
-	quiet bool
-
-	shard   cli.Shard // this worker's slice of a sharded run
+	shard   Shard     // this worker's slice of a sharded run
 	startAt time.Time // shared wall-clock t0; zero = start when set-up ends
 	dryRun  bool      // write the planned requests; contact no server
 
 	result resultConfig // --result-json (path "" = none)
 	sweep  sweepConfig  // --sweep, --rates
+
+	duration       *time.Duration // --duration; nil = not given
+	version        string         // the tool version recorded in headers
+	workloadClient func(*workload.Workload) tracev2.Client
 }
 
 // goodput holds the --goodput targets in ms; 0 = not gated.
@@ -92,13 +90,13 @@ func parseGoodput(s string) (goodput, error) {
 	var g goodput
 	items := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
 	if len(items) == 0 && strings.TrimSpace(s) != "" {
-		return g, cli.Usagef("--goodput %q: want ttft:MS,tpot:MS,e2el:MS", s)
+		return g, usagef("--goodput %q: want ttft:MS,tpot:MS,e2el:MS", s)
 	}
 	for _, it := range items {
 		k, v, ok := strings.Cut(it, ":")
 		ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if !ok || err != nil || math.IsNaN(ms) || math.IsInf(ms, 0) || ms <= 0 {
-			return g, cli.Usagef("--goodput %q: %q is not KEY:MS with MS a positive number of milliseconds", s, it)
+			return g, usagef("--goodput %q: %q is not KEY:MS with MS a positive number of milliseconds", s, it)
 		}
 		switch strings.ToLower(strings.TrimSpace(k)) {
 		case "ttft":
@@ -108,7 +106,7 @@ func parseGoodput(s string) (goodput, error) {
 		case "e2el":
 			g.e2elMs = ms
 		default:
-			return g, cli.Usagef("--goodput %q: unknown metric %q (want ttft, tpot or e2el)", s, k)
+			return g, usagef("--goodput %q: unknown metric %q (want ttft, tpot or e2el)", s, k)
 		}
 	}
 	return g, nil
@@ -121,157 +119,171 @@ func parseHeaders(list []string) (http.Header, error) {
 		k, v, ok := strings.Cut(kv, ":")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
-			return nil, cli.Usagef("--header %q: want NAME:VALUE", kv)
+			return nil, usagef("--header %q: want NAME:VALUE", kv)
 		}
 		h.Add(k, strings.TrimSpace(v))
 	}
 	return h, nil
 }
 
-// readConfig checks the flags that are not workload flags.
-func readConfig(c *ucli.Context) (*config, error) {
+// newConfig checks the flags that are not workload flags.
+func newConfig(in *Config) (*config, error) {
 	cfg := &config{
-		url:             strings.TrimSpace(c.String("server-url")),
-		model:           c.String("model"),
-		apiKey:          c.String("api-key"),
-		insecure:        c.Bool("insecure"),
-		reqTimeout:      c.Duration("request-timeout"),
-		warmup:          c.Int("warmup-requests"),
-		prewarm:         c.Int("prewarm"),
-		maxConc:         c.Int("max-concurrency"),
-		chat:            c.Bool("chat"),
-		unconstrain:     c.Bool("unconstrained-output"),
-		traceOut:        c.String("trace-output"),
-		blisHeader:      c.Bool("blis-compatible-header"),
-		serverConfig:    c.String("server-config"),
-		vllmArgs:        c.String("vllm-args"),
-		sweepLevel:      c.String("sweep-level"),
-		recordITL:       c.Bool("record-itl"),
-		itlOut:          c.String("itl-output"),
-		drain:           c.Duration("drain-timeout"),
+		url:             strings.TrimSpace(in.URL),
+		model:           in.Model,
+		apiKey:          in.APIKey,
+		insecure:        in.Insecure,
+		reqTimeout:      in.RequestTimeout,
+		warmup:          in.WarmupRequests,
+		prewarm:         in.Prewarm,
+		maxConc:         in.MaxConcurrency,
+		chat:            in.Chat,
+		unconstrain:     in.Unconstrained,
+		traceOut:        in.TraceOutput,
+		blisHeader:      in.BLISHeader,
+		serverConfig:    in.ServerConfig,
+		vllmArgs:        in.VLLMArgs,
+		sweepLevel:      in.SweepLevel,
+		recordITL:       in.RecordITL,
+		itlOut:          in.ITLOutput,
+		drain:           in.Drain,
 		summaryTo:       "stderr",
-		scrape:          c.Bool("scrape-metrics"),
-		scrapeInterval:  c.Duration("scrape-interval"),
-		metricsOut:      c.String("metrics-output"),
-		selfTestOnly:    c.Bool("self-test"),
-		noSelfTest:      c.Bool("no-self-test"),
-		selfTestStreams: c.Int("self-test-streams"),
-		quiet:           c.Bool("quiet"),
-		maxErrorRate:    c.Float64("max-error-rate"),
+		scrape:          in.Scrape,
+		scrapeInterval:  in.ScrapeInterval,
+		metricsOut:      in.MetricsOutput,
+		selfTestOnly:    in.SelfTest,
+		noSelfTest:      in.NoSelfTest,
+		selfTestStreams: in.SelfTestStreams,
+		maxErrorRate:    in.MaxErrorRate,
+		shard:           in.Shard,
+		version:         in.Version,
+		workloadClient:  in.WorkloadClient,
+		duration:        in.Duration,
 	}
+	if err := cfg.checkClient(in); err != nil {
+		return nil, err
+	}
+	if cfg.selfTestOnly {
+		return cfg, nil
+	}
+	if err := cfg.checkRun(in); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkOutputs(in); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// checkClient checks what the self-test needs too: the client's flags.
+func (cfg *config) checkClient(in *Config) error {
 	if r := cfg.maxErrorRate; !(r >= 0 && r <= 1) {
-		return nil, cli.Usagef("--max-error-rate %g: want a share in [0, 1]", r)
-	}
-	if cfg.apiKey == "" {
-		cfg.apiKey = os.Getenv(apiKeyEnv)
+		return usagef("--max-error-rate %g: want a share in [0, 1]", r)
 	}
 	var err error
-	if cfg.headers, err = parseHeaders(c.StringSlice("header")); err != nil {
-		return nil, err
+	if cfg.headers, err = parseHeaders(in.Headers); err != nil {
+		return err
 	}
-	if cfg.goodput, err = parseGoodput(c.String("goodput")); err != nil {
-		return nil, err
+	if cfg.goodput, err = parseGoodput(in.Goodput); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"--warmup-requests", cfg.warmup}, {"--prewarm", cfg.prewarm + 1}, {"--max-concurrency", cfg.maxConc}, {"--self-test-streams", cfg.selfTestStreams}} {
 		if f.v < 0 {
-			return nil, cli.Usagef("%s: must be >= 0 (--prewarm: >= -1)", f.name)
+			return usagef("%s: must be >= 0 (--prewarm: >= -1)", f.name)
 		}
 	}
 	if cfg.selfTestStreams > maxSelfTestStreams {
-		return nil, cli.Usagef("--self-test-streams %d: at most %d", cfg.selfTestStreams, maxSelfTestStreams)
+		return usagef("--self-test-streams %d: at most %d", cfg.selfTestStreams, maxSelfTestStreams)
 	}
 	if cfg.reqTimeout < 0 || cfg.drain < 0 {
-		return nil, cli.Usagef("--request-timeout and --drain-timeout must not be negative")
+		return usagef("--request-timeout and --drain-timeout must not be negative")
 	}
 	if cfg.scrapeInterval <= 0 {
-		return nil, cli.Usagef("--scrape-interval %v: must be > 0", cfg.scrapeInterval)
+		return usagef("--scrape-interval %v: must be > 0", cfg.scrapeInterval)
 	}
 	if cfg.selfTestOnly && cfg.noSelfTest {
-		return nil, cli.Usagef("--self-test and --no-self-test exclude each other")
+		return usagef("--self-test and --no-self-test exclude each other")
 	}
-	if cfg.selfTestOnly {
-		return cfg, nil
-	}
+	return nil
+}
+
+// checkRun checks what the run declares, records and sweeps.
+func (cfg *config) checkRun(in *Config) error {
+	var err error
 	if cfg.fromFile, cfg.fromArgs, err = readDeclared(cfg.serverConfig, cfg.vllmArgs); err != nil {
-		return nil, err
+		return err
 	}
 	if len(cfg.sweepLevel) > 256 {
-		return nil, cli.Usagef("--sweep-level: longer than 256 bytes")
+		return usagef("--sweep-level: longer than 256 bytes")
 	}
-	if cfg.result, err = parseResultFlags(c.String("result-json"), c.String("percentile-metrics"), c.String("metric-percentiles"),
-		c.Bool("result-detailed"), c.String("label"), c.StringSlice("metadata")); err != nil {
-		return nil, err
+	if cfg.result, err = parseResultFlags(in.ResultJSON, in.PercentileMetrics, in.MetricPercentiles,
+		in.ResultDetailed, in.Label, in.Metadata); err != nil {
+		return err
 	}
-	if cfg.shard, err = cli.ParseShard(c.String("shard"), os.Getenv); err != nil {
-		return nil, err
-	}
-	if cfg.sweep, err = parseSweep(c.Bool("sweep"), c.Int("sweep-levels"), c.String("rates"), c.String("slo"),
-		c.String("sweep-output"), c.String("html"), c.String("overlay")); err != nil {
-		return nil, err
+	if cfg.sweep, err = parseSweep(in.Sweep, in.SweepLevels, in.Rates, in.SLO, in.SweepOutput, in.HTML, in.Overlay); err != nil {
+		return err
 	}
 	if cfg.sweep.active() {
 		switch {
 		case cfg.traceOut == "-":
-			return nil, cli.Usagef("a sweep writes a trace per level: give --trace-output PREFIX")
-		case c.IsSet("itl-output") || c.IsSet("metrics-output"):
-			return nil, cli.Usagef("a sweep names its files after each level: --itl-output and --metrics-output do not apply")
-		case cfg.shard.Sharded() || c.IsSet("start-at") || c.Bool("dry-run"):
-			return nil, cli.Usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
+			return usagef("a sweep writes a trace per level: give --trace-output PREFIX")
+		case in.ITLOutput != "" || in.MetricsOutput != "":
+			return usagef("a sweep names its files after each level: --itl-output and --metrics-output do not apply")
+		case cfg.shard.sharded() || in.StartAt != "" || in.DryRun:
+			return usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
 		case cfg.sweep.html == "-" || cfg.sweep.output == "-":
-			return nil, cli.Usagef("--html and --sweep-output need files: stdout carries the sweep's table")
+			return usagef("--html and --sweep-output need files: stdout carries the sweep's table")
 		}
 	}
-	if v := c.String("start-at"); v != "" {
+	if v := in.StartAt; v != "" {
 		if cfg.startAt, err = parseStartAt(v); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if cfg.dryRun = c.Bool("dry-run"); cfg.dryRun {
+	if cfg.dryRun = in.DryRun; cfg.dryRun {
 		if cfg.url != "" || cfg.scrape || cfg.recordITL || cfg.warmup > 0 || cfg.result.path != "" {
-			return nil, cli.Usagef("--dry-run contacts no server: --server-url, --scrape-metrics, --record-itl, --warmup-requests and --result-json do not apply")
+			return usagef("--dry-run contacts no server: --server-url, --scrape-metrics, --record-itl, --warmup-requests and --result-json do not apply")
 		}
 		cfg.noSelfTest = true
 	} else if cfg.url == "" {
-		return nil, cli.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test or --dry-run")
+		return usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test or --dry-run")
 	} else if u, err := url.Parse(cfg.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, cli.Usagef("--server-url %q: want http(s)://host[:port]", cfg.url)
+		return usagef("--server-url %q: want http(s)://host[:port]", cfg.url)
 	}
+	return nil
+}
+
+// checkOutputs checks the outputs and fills in the paths derived from
+// --trace-output.
+func (cfg *config) checkOutputs(in *Config) error {
 	if cfg.traceOut == "" {
-		return nil, cli.Usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
+		return usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
 	}
-	if c.Bool("summary") {
+	if in.Summary {
 		if cfg.traceOut == "-" {
-			return nil, cli.Usagef("--summary puts the summary on stdout, which carries the trace; give --trace-output PREFIX")
+			return usagef("--summary puts the summary on stdout, which carries the trace; give --trace-output PREFIX")
 		}
 		cfg.summaryTo = "stdout"
 	}
 	if cfg.recordITL && cfg.itlOut == "" {
 		if cfg.traceOut == "-" {
-			return nil, cli.Usagef("--record-itl with the trace on stdout needs --itl-output FILE")
+			return usagef("--record-itl with the trace on stdout needs --itl-output FILE")
 		}
-		_, _, cfg.itlOut = prefixPaths(cfg.traceOut)
+		_, _, cfg.itlOut = tracev2.PrefixPaths(cfg.traceOut)
 	}
 	if cfg.itlOut != "" && !cfg.recordITL {
-		return nil, cli.Usagef("--itl-output needs --record-itl")
+		return usagef("--itl-output needs --record-itl")
 	}
 	if cfg.scrape && cfg.metricsOut == "" && cfg.traceOut != "-" {
 		cfg.metricsOut = cfg.traceOut + ".metrics.csv"
 	}
 	if cfg.metricsOut != "" && !cfg.scrape {
-		return nil, cli.Usagef("--metrics-output needs --scrape-metrics")
+		return usagef("--metrics-output needs --scrape-metrics")
 	}
-	if err := checkDistinct(cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
-
-// prefixPaths are the files of --trace-output PREFIX.
-func prefixPaths(prefix string) (header, data, itl string) {
-	return prefix + ".yaml", prefix + ".csv", prefix + ".itl.csv"
+	return checkDistinct(cfg)
 }
 
 // checkDistinct refuses outputs that would overwrite each other.
@@ -286,17 +298,17 @@ func checkDistinct(cfg *config) error {
 			abs = p
 		}
 		if other, ok := seen[abs]; ok {
-			return cli.Usagef("%s and %s both write %s", other, flag, p)
+			return usagef("%s and %s both write %s", other, flag, p)
 		}
 		seen[abs] = flag
 		// Fail before the run, not after its set-up: the directory must exist.
 		if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
-			return cli.Usagef("%s %s: directory %s does not exist", flag, p, filepath.Dir(p))
+			return usagef("%s %s: directory %s does not exist", flag, p, filepath.Dir(p))
 		}
 		return nil
 	}
 	if cfg.traceOut != "-" {
-		h, d, _ := prefixPaths(cfg.traceOut)
+		h, d, _ := tracev2.PrefixPaths(cfg.traceOut)
 		if err := add("--trace-output (header)", h); err != nil {
 			return err
 		}
@@ -317,7 +329,7 @@ func checkDistinct(cfg *config) error {
 func (cfg *config) describe() string {
 	out := "stdout (single stream)"
 	if cfg.traceOut != "-" {
-		h, d, _ := prefixPaths(cfg.traceOut)
+		h, d, _ := tracev2.PrefixPaths(cfg.traceOut)
 		out = fmt.Sprintf("%s + %s", h, d)
 	}
 	return out
@@ -334,5 +346,5 @@ func parseStartAt(v string) (time.Time, error) {
 		sec, frac := math.Modf(f)
 		return time.Unix(int64(sec), int64(math.Round(frac*1e9))), nil
 	}
-	return time.Time{}, cli.Usagef("--start-at %q: want an RFC 3339 time (2026-05-01T10:00:00Z) or Unix seconds", v)
+	return time.Time{}, usagef("--start-at %q: want an RFC 3339 time (2026-05-01T10:00:00Z) or Unix seconds", v)
 }

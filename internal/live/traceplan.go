@@ -1,10 +1,9 @@
-package main
+package live
 
 import (
 	"log/slog"
 	"time"
 
-	"servesim/internal/cli"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 )
@@ -21,7 +20,7 @@ type traceTraffic struct {
 	hashBlock int
 	stream    bool // --streaming: stream every request
 	models    func(string) bool
-	shard     cli.Shard
+	shard     Shard
 }
 
 func (t *traceTraffic) seed() int64 { return t.seedValue }
@@ -50,9 +49,9 @@ func (t *traceTraffic) hasHashIDs() bool {
 
 // client: a played trace's requests come at the trace's times.
 func (t *traceTraffic) client() tracev2.Client {
-	c := tracev2.Client{Arrival: "trace", SessionMode: cli.SessionFixed}
+	c := tracev2.Client{Arrival: "trace", SessionMode: sessionFixed}
 	if t.closed && t.p.sessions {
-		c.SessionMode = cli.SessionClosedLoop
+		c.SessionMode = sessionClosedLoop
 	}
 	streams := map[bool]bool{}
 	for i := range t.p.rows {
@@ -145,21 +144,21 @@ func (pl *tracePlanner) jobs(yield func(httpload.Job) bool) {
 }
 
 // owns reports whether this worker of a sharded run sends row i: rows by
-// their place, sessions whole with their first row (cli.Shard).
+// their place, sessions whole with their first row (Shard).
 func (pl *tracePlanner) owns(i int, r *playRow) bool {
 	sh := pl.t.shard
-	if !sh.Sharded() {
+	if !sh.sharded() {
 		return true
 	}
 	if r.sessionID == "" {
-		return sh.Owns(int64(i))
+		return sh.owns(int64(i))
 	}
 	first, ok := pl.firstOf[r.sessionID]
 	if !ok {
 		first = i
 		pl.firstOf[r.sessionID] = i
 	}
-	return sh.Owns(int64(first))
+	return sh.owns(int64(first))
 }
 
 func (pl *tracePlanner) followUpFunc() func(httpload.Result) (httpload.Job, bool) {
@@ -206,7 +205,7 @@ func (pl *tracePlanner) followUp(res httpload.Result) (httpload.Job, bool) {
 func (pl *tracePlanner) take(id int64) *reqInfo { return pl.infos.take(id) }
 
 func (pl *tracePlanner) total() int64 {
-	if pl.t.shard.Sharded() {
+	if pl.t.shard.sharded() {
 		return -1
 	}
 	return int64(len(pl.t.p.rows))

@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"servesim/internal/cli"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 )
@@ -21,7 +20,7 @@ const afterScrapeTimeout = 5 * time.Second
 
 // observe runs the whole command against the server once the workload is
 // resolved: probe, calibrate, self-test, warm-up, then the recorded run.
-func observe(ctx context.Context, cfg *config, tr traffic, stdio cli.IO, log *slog.Logger) error {
+func observe(ctx context.Context, cfg *config, tr traffic, stdio IO, log *slog.Logger) error {
 	s, err := setUp(ctx, cfg, tr, log)
 	if err != nil {
 		return beforeRun(ctx, err)
@@ -39,7 +38,7 @@ func observe(ctx context.Context, cfg *config, tr traffic, stdio cli.IO, log *sl
 	if ctx.Err() != nil {
 		return beforeRun(ctx, ctx.Err())
 	}
-	out, err := recordRun(ctx, cfg, tr, s, outs, stdio, log, nil)
+	out, err := recordRun(ctx, runParts{cfg: cfg, tr: tr, s: s, outs: outs, stdio: stdio, log: log})
 	if err != nil {
 		return err
 	}
@@ -52,7 +51,7 @@ func observe(ctx context.Context, cfg *config, tr traffic, stdio cli.IO, log *sl
 // written; an interrupt still exits 130.
 func beforeRun(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return cli.WithCode(cli.ExitInterrupted, fmt.Errorf("interrupted before the run started; no trace written: %w", context.Cause(ctx)))
+		return withCode(exitInterrupted, fmt.Errorf("interrupted before the run started; no trace written: %w", context.Cause(ctx)))
 	}
 	return err
 }
@@ -87,7 +86,7 @@ func setUp(ctx context.Context, cfg *config, tr traffic, log *slog.Logger) (*set
 	s := &setup{info: info, model: cfg.model, maxModelLen: info.maxModelLen}
 	if s.model == "" {
 		if len(info.models) == 0 {
-			return nil, cli.Usagef("--model is required: the server lists no model at /v1/models")
+			return nil, usagef("--model is required: the server lists no model at /v1/models")
 		}
 		s.model = info.models[0]
 		log.Info("model taken from the server's /v1/models", "model", s.model)
@@ -95,7 +94,7 @@ func setUp(ctx context.Context, cfg *config, tr traffic, log *slog.Logger) (*set
 	hcfg := httpload.Config{BaseURL: cfg.url, Model: s.model, APIKey: cfg.apiKey, Headers: cfg.headers, InsecureSkipVerify: cfg.insecure}
 	probe, err := httpload.NewClient(hcfg)
 	if err != nil {
-		return nil, cli.Usagef("--server-url: %v", err)
+		return nil, usagef("--server-url: %v", err)
 	}
 	cal, err := probe.Calibrate(sctx)
 	if err != nil {
@@ -133,7 +132,7 @@ func setUp(ctx context.Context, cfg *config, tr traffic, log *slog.Logger) (*set
 	hcfg.Prompter = s.prompter
 	hcfg.MaxConns = max(4096, cfg.maxConc, prewarmConns(cfg, tr))
 	if s.client, err = httpload.NewClient(hcfg); err != nil {
-		return nil, cli.Usagef("--server-url: %v", err)
+		return nil, usagef("--server-url: %v", err)
 	}
 	if err := warmUp(ctx, cfg, tr, s, log); err != nil {
 		s.client.Close()
@@ -238,7 +237,7 @@ func header(cfg *config, tr traffic, s *setup, t0 time.Time) *tracev2.Header {
 	if s.info.rttMs > 0 {
 		h.Network = &tracev2.Network{MeasuredRTTMs: s.info.rttMs}
 	}
-	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cli.Version, T0UnixUs: t0.UnixMicro(),
+	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cfg.version, T0UnixUs: t0.UnixMicro(),
 		TimeOrigin: tracev2.OriginRelative, SelfTest: s.selfTest}
 	tr.describe(h)
 	recordFacts(h, s.facts, observedClient(cfg, tr))

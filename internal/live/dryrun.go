@@ -1,10 +1,9 @@
-package main
+package live
 
 import (
 	"fmt"
 	"time"
 
-	"servesim/internal/cli"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 )
@@ -17,7 +16,7 @@ const dryRunStatus = "planned"
 // depend on completions and are not known), or the played trace's rows,
 // this worker's slice when sharded. Prompt text is not built beyond what
 // sessions need, and no server is contacted.
-func dryRun(cfg *config, tr traffic, stdio cli.IO) error {
+func dryRun(cfg *config, tr traffic, stdio IO) error {
 	p, err := httpload.NewPrompter(tr.seed(), 1)
 	if err != nil {
 		return err
@@ -33,7 +32,7 @@ func dryRun(cfg *config, tr traffic, stdio cli.IO) error {
 		t0 = cfg.startAt
 	}
 	h.CreatedAt = tracev2.FormatCreatedAt(t0)
-	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cli.Version, TimeOrigin: tracev2.OriginRelative, T0UnixUs: t0.UnixMicro()}
+	h.XExt = &tracev2.Ext{Tool: "observe", ToolVersion: cfg.version, TimeOrigin: tracev2.OriginRelative, T0UnixUs: t0.UnixMicro()}
 	tr.describe(h)
 	tw, err := openTrace(cfg, stdio, h, tr.columns())
 	if err != nil {

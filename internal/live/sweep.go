@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"servesim/internal/cli"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
 	"servesim/internal/workload"
@@ -40,17 +39,17 @@ const burstRPS = 1e6
 func parseSweep(full bool, levels int, rates, slo, output, html, overlay string) (sweepConfig, error) {
 	s := sweepConfig{full: full, levels: levels, output: output, html: html, overlay: overlay}
 	if levels < 0 || levels > 100 {
-		return s, cli.Usagef("--sweep-levels %d: want 0 to 100", levels)
+		return s, usagef("--sweep-levels %d: want 0 to 100", levels)
 	}
 	for _, r := range strings.FieldsFunc(rates, func(c rune) bool { return c == ',' || c == ' ' }) {
 		v, err := strconv.ParseFloat(r, 64)
 		if err != nil || !(v > 0) || v >= burstRPS {
-			return s, cli.Usagef("--rates %q: %q is not a rate in requests/s (> 0)", rates, r)
+			return s, usagef("--rates %q: %q is not a rate in requests/s (> 0)", rates, r)
 		}
 		s.rates = append(s.rates, v)
 	}
 	if rates != "" && len(s.rates) == 0 {
-		return s, cli.Usagef("--rates %q: give rates in requests/s, e.g. 2,4,8", rates)
+		return s, usagef("--rates %q: give rates in requests/s, e.g. 2,4,8", rates)
 	}
 	var err error
 	if s.slo, err = sweep.ParseSLO(slo); err != nil {
@@ -58,7 +57,7 @@ func parseSweep(full bool, levels int, rates, slo, output, html, overlay string)
 	}
 	s.bounds.ttftMs, s.bounds.tpotMs, s.bounds.e2elMs = s.slo.RequestTargets()
 	if (output != "" || html != "" || overlay != "" || slo != "") && !s.active() {
-		return s, cli.Usagef("--slo, --sweep-output, --html and --overlay shape a sweep: give --sweep or --rates")
+		return s, usagef("--slo, --sweep-output, --html and --overlay shape a sweep: give --sweep or --rates")
 	}
 	return s, nil
 }
@@ -85,7 +84,7 @@ type liveSweep struct {
 	cfg   *config
 	wl    *workload.Workload
 	s     *setup
-	stdio cli.IO
+	stdio IO
 	log   *slog.Logger
 	byKey map[string]sweepLevel
 	ran   int                      // levels run so far (their files are numbered by it)
@@ -102,21 +101,21 @@ type liveSweep struct {
 // the simulated sweep's (run sweep): its --slo, its table on stdout, its
 // JSON document (--sweep-output) and its page (--html), which draws a
 // simulated sweep's curves beside these with --overlay.
-func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio cli.IO, log *slog.Logger) error {
+func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO, log *slog.Logger) error {
 	if _, err := wl.AtRate(1); err != nil {
-		return cli.Usagef("a sweep sends the workload at several rates: %v", err)
+		return usagef("a sweep sends the workload at several rates: %v", err)
 	}
 	var sim *sweep.Doc
 	if cfg.sweep.overlay != "" {
 		data, err := os.ReadFile(cfg.sweep.overlay)
 		if err != nil {
-			return cli.WithCode(cli.ExitUsage, fmt.Errorf("--overlay: %w", err))
+			return withCode(exitUsage, fmt.Errorf("--overlay: %w", err))
 		}
 		if sim, err = sweep.DecodeDoc(cfg.sweep.overlay, data); err != nil {
 			return err
 		}
 	}
-	s, err := setUp(ctx, cfg, &specTraffic{wl: wl, shard: cfg.shard}, log)
+	s, err := setUp(ctx, cfg, &specTraffic{wl: wl, shard: cfg.shard, wlClient: cfg.workloadClient}, log)
 	if err != nil {
 		return beforeRun(ctx, err)
 	}
@@ -204,7 +203,7 @@ func (sw *liveSweep) run(ctx context.Context, c sweep.Case, _ float64) (sweep.Ro
 }
 
 // sweepRun runs level k with its own outputs.
-func sweepRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup, k int, lv sweepLevel, stdio cli.IO,
+func sweepRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup, k int, lv sweepLevel, stdio IO,
 	log *slog.Logger) (*levelOutcome, error) {
 	lw, err := wl.AtRate(lv.rate)
 	if err != nil {
@@ -242,7 +241,8 @@ func sweepRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup,
 		watch = newSaturation(lv.rate, dur)
 	}
 	log.Info("sweep level", "level", k, "rate", lv.name(), "trace", lcfg.traceOut)
-	return recordRun(ctx, &lcfg, &specTraffic{wl: lw, shard: cfg.shard}, s, outs, stdio, log, watch)
+	return recordRun(ctx, runParts{cfg: &lcfg, tr: &specTraffic{wl: lw, shard: cfg.shard, wlClient: cfg.workloadClient}, s: s, outs: outs,
+		stdio: stdio, log: log, watch: watch})
 }
 
 // completionRate is how fast a level's requests completed between its
@@ -287,18 +287,13 @@ func liveRow(lv sweepLevel, out *levelOutcome) sweep.Row {
 	if injected > 0 {
 		r.SLOAttainment = float64(t.sloOK) / float64(injected)
 	}
+	stopped := ""
+	if out.saturated {
+		stopped = "stopped early, over-saturated: " + out.reason
+	}
 	steady := sweep.SteadyState(t.arrivals, t.starts)
-	r.QueueGrowth = steady.Growth
-	itl, _ := t.itlMs()
-	switch {
-	case out.saturated:
-		r.Status, r.Reason = sweep.StatusUnstable, "stopped early, over-saturated: "+out.reason
-	case !steady.Steady:
-		r.Status = sweep.StatusUnstable
-		r.Reason = fmt.Sprintf("no steady state: %.1f%% of the second half's arrivals piled up", 100*steady.Growth)
-	case t.ok == 0:
-		r.Reason = "no request completed"
-	default:
+	if sweep.Judge(&r, stopped, steady, t.ok, "no steady state: %.1f%% of the second half's arrivals piled up") {
+		itl, _ := t.itlMs()
 		r.TTFT, r.TPOT, r.ITL, r.E2E = latency(t.ttft), latency(t.tpot), latency(itl), latency(t.e2el)
 	}
 	return r

@@ -1,11 +1,9 @@
-package main
+package live
 
 import (
 	"fmt"
 	"slices"
 	"time"
-
-	"servesim/internal/cli"
 )
 
 // liveEvery is how often the progress line's figures are recomputed.
@@ -14,20 +12,22 @@ const liveEvery = 250 * time.Millisecond
 // liveSample bounds the TTFTs sorted for the progress line's median.
 const liveSample = 20000
 
-// live is the progress bar on stderr: requests done, errors, completion
+// progressLine is the progress bar on stderr: requests done, errors, completion
 // rate and the median TTFT so far. With no terminal (bar nil) it does
 // nothing, so the sink pays nothing for it.
-type live struct {
-	bar   *cli.Progress
+type progressLine struct {
+	bar   Progress
 	start time.Time
 	last  time.Time
 	buf   []float64
 }
 
-func newLive(bar *cli.Progress) *live { return &live{bar: bar, start: time.Now()} }
+func newProgressLine(bar Progress) *progressLine {
+	return &progressLine{bar: bar, start: time.Now()}
+}
 
 // update refreshes the bar from the tally at most every liveEvery.
-func (l *live) update(t *tally) {
+func (l *progressLine) update(t *tally) {
 	if l.bar == nil {
 		return
 	}
@@ -54,4 +54,8 @@ func (l *live) update(t *tally) {
 	l.bar.Set(done, desc)
 }
 
-func (l *live) finish() { l.bar.Finish() }
+func (l *progressLine) finish() {
+	if l.bar != nil {
+		l.bar.Finish()
+	}
+}

@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// metricsColumns is the column row of the --scrape-metrics time series.
+// MetricsColumns is the column row of the --scrape-metrics time series.
 // time_us is on the trace's origin t0 (the scrape before the run is
 // slightly negative); an empty cell means the server did not report that
 // metric.
-func metricsColumns() []string {
+func MetricsColumns() []string {
 	return []string{"time_us", "phase", "num_requests_running", "num_requests_waiting", "kv_cache_usage",
 		"prefix_cache_queries", "prefix_cache_hits", "external_prefix_cache_queries", "external_prefix_cache_hits"}
 }
@@ -53,7 +53,7 @@ func newScraper(c *httpload.Client, w io.Writer, log *slog.Logger) (*scraper, er
 	s := &scraper{c: c, log: log}
 	if w != nil {
 		s.csv = csv.NewWriter(w)
-		if err := s.csv.Write(metricsColumns()); err != nil {
+		if err := s.csv.Write(MetricsColumns()); err != nil {
 			return nil, fmt.Errorf("write metrics: %w", err)
 		}
 		s.csv.Flush()

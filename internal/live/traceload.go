@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"servesim/internal/cli"
+	"os"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 )
@@ -131,11 +131,11 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 		raws[i].normalize(origin)
 	}
 	if len(raws) == 0 {
-		return nil, cli.Usagef("--trace %s: the trace has no requests", p.name)
+		return nil, usagef("--trace %s: the trace has no requests", p.name)
 	}
 	p.order(raws, o)
 	if len(p.rows) == 0 {
-		return nil, cli.Usagef("--trace %s: no request is left after --trace-offset, --duration and --num-requests", p.name)
+		return nil, usagef("--trace %s: no request is left after --trace-offset, --duration and --num-requests", p.name)
 	}
 	p.accumulate = p.header.SessionContextGrowth == tracev2.SessionAccumulate
 	return p, nil
@@ -176,9 +176,9 @@ func readTraceV2(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2
 func readForeign(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Record), log *slog.Logger) error {
 	format := importer.Format(o.from)
 	if !slices.Contains(importer.Formats(), format) {
-		return cli.Usagef("--from %q: want one of %v", o.from, importer.Formats())
+		return usagef("--from %q: want one of %v", o.from, importer.Formats())
 	}
-	rc, name, err := cli.OpenInput(o.path, stdin)
+	rc, name, err := openInput(o.path, stdin)
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func scaleUs(us int64, s float64) int64 {
 // traceName is the header's workload_spec of a played trace.
 func traceName(p *playTrace) string {
 	name := p.name
-	if name != cli.StdinName {
+	if name != tracev2.StdinName {
 		name = filepath.Base(name)
 	}
 	return "trace:" + strings.TrimSpace(name)
@@ -280,4 +280,17 @@ func traceName(p *playTrace) string {
 func describePlay(p *playTrace) string {
 	last := p.rows[len(p.rows)-1].atUs
 	return fmt.Sprintf("%s: %d requests over %v", p.name, len(p.rows), time.Duration(last)*time.Microsecond)
+}
+
+// openInput opens a foreign trace; "" and "-" are stdin. A file that cannot
+// be opened is an input error.
+func openInput(path string, stdin io.Reader) (io.ReadCloser, string, error) {
+	if path == "" || path == "-" {
+		return io.NopCloser(stdin), tracev2.StdinName, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, path, withCode(exitUsage, err)
+	}
+	return f, path, nil
 }

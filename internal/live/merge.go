@@ -1,0 +1,48 @@
+package live
+
+import (
+	"fmt"
+	"log/slog"
+
+	"servesim/internal/tracev2"
+)
+
+// mergeTraces is observe --merge TRACE...: the per-worker traces of a
+// sharded run merged by time onto the earliest worker's start
+// (tracev2.Merge), written to out (- or a prefix). Nothing is sent.
+func mergeTraces(paths []string, out string, blisHeader bool, stdio IO, log *slog.Logger) error {
+	if len(paths) == 0 {
+		return usagef("--merge: name the traces to merge (the per-worker traces of a --shard run)")
+	}
+	ins := make([]tracev2.Input, len(paths))
+	for i, p := range paths {
+		ins[i] = tracev2.Input{Path: p, Stdin: stdio.In}
+	}
+	tr, info, err := tracev2.LoadMerged(ins, tracev2.Options{Warn: func(m string) { log.Warn(m) }})
+	if err != nil {
+		return err
+	}
+	for _, w := range info.Warnings {
+		log.Warn(w)
+	}
+	if out == "" {
+		return usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
+	}
+	tw, err := createTrace(out, stdio, tr.Header, tr.Columns, !blisHeader)
+	if err != nil && out != "-" {
+		err = withCode(exitFailure, err) // a file that cannot be written is a runtime failure
+	}
+	if err != nil {
+		return fmt.Errorf("--trace-output: %w", err)
+	}
+	for i := range tr.Records {
+		if err := tw.Write(&tr.Records[i]); err != nil {
+			return fmt.Errorf("write trace: %w", err)
+		}
+	}
+	if err := tw.Close(nil); err != nil {
+		return fmt.Errorf("finish trace: %w", err)
+	}
+	log.Info("merged", "inputs", len(paths), "rows", len(tr.Records))
+	return nil
+}

@@ -1,0 +1,70 @@
+package live
+
+import (
+	"log/slog"
+	"math"
+	"slices"
+)
+
+// readTrace checks the --trace options and loads the trace.
+func readTrace(in *TraceConfig, cfg *config, stdio IO, log *slog.Logger) (*traceTraffic, error) {
+	o := playOptions{path: in.Path, from: in.From, lenient: in.Lenient,
+		scale: in.TimeScale, offset: in.Offset, hashBlock: in.HashBlock, thinkUs: in.ThinkTime.Microseconds()}
+	if o.path == "" {
+		return nil, usagef("--trace: name a file, or - for stdin")
+	}
+	if !(o.scale > 0) || math.IsInf(o.scale, 0) || o.scale > 1e6 {
+		return nil, usagef("--time-scale %v: must be > 0 (and at most 1e6)", o.scale)
+	}
+	if o.offset < 0 || o.thinkUs < 0 {
+		return nil, usagef("--trace-offset and --think-time must not be negative")
+	}
+	if o.hashBlock < 1 || o.hashBlock > 1<<20 {
+		return nil, usagef("--hash-block-tokens %d: want 1 to %d", o.hashBlock, 1<<20)
+	}
+	switch v := in.InjectAt; v {
+	case "arrival":
+	case "send":
+		o.atSend = true
+	default:
+		return nil, usagef("--inject-at %q: want arrival or send", v)
+	}
+	switch v := in.SessionMode; v {
+	case sessionFixed:
+	case sessionClosedLoop:
+		o.closed = true
+	default:
+		return nil, usagef("--session-mode %q: want fixed or closed-loop", v)
+	}
+	if in.NumRequests != nil {
+		if o.limit = *in.NumRequests; o.limit < 0 {
+			return nil, usagef("--num-requests %d: must be >= 0", o.limit)
+		}
+	}
+	if cfg.duration != nil {
+		if d := *cfg.duration; d <= 0 {
+			return nil, usagef("--duration %v: must be > 0", d)
+		} else {
+			o.horizonUs = d.Microseconds()
+		}
+	}
+	p, err := loadPlay(o, stdio.In, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("playing", "trace", describePlay(p), "skipped_rows", p.skipped)
+	t := &traceTraffic{p: p, closed: o.closed, hashBlock: o.hashBlock, stream: in.Streaming, shard: cfg.shard, seedValue: 42}
+	switch {
+	case in.Seed != nil:
+		t.seedValue = *in.Seed
+	case p.header != nil && p.header.WorkloadSeed != nil:
+		t.seedValue = *p.header.WorkloadSeed
+	}
+	return t, nil
+}
+
+// setModels tells the player which models the server lists (set-up has
+// read /v1/models): a row's own model is sent only when it is one of them.
+func (t *traceTraffic) setModels(models []string) {
+	t.models = func(m string) bool { return slices.Contains(models, m) }
+}
