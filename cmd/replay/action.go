@@ -14,6 +14,7 @@ import (
 	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/input"
 )
 
 // settings are the validated flags that are not the deployment's.
@@ -71,18 +72,18 @@ func traceSettings(c *ucli.Context) (opts replay.TraceOptions, horizonUs int64, 
 // deployment, the client and progress: the seed (--seed, else the
 // trace's), its session context growth and goodput targets, the horizon
 // and the hash block size.
-func simConfig(c *ucli.Context, in *input, horizonUs int64) replay.Config {
+func simConfig(c *ucli.Context, in *input.Trace, horizonUs int64) replay.Config {
 	seed := c.Int64("seed")
-	if !c.IsSet("seed") && in.header.WorkloadSeed != nil {
-		seed = *in.header.WorkloadSeed
+	if !c.IsSet("seed") && in.Header.WorkloadSeed != nil {
+		seed = *in.Header.WorkloadSeed
 	}
 	return replay.Config{
 		Seed:            seed,
-		ContextGrowth:   in.header.SessionContextGrowth,
+		ContextGrowth:   in.Header.SessionContextGrowth,
 		HorizonUs:       horizonUs,
-		SLOTargets:      replay.SLOTargets(in.header.GoodputSLOTargets),
+		SLOTargets:      replay.SLOTargets(in.Header.GoodputSLOTargets),
 		HashBlockTokens: c.Int("hash-block-tokens"),
-		UniqueIDs:       in.unique,
+		UniqueIDs:       in.Unique,
 	}
 }
 
@@ -156,15 +157,15 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	if err != nil {
 		return err
 	}
-	defer in.close()
-	defer func() { err = in.pipes.named(err) }()
-	log = in.pipes.logger(log)
+	defer in.Close()
+	defer func() { err = in.Named(err) }()
+	log = in.Logger(log)
 	dep, client, err := setUp(c, set, in, log)
 	if err != nil {
 		return err
 	}
 	set.opts.Ordinals = set.traceOut != ""
-	if in.stream != nil {
+	if in.Stream != nil {
 		// A two-file --trace-output is written in place as the rows come:
 		// a bad row found late would leave it half written.
 		if !set.opts.ClosedLoop && !c.IsSet("rate") && (set.traceOut == "" || set.traceOut == "-") {
@@ -172,21 +173,21 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 				return err
 			}
 		}
-		if err := in.spoolStream(log); err != nil {
+		if err := in.Spool(); err != nil {
 			return err
 		}
 	}
-	tr, err := replay.NewTrace(in.rows, set.opts)
+	tr, err := replay.NewTrace(in.Rows, set.opts)
 	if err != nil {
 		if located := (*tracev2.Error)(nil); errors.As(err, &located) {
 			return err // it names its file already
 		}
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	defer tr.Close()
 	if c.IsSet("rate") {
 		if err := tr.SetRate(c.Float64("rate")); err != nil {
-			return fmt.Errorf("%s: --rate: %w", in.name, err)
+			return fmt.Errorf("%s: --rate: %w", in.Name, err)
 		}
 	}
 	return simulate(ctx, c, stdio, log, set, in, dep, client, tr, start, nil)
@@ -196,16 +197,16 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 // set, is called after the simulation (interrupted or not) and before
 // anything is committed or printed: a streamed replay reads the rest of
 // its trace there and lets its held stdout go.
-func simulate(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger, set *settings, in *input,
+func simulate(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger, set *settings, in *input.Trace,
 	dep *deploy.Resolved, client replay.Client, tr *replay.Trace, start time.Time, release func(interrupted bool) error) error {
-	log.Debug("trace", "input", in.describe(), "read_s", fmt.Sprintf("%.2f", time.Since(start).Seconds()), "streamed", in.stream != nil)
+	log.Debug("trace", "input", in.Describe(), "read_s", fmt.Sprintf("%.2f", time.Since(start).Seconds()), "streamed", in.Stream != nil)
 	out, err := openOutputs(c, stdio, set, in, tr)
 	if err != nil {
 		return err
 	}
 	defer out.abort()
 	total := int64(tr.Len())
-	if in.stream != nil {
+	if in.Stream != nil {
 		total = -1 // not known before the trace is read
 	}
 	progress := cli.NewProgress(stdio.Err, c.Bool("quiet"), total, "replaying")
@@ -234,7 +235,7 @@ func simulate(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logg
 		}
 	}
 	if res.Interrupted {
-		if terr := out.sim.Interrupt(replayedHeader(in.header)); terr != nil {
+		if terr := out.sim.Interrupt(replayedHeader(in.Header)); terr != nil {
 			log.Warn("finish the interrupted trace", "error", terr)
 		}
 		return cli.Interrupted(stdio, replay.TextSummary(&res.Summary), res.Summary.InjectedRequests, res.Summary.CompletedRequests, err)
@@ -265,7 +266,7 @@ func simulate(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logg
 // it. It fills set.opts and set.header (the replayed trace's header,
 // recording the deployment and the client) and returns the resolved
 // deployment and the client to simulate.
-func setUp(c *ucli.Context, set *settings, in *input, log *slog.Logger) (*deploy.Resolved, replay.Client, error) {
+func setUp(c *ucli.Context, set *settings, in *input.Trace, log *slog.Logger) (*deploy.Resolved, replay.Client, error) {
 	given, client, facts, err := traceSetup(c, in, &set.opts, log)
 	if err != nil {
 		return nil, client, err
@@ -274,7 +275,7 @@ func setUp(c *ucli.Context, set *settings, in *input, log *slog.Logger) (*deploy
 	if err != nil {
 		return nil, client, err
 	}
-	set.header = replayedHeader(in.header)
+	set.header = replayedHeader(in.Header)
 	if err := deploy.Record(set.header, given, dep); err != nil {
 		return nil, client, err
 	}
@@ -288,20 +289,20 @@ func setUp(c *ucli.Context, set *settings, in *input, log *slog.Logger) (*deploy
 // flags (cli.TraceDeployment, not yet resolved), the session mode
 // (cli.TraceSessionMode, into opts) and the client (traceClient). facts is
 // the client as the replayed header records it.
-func traceSetup(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slog.Logger) (deploy.Config, replay.Client, tracev2.Client, error) {
+func traceSetup(c *ucli.Context, in *input.Trace, opts *replay.TraceOptions, log *slog.Logger) (deploy.Config, replay.Client, tracev2.Client, error) {
 	warn := func(m string) { log.Warn(m) }
 	var facts tracev2.Client
-	given, err := cli.TraceDeployment(c, in.name, in.header, warn)
+	given, err := cli.TraceDeployment(c, in.Name, in.Header, warn)
 	if err != nil {
 		return given, replay.Client{}, facts, err
 	}
-	mode, err := cli.TraceSessionMode(c, in.name, in.header, warn)
+	mode, err := cli.TraceSessionMode(c, in.Name, in.Header, warn)
 	if err != nil {
 		return given, replay.Client{}, facts, err
 	}
 	opts.ClosedLoop = mode == cli.SessionClosedLoop
 	var stated *tracev2.Client
-	if x := in.header.XExt; x != nil && x.Client != nil && !c.Bool("ignore-trace-deployment") {
+	if x := in.Header.XExt; x != nil && x.Client != nil && !c.Bool("ignore-trace-deployment") {
 		facts, stated = *x.Client, x.Client
 		if !c.IsSet("think-time") && facts.ThinkTimeUs > 0 {
 			opts.ThinkTimeUs = facts.ThinkTimeUs
@@ -318,16 +319,16 @@ func traceSetup(c *ucli.Context, in *input, opts *replay.TraceOptions, log *slog
 // traceClient is the client to replay (cli.TraceClient: the flags', the
 // header's, or the one found in the rows). A capped client's rows are
 // injected at their intended arrival, and the cap decides their send.
-func traceClient(c *ucli.Context, in *input, stated *tracev2.Client, opts *replay.TraceOptions, log *slog.Logger) (replay.Client, error) {
+func traceClient(c *ucli.Context, in *input.Trace, stated *tracev2.Client, opts *replay.TraceOptions, log *slog.Logger) (replay.Client, error) {
 	detect := func() (replay.Client, bool, string, error) {
-		if !in.spans { // what DetectClient finds in rows without a send and an end
+		if !in.Spans { // what DetectClient finds in rows without a send and an end
 			var none replay.ClientFinding
 			return none.Client, none.Capped, none.String(), nil
 		}
-		f, err := replay.DetectClient(in.rows)
+		f, err := replay.DetectClient(in.Rows)
 		return f.Client, f.Capped, f.String(), err
 	}
-	client, err := cli.TraceClient(c, in.name, stated, detect, func(m string) { log.Warn(m) }, func(m string) { log.Debug(m) })
+	client, err := cli.TraceClient(c, in.Name, stated, detect, func(m string) { log.Warn(m) }, func(m string) { log.Debug(m) })
 	if err != nil {
 		return client, err
 	}

@@ -8,6 +8,7 @@ import (
 	"servesim/internal/replay"
 	"servesim/internal/replay/timeline"
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/input"
 )
 
 // outputs are everything replay writes besides the text summary. Files
@@ -24,14 +25,14 @@ type outputs struct {
 	decOut   *cli.Output // --decisions-out
 }
 
-func openOutputs(c *ucli.Context, stdio cli.IO, set *settings, in *input, tr *replay.Trace) (*outputs, error) {
+func openOutputs(c *ucli.Context, stdio cli.IO, set *settings, in *input.Trace, tr *replay.Trace) (*outputs, error) {
 	o := &outputs{set: set, stdio: stdio}
 	dec, err := cli.OpenDecisions(c)
 	if err != nil {
 		return nil, err
 	}
 	o.decOut = dec
-	sim, err := cli.OpenSimOutputs(c, stdio, set.header, replayedColumns(in.cols))
+	sim, err := cli.OpenSimOutputs(c, stdio, set.header, replayedColumns(in.Columns))
 	if err != nil {
 		o.abort()
 		return nil, err

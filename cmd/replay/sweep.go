@@ -92,18 +92,18 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if err != nil {
 		return err
 	}
-	defer in.close()
-	defer func() { err = in.pipes.named(err) }()
-	log = in.pipes.logger(log)
+	defer in.Close()
+	defer func() { err = in.Named(err) }()
+	log = in.Logger(log)
 	// The trace's own deployment and client, under the flags, as replay
 	// simulates them: the base every case varies.
 	dep, client, facts, err := traceSetup(c, in, &opts, log)
 	if err != nil {
 		return err
 	}
-	rows := in.rows
-	if in.n <= maxHeldRows {
-		if rows, err = holdRows(in.rows); err != nil {
+	rows := in.Rows
+	if in.N <= maxHeldRows {
+		if rows, err = holdRows(in.Rows); err != nil {
 			return err
 		}
 	}
@@ -112,7 +112,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Searching: spec.Find == sweep.FindMaxRate,
 		Trace: &replay.SweepTrace{Rows: rows, Options: opts, Config: cfg, Facts: facts, BaseRate: c.Float64("rate")}}
 	if err := sw.Check(); err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	if dir := c.String("summaries"); dir != "" {
 		if sw.Summary, err = sweepcmd.Summaries(dir, stdio); err != nil {
@@ -128,8 +128,8 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		Horizon           int64
 		HashToks          int
 		Client            replay.Client
-	}{filepath.Base(in.name), in.n, sw.Trace.RateRPS, sw.Trace.BaseRate, opts, cfg.Seed, horizonUs, cfg.HashBlockTokens, client}
-	base := []sweep.Param{{Key: "trace", Value: filepath.Base(in.name)}, {Key: "requests", Value: strconv.Itoa(in.n)},
+	}{filepath.Base(in.Name), in.N, sw.Trace.RateRPS, sw.Trace.BaseRate, opts, cfg.Seed, horizonUs, cfg.HashBlockTokens, client}
+	base := []sweep.Param{{Key: "trace", Value: filepath.Base(in.Name)}, {Key: "requests", Value: strconv.Itoa(in.N)},
 		{Key: "trace_rate_rps", Value: strconv.FormatFloat(sw.Trace.RateRPS, 'f', 3, 64)}}
 	if c.IsSet("rate") && grid.Axis(replay.RateKey) == nil {
 		base = append(base, sweep.Param{Key: "rate", Value: strconv.FormatFloat(c.Float64("rate"), 'g', -1, 64)})
