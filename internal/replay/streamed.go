@@ -1,4 +1,4 @@
-package main
+package replay
 
 import (
 	"cmp"
@@ -6,38 +6,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"time"
 
-	ucli "github.com/urfave/cli/v2"
-
-	"servesim/internal/cli"
-	"servesim/internal/deploy"
-	"servesim/internal/replay"
 	"servesim/internal/tracev2/input"
 )
 
-// replayStreamed replays in's stream as it is read, holding back stdout
-// until the whole trace has been read. done is false when the trace broke
-// what streaming assumed (nothing was written): it is to be replayed the
-// usual way.
-func replayStreamed(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger, set *settings, in *input.Trace,
-	dep *deploy.Resolved, client replay.Client, start time.Time) (done bool, err error) {
-	s := in.Stream
-	held := &heldOutput{w: stdio.Out}
+// replayStreamed replays the trace's Stream as it is read, holding back
+// stdout until the whole trace has been read. done is false when the
+// trace broke what streaming assumed (nothing was written): it is to be
+// replayed the usual way.
+func (j *job) replayStreamed(ctx context.Context) (done bool, err error) {
+	s := j.in.Stream
+	held := &heldOutput{w: j.stdout}
 	defer held.discard()
-	gated, streamSet := stdio, *set
-	gated.Out = held
-	if set.summaryTo == stdio.Out {
-		streamSet.summaryTo = held
+	sj := *j
+	sj.stdout = held
+	if j.summaryTo == j.stdout {
+		sj.summaryTo = held
 	}
-	tr, err := replay.StreamTrace(s, set.opts)
+	tr, err := StreamTrace(s, j.opts)
 	if err != nil {
 		return true, err
 	}
 	defer tr.Close()
-	if replay.DeclaresPrivate(dep) {
+	if DeclaresPrivate(j.dep) {
 		if rd, hint, ok := s.Again(); ok {
 			tr.CountPrefixes(ctx, rd, hint)
 		}
@@ -50,19 +42,19 @@ func replayStreamed(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slo
 		} else if tr.Len() == 0 {
 			return input.ErrNotStreamable // --skip-failed left nothing: the usual way says so
 		}
-		in.N = s.Rows()
+		j.in.N = s.Rows()
 		for _, w := range s.Warnings() {
-			log.Warn(w)
+			j.log.Warn(w)
 		}
 		return held.release()
 	}
-	err = simulate(ctx, c, gated, log, &streamSet, in, dep, client, tr, start, release)
+	err = sj.simulate(ctx, tr, release)
 	tr.Close() // its reading goroutine has stopped: s is the caller's
 	switch {
 	case s.Err() != nil:
 		return true, s.Err() // the import's error, as importing first gives it
-	case errors.Is(err, replay.ErrNotInOrder), errors.Is(err, input.ErrNotStreamable):
-		log.Debug("the trace is replayed the usual way", "input", in.Name, "why", err)
+	case errors.Is(err, ErrNotInOrder), errors.Is(err, input.ErrNotStreamable):
+		j.log.Debug("the trace is replayed the usual way", "input", j.in.Name, "why", err)
 		return false, nil
 	}
 	return true, err
