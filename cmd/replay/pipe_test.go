@@ -56,7 +56,7 @@ func TestPipeIsReadOnce(t *testing.T) {
 	}
 	badData := fifoOf(t, append(append([]byte{}, data...), "not,a,row\n"...), "bad.csv")
 	r := replayIn(nil, "--trace-header", fifoOf(t, hdr, "t.yaml"), "--trace-data", badData, "--quiet")
-	if r.err == nil || !strings.Contains(r.err.Error(), badData+":42") || strings.Contains(r.err.Error(), "replay-pipe-") {
+	if r.err == nil || !strings.Contains(r.err.Error(), badData+":42") || strings.Contains(r.err.Error(), "trace-pipe-") {
 		t.Errorf("a bad row in a data pipe: %v; want it located in %s, line 42", r.err, badData)
 	}
 

@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"path/filepath"
-	"strconv"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -15,17 +10,11 @@ import (
 	"servesim/internal/cli/sweepcmd"
 	"servesim/internal/replay"
 	"servesim/internal/sweep"
-	"servesim/internal/tracev2"
 )
 
 // probeRate is the rate at which a max-rate search measures a
 // deployment's capacity: the trace sped up until it all arrives at once.
 const probeRate = 1e6
-
-// maxHeldRows bounds the rows a replay sweep holds in memory (about 0.5 KB
-// each) to read the trace once for every case; a longer trace is read
-// again from its file for each case instead.
-const maxHeldRows = 250_000
 
 func sweepCommand() cli.Command {
 	flags := sweepcmd.Flags()
@@ -81,81 +70,19 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if err != nil {
 		return err
 	}
-	opts, horizonUs, err := traceSettings(c)
+	ts, err := replay.OpenSweep(replay.SweepCommand{Input: traceInput(c, stdio), Trace: traceSettings(c),
+		CheckDeployment: func() error { _, err := cli.Deployment(c); return err }, Resolver: resolver{c}, Log: log,
+		Grid: grid, SLO: spec.SLO, Searching: spec.Find == sweep.FindMaxRate})
 	if err != nil {
 		return err
 	}
-	if _, err := cli.Deployment(c); err != nil {
-		return err // a bad flag or --deployment file, before the trace is read
-	}
-	in, err := loadInput(c, stdio, log, false)
-	if err != nil {
-		return err
-	}
-	defer in.close()
-	defer func() { err = in.pipes.named(err) }()
-	log = in.pipes.logger(log)
-	// The trace's own deployment and client, under the flags, as replay
-	// simulates them: the base every case varies.
-	dep, client, facts, err := traceSetup(c, in, &opts, log)
-	if err != nil {
-		return err
-	}
-	rows := in.rows
-	if in.n <= maxHeldRows {
-		if rows, err = holdRows(in.rows); err != nil {
-			return err
-		}
-	}
-	cfg := simConfig(c, in, horizonUs)
-	cfg.Client = client
-	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Searching: spec.Find == sweep.FindMaxRate,
-		Trace: &replay.SweepTrace{Rows: rows, Options: opts, Config: cfg, Facts: facts, BaseRate: c.Float64("rate")}}
-	if err := sw.Check(); err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
-	}
+	defer ts.Close()
+	defer func() { err = ts.Named(err) }()
 	if dir := c.String("summaries"); dir != "" {
-		if sw.Summary, err = sweepcmd.Summaries(dir, stdio); err != nil {
+		if ts.Sweeper.Summary, err = sweepcmd.Summaries(dir, stdio); err != nil {
 			return err
 		}
 	}
-	trace := struct {
-		Name              string
-		Rows              int
-		RateRPS, BaseRate float64
-		Options           replay.TraceOptions
-		Seed              int64
-		Horizon           int64
-		HashToks          int
-		Client            replay.Client
-	}{filepath.Base(in.name), in.n, sw.Trace.RateRPS, sw.Trace.BaseRate, opts, cfg.Seed, horizonUs, cfg.HashBlockTokens, client}
-	base := []sweep.Param{{Key: "trace", Value: filepath.Base(in.name)}, {Key: "requests", Value: strconv.Itoa(in.n)},
-		{Key: "trace_rate_rps", Value: strconv.FormatFloat(sw.Trace.RateRPS, 'f', 3, 64)}}
-	if c.IsSet("rate") && grid.Axis(replay.RateKey) == nil {
-		base = append(base, sweep.Param{Key: "rate", Value: strconv.FormatFloat(c.Float64("rate"), 'g', -1, 64)})
-	}
-	return sweepcmd.Execute(ctx, c, stdio, log, sweepcmd.Job{Command: "replay sweep", Spec: spec, Grid: grid, Shard: shard,
-		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: append(base, sw.Base()...), Inputs: []any{dep, trace}})
-}
-
-// holdRows reads a trace's rows into memory once, so that the cases do
-// not parse it again.
-func holdRows(rows replay.Rows) (replay.RecordRows, error) {
-	rd, err := rows.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	var out replay.RecordRows
-	for {
-		var rec tracev2.Record
-		err := rd.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rec)
-	}
+	return sweepcmd.Execute(ctx, c, stdio, ts.Log, sweepcmd.Job{Command: "replay sweep", Spec: spec, Grid: grid, Shard: shard,
+		Run: ts.Sweeper.Run, ProbeRate: probeRate, LoadKeys: ts.Sweeper.LoadKeys(), Base: ts.Base, Inputs: ts.Inputs})
 }

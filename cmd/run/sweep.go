@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strconv"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -117,37 +115,5 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		}
 	}
 	return sweepcmd.Execute(ctx, c, stdio, log, sweepcmd.Job{Command: "run sweep", Spec: spec, Grid: grid, Shard: shard,
-		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: runBase(&opts, sw), Inputs: []any{dep, opts, client}})
-}
-
-// runBase describes what every case shares: the workload and the
-// deployment keys not swept.
-func runBase(o *workload.Options, sw *replay.Sweeper) []sweep.Param {
-	var ps []sweep.Param
-	add := func(k, v string) {
-		if sw.Grid.Axis(k) == nil && v != "" {
-			ps = append(ps, sweep.Param{Key: k, Value: v})
-		}
-	}
-	switch {
-	case o.SpecPath != "":
-		add("workload", filepath.Base(o.SpecPath))
-	case o.Preset != "":
-		add("workload", o.Preset)
-	default:
-		add("workload", "flags")
-	}
-	if o.Rate != nil {
-		add("rate", strconv.FormatFloat(*o.Rate, 'g', -1, 64))
-	}
-	if o.NumRequests != nil {
-		add("num_requests", strconv.FormatInt(*o.NumRequests, 10))
-	}
-	switch {
-	case o.Seed != nil:
-		add("seed", strconv.FormatInt(*o.Seed, 10))
-	case o.SpecPath == "":
-		add("seed", strconv.FormatInt(workload.DefaultSeed, 10))
-	}
-	return append(ps, sw.Base()...)
+		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: sw.WorkloadBase(&opts), Inputs: []any{dep, opts, client}})
 }

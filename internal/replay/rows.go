@@ -4,23 +4,19 @@ import (
 	"io"
 
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/input"
 )
 
 // Rows is a trace's rows in file order, on the simulation's time origin
-// (tracev2.md §5: epoch times already normalised), that can be read more
-// than once: NewTrace reads them once to learn their order, and the replay
-// reads them again as it injects them, so the trace never has to be held
-// in memory. A file (or a spool of stdin) is the usual implementation.
-type Rows interface {
-	Open() (RowReader, error)
-}
+// (epoch times already normalised), that can be read more than once:
+// NewTrace reads them once to learn their order, and the replay reads them
+// again as it injects them, so the trace never has to be held in memory.
+// The trace input layer (internal/tracev2/input) provides them: a file, or
+// a spool of stdin or of an import.
+type Rows = input.Rows
 
 // RowReader is one pass over Rows. *tracev2.Reader is one.
-type RowReader interface {
-	// Read fills rec with the next row, or returns io.EOF after the last.
-	Read(rec *tracev2.Record) error
-	Close() error
-}
+type RowReader = input.RowReader
 
 // RecordRows serves rows held in memory (tests, small inputs).
 type RecordRows []tracev2.Record

@@ -1,4 +1,4 @@
-package main
+package input
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"servesim/internal/cli"
 	"servesim/internal/tracev2"
 )
 
@@ -27,8 +26,8 @@ type pipes struct {
 type rename struct{ from, to string }
 
 // openPipes opens the pipes among the trace, header and data paths: the
-// trace becomes stdin ("-", stdio.In), the others copies.
-func openPipes(path, header, data *string, stdio *cli.IO) (p pipes, err error) {
+// trace becomes stdin ("-", *stdin), the others copies.
+func openPipes(path, header, data *string, stdin *io.Reader) (p pipes, err error) {
 	defer func() {
 		if err != nil {
 			p.discard()
@@ -37,11 +36,11 @@ func openPipes(path, header, data *string, stdio *cli.IO) (p pipes, err error) {
 	if isPipe(*path) {
 		f, err := os.Open(*path)
 		if err != nil {
-			return p, cli.WithCode(cli.ExitUsage, err)
+			return p, &usageError{err}
 		}
 		p.stdin = f
-		p.renames = append(p.renames, rename{cli.StdinName, *path})
-		*path, stdio.In = "-", f
+		p.renames = append(p.renames, rename{tracev2.StdinName, *path})
+		*path, *stdin = "-", f
 	}
 	for i, q := range []*string{header, data} {
 		if !isPipe(*q) {
@@ -85,14 +84,14 @@ func isPipe(path string) bool {
 func copyPipe(path string, limit int64) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", cli.WithCode(cli.ExitUsage, err)
+		return "", &usageError{err}
 	}
 	defer f.Close()
 	var src io.Reader = f
 	if limit >= 0 {
 		src = io.LimitReader(f, limit)
 	}
-	dst, err := os.CreateTemp("", "replay-pipe-*")
+	dst, err := os.CreateTemp("", "trace-pipe-*")
 	if err != nil {
 		return "", fmt.Errorf("copy %s: %w", path, err)
 	}
@@ -106,19 +105,19 @@ func copyPipe(path string, limit int64) (string, error) {
 	return dst.Name(), nil
 }
 
-// attach hands the pipes to the input read from them, or discards them
+// attach hands the pipes to the trace read from them, or discards them
 // when there is none; err then names the paths given.
-func (p pipes) attach(in *input, err error) (*input, error) {
-	if in == nil {
+func (p pipes) attach(t *Trace, err error) (*Trace, error) {
+	if t == nil {
 		p.discard()
 		return nil, p.named(err)
 	}
-	in.pipes = p
-	in.spools = append(in.spools, p.spools...)
-	if p.stdin != nil && in.name == cli.StdinName {
-		in.name = p.renames[0].to
+	t.pipes = p
+	t.spools = append(t.spools, p.spools...)
+	if p.stdin != nil && t.Name == tracev2.StdinName {
+		t.Name = p.renames[0].to
 	}
-	return in, err
+	return t, err
 }
 
 func (p pipes) discard() {
@@ -146,6 +145,8 @@ type renamedErr struct {
 }
 
 func (e *renamedErr) Error() string { return renamed(e.err.Error(), e.renames) }
+
+func (e *renamedErr) Unwrap() error { return e.err }
 
 // renamed replaces the stand-ins in s by the paths given.
 func renamed(s string, renames []rename) string {
@@ -191,5 +192,3 @@ func (r renaming) WithAttrs(as []slog.Attr) slog.Handler {
 func (r renaming) WithGroup(name string) slog.Handler {
 	return renaming{h: r.h.WithGroup(name), renames: r.renames}
 }
-
-func (e *renamedErr) Unwrap() error { return e.err }

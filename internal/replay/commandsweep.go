@@ -1,0 +1,135 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+
+	"servesim/internal/sweep"
+	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/input"
+)
+
+// maxHeldRows bounds the rows a replay sweep holds in memory (about 0.5 KB
+// each) to read the trace once for every case; a longer trace is read
+// again from its file for each case instead.
+const maxHeldRows = 250_000
+
+// SweepCommand is what a replay sweep replays: one trace, read as a replay
+// reads it, on the deployment and the client a replay would take as the
+// base every case varies.
+type SweepCommand struct {
+	Input           input.Config // the trace; it is never streamed
+	Trace           TraceFlags
+	CheckDeployment func() error // as Command's
+	Resolver        Resolver
+	Log             *slog.Logger
+	Grid            *sweep.Grid
+	SLO             sweep.SLO
+	Searching       bool // a max-rate search sets the rate of every case
+}
+
+// TraceSweep is a replay sweep ready to run: its Sweeper, the parameters
+// every case shares (Base) and what its fingerprint covers (Inputs).
+type TraceSweep struct {
+	Sweeper *Sweeper
+	Base    []sweep.Param
+	Inputs  []any
+	// Log names the paths given for the pipes the trace came through.
+	Log *slog.Logger
+	in  *input.Trace
+}
+
+// OpenSweep validates the sweep's settings, reads the trace and sets up
+// the base of the sweep. The caller closes the TraceSweep.
+func OpenSweep(cmd SweepCommand) (ts *TraceSweep, err error) {
+	opts, horizonUs, err := cmd.Trace.options()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.CheckDeployment(); err != nil {
+		return nil, err // a bad flag or --deployment file, before the trace is read
+	}
+	cfg := cmd.Input
+	cfg.Stream, cfg.Log = false, cmd.Log
+	in, err := input.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ts = &TraceSweep{in: in, Log: in.Logger(cmd.Log)}
+	defer func() {
+		if err != nil {
+			err = in.Named(err)
+			in.Close()
+		}
+	}()
+	// The trace's own deployment and client, under what the user gave, as
+	// a replay simulates them: the base every case varies.
+	dep, client, facts, err := TraceSetup(cmd.Resolver, &cmd.Trace, in, &opts, ts.Log)
+	if err != nil {
+		return nil, err
+	}
+	rows := in.Rows
+	if in.N <= maxHeldRows {
+		if rows, err = holdRows(in.Rows); err != nil {
+			return nil, err
+		}
+	}
+	rc := traceConfig(&cmd.Trace, in, horizonUs)
+	rc.Client = client
+	sw := &Sweeper{Deploy: dep, Grid: cmd.Grid, SLO: cmd.SLO, Searching: cmd.Searching,
+		Trace: &SweepTrace{Rows: rows, Options: opts, Config: rc, Facts: facts, BaseRate: cmd.Trace.Rate}}
+	if err := sw.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Name, err)
+	}
+	ts.Sweeper = sw
+	trace := struct {
+		Name              string
+		Rows              int
+		RateRPS, BaseRate float64
+		Options           TraceOptions
+		Seed              int64
+		Horizon           int64
+		HashToks          int
+		Client            Client
+	}{filepath.Base(in.Name), in.N, sw.Trace.RateRPS, sw.Trace.BaseRate, opts, rc.Seed, horizonUs, rc.HashBlockTokens, client}
+	ts.Inputs = []any{dep, trace}
+	base := []sweep.Param{{Key: "trace", Value: filepath.Base(in.Name)}, {Key: "requests", Value: strconv.Itoa(in.N)},
+		{Key: "trace_rate_rps", Value: strconv.FormatFloat(sw.Trace.RateRPS, 'f', 3, 64)}}
+	if cmd.Trace.RateSet && cmd.Grid.Axis(RateKey) == nil {
+		base = append(base, sweep.Param{Key: "rate", Value: strconv.FormatFloat(cmd.Trace.Rate, 'g', -1, 64)})
+	}
+	ts.Base = append(base, sw.Base()...)
+	return ts, nil
+}
+
+// Named gives err the paths given for the pipes the trace came through.
+func (ts *TraceSweep) Named(err error) error { return ts.in.Named(err) }
+
+// Close removes the trace's temporary files.
+func (ts *TraceSweep) Close() { ts.in.Close() }
+
+// holdRows reads a trace's rows into memory once, so that the cases do
+// not parse it again.
+func holdRows(rows Rows) (RecordRows, error) {
+	rd, err := rows.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	var out RecordRows
+	for {
+		var rec tracev2.Record
+		err := rd.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+}

@@ -1,0 +1,252 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"servesim/internal/deploy"
+	"servesim/internal/des/metrics"
+	"servesim/internal/outfile"
+	"servesim/internal/tracev2"
+	"servesim/internal/workload"
+)
+
+// RunCommand is one simulation of a generated workload as the run command
+// runs it. The functions read what the user gave, in this order, each
+// only once the previous one succeeded: the workload, the client, the
+// deployment, the routing-decision log.
+type RunCommand struct {
+	Format        string // json (the summary with the setup) or text
+	Workload      func() (workload.Options, error)
+	Client        func() (Client, error)
+	Deployment    func() (deploy.Config, error)
+	OpenDecisions func() (*outfile.Output, error) // nil when not asked
+	// WorkloadClient is the client a workload describes, as a trace header
+	// records it.
+	WorkloadClient func(*workload.Workload) tracev2.Client
+	MetricsOut     string // --metrics-out
+	Timeline       string // --timeline
+	// NewTimeline records the timeline into the file (timeline.New).
+	NewTimeline    func(io.Writer) Observer
+	Sim            SimOutputPaths
+	ToolVersion    string // recorded in the trace's header
+	Stdout, Stderr io.Writer
+	Log            *slog.Logger
+	NewProgress    func(total int64, desc string) Progress // may be nil
+}
+
+// ExecuteRun generates the workload, simulates it on the deployment and
+// writes the summary and the outputs asked for.
+func ExecuteRun(ctx context.Context, cmd RunCommand) error {
+	if cmd.Format != "json" && cmd.Format != "text" {
+		return usageError(fmt.Sprintf("--format %q: want json or text", cmd.Format))
+	}
+	opts, err := cmd.Workload()
+	if err != nil {
+		return err
+	}
+	wl, err := workload.Resolve(opts)
+	if err != nil {
+		return err
+	}
+	client, err := cmd.Client()
+	if err != nil {
+		return err
+	}
+	given, err := cmd.Deployment()
+	if err != nil {
+		return err
+	}
+	dep, err := deploy.Resolve(given)
+	if err != nil {
+		return err
+	}
+	cmd.Log.Debug("deployment", "model", dep.Model, "gpu", dep.GPU, "kv_blocks", dep.TotalKVBlocks, "max_model_len", dep.MaxModelLen)
+	var decisions *outfile.Output
+	if cmd.OpenDecisions != nil {
+		if decisions, err = cmd.OpenDecisions(); err != nil {
+			return err
+		}
+	}
+	if decisions != nil {
+		defer decisions.Abort()
+	}
+	tl, err := openTimeline(cmd.Timeline, cmd.NewTimeline)
+	if err != nil {
+		return err
+	}
+	if tl != nil {
+		defer tl.out.Abort()
+	}
+	hdr := generatedHeader(wl, cmd.ToolVersion)
+	facts := cmd.WorkloadClient(wl)
+	facts.MaxConcurrency, facts.SendGapUs = client.MaxConcurrency, client.SendGapUs
+	setup, err := recordSetup(hdr, given, dep, facts)
+	if err != nil {
+		return err
+	}
+	out, err := OpenSimOutputs(cmd.Sim, cmd.Stdout, hdr, generatedColumns(wl))
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	rcfg := WorkloadConfig(wl, dep)
+	rcfg.Client = client
+	var progress Progress
+	if cmd.NewProgress != nil {
+		progress = cmd.NewProgress(progressTotal(wl), "simulating")
+		rcfg.Progress = func(now, done int64) {
+			progress.Set(done, fmt.Sprintf("simulating t=%.1fs", float64(now)/1e6))
+		}
+	}
+	if decisions != nil {
+		rcfg.Decisions = decisions
+	}
+	if tl != nil {
+		rcfg.Observer = tl.rec
+	}
+	var sink Sink // the summary alone needs no rows
+	if out.Writes() {
+		sink = out.Write
+	}
+	res, err := SimulateWorkload(ctx, rcfg, wl, sink)
+	if progress != nil {
+		progress.Finish()
+	}
+	if res.Interrupted {
+		if terr := out.Interrupt(hdr); terr != nil {
+			cmd.Log.Warn("finish the interrupted trace", "error", terr)
+		}
+		return Interrupted(cmd.Stderr, &res.Summary, err)
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		cmd.Log.Warn(w)
+	}
+	if err := out.Commit(nil); err != nil {
+		return err
+	}
+	for _, o := range []*outfile.Output{decisions, tl.output()} {
+		if o != nil {
+			if err := o.Commit(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := writeMetrics(cmd.MetricsOut, &res.Summary, setup); err != nil {
+		return err
+	}
+	summaryTo := cmd.Stdout
+	if cmd.Sim.TraceOutput == "-" {
+		summaryTo = cmd.Stderr
+	}
+	if cmd.Format == "json" {
+		return WriteSummarySetup(summaryTo, &res.Summary, setup)
+	}
+	return WriteSummary(summaryTo, cmd.Format, &res.Summary)
+}
+
+// recordSetup writes the deployment and client run simulates into the
+// trace header h (docs/tracev2.md: BLIS's server keys, x_ext) and returns
+// them for the summary.
+func recordSetup(h *tracev2.Header, given deploy.Config, dep *deploy.Resolved, client tracev2.Client) (*Setup, error) {
+	if err := deploy.Record(h, given, dep); err != nil {
+		return nil, err
+	}
+	h.XExt.Client = &client
+	return &Setup{Deployment: h.Deployment(), Client: client}, nil
+}
+
+// writeMetrics is --metrics-out (BLIS's --metrics-path): the summary JSON,
+// with the deployment and client simulated as on stdout, in a file visible
+// only once whole.
+func writeMetrics(path string, sum *metrics.Summary, setup *Setup) error {
+	if path == "" {
+		return nil
+	}
+	if path == "-" {
+		return usageError("--metrics-out needs a file (stdout carries the summary)")
+	}
+	f, err := outfile.Open(path, nil)
+	if err != nil {
+		return err
+	}
+	if err := WriteSummarySetup(f, sum, setup); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// progressTotal is the progress bar's length: the request count, so that
+// the bar shows a percentage and an ETA as replay's does; -1 (a spinner)
+// only for a workload bounded by its horizon alone.
+func progressTotal(wl *workload.Workload) int64 {
+	if n := wl.Spec.NumRequests; n > 0 {
+		return n
+	}
+	return -1
+}
+
+// timelineOut is --timeline: the recorder and the file it fills, made
+// visible only after a successful run.
+type timelineOut struct {
+	out *outfile.Output
+	rec Observer
+}
+
+func (t *timelineOut) output() *outfile.Output {
+	if t == nil {
+		return nil
+	}
+	return t.out
+}
+
+func openTimeline(path string, record func(io.Writer) Observer) (*timelineOut, error) {
+	switch path {
+	case "":
+		return nil, nil
+	case "-":
+		return nil, usageError("--timeline needs a file (stdout carries the summary)")
+	}
+	f, err := outfile.Open(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &timelineOut{out: f, rec: record(f)}, nil
+}
+
+// generatedHeader is the header of the trace a run writes.
+func generatedHeader(wl *workload.Workload, version string) *tracev2.Header {
+	h := tracev2.DefaultHeader()
+	h.Mode = tracev2.ModeGenerated
+	seed := wl.Spec.Seed
+	h.WorkloadSeed = &seed
+	h.WorkloadSpec = wl.Name
+	h.SessionContextGrowth = wl.ContextGrowth()
+	for class, t := range wl.Spec.GoodputSLOTargets {
+		if h.GoodputSLOTargets == nil {
+			h.GoodputSLOTargets = map[string]tracev2.SLOTargets{}
+		}
+		h.GoodputSLOTargets[class] = tracev2.SLOTargets{TTFTMs: t.TTFTMs, ITLMs: t.ITLMs, E2EMs: t.E2EMs}
+	}
+	h.XExt = &tracev2.Ext{Tool: "run", ToolVersion: version, TimeOrigin: tracev2.OriginRelative, Loop: wl.Loop()}
+	return h
+}
+
+// generatedColumns decides the optional columns up front
+// (docs/tracev2.md).
+func generatedColumns(wl *workload.Workload) tracev2.Columns {
+	cols := tracev2.Columns{Instance: true, Preemptions: true}
+	for _, cl := range wl.Spec.Clients {
+		if cl.SLOTargetUs > 0 {
+			cols.SLOTarget = true
+		}
+	}
+	cols.ThinkTime = wl.HasSessions()
+	return cols
+}
