@@ -4,6 +4,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/deploy"
+	"servesim/internal/flagspec"
 )
 
 // DeploymentFlags are the deployment flags of run and replay
@@ -14,10 +15,10 @@ func DeploymentFlags() []ucli.Flag {
 
 // DecisionFlags are run's and replay's flags for the routing-decision log.
 func DecisionFlags() []ucli.Flag {
-	return []ucli.Flag{
+	return InCategory(flagspec.CatCluster,
 		&ucli.StringFlag{Name: "trace-level", Value: "none", Usage: "none, or decisions: write every routing decision with its scores (needs --decisions-out)"},
 		&ucli.StringFlag{Name: "decisions-out", Usage: "file for --trace-level decisions (JSON lines)"},
-	}
+	)
 }
 
 // OpenDecisions opens the --decisions-out file when --trace-level

@@ -7,6 +7,7 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/sim"
+	"servesim/internal/flagspec"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
@@ -15,7 +16,7 @@ import (
 // on the deployment its header states (replay, calibrate fit).
 func TraceDeploymentFlags() []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.BoolFlag{Name: "ignore-trace-deployment", Usage: "simulate on the built-in deployment, --deployment and the flags only, not on the deployment and client the trace's header states (and say nothing of the differences)"},
+		&ucli.BoolFlag{Name: "ignore-trace-deployment", Category: flagspec.CatDeployment, Usage: "simulate on the built-in deployment, --deployment and the flags only, not on the deployment and client the trace's header states (and say nothing of the differences)"},
 	}
 }
 

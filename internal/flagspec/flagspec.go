@@ -42,12 +42,12 @@ const (
 	CatPD         = "PREFILL/DECODE DISAGGREGATION"
 	CatSweep      = "SWEEP"
 	CatOutput     = "OUTPUT"
-	CatLogging    = "LOGGING"
+	CatGeneral    = "GENERAL"
 )
 
 // Categories are the headings of --help in the order it lists them; a
 // heading not among them follows these, in the order its flags come.
 func Categories() []string {
 	return []string{CatWorkload, CatTrace, CatClient, CatDeployment, CatKVCache, CatBatching,
-		CatCluster, CatPD, CatSweep, CatOutput, CatLogging}
+		CatCluster, CatPD, CatSweep, CatOutput, CatGeneral}
 }
