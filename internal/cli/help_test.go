@@ -46,7 +46,7 @@ func TestHelpGroupsFlags(t *testing.T) {
 		if v, ok := f.(ucli.VisibleFlag); ok && !v.IsVisible() {
 			continue
 		}
-		if n := len(regexp.MustCompile(`(?m)^   --` + regexp.QuoteMeta(f.Names()[0]) + `\b[ ,]`).FindAllString(opts, -1)); n != 1 {
+		if n := len(regexp.MustCompile(`(?m)^   --`+regexp.QuoteMeta(f.Names()[0])+`\b[ ,]`).FindAllString(opts, -1)); n != 1 {
 			t.Errorf("--%s is listed %d times", f.Names()[0], n)
 		}
 	}

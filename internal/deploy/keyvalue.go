@@ -117,10 +117,16 @@ func (k key) copyFrom(dst, src *Config) {
 	reflect.ValueOf(k.field(dst)).Elem().Set(reflect.ValueOf(k.field(src)).Elem())
 }
 
-// decode sets the key's field of c from the YAML value n of file.
+// decode sets the key's field of c from the YAML value n of file; an
+// error names the key as "key NAME" (keyPath).
 func (k key) decode(file string, n *yaml.Node, c *Config) error {
-	return strictyaml.Decode(file, n, k.name, k.field(c))
+	return strictyaml.Decode(file, n, keyPath(k.name), k.field(c))
 }
+
+// keyPath is how an error in a deployment file names the key it is about:
+// "dep.yaml:3:15: key max_num_seqs: 0 must be positive". Sweeps decode
+// their grid values as one-key deployment files and read this form.
+func keyPath(name string) string { return "key " + name }
 
 // header is the key's value of c as a trace header holds it in
 // x_ext.deployment: what a YAML decoder gives back for the value (int,

@@ -56,7 +56,7 @@ func decodeFile(name string, data []byte, base Config) (Config, []string, error)
 	}
 	for _, p := range cfg.problems() {
 		if v, ok := values[p.key]; ok {
-			return base, nil, strictyaml.At(name, v, p.key, "%s", p.msg)
+			return base, nil, strictyaml.At(name, v, keyPath(p.key), "%s", p.msg)
 		}
 	}
 	return cfg, set, nil
