@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
 
 	"servesim/internal/flagspec"
 )
@@ -32,8 +33,12 @@ type key struct {
 // keyList is every deployment key, in the order --help lists their flags.
 // Validation of the values is check.go's (problems).
 func keyList() []key {
-	d := Default()
-	dep, kv, batch, clu, pd := flagspec.CatDeployment, flagspec.CatKVCache, flagspec.CatBatching, flagspec.CatCluster, flagspec.CatPD
+	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), pdKeys())
+}
+
+// placementKeys are the keys of the model, the GPUs and their parallelism, the latency model.
+func placementKeys() []key {
+	dep := flagspec.CatDeployment
 	return []key{
 		{name: "model", category: dep, usage: "model: an embedded name (see --list-models), a HuggingFace id, or a config.json path",
 			field: func(c *Config) any { return &c.Model }},
@@ -61,7 +66,13 @@ func keyList() []key {
 		{name: "vllm_version", category: dep, usage: "the vLLM release the deployment models; decides asynchronous scheduling",
 			defaultText: DefaultVLLMVersion + ", or " + BLISVLLMVersion + " with BLIS's latency models",
 			field:       func(c *Config) any { return &c.VLLMVersion }},
+	}
+}
 
+// kvKeys are the keys of the KV cache.
+func kvKeys() []key {
+	kv := flagspec.CatKVCache
+	return []key{
 		{name: "total_kv_blocks", category: kv, usage: "KV cache blocks per instance; 0 = from GPU memory",
 			field: func(c *Config) any { return &c.TotalKVBlocks }},
 		{name: "gpu_memory_utilization", category: kv, usage: "share of GPU memory vLLM may use",
@@ -78,7 +89,14 @@ func keyList() []key {
 			field: func(c *Config) any { return &c.KVCPUBandwidth }},
 		{name: "kv_cpu_base_latency_us", category: kv, usage: "CPU tier reload latency per block, µs",
 			field: func(c *Config) any { return &c.KVCPUBaseLatencyUs }},
+	}
+}
 
+// batchingKeys are the keys of batching and scheduling.
+func batchingKeys() []key {
+	d := Default()
+	batch := flagspec.CatBatching
+	return []key{
 		{name: "max_num_seqs", aliases: []string{"max_num_running_reqs"}, category: batch, usage: "max requests in a batch",
 			field: func(c *Config) any { return &c.MaxNumSeqs }},
 		{name: "max_num_batched_tokens", aliases: []string{"max_num_scheduled_tokens"}, category: batch, usage: "token budget of a step",
@@ -112,7 +130,13 @@ func keyList() []key {
 			field: func(c *Config) any { return &c.PriorityAgeWeight }},
 		{name: "class_priorities", // YAML only: a map from SLO class to priority
 			field: func(c *Config) any { return &c.ClassPriorities }},
+	}
+}
 
+// clusterKeys are the keys of admission and routing around the instances.
+func clusterKeys() []key {
+	clu := flagspec.CatCluster
+	return []key{
 		{name: "admission_policy", category: clu, usage: "cluster admission: always-admit, token-bucket or reject-all",
 			field: func(c *Config) any { return &c.AdmissionPolicy }},
 		{name: "token_bucket_capacity", category: clu, usage: "token-bucket admission: capacity in prompt tokens",
@@ -131,7 +155,13 @@ func keyList() []key {
 			field: func(c *Config) any { return &c.SnapshotRefreshInterval }},
 		{name: "cache_signal_delay", category: clu, usage: "refresh interval of the instances' prefix indexes seen by precise-prefix-cache (0 = live)",
 			field: func(c *Config) any { return &c.CacheSignalDelay }},
+	}
+}
 
+// pdKeys are the keys of prefill/decode disaggregation.
+func pdKeys() []key {
+	pd := flagspec.CatPD
+	return []key{
 		{name: "prefill_instances", category: pd, usage: "P/D: instances in the prefill pool (the first ones)",
 			field: func(c *Config) any { return &c.PrefillInstances }},
 		{name: "decode_instances", category: pd, usage: "P/D: instances in the decode pool",
