@@ -72,6 +72,8 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 		Description:            cmd.Description,
 		Version:                Version,
 		Flags:                  flags,
+		CustomAppHelpTemplate:  helpTemplate(),
+		Metadata:               map[string]any{optionsKey: optionsHelp(flags)},
 		Reader:                 stdio.In,
 		Writer:                 stdio.Out,
 		ErrWriter:              stdio.Err,

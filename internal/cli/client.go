@@ -6,6 +6,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/des/sim"
+	"servesim/internal/flagspec"
 )
 
 // ClientFlags are the flags of the simulated client (simulator.md §13): the
@@ -29,7 +30,7 @@ func ClientFlags(detect bool) []ucli.Flag {
 		flags = append(flags, &ucli.BoolFlag{Name: "detect-client", Value: true,
 			Usage: "look for a capped client in the trace (in-flight requests pinned at a peak while late sends follow ends) and replay it; --detect-client=false replays an open loop unless --client-max-concurrency is given"})
 	}
-	return flags
+	return InCategory(flagspec.CatClient, flags...)
 }
 
 func defaultCapText(detect bool) string {

@@ -9,6 +9,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/des/latency"
+	"servesim/internal/flagspec"
 	"servesim/internal/tracev2/importer"
 	"servesim/internal/workload"
 )
@@ -27,7 +28,7 @@ func Shells() []string { return []string{"bash", "zsh", "fish"} }
 
 // CompletionFlag is --completion SHELL, which every binary has.
 func CompletionFlag() ucli.Flag {
-	return &ucli.StringFlag{Name: "completion", Usage: "print the shell completion script (bash, zsh or fish) and exit; make install-completion installs them"}
+	return &ucli.StringFlag{Name: "completion", Category: flagspec.CatGeneral, Usage: "print the shell completion script (bash, zsh or fish) and exit; make install-completion installs them"}
 }
 
 // compFlag is a flag as the completion scripts see it.

@@ -1,18 +1,22 @@
 package cli
 
-import ucli "github.com/urfave/cli/v2"
+import (
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/flagspec"
+)
 
 // Flags shared by name across binaries. Each call returns a fresh flag:
 // urfave/cli flags hold parse state, so they must not be shared globals.
 
 // QuietFlag silences progress and info logs.
 func QuietFlag() ucli.Flag {
-	return &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, only warnings and errors on stderr"}
+	return &ucli.BoolFlag{Name: "quiet", Category: flagspec.CatGeneral, Aliases: []string{"q"}, Usage: "no progress bar, only warnings and errors on stderr"}
 }
 
 // LogLevelFlag selects the stderr log level.
 func LogLevelFlag() ucli.Flag {
-	return &ucli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn, error"}
+	return &ucli.StringFlag{Name: "log-level", Category: flagspec.CatGeneral, Value: "info", Usage: "stderr log level: debug, info, warn, error"}
 }
 
 // SeedFlag is the random seed shared by run, observe and replay.

@@ -8,15 +8,16 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/des/latency"
+	"servesim/internal/flagspec"
 )
 
 // ListFlags are --list-models and --list-gpus, which print what the
 // embedded tables know and exit (with the deployment flags).
 func ListFlags() []ucli.Flag {
-	return []ucli.Flag{
+	return InCategory(flagspec.CatDeployment,
 		&ucli.BoolFlag{Name: "list-models", Usage: "list the embedded models (layers, KV bytes per token, the smallest TP that fits --gpu) and exit"},
 		&ucli.BoolFlag{Name: "list-gpus", Usage: "list the embedded GPUs (peak FLOP/s, memory, bandwidth) and exit"},
-	}
+	)
 }
 
 // listings prints what --list-models and --list-gpus ask for on w and

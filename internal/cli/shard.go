@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/flagspec"
 )
 
 // Shard is one slice of a job fanned out over independent processes (a
@@ -53,7 +55,8 @@ const (
 // ShardFlag is the shared `--shard` flag.
 func ShardFlag() ucli.Flag {
 	return &ucli.StringFlag{
-		Name: "shard",
+		Name:     "shard",
+		Category: flagspec.CatSweep,
 		Usage: "run only slice I of N (0-based; item k goes to slice k mod N), e.g. 2/8. " +
 			"Give N alone to take I from $" + EnvK8sIndex + " (Kubernetes Indexed Job) or $" + EnvSlurmTask + " (Slurm array)",
 	}

@@ -4,13 +4,9 @@ import (
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
-	"github.com/xrash/smetrics"
-)
 
-// minSimilarity is the Jaro-Winkler similarity below which no flag is
-// suggested: a typo of a flag scores above 0.9, an unrelated word about
-// 0.5.
-const minSimilarity = 0.8
+	"servesim/internal/suggest"
+)
 
 // undefinedPrefix starts urfave/cli's error for an unknown flag.
 const undefinedPrefix = "flag provided but not defined: "
@@ -30,12 +26,19 @@ func usageError(err error, flags []ucli.Flag) error {
 	return Usagef("unknown flag --%s (see --help)", name)
 }
 
-// suggestFlag is urfave/cli's nearest flag name to typed (with its dashes),
-// or "" when even that one is not similar.
+// suggestFlag is the name of flags nearest to typed (suggest.Closest), with
+// its dashes, or "".
 func suggestFlag(flags []ucli.Flag, typed string) string {
-	s := ucli.SuggestFlag(flags, typed, true)
-	if s == "" || smetrics.JaroWinkler(strings.TrimLeft(s, "-"), typed, 0.7, 4) < minSimilarity {
-		return ""
+	var names []string
+	for _, f := range flags {
+		names = append(names, f.Names()...)
 	}
-	return s
+	s := suggest.Closest(typed, names)
+	switch {
+	case s == "":
+		return ""
+	case len(s) == 1:
+		return "-" + s
+	}
+	return "--" + s
 }

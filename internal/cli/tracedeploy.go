@@ -2,16 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"maps"
-	"os"
-	"slices"
-	"strings"
 
 	ucli "github.com/urfave/cli/v2"
-	"gopkg.in/yaml.v3"
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/sim"
+	"servesim/internal/flagspec"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
@@ -20,106 +16,24 @@ import (
 // on the deployment its header states (replay, calibrate fit).
 func TraceDeploymentFlags() []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.BoolFlag{Name: "ignore-trace-deployment", Usage: "simulate on the built-in deployment, --deployment and the flags only, not on the deployment and client the trace's header states (and say nothing of the differences)"},
+		&ucli.BoolFlag{Name: "ignore-trace-deployment", Category: flagspec.CatDeployment, Usage: "simulate on the built-in deployment, --deployment and the flags only, not on the deployment and client the trace's header states (and say nothing of the differences)"},
 	}
 }
 
-// TraceDeployment is the deployment a trace is simulated on: the defaults,
-// then the deployment the trace's header states (deploy.FromTrace), then
-// --deployment, then the flags given. Every key the trace states that
-// --deployment or a flag changes is one warning naming both values. Keys the
-// trace's own simulator derived (KV blocks from GPU memory, max_model_len)
-// are derived again when another key changed. With
-// --ignore-trace-deployment it is Deployment: the header is not read and
-// nothing is said.
+// TraceDeployment is the deployment a trace is simulated on
+// (deploy.Layers.OnTrace: defaults < the trace's header < --deployment <
+// the flags given, with a warning for each key the trace states that the
+// command line changes). With --ignore-trace-deployment it is Deployment:
+// the header is not read and nothing is said.
 func TraceDeployment(c *ucli.Context, name string, h *tracev2.Header, warn func(string)) (deploy.Config, error) {
+	l, err := DeploymentLayers(c)
+	if err != nil {
+		return deploy.Default(), err
+	}
 	if c.Bool("ignore-trace-deployment") {
-		return Deployment(c)
+		return l.On(deploy.Default())
 	}
-	base := deploy.Default()
-	td, err := deploy.FromTrace(name, h, base)
-	if err != nil {
-		return base, err
-	}
-	for _, w := range td.Warnings {
-		warn(w)
-	}
-	final, err := DeploymentOn(c, td.Config)
-	if err != nil {
-		return final, err
-	}
-	if len(td.Keys) == 0 && td.UnknownModel == "" {
-		return final, nil
-	}
-	given, err := givenKeys(c)
-	if err != nil {
-		return final, err
-	}
-	if td.UnknownModel != "" && given["model"] == "" {
-		warn(fmt.Sprintf("%s: the trace's model %q is not one the simulator knows; simulating %s instead (give --model: an embedded name or a config.json path)",
-			name, td.UnknownModel, final.Model))
-	}
-	traced, err := td.Config.Keys()
-	if err != nil {
-		return final, err
-	}
-	now, err := final.Keys()
-	if err != nil {
-		return final, err
-	}
-	changed := false
-	for _, k := range slices.Sorted(maps.Keys(given)) {
-		if !td.Derived[k] && !deploy.SameKey(k, now[k], traced[k]) {
-			changed = true
-		}
-		if v, stated := td.Keys[k]; stated && !deploy.SameKey(k, now[k], v) {
-			warn(fmt.Sprintf("%s: the trace says %s %s, %s says %s; simulating %s (--ignore-trace-deployment to simulate on the flags alone, silently)",
-				name, k, tracev2.FormatValue(v), given[k], tracev2.FormatValue(now[k]), tracev2.FormatValue(now[k])))
-		}
-	}
-	if !changed {
-		return final, nil
-	}
-	// Derived keys follow the keys they were derived from.
-	defaults, err := base.Keys()
-	if err != nil {
-		return final, err
-	}
-	again := map[string]any{}
-	for k := range td.Derived {
-		if given[k] == "" {
-			again[k] = defaults[k]
-		}
-	}
-	final, _, err = deploy.FromKeys(name, again, final)
-	return final, err
-}
-
-// givenKeys names, per deployment key, what sets it on the command line: the
-// flag (--max-num-seqs), else the --deployment file. Keys nobody set are
-// absent.
-func givenKeys(c *ucli.Context) (map[string]string, error) {
-	given := map[string]string{}
-	if p := c.String("deployment"); p != "" {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, Usagef("deployment: %v", err)
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(data, &m); err != nil {
-			return nil, Usagef("%s: %v", p, err)
-		}
-		for k := range m {
-			given[k] = "--deployment " + p
-		}
-	}
-	set := newFlagsSet(c)
-	for _, k := range deploy.KeyNames() {
-		if f := strings.ReplaceAll(k, "_", "-"); set.isSet(f) {
-			given[k] = "--" + f
-		}
-	}
-	return given, nil
+	return l.OnTrace(name, h, warn)
 }
 
 // WorkloadClient is the client a workload describes, all of it declared:

@@ -6,13 +6,14 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"servesim/internal/flagspec"
 	"servesim/internal/workload"
 )
 
 // WorkloadFlags are the workload flags of run and observe (workload.md §12).
 // Their defaults live in the workload package; a flag counts only when given.
 func WorkloadFlags() []ucli.Flag {
-	return []ucli.Flag{
+	return InCategory(flagspec.CatWorkload,
 		&ucli.StringFlag{Name: "workload", Aliases: []string{"w"}, Usage: "named preset: distribution, chatbot, summarization, contentgen, multidoc (needs --rate)"},
 		&ucli.StringFlag{Name: "workload-spec", Usage: "workload spec YAML (BLIS WorkloadSpec v2); - reads stdin"},
 		&ucli.Float64Flag{Name: "rate", Usage: "requests per second", DefaultText: "1"},
@@ -35,7 +36,7 @@ func WorkloadFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "ramp-up-strategy", Usage: "ramp the total rate over --num-requests instead of --rate: linear or exponential (vllm bench serve's)"},
 		&ucli.Float64Flag{Name: "ramp-up-start-rps", Usage: "the ramp's first rate, requests/s"},
 		&ucli.Float64Flag{Name: "ramp-up-end-rps", Usage: "the ramp's last rate, requests/s"},
-	}
+	)
 }
 
 // presetText is the default of a token flag: the flags' own shape, or

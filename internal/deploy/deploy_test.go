@@ -50,13 +50,13 @@ func TestDecodeStrict(t *testing.T) {
 		{"model: x\n\nmax_num_sqs: 3\n", `dep.yaml:3:1: unknown key "max_num_sqs" (did you mean "max_num_seqs"?)`},
 		{"max_num_seqs: many\n", `dep.yaml:1:15: key max_num_seqs: "many" is not an integer`},
 		{"model: x\nmax_num_seqs: 0\n", `dep.yaml:2:15: key max_num_seqs: 0 must be positive`},
-		{"max_num_seqs: 4\nmax_num_seqs: 8\n", `dep.yaml:2:1: key max_num_seqs is given twice (first on line 1)`},
+		{"max_num_seqs: 4\nmax_num_seqs: 8\n", `dep.yaml:2:1: key "max_num_seqs" is given twice (first on line 1)`},
 		{"priority_age_weight: .inf\n", `dep.yaml:1:22: key priority_age_weight: +Inf must be a finite number`},
 		{"routing_latency: soon\n", `dep.yaml:1:18: key routing_latency: "soon" is not a duration (e.g. 50ms)`},
 		{"scheduler: lifo\n", `dep.yaml:1:12: key scheduler: "lifo": want fcfs, priority-fcfs or sjf`},
 		{"gpu_memory_utilization: 1.5\n", `dep.yaml:1:25: key gpu_memory_utilization: 1.5 must be in (0, 1]`},
-		{"- model: x\n", `dep.yaml:1:1: want a mapping of deployment keys (see --help), got a list`},
-		{"model: [x\n", `dep.yaml:1:1: yaml syntax: did not find expected ',' or ']'`},
+		{"- model: x\n", `dep.yaml:1:1: want a mapping of deployment keys, got a list`},
+		{"model: [x\n", `dep.yaml:1: yaml syntax: did not find expected ',' or ']'`},
 	}
 	for _, tt := range tests {
 		got, err := Decode("dep.yaml", []byte(tt.yaml), Default())

@@ -1,50 +1,59 @@
 package deploy
 
 import (
-	"fmt"
+	"errors"
 	"maps"
-	"reflect"
 	"slices"
-	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/strictyaml"
 )
 
 // Keys is cfg as deployment-YAML keys, every key present, with the values a
 // YAML decoder gives back (int, float64, string, bool, []any, map[string]any;
 // durations as Go duration strings): the form a trace header keeps in
-// x_ext.deployment. A key a newer Config gains travels with no work here.
+// x_ext.deployment.
 func (c Config) Keys() (map[string]any, error) {
-	b, err := yaml.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("deployment: encode: %w", err)
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("deployment: encode: %w", err)
+	m := map[string]any{}
+	for _, k := range keyList() {
+		m[k.name] = k.header(&c)
 	}
 	return m, nil
 }
 
-// KeyNames lists every deployment-YAML key Config knows, sorted.
+// KeyNames lists every deployment-YAML key, sorted.
 func KeyNames() []string {
 	var names []string
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			switch {
-			case opts == "inline":
-				walk(f.Type)
-			case name != "" && name != "-":
-				names = append(names, name)
-			}
-		}
+	for _, k := range keyList() {
+		names = append(names, k.name)
 	}
-	walk(reflect.TypeOf(Config{}))
 	slices.Sort(names)
 	return names
+}
+
+// KeyAliases maps deployment keys to the other names users type for them
+// by habit: BLIS's (hardware, hardware_config, max_num_running_reqs,
+// max_num_scheduled_tokens, block_size_in_tokens, tp) and vLLM's
+// (tensor_parallel_size, pipeline_parallel_size). A deployment YAML
+// accepts them as keys, and the flags (Flags) answer to them with dashes.
+func KeyAliases() map[string][]string {
+	out := map[string][]string{}
+	for _, k := range keyList() {
+		if len(k.aliases) > 0 {
+			out[k.name] = slices.Clone(k.aliases)
+		}
+	}
+	return out
+}
+
+// keysByName indexes keyList by YAML key.
+func keysByName() map[string]key {
+	out := map[string]key{}
+	for _, k := range keyList() {
+		out[k.name] = k
+	}
+	return out
 }
 
 // FromKeys applies deployment-YAML keys (a trace header's x_ext.deployment)
@@ -53,28 +62,29 @@ func KeyNames() []string {
 // the wrong type is an error naming its key under prefix (e.g.
 // "cap.yaml: x_ext.deployment.max_num_seqs").
 func FromKeys(prefix string, keys map[string]any, base Config) (Config, []string, error) {
-	known := map[string]bool{}
-	for _, k := range KeyNames() {
-		known[k] = true
-	}
+	byName := keysByName()
 	cfg := base
 	var unknown []string
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		if !known[k] {
-			unknown = append(unknown, k)
+	for _, name := range slices.Sorted(maps.Keys(keys)) {
+		k, ok := byName[name]
+		if !ok {
+			unknown = append(unknown, name)
 			continue
 		}
-		v := keys[k]
+		v := keys[name]
 		if empty(v) {
 			v = nil // an empty list or map is unset (nil), as in a Config never given one
 		}
-		b, err := yaml.Marshal(map[string]any{k: v})
-		if err == nil {
-			err = yaml.Unmarshal(b, &cfg)
+		var n yaml.Node
+		if err := n.Encode(v); err != nil {
+			return base, nil, invalid("%s.%s: %v", prefix, name, err)
 		}
-		if err != nil {
-			msg := strings.TrimPrefix(yamlMessage(err), "line 1: ")
-			return base, nil, invalid("%s.%s: %s", prefix, k, msg)
+		if err := k.decode("", &n, &cfg); err != nil {
+			var e *strictyaml.Error
+			if errors.As(err, &e) {
+				err = errors.New(e.Msg) // the header's value has no place of its own
+			}
+			return base, nil, invalid("%s.%s: %v", prefix, name, err)
 		}
 	}
 	return cfg, unknown, nil

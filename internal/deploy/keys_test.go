@@ -49,7 +49,7 @@ func TestFromKeysErrorsAndUnknownKeys(t *testing.T) {
 		t.Errorf("unknown keys: %v, %v", unknown, err)
 	}
 	_, _, err = FromKeys("cap.yaml: x_ext.deployment", map[string]any{"max_num_seqs": "many"}, Default())
-	if err == nil || err.Error() != "cap.yaml: x_ext.deployment.max_num_seqs: cannot unmarshal !!str `many` into int" {
+	if err == nil || err.Error() != `cap.yaml: x_ext.deployment.max_num_seqs: "many" is not an integer` {
 		t.Errorf("a bad value: %v", err)
 	}
 }

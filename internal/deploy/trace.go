@@ -25,14 +25,10 @@ func Record(h *tracev2.Header, given Config, res *Resolved) error {
 	if err != nil {
 		return err
 	}
-	in, err := given.Keys()
-	if err != nil {
-		return err
-	}
 	derived := map[string]string{}
-	for k, v := range keys {
-		if !tracev2.SameValue(v, in[k]) {
-			derived[k] = tracev2.SourceDerived
+	for _, k := range keyList() {
+		if !k.sameValue(&res.Config, &given) {
+			derived[k.name] = tracev2.SourceDerived
 		}
 	}
 	h.SetDeployment(keys, derived)

@@ -1,14 +1,12 @@
 package deploy
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"regexp"
-	"strconv"
-	"strings"
+	"slices"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/strictyaml"
 )
 
 // Load reads a deployment YAML on top of base: keys present in the file
@@ -27,109 +25,76 @@ func Load(path string, base Config) (Config, error) {
 // values that must agree with others are checked by Resolve, once the
 // flags have been applied.
 func Decode(name string, data []byte, base Config) (Config, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return base, invalid("%s", yamlSyntax(name, err))
+	cfg, _, err := decodeFile(name, data, base)
+	return cfg, err
+}
+
+// decodeFile is Decode that also returns the keys the file sets (aliases
+// under the key they stand for), in the file's order.
+func decodeFile(name string, data []byte, base Config) (Config, []string, error) {
+	root, err := strictyaml.Parse(name, data)
+	if err != nil || root == nil {
+		return base, nil, err // nil, nil: empty or only comments
 	}
-	if len(doc.Content) == 0 {
-		return base, nil // empty or only comments
+	if err := strictyaml.WantMapping(name, root, "", "deployment keys"); err != nil {
+		return base, nil, err
 	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return base, invalid("%s:%d:%d: want a mapping of deployment keys (see --help), got %s", name, root.Line, root.Column, kindName(root))
-	}
-	if err := canonicalKeys(name, root); err != nil {
-		return base, invalid("%v", err)
-	}
-	values := map[string]*yaml.Node{}
-	byLine := map[int]string{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		values[k.Value], byLine[v.Line] = v, k.Value
+	keys, err := fileKeys(name, root)
+	if err != nil {
+		return base, nil, err
 	}
 	cfg := base
-	if err := root.Decode(&cfg); err != nil {
-		return base, invalid("%s", typeError(name, err, values, byLine))
+	values := map[string]*yaml.Node{}
+	var set []string
+	for i, k := range keys {
+		v := root.Content[2*i+1]
+		if err := k.decode(name, v, &cfg); err != nil {
+			return base, nil, err
+		}
+		values[k.name] = v
+		set = append(set, k.name)
 	}
 	for _, p := range cfg.problems() {
 		if v, ok := values[p.key]; ok {
-			return base, invalid("%s:%d:%d: key %s: %s", name, v.Line, v.Column, p.key, p.msg)
+			return base, nil, strictyaml.At(name, v, keyPath(p.key), "%s", p.msg)
 		}
 	}
-	return cfg, nil
+	return cfg, set, nil
 }
 
-// yamlMessage turns yaml.v3's "yaml: line 3: field x not found in type
-// deploy.Config" into "line 3: unknown key x".
-func yamlMessage(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
-	if i := strings.Index(msg, " not found in type"); i >= 0 {
-		msg = strings.Replace(msg[:i], "field ", "unknown key ", 1)
+// fileKeys are the keys of the mapping m, one for each of its entries:
+// aliases stand for their key, and a key unknown or given twice (under any
+// of its names) is an error at its place.
+func fileKeys(name string, m *yaml.Node) ([]key, error) {
+	byName := map[string]key{}
+	var known []string
+	for _, k := range keyList() {
+		for _, n := range append([]string{k.name}, k.aliases...) {
+			byName[n] = k
+			known = append(known, n)
+		}
 	}
-	return strings.ReplaceAll(msg, "\n  ", "; ")
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return strconv.Quote(n.Value)
+	type place struct {
+		line int
+		name string
 	}
-	return "something else"
-}
-
-// yamlLineRE finds the "line N" of yaml.v3's messages.
-const yamlLineRE = `line (\d+)`
-
-// yamlSyntax turns yaml.v3's "yaml: line 3: mapping values are not allowed
-// in this context" into "dep.yaml:3:1: yaml syntax: mapping values ...".
-func yamlSyntax(name string, err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := regexp.MustCompile(`^` + yamlLineRE + `: `).FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("%s:%s:1: yaml syntax: %s", name, m[1], msg[len(m[0]):])
+	seen := map[string]place{}
+	var keys []key
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		kn := m.Content[i]
+		k, ok := byName[kn.Value]
+		if !ok {
+			return nil, strictyaml.UnknownKey(name, kn, "", slices.Sorted(slices.Values(known)))
+		}
+		if prev, ok := seen[k.name]; ok {
+			if prev.name == kn.Value {
+				return nil, strictyaml.Keys{kn.Value: prev.line}.Add(name, kn, "")
+			}
+			return nil, strictyaml.At(name, kn, "", "keys %s and %s (line %d) name the same setting, %s: give one",
+				kn.Value, prev.name, prev.line, k.name)
+		}
+		seen[k.name] = place{kn.Line, kn.Value}
+		keys = append(keys, k)
 	}
-	return fmt.Sprintf("%s: yaml syntax: %s", name, msg)
-}
-
-// typeError locates yaml.v3's type errors ("line 3: cannot unmarshal !!str
-// `many` into int") at the value of the key on that line.
-func typeError(name string, err error, values map[string]*yaml.Node, byLine map[int]string) string {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) || len(te.Errors) == 0 {
-		return fmt.Sprintf("%s: %v", name, err)
-	}
-	msg := te.Errors[0]
-	re := regexp.MustCompile(`^` + yamlLineRE + `: cannot unmarshal !!(\w+) ` + "`(.*)`" + ` into (.+)$`)
-	m := re.FindStringSubmatch(msg)
-	if m == nil {
-		return fmt.Sprintf("%s: %s", name, strings.TrimPrefix(msg, "yaml: "))
-	}
-	line, _ := strconv.Atoi(m[1])
-	key := byLine[line]
-	v := values[key]
-	if v == nil {
-		return fmt.Sprintf("%s:%d:1: %s", name, line, msg)
-	}
-	return fmt.Sprintf("%s:%d:%d: key %s: %q is not %s", name, v.Line, v.Column, key, m[3], typeWord(m[4]))
-}
-
-// typeWord names a Go type for a user.
-func typeWord(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "int"):
-		return "an integer"
-	case strings.HasPrefix(goType, "float"):
-		return "a number"
-	case goType == "bool":
-		return "true or false"
-	case goType == "time.Duration":
-		return "a duration (e.g. 50ms)"
-	case strings.HasPrefix(goType, "[]"):
-		return "a list"
-	case strings.HasPrefix(goType, "map"):
-		return "a mapping"
-	}
-	return "a " + goType
+	return keys, nil
 }

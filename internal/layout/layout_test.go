@@ -24,6 +24,10 @@ func rules() []rule {
 			"the one trace input layer serves every command: it knows no simulator and no command line"},
 		{module + "/internal/jsonscan", []string{module + "/internal/"}, "jsonscan is a leaf: a JSON scanner that knows nothing of what it reads"},
 		{module + "/internal/outfile", []string{module + "/internal/"}, "outfile is a leaf: how every output file is written, knowing nothing of what is in it"},
+		{module + "/internal/flagspec", []string{module + "/internal/"}, "flagspec is a leaf: flag descriptions that know no flag library and no domain"},
+		{module + "/internal/suggest", []string{module + "/internal/"}, "suggest is a leaf: the one did-you-mean, over any names"},
+		{module + "/internal/strictyaml", []string{module + "/internal/"}, "strictyaml is a leaf: strict located YAML decoding that knows no document it decodes"},
+		{module + "/internal/deploy", []string{module + "/internal/workload", module + "/internal/cli"}, "the deployment describes its flags (flagspec) and never reads a command line or a workload"},
 		{module + "/internal/nnls", []string{module + "/internal/"}, "nnls is a leaf: a solver that knows nothing of what its unknowns mean"},
 		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
@@ -42,11 +46,12 @@ func rules() []rule {
 }
 
 // leafDep reports the packages a leaf may still import, leaves themselves:
-// outfile, how every output file is written, below tracev2's writers, and
+// outfile, how every output file is written, below tracev2's writers,
 // jsonscan, the JSON scanner of the load generator's chunks and of the
-// Mooncake importer's lines.
+// Mooncake importer's lines, and suggest, the did-you-mean of strictyaml's
+// unknown keys.
 func leafDep(d string) bool {
-	return d == module+"/internal/outfile" || d == module+"/internal/jsonscan"
+	return d == module+"/internal/outfile" || d == module+"/internal/jsonscan" || d == module+"/internal/suggest"
 }
 
 func TestImportRules(t *testing.T) {

@@ -12,8 +12,10 @@ type Pos struct {
 
 func (p Pos) String() string {
 	switch {
-	case p.Line > 0:
+	case p.Line > 0 && p.Col > 0:
 		return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+	case p.Line > 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
 	case p.Col > 0:
 		return fmt.Sprintf("%s: column %d", p.File, p.Col)
 	}

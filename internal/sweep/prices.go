@@ -1,9 +1,6 @@
 package sweep
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"math"
 	"os"
 	"sort"
@@ -11,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/strictyaml"
 )
 
 // Price is the hourly price of one GPU.
@@ -102,22 +101,20 @@ func LoadPrices(path string, base Prices) (Prices, error) {
 
 // DecodePrices is LoadPrices on bytes already read.
 func DecodePrices(name string, data []byte, base Prices) (Prices, error) {
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return base, inputErr(Pos{File: name}, "prices", "the file is empty")
-		}
-		return base, inputErr(Pos{File: name, Line: 1, Col: 1}, "prices", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := strictyaml.Parse(name, data)
+	if err != nil {
+		return base, fromYAML(err)
 	}
-	return pricesFrom(doc.Content[0], name, "prices", base)
+	if doc == nil {
+		return base, inputErr(Pos{File: name}, "prices", "the file is empty")
+	}
+	return pricesFrom(doc, name, "prices", base)
 }
 
 // pricesFrom reads a GPU → price mapping node.
 func pricesFrom(m *yaml.Node, file, field string, base Prices) (Prices, error) {
-	pos := Pos{File: file, Line: m.Line, Col: m.Column}
-	if m.Kind != yaml.MappingNode {
-		return base, inputErr(pos, field, "want a map from GPU name to USD per GPU-hour, e.g. H100: 2.49")
+	if err := strictyaml.WantMapping(file, m, field, "GPU names to USD per GPU-hour (e.g. H100: 2.49)"); err != nil {
+		return base, fromYAML(err)
 	}
 	out := base
 	seen := map[string]bool{}

@@ -1,14 +1,14 @@
 package sweep
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"os"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/strictyaml"
 )
 
 // Questions a sweep can answer directly (--find).
@@ -64,26 +64,24 @@ func LoadSpec(path string, base Spec) (Spec, error) {
 
 // DecodeSpec is LoadSpec on bytes already read; name is used in errors.
 func DecodeSpec(name string, data []byte, base Spec) (Spec, error) {
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return base, inputErr(Pos{File: name}, "", "the sweep file is empty (see --help for an example)")
-		}
-		return base, inputErr(yamlPos(name, err), "", "%s", yamlMsg(err))
+	top, err := strictyaml.Parse(name, data)
+	if err != nil {
+		return base, fromYAML(err)
 	}
-	top := doc.Content[0]
-	if top.Kind != yaml.MappingNode {
-		return base, inputErr(Pos{File: name, Line: top.Line, Col: top.Column}, "", "a sweep file is a map with grid, slo, find, precision and prices")
+	if top == nil {
+		return base, inputErr(Pos{File: name}, "", "the sweep file is empty (see --help for an example)")
+	}
+	if err := strictyaml.WantMapping(name, top, "", "grid, slo, find, precision and prices"); err != nil {
+		return base, fromYAML(err)
 	}
 	s := base
-	seen := map[string]bool{}
+	seen := strictyaml.Keys{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		vpos := Pos{File: name, Line: v.Line, Col: v.Column}
-		if seen[k.Value] {
-			return base, inputErr(Pos{File: name, Line: k.Line, Col: k.Column}, "", "key %q is given twice", k.Value)
+		if err := seen.Add(name, k, ""); err != nil {
+			return base, fromYAML(err)
 		}
-		seen[k.Value] = true
 		var err error
 		switch k.Value {
 		case "grid":
@@ -101,7 +99,7 @@ func DecodeSpec(name string, data []byte, base Spec) (Spec, error) {
 		case "prices":
 			s.Prices, err = pricesFrom(v, name, "prices", s.Prices)
 		default:
-			err = inputErr(Pos{File: name, Line: k.Line, Col: k.Column}, "", "unknown key %q (want grid, slo, find, precision or prices)", k.Value)
+			err = fromYAML(strictyaml.UnknownKey(name, k, "", []string{"grid", "slo", "find", "precision", "prices"}))
 		}
 		if err != nil {
 			return base, err
@@ -111,8 +109,8 @@ func DecodeSpec(name string, data []byte, base Spec) (Spec, error) {
 }
 
 func (s *Spec) decodeGrid(m *yaml.Node, file string) error {
-	if m.Kind != yaml.MappingNode {
-		return inputErr(Pos{File: file, Line: m.Line, Col: m.Column}, "grid", "want a map from key to values, e.g. num_instances: 1..4")
+	if err := strictyaml.WantMapping(file, m, "grid", "keys to values (e.g. num_instances: 1..4)"); err != nil {
+		return fromYAML(err)
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
@@ -170,25 +168,12 @@ func (s *Spec) Check(rateKey string) (*Grid, error) {
 	return NewGrid(s.Axes)
 }
 
-// yamlPos and yamlMsg pull the line out of a yaml.v3 syntax error.
-func yamlPos(name string, err error) Pos {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if i := strings.IndexByte(rest, ':'); i > 0 {
-			if n, err := strconv.Atoi(rest[:i]); err == nil {
-				return Pos{File: name, Line: n, Col: 1}
-			}
-		}
+// fromYAML is a strictyaml error as an *InputError (exit code 2, the same
+// wording).
+func fromYAML(err error) error {
+	var e *strictyaml.Error
+	if !errors.As(err, &e) {
+		return err
 	}
-	return Pos{File: name}
-}
-
-func yamlMsg(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if i := strings.IndexByte(rest, ':'); i > 0 {
-			return strings.TrimSpace(rest[i+1:])
-		}
-	}
-	return msg
+	return &InputError{Pos: Pos{File: e.File, Line: e.Line, Col: e.Column}, Field: e.Path, Msg: e.Msg}
 }

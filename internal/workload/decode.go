@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/strictyaml"
 )
 
 // Load reads and decodes the workload spec file at path (see Decode).
@@ -36,25 +37,14 @@ func Decode(name string, data []byte, baseDir string) (spec *Spec, warnings []st
 			spec, warnings, err = nil, nil, &Error{File: name, Msg: fmt.Sprintf("invalid YAML (decoder failure: %v)", r)}
 		}
 	}()
-	pos := &positions{file: name, at: map[string][2]int{}}
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if e := dec.Decode(&root); e != nil {
-		if errors.Is(e, io.EOF) {
-			return nil, nil, &Error{File: name, Msg: "empty workload spec"}
-		}
-		return nil, nil, yamlError(name, e)
+	doc, perr := strictyaml.Parse(name, data)
+	if perr != nil {
+		return nil, nil, yamlError(perr)
 	}
-	var extra yaml.Node
-	if e := dec.Decode(&extra); !errors.Is(e, io.EOF) {
-		return nil, nil, &Error{File: name, Line: extra.Line, Msg: "more than one YAML document"}
+	if doc == nil {
+		return nil, nil, &Error{File: name, Msg: "empty workload spec"}
 	}
-	doc := &root
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		doc = doc.Content[0]
-	}
-	pos.at[""] = [2]int{doc.Line, doc.Column}
+	pos := &positions{file: name, at: map[string][2]int{"": {doc.Line, doc.Column}}}
 	w := &walker{pos: pos}
 	if e := w.mapping(doc, "spec", ""); e != nil {
 		return nil, nil, pos.locate(e)
@@ -65,7 +55,7 @@ func Decode(name string, data []byte, baseDir string) (spec *Spec, warnings []st
 	strict := yaml.NewDecoder(bytes.NewReader(data))
 	strict.KnownFields(true)
 	if e := strict.Decode(&raw); e != nil {
-		return nil, nil, yamlError(name, e)
+		return nil, nil, &Error{File: name, Msg: strings.TrimPrefix(e.Error(), "yaml: ")}
 	}
 	spec, warnings, verr := fromRaw(&raw, pos, baseDir)
 	if verr != nil {
@@ -74,19 +64,14 @@ func Decode(name string, data []byte, baseDir string) (spec *Spec, warnings []st
 	return spec, warnings, nil
 }
 
-// yamlError turns a yaml.v3 error ("yaml: line N: msg", possibly inside
-// "yaml: unmarshal errors:") into an *Error with its line.
-func yamlError(name string, e error) *Error {
-	msg := strings.TrimPrefix(e.Error(), "yaml: ")
-	msg = strings.TrimSpace(strings.TrimPrefix(msg, "unmarshal errors:"))
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if num, text, ok := strings.Cut(rest, ": "); ok {
-			if line, err := strconv.Atoi(num); err == nil {
-				return &Error{File: name, Line: line, Msg: strings.TrimSpace(text)}
-			}
-		}
+// yamlError is a strictyaml error as an *Error (exit code 2, the same
+// wording).
+func yamlError(err error) *Error {
+	var e *strictyaml.Error
+	if errors.As(err, &e) {
+		return &Error{File: e.File, Line: e.Line, Column: e.Column, Path: e.Path, Msg: e.Msg}
 	}
-	return &Error{File: name, Msg: msg}
+	return &Error{Msg: err.Error()}
 }
 
 // positions maps field paths ("clients[1].arrival.cv") to the line and
@@ -156,17 +141,7 @@ func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return strconv.Quote(n.Value)
-	}
-	return "nothing"
-}
+func describe(n *yaml.Node) string { return strictyaml.Describe(n) }
 
 func nodeErr(n *yaml.Node, path, format string, args ...any) *Error {
 	return &Error{Line: n.Line, Column: n.Column, Path: path, Msg: fmt.Sprintf(format, args...)}
@@ -178,7 +153,7 @@ func (w *walker) mapping(n *yaml.Node, obj, path string) *Error {
 		return w.at(nodeErr(n, path, "want a mapping, got %s", describe(n)))
 	}
 	schema := schemaOf(obj)
-	seen := map[string]bool{}
+	seen := strictyaml.Keys{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
@@ -189,19 +164,15 @@ func (w *walker) mapping(n *yaml.Node, obj, path string) *Error {
 		switch {
 		case key == "<<":
 			return w.at(nodeErr(k, path, "YAML merge keys (<<) are not supported"))
-		case seen[key]:
-			return w.at(nodeErr(k, child, "duplicate key"))
 		case unimplementedKey(obj, key):
 			return w.at(nodeErr(k, child, "BLIS key %q is recognised but not implemented here", key))
 		}
-		seen[key] = true
+		if e := seen.Add(w.pos.file, k, path); e != nil {
+			return yamlError(e)
+		}
 		f, ok := schema[key]
 		if !ok {
-			msg := fmt.Sprintf("unknown key %q", key)
-			if s := closest(key, schema); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-			return w.at(nodeErr(k, path, "%s", msg))
+			return yamlError(strictyaml.UnknownKey(w.pos.file, k, path, slices.Collect(maps.Keys(schema))))
 		}
 		w.pos.at[child] = [2]int{k.Line, k.Column}
 		if err := w.value(v, f, child); err != nil {
@@ -233,16 +204,16 @@ func (w *walker) value(v *yaml.Node, f field, path string) *Error {
 	}
 	switch f.kind {
 	case kString:
-		return scalar("a string", nil)
+		return scalar(strictyaml.TypeWord("string"), nil)
 	case kInt:
 		var x int64
-		return scalar("an integer", &x)
+		return scalar(strictyaml.TypeWord("int64"), &x)
 	case kFloat:
 		var x float64
-		return scalar("a number", &x)
+		return scalar(strictyaml.TypeWord("float64"), &x)
 	case kBool:
 		var x bool
-		return scalar("true or false", &x)
+		return scalar(strictyaml.TypeWord("bool"), &x)
 	case kObject:
 		return w.mapping(v, f.obj, path)
 	case kList:
@@ -262,17 +233,16 @@ func (w *walker) value(v *yaml.Node, f field, path string) *Error {
 		if v.Kind != yaml.MappingNode {
 			return w.at(nodeErr(v, path, "want a mapping, got %s", describe(v)))
 		}
-		seen := map[string]bool{}
+		seen := strictyaml.Keys{}
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			k, val := resolve(v.Content[i]), v.Content[i+1]
 			if k.Kind != yaml.ScalarNode || k.Value == "<<" {
 				return w.at(nodeErr(k, path, "a key must be a plain name, got %s", describe(k)))
 			}
 			child := joinPath(path, k.Value)
-			if seen[k.Value] {
-				return w.at(nodeErr(k, child, "duplicate key"))
+			if e := seen.Add(w.pos.file, k, path); e != nil {
+				return yamlError(e)
 			}
-			seen[k.Value] = true
 			w.pos.at[child] = [2]int{k.Line, k.Column}
 			sub := field{kind: kFloat}
 			if f.kind == kTargets {
@@ -285,50 +255,4 @@ func (w *walker) value(v *yaml.Node, f field, path string) *Error {
 		return nil
 	}
 	return nil
-}
-
-// closest suggests the schema key nearest to key (edit distance ≤ 2).
-func closest(key string, schema map[string]field) string {
-	names := make([]string, 0, len(schema))
-	for k := range schema {
-		names = append(names, k)
-	}
-	return Closest(key, names)
-}
-
-// Closest is the name nearest to key by edit distance, at most 2 edits
-// away (ties to the first in sorted order), or "": the "did you mean" of
-// every strict YAML decoder of the suite.
-func Closest(key string, names []string) string {
-	names = slices.Sorted(slices.Values(names))
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(key, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

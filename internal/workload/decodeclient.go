@@ -5,11 +5,11 @@ import (
 	"math"
 )
 
-// decodeClient applies the defaults of workload.md §3 to one raw client
+// decodeClient applies the defaults of docs/workload.md to one raw client
 // (or cohort, made into a client first) at path, and checks what only the
-// raw form can tell (presence of keys). v1 upgrades SLO class names.
+// raw form can tell (presence of keys): its load, its requests, then its
+// sessions and lifetime. v1 upgrades SLO class names.
 func decodeClient(rc *rawClient, path string, pos *positions, v1 bool) (Client, []string, *Error) {
-	var warn []string
 	c := Client{
 		ID: rc.ID, TenantID: rc.TenantID, SLOClass: rc.SLOClass, Model: rc.Model,
 		RateFraction: deref(rc.RateFraction), ThinkTimeUs: deref(rc.ThinkTimeUs),
@@ -18,26 +18,43 @@ func decodeClient(rc *rawClient, path string, pos *positions, v1 bool) (Client, 
 	if v1 {
 		c.SLOClass = upgradeClass(c.SLOClass)
 	}
+	var warn []string
+	for _, step := range []func(*rawClient, *Client, string, *positions) ([]string, *Error){
+		decodeClientLoad, decodeClientRequests, decodeClientSessions,
+	} {
+		w, err := step(rc, &c, path, pos)
+		warn = append(warn, w...)
+		if err != nil {
+			return c, warn, err
+		}
+	}
+	return c, warn, nil
+}
+
+// decodeClientLoad reads how a client sends: concurrency users, or a rate
+// fraction on an arrival process.
+func decodeClientLoad(rc *rawClient, c *Client, path string, pos *positions) ([]string, *Error) {
+	var warn []string
 	if rc.Concurrency != nil {
 		n := *rc.Concurrency
 		if n < 0 || n > MaxConcurrency {
-			return c, warn, &Error{Path: path + ".concurrency", Msg: fmt.Sprintf("%d out of range [0, %d]", n, MaxConcurrency)}
+			return warn, &Error{Path: path + ".concurrency", Msg: fmt.Sprintf("%d out of range [0, %d]", n, MaxConcurrency)}
 		}
 		c.Concurrency = int(n)
 	}
 	if c.Concurrency > 0 {
 		if rc.RateFraction != nil && *rc.RateFraction != 0 {
-			return c, warn, &Error{Path: path + ".rate_fraction", Msg: "concurrency and rate_fraction are mutually exclusive"}
+			return warn, &Error{Path: path + ".rate_fraction", Msg: "concurrency and rate_fraction are mutually exclusive"}
 		}
 		if rc.Arrival != nil {
 			warn = append(warn, pos.where(path+".arrival")+"ignored: concurrency clients send when a user is ready, not on an arrival process")
 		}
 	} else {
 		if rc.RateFraction == nil {
-			return c, warn, &Error{Path: path, Msg: "rate_fraction is required unless concurrency > 0"}
+			return warn, &Error{Path: path, Msg: "rate_fraction is required unless concurrency > 0"}
 		}
 		if rc.Arrival == nil {
-			return c, warn, &Error{Path: path, Msg: "arrival is required for a rate-based client"}
+			return warn, &Error{Path: path, Msg: "arrival is required for a rate-based client"}
 		}
 		if rc.ThinkTimeUs != nil && *rc.ThinkTimeUs != 0 {
 			warn = append(warn, pos.where(path+".think_time_us")+"ignored: think_time_us is used by concurrency clients (sessions use reasoning.multi_turn.think_time_us)")
@@ -46,22 +63,29 @@ func decodeClient(rc *rawClient, path string, pos *positions, v1 bool) (Client, 
 	if rc.Arrival != nil && c.Concurrency == 0 {
 		a, w, err := decodeArrival(rc.Arrival, path+".arrival", pos)
 		if err != nil {
-			return c, warn, err
+			return warn, err
 		}
 		c.Arrival, warn = a, append(warn, w...)
 	}
+	return warn, nil
+}
+
+// decodeClientRequests reads what a client's requests hold: input and
+// output lengths, a shared prefix, reasoning and multi-turn sessions.
+func decodeClientRequests(rc *rawClient, c *Client, path string, pos *positions) ([]string, *Error) {
+	var warn []string
 	if rc.InputDist == nil {
-		return c, warn, &Error{Path: path, Msg: "input_distribution is required"}
+		return warn, &Error{Path: path, Msg: "input_distribution is required"}
 	}
 	if rc.OutputDist == nil {
-		return c, warn, &Error{Path: path, Msg: "output_distribution is required"}
+		return warn, &Error{Path: path, Msg: "output_distribution is required"}
 	}
 	c.Input = Distribution{Type: rc.InputDist.Type, Params: rc.InputDist.Params, File: rc.InputDist.File}
 	c.Output = Distribution{Type: rc.OutputDist.Type, Params: rc.OutputDist.Params, File: rc.OutputDist.File}
 	if rc.PrefixLength != nil {
 		n := *rc.PrefixLength
 		if n < 0 || n > MaxSampleTokens {
-			return c, warn, &Error{Path: path + ".prefix_length", Msg: fmt.Sprintf("%d out of range [0, %d]", n, MaxSampleTokens)}
+			return warn, &Error{Path: path + ".prefix_length", Msg: fmt.Sprintf("%d out of range [0, %d]", n, MaxSampleTokens)}
 		}
 		if c.PrefixGroup == "" && n > 0 {
 			warn = append(warn, pos.where(path+".prefix_length")+"ignored: no prefix_group")
@@ -76,15 +100,22 @@ func decodeClient(rc *rawClient, path string, pos *positions, v1 bool) (Client, 
 		if mt := r.MultiTurn; mt != nil {
 			mp := path + ".reasoning.multi_turn"
 			if mt.MaxRounds == nil {
-				return c, warn, &Error{Path: mp, Msg: "max_rounds is required"}
+				return warn, &Error{Path: mp, Msg: "max_rounds is required"}
 			}
 			if *mt.MaxRounds < 1 || *mt.MaxRounds > maxRounds {
-				return c, warn, &Error{Path: mp + ".max_rounds", Msg: fmt.Sprintf("%d out of range [1, %d]", *mt.MaxRounds, maxRounds)}
+				return warn, &Error{Path: mp + ".max_rounds", Msg: fmt.Sprintf("%d out of range [1, %d]", *mt.MaxRounds, maxRounds)}
 			}
 			c.MultiTurn = &MultiTurn{MaxRounds: int(*mt.MaxRounds), ThinkTimeUs: deref(mt.ThinkTimeUs),
 				ContextGrowth: mt.ContextGrowth, SingleSession: mt.SingleSession}
 		}
 	}
+	return warn, nil
+}
+
+// decodeClientSessions reads the rest: closed loop, timeout, network,
+// lifecycle windows and multimodal parts.
+func decodeClientSessions(rc *rawClient, c *Client, path string, pos *positions) ([]string, *Error) {
+	var warn []string
 	c.ClosedLoop = c.MultiTurn != nil
 	if rc.ClosedLoop != nil {
 		c.ClosedLoop = *rc.ClosedLoop
@@ -101,7 +132,7 @@ func decodeClient(rc *rawClient, path string, pos *positions, v1 bool) (Client, 
 			v    *float64
 		}{{"rtt_ms", n.RTTMs}, {"bandwidth_mbps", n.BandwidthMbps}} {
 			if p.v != nil && !(*p.v >= 0 && !math.IsInf(*p.v, 0)) {
-				return c, warn, &Error{Path: path + ".network." + p.name, Msg: fmt.Sprintf("%g must be finite and >= 0", *p.v)}
+				return warn, &Error{Path: path + ".network." + p.name, Msg: fmt.Sprintf("%g must be finite and >= 0", *p.v)}
 			}
 		}
 		warn = append(warn, pos.where(path+".network")+"accepted and ignored: the simulator does not model client networks")
@@ -111,14 +142,14 @@ func decodeClient(rc *rawClient, path string, pos *positions, v1 bool) (Client, 
 	} else if rc.Lifecycle != nil {
 		lc, w, err := decodeLifecycle(rc.Lifecycle, path+".lifecycle", pos)
 		if err != nil {
-			return c, warn, err
+			return warn, err
 		}
 		c.Lifecycle, warn = lc, append(warn, w...)
 	}
 	if rc.Multimodal != nil {
 		c.Multimodal = decodeMultimodal(rc.Multimodal)
 	}
-	return c, warn, nil
+	return warn, nil
 }
 
 // decodeArrival reads an arrival block at path (workload.md §4).

@@ -216,77 +216,20 @@ func baseDirOf(path string) string {
 	return path[:i+1]
 }
 
+// resolveFlags is the workload the flags describe: a preset's shape (or
+// the distribution preset's), the load, and the flags given over them.
 func resolveFlags(o *Options) (*Workload, error) {
-	p, _ := LookupPreset("distribution")
-	name := ""
-	if o.Preset != "" {
-		var ok bool
-		if p, ok = LookupPreset(o.Preset); !ok {
-			return nil, flagError("--workload", "unknown preset %q (valid: %s)", o.Preset, presetNames())
-		}
-		if o.Rate == nil && o.RampStrategy == nil {
-			return nil, flagError("--workload", "preset %q needs --rate (or --ramp-up-strategy)", o.Preset)
-		}
-		name = "preset:" + o.Preset
+	p, name, perr := flagPreset(o)
+	if perr != nil {
+		return nil, perr
 	}
-	concurrency := 0
-	if o.Concurrency != nil {
-		concurrency = *o.Concurrency
-		if concurrency < 0 || concurrency > MaxConcurrency {
-			return nil, flagError("--concurrency", "%d out of range [0, %d]", concurrency, MaxConcurrency)
-		}
+	l, lerr := o.load()
+	if lerr != nil {
+		return nil, lerr
 	}
-	if o.Rate != nil && concurrency > 0 {
-		return nil, flagError("--rate", "cannot be combined with --concurrency")
-	}
-	ramp, rerr := o.ramp()
-	if rerr != nil {
-		return nil, rerr
-	}
-	if ramp != nil && concurrency > 0 {
-		return nil, flagError("--ramp-up-strategy", "cannot be combined with --concurrency")
-	}
-	rate := DefaultRate
-	if o.Rate != nil {
-		rate = *o.Rate
-		if !(rate > 0) || math.IsInf(rate, 0) {
-			return nil, flagError("--rate", "%g must be > 0", rate)
-		}
-	}
-	arrival := DefaultArrival
-	if o.Arrival != nil {
-		arrival = *o.Arrival
-		switch arrival {
-		case ProcessPoisson, ProcessConstant, ProcessGamma, ProcessWeibull:
-		default:
-			return nil, flagError("--arrival", "unknown arrival process %q (valid: constant, gamma, poisson, weibull)", arrival)
-		}
-		if concurrency > 0 {
-			return nil, flagError("--arrival", "cannot be combined with --concurrency")
-		}
-	}
-	var thinkUs int64
-	if o.ThinkTime != nil {
-		if concurrency == 0 {
-			return nil, flagError("--think-time", "only used with --concurrency")
-		}
-		if *o.ThinkTime < 0 {
-			return nil, flagError("--think-time", "%s must be >= 0", *o.ThinkTime)
-		}
-		thinkUs = o.ThinkTime.Microseconds()
-	}
-	timeoutUs := DefaultTimeout.Microseconds()
-	if o.Timeout != nil {
-		switch t := *o.Timeout; {
-		case t == 0:
-			return nil, flagError("--timeout", "0 is not allowed (a negative value disables the timeout)")
-		case t < 0:
-			timeoutUs = 0
-		case t.Microseconds() == 0:
-			return nil, flagError("--timeout", "%s is below 1µs", t)
-		default:
-			timeoutUs = t.Microseconds()
-		}
+	timeoutUs, terr := o.timeoutUs()
+	if terr != nil {
+		return nil, terr
 	}
 	in, ferr := gaussianFlags("--prompt-tokens", p.PromptMean, p.PromptStdev, p.PromptMin, p.PromptMax,
 		o.PromptTokens, o.PromptTokensStdev, o.PromptTokensMin, o.PromptTokensMax)
@@ -315,14 +258,14 @@ func resolveFlags(o *Options) (*Workload, error) {
 	if o.Streaming != nil {
 		c.Streaming = *o.Streaming
 	}
-	if concurrency > 0 {
-		c.Concurrency, c.ThinkTimeUs = concurrency, thinkUs
+	if l.concurrency > 0 {
+		c.Concurrency, c.ThinkTimeUs = l.concurrency, l.thinkUs
 	} else {
-		spec.AggregateRate = rate
+		spec.AggregateRate = l.rate
 		c.RateFraction = 1
-		c.Arrival = Arrival{Process: arrival}
-		if ramp != nil {
-			spec.RateRamp, spec.AggregateRate = ramp, ramp.StartRPS
+		c.Arrival = Arrival{Process: l.arrival}
+		if l.ramp != nil {
+			spec.RateRamp, spec.AggregateRate = l.ramp, l.ramp.StartRPS
 		}
 	}
 	prefix := p.PrefixTokens
@@ -342,6 +285,100 @@ func resolveFlags(o *Options) (*Workload, error) {
 	}
 	w.Name = name
 	return w, nil
+}
+
+// flagPreset is the --workload preset (the distribution preset when none
+// is given) and the workload's name.
+func flagPreset(o *Options) (Preset, string, *Error) {
+	p, _ := LookupPreset("distribution")
+	name := ""
+	if o.Preset != "" {
+		var ok bool
+		if p, ok = LookupPreset(o.Preset); !ok {
+			return p, "", flagError("--workload", "unknown preset %q (valid: %s)", o.Preset, presetNames())
+		}
+		if o.Rate == nil && o.RampStrategy == nil {
+			return p, "", flagError("--workload", "preset %q needs --rate (or --ramp-up-strategy)", o.Preset)
+		}
+		name = "preset:" + o.Preset
+	}
+	return p, name, nil
+}
+
+// flagLoad is the load the flags give: closed-loop users, or a rate, an
+// arrival process and a ramp.
+type flagLoad struct {
+	concurrency int
+	thinkUs     int64
+	rate        float64
+	arrival     string
+	ramp        *RateRamp
+}
+
+// load reads the load flags, refusing the ones that exclude each other.
+func (o *Options) load() (flagLoad, *Error) {
+	l := flagLoad{rate: DefaultRate, arrival: DefaultArrival}
+	if o.Concurrency != nil {
+		l.concurrency = *o.Concurrency
+		if l.concurrency < 0 || l.concurrency > MaxConcurrency {
+			return l, flagError("--concurrency", "%d out of range [0, %d]", l.concurrency, MaxConcurrency)
+		}
+	}
+	if o.Rate != nil && l.concurrency > 0 {
+		return l, flagError("--rate", "cannot be combined with --concurrency")
+	}
+	var rerr *Error
+	if l.ramp, rerr = o.ramp(); rerr != nil {
+		return l, rerr
+	}
+	if l.ramp != nil && l.concurrency > 0 {
+		return l, flagError("--ramp-up-strategy", "cannot be combined with --concurrency")
+	}
+	if o.Rate != nil {
+		l.rate = *o.Rate
+		if !(l.rate > 0) || math.IsInf(l.rate, 0) {
+			return l, flagError("--rate", "%g must be > 0", l.rate)
+		}
+	}
+	if o.Arrival != nil {
+		l.arrival = *o.Arrival
+		switch l.arrival {
+		case ProcessPoisson, ProcessConstant, ProcessGamma, ProcessWeibull:
+		default:
+			return l, flagError("--arrival", "unknown arrival process %q (valid: constant, gamma, poisson, weibull)", l.arrival)
+		}
+		if l.concurrency > 0 {
+			return l, flagError("--arrival", "cannot be combined with --concurrency")
+		}
+	}
+	if o.ThinkTime != nil {
+		if l.concurrency == 0 {
+			return l, flagError("--think-time", "only used with --concurrency")
+		}
+		if *o.ThinkTime < 0 {
+			return l, flagError("--think-time", "%s must be >= 0", *o.ThinkTime)
+		}
+		l.thinkUs = o.ThinkTime.Microseconds()
+	}
+	return l, nil
+}
+
+// timeoutUs is --timeout in µs (0: none), DefaultTimeout when not given.
+func (o *Options) timeoutUs() (int64, *Error) {
+	timeoutUs := DefaultTimeout.Microseconds()
+	if o.Timeout != nil {
+		switch t := *o.Timeout; {
+		case t == 0:
+			return 0, flagError("--timeout", "0 is not allowed (a negative value disables the timeout)")
+		case t < 0:
+			timeoutUs = 0
+		case t.Microseconds() == 0:
+			return 0, flagError("--timeout", "%s is below 1µs", t)
+		default:
+			timeoutUs = t.Microseconds()
+		}
+	}
+	return timeoutUs, nil
 }
 
 // gaussianFlags builds a gaussian distribution from the four token flags

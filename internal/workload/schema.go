@@ -19,60 +19,88 @@ type field struct {
 	obj  string
 }
 
-// schemaOf lists the keys each mapping of the spec accepts (workload.md §2–§7).
+// schemaOf lists the keys each mapping of the spec accepts (docs/workload.md):
+// the spec itself, a client (and a cohort, which is shaped like one), the
+// mappings that shape load over time, and those that shape a request.
 func schemaOf(obj string) map[string]field {
 	switch obj {
 	case "spec":
-		return map[string]field{
-			"version":             {kind: kString},
-			"seed":                {kind: kInt},
-			"category":            {kind: kString},
-			"aggregate_rate":      {kind: kFloat},
-			"num_requests":        {kind: kInt},
-			"horizon":             {kind: kInt},
-			"clients":             {kind: kList, obj: "client"},
-			"cohorts":             {kind: kList, obj: "cohort"},
-			"inference_perf":      {kind: kObject, obj: "inference_perf"},
-			"rate_ramp":           {kind: kObject, obj: "ramp"},
-			"goodput_slo_targets": {kind: kTargets, obj: "target"},
-		}
+		return specSchema()
 	case "client":
-		return map[string]field{
-			"id":                  {kind: kString},
-			"tenant_id":           {kind: kString},
-			"slo_class":           {kind: kString},
-			"model":               {kind: kString},
-			"rate_fraction":       {kind: kFloat},
-			"concurrency":         {kind: kInt},
-			"think_time_us":       {kind: kInt},
-			"arrival":             {kind: kObject, obj: "arrival"},
-			"input_distribution":  {kind: kObject, obj: "dist"},
-			"output_distribution": {kind: kObject, obj: "dist"},
-			"prefix_group":        {kind: kString},
-			"prefix_length":       {kind: kInt},
-			"streaming":           {kind: kBool},
-			"reasoning":           {kind: kObject, obj: "reasoning"},
-			"closed_loop":         {kind: kBool},
-			"timeout":             {kind: kInt},
-			"slo_target_us":       {kind: kInt},
-			"network":             {kind: kObject, obj: "network"},
-			"lifecycle":           {kind: kObject, obj: "lifecycle"},
-			"multimodal":          {kind: kObject, obj: "multimodal"},
-		}
+		return clientSchema()
 	case "cohort":
-		// A cohort has a client's keys, but for its id-less members'
-		// per-client ones (concurrency users, lifecycle windows, which its
-		// patterns make), plus its own.
-		m := schemaOf("client")
-		for _, k := range []string{"concurrency", "think_time_us", "lifecycle"} {
-			delete(m, k)
-		}
-		m["population"] = field{kind: kInt}
-		m["prefix_sharing"] = field{kind: kString}
-		m["diurnal"] = field{kind: kObject, obj: "diurnal"}
-		m["spike"] = field{kind: kObject, obj: "spike"}
-		m["drain"] = field{kind: kObject, obj: "drain"}
+		return cohortSchema()
+	}
+	if m := timeSchema(obj); m != nil {
 		return m
+	}
+	return requestSchema(obj)
+}
+
+// specSchema is the top of a spec.
+func specSchema() map[string]field {
+	return map[string]field{
+		"version":             {kind: kString},
+		"seed":                {kind: kInt},
+		"category":            {kind: kString},
+		"aggregate_rate":      {kind: kFloat},
+		"num_requests":        {kind: kInt},
+		"horizon":             {kind: kInt},
+		"clients":             {kind: kList, obj: "client"},
+		"cohorts":             {kind: kList, obj: "cohort"},
+		"inference_perf":      {kind: kObject, obj: "inference_perf"},
+		"rate_ramp":           {kind: kObject, obj: "ramp"},
+		"goodput_slo_targets": {kind: kTargets, obj: "target"},
+	}
+}
+
+// clientSchema is one client of clients:.
+func clientSchema() map[string]field {
+	return map[string]field{
+		"id":                  {kind: kString},
+		"tenant_id":           {kind: kString},
+		"slo_class":           {kind: kString},
+		"model":               {kind: kString},
+		"rate_fraction":       {kind: kFloat},
+		"concurrency":         {kind: kInt},
+		"think_time_us":       {kind: kInt},
+		"arrival":             {kind: kObject, obj: "arrival"},
+		"input_distribution":  {kind: kObject, obj: "dist"},
+		"output_distribution": {kind: kObject, obj: "dist"},
+		"prefix_group":        {kind: kString},
+		"prefix_length":       {kind: kInt},
+		"streaming":           {kind: kBool},
+		"reasoning":           {kind: kObject, obj: "reasoning"},
+		"closed_loop":         {kind: kBool},
+		"timeout":             {kind: kInt},
+		"slo_target_us":       {kind: kInt},
+		"network":             {kind: kObject, obj: "network"},
+		"lifecycle":           {kind: kObject, obj: "lifecycle"},
+		"multimodal":          {kind: kObject, obj: "multimodal"},
+	}
+}
+
+// cohortSchema is a client's keys, but for its id-less members' per-client
+// ones (concurrency users, lifecycle windows, which its patterns make),
+// plus its own.
+func cohortSchema() map[string]field {
+	m := clientSchema()
+	for _, k := range []string{"concurrency", "think_time_us", "lifecycle"} {
+		delete(m, k)
+	}
+	m["population"] = field{kind: kInt}
+	m["prefix_sharing"] = field{kind: kString}
+	m["diurnal"] = field{kind: kObject, obj: "diurnal"}
+	m["spike"] = field{kind: kObject, obj: "spike"}
+	m["drain"] = field{kind: kObject, obj: "drain"}
+	return m
+}
+
+// timeSchema are the mappings that shape load over time: lifecycle
+// windows, diurnal patterns, spikes, drains, ramps, arrival processes and
+// inference-perf stages; nil for another obj.
+func timeSchema(obj string) map[string]field {
+	switch obj {
 	case "lifecycle":
 		return map[string]field{"windows": {kind: kList, obj: "window"}}
 	case "window":
@@ -90,12 +118,6 @@ func schemaOf(obj string) map[string]field {
 		return map[string]field{"start_time_us": {kind: kInt}, "duration_us": {kind: kInt}, "trace_rate": {kind: kFloat}}
 	case "drain":
 		return map[string]field{"start_time_us": {kind: kInt}, "ramp_duration_us": {kind: kInt}}
-	case "multimodal":
-		m := map[string]field{}
-		for _, k := range []string{"text", "image", "image_count", "audio", "audio_count", "video", "video_count"} {
-			m[k+"_distribution"] = field{kind: kObject, obj: "dist"}
-		}
-		return m
 	case "inference_perf":
 		return map[string]field{"stages": {kind: kList, obj: "stage"}, "shared_prefix": {kind: kObject, obj: "shared_prefix"}}
 	case "stage":
@@ -118,6 +140,21 @@ func schemaOf(obj string) map[string]field {
 			"shape":   {kind: kFloat},
 			"scale":   {kind: kFloat},
 		}
+	}
+	return nil
+}
+
+// requestSchema are the mappings that shape a request: distributions,
+// multimodal parts, reasoning and multi-turn, network, SLO targets; nil for
+// another obj.
+func requestSchema(obj string) map[string]field {
+	switch obj {
+	case "multimodal":
+		m := map[string]field{}
+		for _, k := range []string{"text", "image", "image_count", "audio", "audio_count", "video", "video_count"} {
+			m[k+"_distribution"] = field{kind: kObject, obj: "dist"}
+		}
+		return m
 	case "dist":
 		return map[string]field{
 			"type":   {kind: kString},

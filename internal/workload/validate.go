@@ -145,8 +145,26 @@ func resolvePrefixLengths(clients []Client) {
 }
 
 // checkSpec validates the values of a spec (whatever built it) and resolves
-// prefix lengths in place.
+// prefix lengths in place: the spec's own keys, each client, then how the
+// clients combine.
 func checkSpec(s *Spec) *Error {
+	if err := checkSpecKeys(s); err != nil {
+		return err
+	}
+	mix, err := checkClients(s)
+	if err != nil {
+		return err
+	}
+	if err := checkMix(s, mix); err != nil {
+		return err
+	}
+	resolvePrefixLengths(s.Clients)
+	return nil
+}
+
+// checkSpecKeys validates the spec's own keys: version, category, bounds,
+// the number of clients and the goodput SLO targets.
+func checkSpecKeys(s *Spec) *Error {
 	if s.Version != "2" {
 		return &Error{Path: "version", Msg: fmt.Sprintf("unsupported version %q (want \"2\")", s.Version)}
 	}
@@ -180,10 +198,22 @@ func checkSpec(s *Spec) *Error {
 			}
 		}
 	}
-	rateBased, concurrency, multiTurn := false, -1, -1
-	absolute := true // every rate-based client gives every window its own rate
+	return nil
+}
+
+// clientMix is what checkClients found about the clients together: whether
+// one is rate-based, whether every rate-based one gives each window its own
+// rate (absolute), and the first client with concurrency users, multi-turn
+// sessions and an SLO class (-1: none).
+type clientMix struct {
+	rateBased, absolute             bool
+	concurrency, multiTurn, classed int
+}
+
+// checkClients validates every client alone, and their ids together.
+func checkClients(s *Spec) (clientMix, *Error) {
+	m := clientMix{absolute: true, concurrency: -1, multiTurn: -1, classed: -1}
 	ids := map[string]int{}
-	classed := -1
 	checked := map[*Lifecycle]bool{}
 	for i := range s.Clients {
 		c := &s.Clients[i]
@@ -191,88 +221,103 @@ func checkSpec(s *Spec) *Error {
 		if lc := c.Lifecycle; lc != nil && !checked[lc] {
 			checked[lc] = true
 			if err := checkLifecycle(lc, path); err != nil {
-				return err
+				return m, err
 			}
 		}
 		if c.Concurrency == 0 && !hasOwnRates(c) {
-			absolute = false
+			m.absolute = false
 		}
 		if c.ID == "" {
-			return &Error{Path: path, Msg: "id is required"}
+			return m, &Error{Path: path, Msg: "id is required"}
 		}
 		if j, dup := ids[c.ID]; dup {
-			return &Error{Path: path + ".id", Msg: fmt.Sprintf("duplicate client id %q (also %s)", c.ID, clientPath(&s.Clients[j], j))}
+			return m, &Error{Path: path + ".id", Msg: fmt.Sprintf("duplicate client id %q (also %s)", c.ID, clientPath(&s.Clients[j], j))}
 		}
 		ids[c.ID] = i
 		if !validSLOClass(c.SLOClass) {
-			return &Error{Path: path + ".slo_class", Msg: fmt.Sprintf("unknown SLO class %q (valid: critical, standard, sheddable, batch, background, or empty)", c.SLOClass)}
+			return m, &Error{Path: path + ".slo_class", Msg: fmt.Sprintf("unknown SLO class %q (valid: critical, standard, sheddable, batch, background, or empty)", c.SLOClass)}
 		}
-		if c.SLOClass != "" && classed < 0 {
-			classed = i
+		if c.SLOClass != "" && m.classed < 0 {
+			m.classed = i
 		}
 		for _, v := range []struct {
 			name string
 			x    int64
 		}{{"think_time_us", c.ThinkTimeUs}, {"timeout", c.TimeoutUs}, {"slo_target_us", c.SLOTargetUs}} {
 			if v.x < 0 || v.x > maxTimeUs {
-				return &Error{Path: path + "." + v.name, Msg: fmt.Sprintf("%d out of range [0, %d]", v.x, maxTimeUs)}
+				return m, &Error{Path: path + "." + v.name, Msg: fmt.Sprintf("%d out of range [0, %d]", v.x, maxTimeUs)}
 			}
 		}
 		if c.Concurrency < 0 || c.Concurrency > MaxConcurrency {
-			return &Error{Path: path + ".concurrency", Msg: fmt.Sprintf("%d out of range [0, %d]", c.Concurrency, MaxConcurrency)}
+			return m, &Error{Path: path + ".concurrency", Msg: fmt.Sprintf("%d out of range [0, %d]", c.Concurrency, MaxConcurrency)}
 		}
 		if c.Concurrency > 0 {
-			if concurrency < 0 {
-				concurrency = i
+			if m.concurrency < 0 {
+				m.concurrency = i
 			}
 			if c.RateFraction != 0 {
-				return &Error{Path: path + ".rate_fraction", Msg: "concurrency and rate_fraction are mutually exclusive"}
+				return m, &Error{Path: path + ".rate_fraction", Msg: "concurrency and rate_fraction are mutually exclusive"}
 			}
 		} else {
-			rateBased = true
+			m.rateBased = true
 			if !(c.RateFraction > 0) || math.IsInf(c.RateFraction, 0) {
-				return &Error{Path: path + ".rate_fraction", Msg: fmt.Sprintf("%g must be finite and > 0", c.RateFraction)}
+				return m, &Error{Path: path + ".rate_fraction", Msg: fmt.Sprintf("%g must be finite and > 0", c.RateFraction)}
 			}
 			if err := checkArrival(path+".arrival", &c.Arrival); err != nil {
-				return err
+				return m, err
 			}
 		}
 		if c.PrefixLength < 0 || c.PrefixLength > MaxSampleTokens {
-			return &Error{Path: path + ".prefix_length", Msg: fmt.Sprintf("%d out of range [0, %d]", c.PrefixLength, MaxSampleTokens)}
+			return m, &Error{Path: path + ".prefix_length", Msg: fmt.Sprintf("%d out of range [0, %d]", c.PrefixLength, MaxSampleTokens)}
 		}
-		if mt := c.MultiTurn; mt != nil {
-			mp := path + ".reasoning.multi_turn"
-			if multiTurn < 0 {
-				multiTurn = i
-			}
-			if c.Concurrency > 0 {
-				return &Error{Path: mp, Msg: "a concurrency client cannot have multi-turn sessions"}
-			}
-			if mt.MaxRounds < 1 || mt.MaxRounds > maxRounds {
-				return &Error{Path: mp + ".max_rounds", Msg: fmt.Sprintf("%d out of range [1, %d]", mt.MaxRounds, maxRounds)}
-			}
-			if mt.ThinkTimeUs < 0 || mt.ThinkTimeUs > maxTimeUs {
-				return &Error{Path: mp + ".think_time_us", Msg: fmt.Sprintf("%d out of range [0, %d]", mt.ThinkTimeUs, maxTimeUs)}
-			}
-			if mt.ContextGrowth != "" && mt.ContextGrowth != ContextAccumulate {
-				return &Error{Path: mp + ".context_growth", Msg: fmt.Sprintf("unknown value %q (valid: accumulate, or empty)", mt.ContextGrowth)}
-			}
+		if c.MultiTurn != nil && m.multiTurn < 0 {
+			m.multiTurn = i
+		}
+		if err := checkMultiTurn(c, path+".reasoning.multi_turn"); err != nil {
+			return m, err
 		}
 	}
-	if classed >= 0 {
+	return m, nil
+}
+
+// checkMultiTurn validates a client's multi-turn sessions, if it has them.
+func checkMultiTurn(c *Client, mp string) *Error {
+	mt := c.MultiTurn
+	if mt == nil {
+		return nil
+	}
+	if c.Concurrency > 0 {
+		return &Error{Path: mp, Msg: "a concurrency client cannot have multi-turn sessions"}
+	}
+	if mt.MaxRounds < 1 || mt.MaxRounds > maxRounds {
+		return &Error{Path: mp + ".max_rounds", Msg: fmt.Sprintf("%d out of range [1, %d]", mt.MaxRounds, maxRounds)}
+	}
+	if mt.ThinkTimeUs < 0 || mt.ThinkTimeUs > maxTimeUs {
+		return &Error{Path: mp + ".think_time_us", Msg: fmt.Sprintf("%d out of range [0, %d]", mt.ThinkTimeUs, maxTimeUs)}
+	}
+	if mt.ContextGrowth != "" && mt.ContextGrowth != ContextAccumulate {
+		return &Error{Path: mp + ".context_growth", Msg: fmt.Sprintf("unknown value %q (valid: accumulate, or empty)", mt.ContextGrowth)}
+	}
+	return nil
+}
+
+// checkMix validates how the clients combine: SLO classes all or none,
+// concurrency and multi-turn clients apart, the aggregate rate, the ramp.
+func checkMix(s *Spec, m clientMix) *Error {
+	if m.classed >= 0 {
 		for i := range s.Clients {
 			if s.Clients[i].SLOClass == "" {
-				return &Error{Path: clientPath(&s.Clients[i], i) + ".slo_class", Msg: fmt.Sprintf("missing: %s sets slo_class %q, so every client must set one", clientPath(&s.Clients[classed], classed), s.Clients[classed].SLOClass)}
+				return &Error{Path: clientPath(&s.Clients[i], i) + ".slo_class", Msg: fmt.Sprintf("missing: %s sets slo_class %q, so every client must set one", clientPath(&s.Clients[m.classed], m.classed), s.Clients[m.classed].SLOClass)}
 			}
 		}
 	}
-	if concurrency >= 0 && multiTurn >= 0 {
-		return &Error{Path: clientPath(&s.Clients[max(concurrency, multiTurn)], max(concurrency, multiTurn)), Msg: fmt.Sprintf("concurrency clients (%s) and multi-turn clients (%s) cannot be mixed in one spec: their shared follow-up budget cannot account for both",
-			clientPath(&s.Clients[concurrency], concurrency), clientPath(&s.Clients[multiTurn], multiTurn))}
+	if m.concurrency >= 0 && m.multiTurn >= 0 {
+		return &Error{Path: clientPath(&s.Clients[max(m.concurrency, m.multiTurn)], max(m.concurrency, m.multiTurn)), Msg: fmt.Sprintf("concurrency clients (%s) and multi-turn clients (%s) cannot be mixed in one spec: their shared follow-up budget cannot account for both",
+			clientPath(&s.Clients[m.concurrency], m.concurrency), clientPath(&s.Clients[m.multiTurn], m.multiTurn))}
 	}
 	switch {
-	case !rateBased:
-	case s.AggregateRate == 0 && absolute:
+	case !m.rateBased:
+	case s.AggregateRate == 0 && m.absolute:
 		// Absolute mode: every window carries its own rate.
 	case s.AggregateRate == 0:
 		return &Error{Path: "aggregate_rate", Msg: "required (> 0) when a client is rate-based (0 only when every rate-based client's every lifecycle window gives trace_rate)"}
@@ -286,7 +331,7 @@ func checkSpec(s *Spec) *Error {
 		switch {
 		case s.NumRequests == 0:
 			return &Error{Path: "rate_ramp", Msg: "needs num_requests: the ramp runs over them"}
-		case !rateBased:
+		case !m.rateBased:
 			return &Error{Path: "rate_ramp", Msg: "needs a rate-based client"}
 		case s.AggregateRate != r.StartRPS:
 			return &Error{Path: "rate_ramp", Msg: fmt.Sprintf("aggregate_rate %g must be the ramp's start_rps %g", s.AggregateRate, r.StartRPS)}
@@ -297,7 +342,6 @@ func checkSpec(s *Spec) *Error {
 			}
 		}
 	}
-	resolvePrefixLengths(s.Clients)
 	return nil
 }
 

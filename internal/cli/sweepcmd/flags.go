@@ -17,6 +17,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/flagspec"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
 )
@@ -31,7 +32,7 @@ func (g *gridFlag) String() string     { return strings.Join(g.values, " ") }
 // Flags are the flags of `run sweep` and `replay sweep`: what the
 // sweep varies and asks, how it fans out, and where its tables go.
 func Flags() []ucli.Flag {
-	return []ucli.Flag{
+	sweepFlags := cli.InCategory(flagspec.CatSweep,
 		&ucli.StringFlag{Name: "sweep", Usage: "sweep file (YAML: grid, slo, find, precision, prices; see the description)"},
 		&ucli.GenericFlag{Name: "grid", Value: &gridFlag{}, Usage: "KEY=VALUES to sweep (repeatable): a deployment key (num_instances, tensor_parallel, gpu, max_num_seqs, latency_model, pd_split P:D, ...) or a load key (rate, ...); VALUES is a list and ranges: 1,2,4  1..8  5..50:5  1..64*2, or a YAML list [\"a:1,b:2\", ...]"},
 		&ucli.StringFlag{Name: "slo", Usage: "SLO every case is judged by, e.g. 'ttft.p99<500ms,itl.p99<50ms' (metrics ttft, tpot, itl, e2e; stats mean, p50, p90, p95, p99)"},
@@ -40,11 +41,13 @@ func Flags() []ucli.Flag {
 		&ucli.StringFlag{Name: "prices", Usage: "YAML map of GPU name to USD per GPU-hour, over the built-in list prices (H100 3.95, A100-80 2.50, L40S 1.95)"},
 		&ucli.IntFlag{Name: "jobs", Aliases: []string{"j"}, DefaultText: "every core", Usage: "runs simulated at once"},
 		cli.ShardFlag(),
+	)
+	return append(sweepFlags,
 		cli.FormatFlag("text", "stdout format: text (a table and the answer), csv (one line per run) or json (the document sweep merge reads)"),
 		cli.OutputFlag("write the table here instead of stdout"),
-		&ucli.StringFlag{Name: "html", Usage: "write a self-contained HTML report of the sweep to this file"},
-		&ucli.StringFlag{Name: "summaries", Usage: "write every run's full summary JSON (what run or replay --metrics-out print for it) into this directory"},
-	}
+		&ucli.StringFlag{Name: "html", Category: flagspec.CatOutput, Usage: "write a self-contained HTML report of the sweep to this file"},
+		&ucli.StringFlag{Name: "summaries", Category: flagspec.CatOutput, Usage: "write every run's full summary JSON (what run or replay --metrics-out print for it) into this directory"},
+	)
 }
 
 // Spec reads what the sweep varies and asks: the --sweep file, then
@@ -230,7 +233,7 @@ func MergeCommand() cli.Command {
 	flags := []ucli.Flag{
 		cli.FormatFlag("text", "stdout format: text, csv or json"),
 		cli.OutputFlag("write the table here instead of stdout"),
-		&ucli.StringFlag{Name: "html", Usage: "write the sweep's HTML report to this file"},
+		&ucli.StringFlag{Name: "html", Category: flagspec.CatOutput, Usage: "write the sweep's HTML report to this file"},
 	}
 	return cli.Command{
 		Name:      "merge",

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"servesim/internal/suggest"
 )
 
 // embedded holds the BLIS model configs and GPU table (Apache-2.0; see
@@ -77,8 +80,8 @@ func LookupModel(name string) (*ModelConfig, error) {
 	canon := CanonicalModelName(name)
 	known := KnownModels()
 	if canon == "" || !slices.Contains(known, canon) {
-		return nil, fmt.Errorf("unknown model %q; known models: %s; for another model pass the path to its HuggingFace config.json (or to the directory holding it) instead of a name",
-			name, strings.Join(known, ", "))
+		return nil, fmt.Errorf("unknown model %q%s; known models: %s; for another model pass the path to its HuggingFace config.json (or to the directory holding it) instead of a name",
+			name, didYouMean(canon, known), strings.Join(known, ", "))
 	}
 	data, err := embedded.ReadFile(path.Join("data/models", canon+".json"))
 	if err != nil {
@@ -102,8 +105,27 @@ func LookupGPU(name string) (GPU, error) {
 	if g, ok := findGPU(gpus, strings.TrimSpace(name)); ok {
 		return g, nil
 	}
-	return GPU{}, fmt.Errorf("unknown GPU %q; known GPUs: %s; for another GPU pass a hardware JSON file with TFlopsPeak, TFlopsFP8, BwPeakTBs, mfuPrefill, mfuDecode and MemoryGiB",
-		name, gpuNames(gpus))
+	// Names match without regard to case: suggest among lower-case ones,
+	// name the GPU as it is spelled.
+	spelled := map[string]string{}
+	for _, g := range gpus {
+		spelled[strings.ToLower(g.Name)] = g.Name
+	}
+	hint := ""
+	if s := suggest.Closest(strings.ToLower(strings.TrimSpace(name)), slices.Collect(maps.Keys(spelled))); s != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", spelled[s])
+	}
+	return GPU{}, fmt.Errorf("unknown GPU %q%s; known GPUs: %s; for another GPU pass a hardware JSON file with TFlopsPeak, TFlopsFP8, BwPeakTBs, mfuPrefill, mfuDecode and MemoryGiB",
+		name, hint, gpuNames(gpus))
+}
+
+// didYouMean is ` (did you mean "x"?)` when a known name is near typed
+// (suggest.Closest), else "".
+func didYouMean(typed string, known []string) string {
+	if s := suggest.Closest(typed, known); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
 }
 
 // ResolveModel accepts what a user types for a model: an existing file, or a

@@ -51,11 +51,11 @@ func TestDecodeAliases(t *testing.T) {
 func TestDecodeAliasErrors(t *testing.T) {
 	for _, tt := range []struct{ yaml, want string }{
 		{"tensor_parallel: 2\ntp: 4\n", "d.yaml:2:1: keys tp and tensor_parallel (line 1) name the same setting, tensor_parallel: give one"},
-		{"tp: 2\ntp: 4\n", "d.yaml:2:1: key tp is given twice (first on line 1)"},
+		{"tp: 2\ntp: 4\n", `d.yaml:2:1: key "tp" is given twice (first on line 1)`},
 		{"model: x\nmax_num_sequences: 3\n", `d.yaml:2:1: unknown key "max_num_sequences"`},
 		{"tensor_parallel_sizes: 3\n", `d.yaml:1:1: unknown key "tensor_parallel_sizes" (did you mean "tensor_parallel_size"?)`},
 		{"tp: two\n", `d.yaml:1:5: key tensor_parallel: "two" is not an integer`},
-		{"- a\n", "d.yaml:1:1: want a mapping of deployment keys (see --help), got a list"},
+		{"- a\n", "d.yaml:1:1: want a mapping of deployment keys, got a list"},
 	} {
 		_, err := Decode("d.yaml", []byte(tt.yaml), Default())
 		if err == nil || err.Error() != tt.want {

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/flagspec"
+)
+
+// SpecFlags turns flag descriptions into urfave/cli flags: the bridge that
+// lets a package describe its flags without importing a flag library.
+func SpecFlags(specs []flagspec.Flag) []ucli.Flag {
+	out := make([]ucli.Flag, len(specs))
+	for i, s := range specs {
+		out[i] = specFlag(s)
+	}
+	return out
+}
+
+func specFlag(s flagspec.Flag) ucli.Flag {
+	switch s.Kind {
+	case flagspec.String:
+		v, _ := s.Default.(string)
+		return &ucli.StringFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+	case flagspec.Bool:
+		v, _ := s.Default.(bool)
+		return &ucli.BoolFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+	case flagspec.Int:
+		v, _ := s.Default.(int)
+		return &ucli.IntFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+	case flagspec.Int64:
+		v, _ := s.Default.(int64)
+		return &ucli.Int64Flag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+	case flagspec.Float64:
+		v, _ := s.Default.(float64)
+		return &ucli.Float64Flag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+	case flagspec.Duration:
+		v, _ := s.Default.(time.Duration)
+		return &ucli.DurationFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+	}
+	panic(fmt.Sprintf("flag --%s: unknown kind %d", s.Name, s.Kind))
+}
+
+// SpecValues are the flags of specs that the command line gave explicitly
+// (by any of their names), each as its kind's Go type.
+func SpecValues(c *ucli.Context, specs []flagspec.Flag) flagspec.Values {
+	set := newFlagsSet(c)
+	out := flagspec.Values{}
+	for _, s := range specs {
+		if !set.isSet(s.Name) {
+			continue
+		}
+		switch s.Kind {
+		case flagspec.String:
+			out[s.Name] = c.String(s.Name)
+		case flagspec.Bool:
+			out[s.Name] = c.Bool(s.Name)
+		case flagspec.Int:
+			out[s.Name] = c.Int(s.Name)
+		case flagspec.Int64:
+			out[s.Name] = c.Int64(s.Name)
+		case flagspec.Float64:
+			out[s.Name] = c.Float64(s.Name)
+		case flagspec.Duration:
+			out[s.Name] = c.Duration(s.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+package deploy
+
+import (
+	"fmt"
+	"slices"
+
+	"servesim/internal/flagspec"
+)
+
+// key is one setting of a deployment, and everything said about it: its
+// YAML key (the flag is the same with dashes), the other names users type
+// for it, its help, and the Config field it sets. Flags, their aliases, the
+// YAML keys of a deployment file, the trace header's x_ext.deployment and
+// the comparison of two deployments are all generated from keyList.
+type key struct {
+	name string
+	// aliases are the other names users type by habit, BLIS's (hardware,
+	// tp, max_num_running_reqs, ...) and vLLM's (tensor_parallel_size,
+	// ...): YAML keys as they are, flags with dashes.
+	aliases     []string
+	usage       string // the flag's help; "" = a YAML-only key (no flag)
+	category    string // the --help heading
+	defaultText string // the default --help shows instead of the value
+	// negation is the help of --no-FLAG, vLLM's way to turn off what is
+	// on by default; "" = no such flag.
+	negation string
+	// field is the Config field the key sets, as a pointer: *string, *int,
+	// *int64, *float64, *bool, **bool (unset = derived), *time.Duration,
+	// *[]float64 (a comma-separated flag) or *map[string]int (YAML only).
+	field func(*Config) any
+}
+
+// keyList is every deployment key, in the order --help lists their flags.
+// Validation of the values is check.go's (problems).
+func keyList() []key {
+	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), pdKeys())
+}
+
+// placementKeys are the keys of the model, the GPUs and their parallelism, the latency model.
+func placementKeys() []key {
+	dep := flagspec.CatDeployment
+	return []key{
+		{name: "model", category: dep, usage: "model: an embedded name (see --list-models), a HuggingFace id, or a config.json path",
+			field: func(c *Config) any { return &c.Model }},
+		{name: "gpu", aliases: []string{"hardware"}, category: dep, usage: "GPU: H100, A100-SXM (A100-80), L40S, or a name in --hardware-file",
+			field: func(c *Config) any { return &c.GPU }},
+		{name: "hardware_file", aliases: []string{"hardware_config"}, category: dep, usage: "GPU specs JSON (hardware_config.json format)",
+			field: func(c *Config) any { return &c.HardwareFile }},
+		{name: "tensor_parallel", aliases: []string{"tp", "tensor_parallel_size"}, category: dep, usage: "tensor-parallel degree",
+			field: func(c *Config) any { return &c.TP }},
+		{name: "data_parallel", aliases: []string{"dp", "data_parallel_size"}, category: dep,
+			usage: "data-parallel ranks stepping in lockstep as one instance (with a mixture of experts: expert parallelism); physics model only",
+			field: func(c *Config) any { return &c.DataParallel }},
+		{name: "pipeline_parallel", aliases: []string{"pp", "pipeline_parallel_size"}, category: dep, usage: "pipeline stages per instance (micro-batches in flight)",
+			field: func(c *Config) any { return &c.PipelineParallel }},
+		{name: "pp_interconnect_bandwidth", category: dep, usage: "pipeline parallelism: activation bandwidth between stages, GB/s",
+			field: func(c *Config) any { return &c.PPInterconnectBandwidth }},
+		{name: "num_instances", category: dep, usage: "instances (replicas)",
+			field: func(c *Config) any { return &c.Instances }},
+		{name: "latency_model", category: dep, usage: "physics (a roofline with a knee whose coefficients are shares of the GPU's peaks), trained-physics (BLIS's), roofline (BLIS's analytic) or blackbox (linear)",
+			field: func(c *Config) any { return &c.LatencyModel }},
+		{name: "alpha_coeffs", category: dep, usage: "comma-separated α coefficients (with --beta-coeffs)",
+			field: func(c *Config) any { return &c.AlphaCoeffs }},
+		{name: "beta_coeffs", category: dep, usage: "comma-separated β coefficients (with --alpha-coeffs)",
+			field: func(c *Config) any { return &c.BetaCoeffs }},
+		{name: "vllm_version", category: dep, usage: "the vLLM release the deployment models; decides asynchronous scheduling",
+			defaultText: DefaultVLLMVersion + ", or " + BLISVLLMVersion + " with BLIS's latency models",
+			field:       func(c *Config) any { return &c.VLLMVersion }},
+	}
+}
+
+// kvKeys are the keys of the KV cache.
+func kvKeys() []key {
+	kv := flagspec.CatKVCache
+	return []key{
+		{name: "total_kv_blocks", category: kv, usage: "KV cache blocks per instance; 0 = from GPU memory",
+			field: func(c *Config) any { return &c.TotalKVBlocks }},
+		{name: "gpu_memory_utilization", category: kv, usage: "share of GPU memory vLLM may use",
+			field: func(c *Config) any { return &c.GPUMemoryUtilization }},
+		{name: "block_size", aliases: []string{"block_size_in_tokens"}, category: kv, usage: "tokens per KV block",
+			field: func(c *Config) any { return &c.BlockSize }},
+		{name: "enable_prefix_caching", category: kv,
+			usage:    "vLLM's automatic prefix caching: requests reuse the KV blocks of a prompt prefix already computed",
+			negation: "turn prefix caching off, as vLLM's flag does: every prompt is computed whole",
+			field:    func(c *Config) any { return &c.EnablePrefixCaching }},
+		{name: "kv_cpu_blocks", category: kv, usage: "CPU KV tier capacity in blocks; 0 = off",
+			field: func(c *Config) any { return &c.KVCPUBlocks }},
+		{name: "kv_cpu_bandwidth", category: kv, usage: "CPU tier reload bandwidth, tokens/µs", defaultText: "100",
+			field: func(c *Config) any { return &c.KVCPUBandwidth }},
+		{name: "kv_cpu_base_latency_us", category: kv, usage: "CPU tier reload latency per block, µs",
+			field: func(c *Config) any { return &c.KVCPUBaseLatencyUs }},
+	}
+}
+
+// batchingKeys are the keys of batching and scheduling.
+func batchingKeys() []key {
+	d := Default()
+	batch := flagspec.CatBatching
+	return []key{
+		{name: "max_num_seqs", aliases: []string{"max_num_running_reqs"}, category: batch, usage: "max requests in a batch",
+			field: func(c *Config) any { return &c.MaxNumSeqs }},
+		{name: "max_num_batched_tokens", aliases: []string{"max_num_scheduled_tokens"}, category: batch, usage: "token budget of a step",
+			defaultText: fmt.Sprintf("%d; without chunked prefill, max-model-len", d.MaxNumBatchedTokens),
+			field:       func(c *Config) any { return &c.MaxNumBatchedTokens }},
+		{name: "max_model_len", category: batch, usage: "max prompt + output tokens; 0 = from the model config, capped at the KV capacity",
+			field: func(c *Config) any { return &c.MaxModelLen }},
+		{name: "long_prefill_token_threshold", category: batch, usage: "max prefill tokens per request per step; 0 = off",
+			field: func(c *Config) any { return &c.LongPrefillTokenThreshold }},
+		{name: "enable_chunked_prefill", category: batch,
+			usage:    "vLLM's chunked prefill: a prompt may be split over steps to fit the token budget",
+			negation: "turn chunked prefill off, as vLLM's flag does: a prompt is scheduled whole or waits (max-num-batched-tokens must reach max-model-len)",
+			field:    func(c *Config) any { return &c.EnableChunkedPrefill }},
+		{name: "async_scheduling", category: batch,
+			usage:       "vLLM's asynchronous scheduling: a step's batch is formed while the step before runs (--async-scheduling=false turns it off)",
+			defaultText: "on from vLLM " + AsyncSchedulingSince,
+			field:       func(c *Config) any { return &c.AsyncScheduling }},
+		{name: "batching", category: batch, usage: "batch formation: vllm, vllm-v0, sarathi, orca, faster-transformer or lightllm",
+			field: func(c *Config) any { return &c.Batching }},
+		{name: "chunk_size", category: batch, usage: "sarathi: chunk budget in tokens per step",
+			field: func(c *Config) any { return &c.ChunkSize }},
+		{name: "scheduler", category: batch, usage: "wait-queue order: fcfs, priority-fcfs, sjf",
+			field: func(c *Config) any { return &c.Scheduler }},
+		{name: "preemption_policy", category: batch, usage: "victim: fcfs (tail of the batch) or priority",
+			field: func(c *Config) any { return &c.PreemptionPolicy }},
+		{name: "preempt_mode", category: batch, usage: "recompute (vLLM) or reset (BLIS)",
+			field: func(c *Config) any { return &c.PreemptMode }},
+		{name: "priority_policy", category: batch, usage: "slo-class, constant or slo-aging",
+			field: func(c *Config) any { return &c.PriorityPolicy }},
+		{name: "priority_age_weight", category: batch, usage: "slo-aging weight per second of age",
+			field: func(c *Config) any { return &c.PriorityAgeWeight }},
+		{name: "class_priorities", // YAML only: a map from SLO class to priority
+			field: func(c *Config) any { return &c.ClassPriorities }},
+	}
+}
+
+// clusterKeys are the keys of admission and routing around the instances.
+func clusterKeys() []key {
+	clu := flagspec.CatCluster
+	return []key{
+		{name: "admission_policy", category: clu, usage: "cluster admission: always-admit, token-bucket or reject-all",
+			field: func(c *Config) any { return &c.AdmissionPolicy }},
+		{name: "token_bucket_capacity", category: clu, usage: "token-bucket admission: capacity in prompt tokens",
+			field: func(c *Config) any { return &c.TokenBucketCapacity }},
+		{name: "token_bucket_refill", category: clu, usage: "token-bucket admission: refill in prompt tokens per second",
+			field: func(c *Config) any { return &c.TokenBucketRefill }},
+		{name: "admission_latency", category: clu, usage: "delay from arrival to the admission decision, e.g. 200us",
+			field: func(c *Config) any { return &c.AdmissionLatency }},
+		{name: "routing_latency", category: clu, usage: "delay from the routing decision to the instance",
+			field: func(c *Config) any { return &c.RoutingLatency }},
+		{name: "routing_policy", category: clu, usage: "round-robin, random, least-loaded, least-outstanding, always-busiest or weighted",
+			field: func(c *Config) any { return &c.RoutingPolicy }},
+		{name: "routing_scorers", category: clu, usage: "weighted routing: name:weight,... of prefix-affinity, precise-prefix-cache, queue-depth, kv-utilization, load-balance",
+			field: func(c *Config) any { return &c.RoutingScorers }},
+		{name: "snapshot_refresh_interval", category: clu, usage: "age after which routing re-reads queue depth, batch size and KV use (0 = live)",
+			field: func(c *Config) any { return &c.SnapshotRefreshInterval }},
+		{name: "cache_signal_delay", category: clu, usage: "refresh interval of the instances' prefix indexes seen by precise-prefix-cache (0 = live)",
+			field: func(c *Config) any { return &c.CacheSignalDelay }},
+	}
+}
+
+// pdKeys are the keys of prefill/decode disaggregation.
+func pdKeys() []key {
+	pd := flagspec.CatPD
+	return []key{
+		{name: "prefill_instances", category: pd, usage: "P/D: instances in the prefill pool (the first ones)",
+			field: func(c *Config) any { return &c.PrefillInstances }},
+		{name: "decode_instances", category: pd, usage: "P/D: instances in the decode pool",
+			field: func(c *Config) any { return &c.DecodeInstances }},
+		{name: "pd_decider", category: pd, usage: "P/D: which requests disaggregate: never, always or prefix-threshold",
+			field: func(c *Config) any { return &c.PDDecider }},
+		{name: "pd_prefix_threshold", category: pd, usage: "P/D prefix-threshold: disaggregate when uncached prompt tokens exceed this",
+			field: func(c *Config) any { return &c.PDPrefixThreshold }},
+		{name: "pd_transfer_bandwidth", category: pd, usage: "P/D: KV transfer bandwidth, GB/s",
+			field: func(c *Config) any { return &c.PDTransferBandwidth }},
+		{name: "pd_transfer_base_latency", category: pd, usage: "P/D: fixed latency of a KV transfer",
+			field: func(c *Config) any { return &c.PDTransferBaseLatency }},
+		{name: "pd_transfer_contention", category: pd, usage: "P/D: concurrent KV transfers share the bandwidth",
+			field: func(c *Config) any { return &c.PDTransferContention }},
+	}
+}

@@ -1,0 +1,124 @@
+package deploy
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+
+	"servesim/internal/flagspec"
+	"servesim/internal/tracev2"
+)
+
+// Layers are what a command line says of a deployment, to lay over a base
+// (the defaults, or the deployment a trace states): the --deployment file,
+// then the flags given. The order is defaults < trace < file < flags.
+type Layers struct {
+	file  string // "" = no file
+	data  []byte
+	flags flagspec.Values
+}
+
+// NewLayers reads the deployment file at path ("" = none), once, and keeps
+// the flags given (by their names in Flags).
+func NewLayers(path string, flags flagspec.Values) (*Layers, error) {
+	l := &Layers{file: path, flags: flags}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, invalid("deployment: %v", err)
+		}
+		l.data = data
+	}
+	return l, nil
+}
+
+// On lays the file, then the flags, over base.
+func (l *Layers) On(base Config) (Config, error) {
+	cfg, _, err := l.apply(base)
+	return cfg, err
+}
+
+// apply is On, and says what set each key it set: "--max-num-seqs" or
+// "--deployment FILE" (a flag wins over the file).
+func (l *Layers) apply(base Config) (Config, map[string]string, error) {
+	cfg := base
+	given := map[string]string{}
+	if l.file != "" {
+		var set []string
+		var err error
+		if cfg, set, err = decodeFile(l.file, l.data, cfg); err != nil {
+			return cfg, nil, err
+		}
+		for _, k := range set {
+			given[k] = "--" + FileFlag + " " + l.file
+		}
+	}
+	for _, k := range keyList() {
+		flag := k.flagName()
+		v, on := l.flags[flag]
+		off, negated := l.flags["no-"+flag]
+		if on && negated && v.(bool) == off.(bool) {
+			return cfg, nil, invalid("--%s and --no-%s contradict each other: give one", flag, flag)
+		}
+		if on {
+			if err := k.setFlag(&cfg, v); err != nil {
+				return cfg, nil, err
+			}
+			given[k.name] = "--" + flag
+		}
+		if negated {
+			if err := k.setFlag(&cfg, !off.(bool)); err != nil {
+				return cfg, nil, err
+			}
+			given[k.name] = "--no-" + flag
+		}
+	}
+	return cfg, given, nil
+}
+
+// OnTrace is the deployment a trace is simulated on: the defaults, then
+// the deployment the trace's header states (FromTrace), then the file and
+// the flags. Every key the trace states that the file or a flag changes is
+// one warning naming both values. Keys the trace's own simulator derived
+// (KV blocks from GPU memory, max_model_len) are derived again when
+// another key changed. name is the trace's, for messages.
+func (l *Layers) OnTrace(name string, h *tracev2.Header, warn func(string)) (Config, error) {
+	base := Default()
+	td, err := FromTrace(name, h, base)
+	if err != nil {
+		return base, err
+	}
+	for _, w := range td.Warnings {
+		warn(w)
+	}
+	final, given, err := l.apply(td.Config)
+	if err != nil || (len(td.Keys) == 0 && td.UnknownModel == "") {
+		return final, err
+	}
+	if td.UnknownModel != "" && given["model"] == "" {
+		warn(fmt.Sprintf("%s: the trace's model %q is not one the simulator knows; simulating %s instead (give --model: an embedded name or a config.json path)",
+			name, td.UnknownModel, final.Model))
+	}
+	byName := keysByName()
+	changed := false
+	for _, n := range slices.Sorted(maps.Keys(given)) {
+		k := byName[n]
+		same := k.same(&final, &td.Config)
+		changed = changed || (!td.Derived[n] && !same)
+		if v, stated := td.Keys[n]; stated && !same {
+			now := k.format(&final)
+			warn(fmt.Sprintf("%s: the trace says %s %s, %s says %s; simulating %s (--ignore-trace-deployment to simulate on the flags alone, silently)",
+				name, n, tracev2.FormatValue(v), given[n], now, now))
+		}
+	}
+	if changed {
+		// Derived keys follow the keys they were derived from.
+		for n := range td.Derived {
+			if given[n] == "" {
+				byName[n].copyFrom(&final, &base)
+			}
+		}
+	}
+	return final, nil
+}

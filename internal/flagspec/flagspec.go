@@ -1,0 +1,53 @@
+package flagspec
+
+// Kind is the type of a flag's value.
+type Kind int
+
+// The kinds of flag values. Values hands each back as the Go type named.
+const (
+	String   Kind = iota // string
+	Bool                 // bool
+	Int                  // int
+	Int64                // int64
+	Float64              // float64
+	Duration             // time.Duration
+)
+
+// Flag describes one flag.
+type Flag struct {
+	Name        string   // kebab-case, without dashes
+	Aliases     []string // other names it answers to
+	Usage       string
+	Category    string // the --help heading it is listed under (see Categories)
+	Kind        Kind
+	Default     any    // a value of Kind's Go type; nil is its zero value
+	DefaultText string // shown instead of Default in --help when set
+	Hidden      bool
+}
+
+// Values are the flags a command line gave explicitly, by their Name, as
+// their Kind's Go type. A flag left at its default is absent.
+type Values map[string]any
+
+// The --help headings, in the order --help lists them. A command's own
+// flags come first, under no heading.
+const (
+	CatWorkload   = "WORKLOAD"
+	CatTrace      = "TRACE"
+	CatClient     = "CLIENT"
+	CatDeployment = "DEPLOYMENT"
+	CatKVCache    = "KV CACHE"
+	CatBatching   = "BATCHING AND SCHEDULING"
+	CatCluster    = "CLUSTER: ADMISSION AND ROUTING"
+	CatPD         = "PREFILL/DECODE DISAGGREGATION"
+	CatSweep      = "SWEEP"
+	CatOutput     = "OUTPUT"
+	CatGeneral    = "GENERAL"
+)
+
+// Categories are the headings of --help in the order it lists them; a
+// heading not among them follows these, in the order its flags come.
+func Categories() []string {
+	return []string{CatWorkload, CatTrace, CatClient, CatDeployment, CatKVCache, CatBatching,
+		CatCluster, CatPD, CatSweep, CatOutput, CatGeneral}
+}

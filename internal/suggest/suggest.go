@@ -1,0 +1,51 @@
+package suggest
+
+import "slices"
+
+// maxLen bounds the names compared: the edit distance costs len(a)·len(b).
+const maxLen = 64
+
+// Closest is the name of names nearest to typed by edit distance
+// (Levenshtein: insertions, deletions and substitutions of one byte), or ""
+// when none is near enough. Near enough is at most 2 edits, or a quarter of
+// typed's length for longer names ("enable-prefix-cache" is 3 edits from
+// "enable-prefix-caching"). Ties go to the first name in sorted order, so
+// the answer does not depend on the order of names.
+func Closest(typed string, names []string) string {
+	limit := max(2, len(typed)/4)
+	best, bestD := "", limit+1
+	for _, n := range slices.Sorted(slices.Values(names)) {
+		if n == typed {
+			continue
+		}
+		if d := distance(typed, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// distance is the edit distance of a and b; beyond maxLen bytes it is
+// larger than any limit.
+func distance(a, b string) int {
+	if len(a) > maxLen || len(b) > maxLen {
+		return 1 << 30
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
