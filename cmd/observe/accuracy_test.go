@@ -13,7 +13,7 @@ import (
 	"servesim/internal/cli"
 	"servesim/internal/httpload"
 	"servesim/internal/httpload/fakevllm"
-	"servesim/internal/httpload/timingtest"
+	"servesim/internal/testkit/timingtest"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"testing"
 
-	"servesim/internal/cli/clitest"
 	"servesim/internal/httpload"
+	"servesim/internal/testkit/clitest"
 )
 
 // TestHelpStatesOneDefault: no flag's help states two defaults.

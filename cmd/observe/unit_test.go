@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"servesim/internal/cli/clitest"
 	"servesim/internal/httpload"
+	"servesim/internal/testkit/clitest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

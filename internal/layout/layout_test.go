@@ -8,6 +8,12 @@ import (
 
 const module = "servesim"
 
+// testkit is the folder of the test-support packages (fakes, fixtures,
+// harnesses, data finders): only _test files import them, and they are
+// exempt from the other rules, as they may import what the tests need
+// (testing, hence flag; the CLI libraries; HTTP).
+const testkit = module + "/internal/testkit/"
+
 // rule forbids packages matching a prefix from depending (directly or not)
 // on any of the listed import paths or prefixes.
 type rule struct {
@@ -30,8 +36,7 @@ func rules() []rule {
 		{module + "/internal/sweep", []string{module + "/internal/des", module + "/internal/deploy", module + "/internal/replay", module + "/internal/httpload",
 			module + "/internal/report", module + "/internal/workload", module + "/internal/tracev2", module + "/internal/cli"},
 			"sweeps are engine-free: grid, SLO, rows, analysis and merge serve the simulated and the live sweep alike"},
-		{module + "/", []string{module + "/internal/des/destest"}, "destest is test support: only _test files import it"},
-		{module + "/", []string{module + "/internal/tracev2/blistest"}, "blistest is test support: only _test files import it"},
+		{module + "/", []string{testkit}, "testkit packages are test support: only _test files import them"},
 		{module + "/internal/", cliLibs, "only cmd/* and internal/cli import urfave/cli and progressbar"},
 	}
 }
@@ -59,11 +64,10 @@ func TestImportRules(t *testing.T) {
 			continue
 		}
 		for _, r := range rules() {
-			// internal/cli and its test support (internal/cli/clitest) are
-			// the CLI layer itself; des/destest is test support (it imports
-			// testing, hence flag) that the next rule keeps out of real code.
+			// internal/cli is the CLI layer itself; testkit packages are test
+			// support, which the testkit rule keeps out of real code.
 			if !strings.HasPrefix(pkg, r.pkgPrefix) || pkg == module+"/internal/cli" || strings.HasPrefix(pkg, module+"/internal/cli/") ||
-				pkg == module+"/internal/des/destest" || pkg == module+"/internal/tracev2/blistest" {
+				strings.HasPrefix(pkg, testkit) {
 				continue
 			}
 			checked++
