@@ -29,6 +29,7 @@ func rules() []rule {
 		{module + "/internal/jsonscan", []string{module + "/internal/"}, "jsonscan is a leaf: a JSON scanner that knows nothing of what it reads"},
 		{module + "/internal/outfile", []string{module + "/internal/"}, "outfile is a leaf: how every output file is written, knowing nothing of what is in it"},
 		{module + "/internal/nnls", []string{module + "/internal/"}, "nnls is a leaf: a solver that knows nothing of what its unknowns mean"},
+		{module + "/internal/quantile", []string{module + "/internal/"}, "quantile is a leaf: the one percentile rule, knowing nothing of what the values measure"},
 		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
 		{module + "/internal/report", []string{module + "/internal/des", module + "/internal/httpload"}, "reports know no simulator internals"},
