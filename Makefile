@@ -10,7 +10,7 @@ GOFLAGS ?=
 
 # Packages whose goroutines the race detector must watch on every CI run;
 # `make race` covers the whole tree.
-RACE_PKGS := ./internal/cli/... ./internal/httpload/... ./cmd/observe/... ./internal/report/... ./internal/sweep/...
+RACE_PKGS := ./internal/cli/... ./internal/httpload/... ./internal/testkit/clitest ./internal/testkit/timingtest ./cmd/observe/... ./internal/report/... ./internal/sweep/...
 
 all: build
 
@@ -92,7 +92,7 @@ e2e: build
 	exit $$status
 
 # Held-out fidelity on real vLLM runs (testdata/llmservingsim, committed with
-# the repository; internal/shareddata falls back to ../shared/data): each run
+# the repository; internal/testkit/shareddata falls back to ../shared/data): each run
 # predicted from coefficients fitted on the others, printed as Markdown; the
 # same test fails if the figures get worse (internal/fidelity).
 .PHONY: fidelity

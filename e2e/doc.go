@@ -1,7 +1,7 @@
 // Package e2e proves the whole suite against a real inference server: Ollama
 // (llama.cpp inside, continuous batching over parallel slots, a KV cache,
 // real prefill and decode compute on the CPU) serving a tiny random-weight
-// llama that internal/gguf writes.
+// llama that internal/testkit/gguf writes.
 //
 // The package's loop test runs under `make e2e` (SERVESIM_E2E=1); under
 // `go test ./...` it skips at once. The loop: build (e2e/build-ollama.sh,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"servesim/internal/gguf"
+	"servesim/internal/testkit/gguf"
 	"servesim/internal/tracev2"
 )
 

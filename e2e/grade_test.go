@@ -164,7 +164,7 @@ func writeSummary(t *testing.T, s setup, rows []gradeRow, noise map[string]level
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# servesim against Ollama on the CPU\n\n")
-	fmt.Fprintf(&b, "Server: Ollama v0.17.4, %d slots, num_ctx %d, one compute thread, model %s (internal/gguf).\n", slots, numCtx, modelName)
+	fmt.Fprintf(&b, "Server: Ollama v0.17.4, %d slots, num_ctx %d, one compute thread, model %s (internal/testkit/gguf).\n", slots, numCtx, modelName)
 	fmt.Fprintf(&b, "Prefill: a %d-token prompt took %d steps of a decoding neighbour (chunked at %d tokens per slot per step).\n", 4*chunkLimit, p.LongGaps, chunkLimit)
 	fmt.Fprintf(&b, "Capacity at 4 users: %.2f req/s; open loop at %s req/s (Poisson).\n", capacity, rate)
 	fmt.Fprintf(&b, "Fit: blackbox on c1 + c4, closed loop, alpha[1] held at 0 (fitted-deployment.yaml); every other run is held out. ")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli/clitest"
+	"servesim/internal/testkit/clitest"
 )
 
 // TestOutputsIntoDevices: every file calibrate and calibrate fit write,

@@ -12,7 +12,7 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/replay"
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/shareddata"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 )

@@ -11,7 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/shareddata"
 	"servesim/internal/tracev2"
 )
 

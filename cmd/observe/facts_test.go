@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/testkit/blistest"
 	"servesim/internal/tracev2"
-	"servesim/internal/tracev2/blistest"
 )
 
 // TestHeaderRecordsTheServer: observe against the fake vLLM records what the

@@ -3,7 +3,8 @@ package main
 import (
 	"testing"
 
-	"servesim/internal/cli/clitest"
+	"servesim/internal/httpload"
+	"servesim/internal/testkit/clitest"
 )
 
 // TestHelpStatesOneDefault: no flag's help states two defaults.

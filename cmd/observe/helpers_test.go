@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"servesim/internal/cli/clitest"
 	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/testkit/clitest"
 	"servesim/internal/tracev2"
 )
 

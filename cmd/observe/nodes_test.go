@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"servesim/internal/cli/clitest"
 	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/testkit/clitest"
 )
 
 // TestOutputsIntoDevices: every file observe writes, pointed at a FIFO or a

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"servesim/internal/httpload/fakevllm"
-	"servesim/internal/httpload/timingtest"
+	"servesim/internal/testkit/timingtest"
 	"servesim/internal/tracev2"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"servesim/internal/cli/clitest"
 	"servesim/internal/httpload/fakevllm"
 	"servesim/internal/sweep"
+	"servesim/internal/testkit/clitest"
 )
 
 // sweepDoc is the sweep document a successful observe sweep wrote.

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"servesim/internal/cli/clitest"
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/clitest"
+	"servesim/internal/testkit/shareddata"
 )
 
 // benchTraces are the production traces of issue 21: the repository's

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"servesim/internal/cli"
-	"servesim/internal/cli/clitest"
+	"servesim/internal/testkit/clitest"
 	"servesim/internal/tracev2"
 )
 

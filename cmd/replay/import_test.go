@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"servesim/internal/cli"
-	"servesim/internal/cli/clitest"
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/clitest"
+	"servesim/internal/testkit/shareddata"
 )
 
 const importerSamples = "../../internal/tracev2/importer/testdata/"

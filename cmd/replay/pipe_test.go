@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/shareddata"
 )
 
 // TestPipeIsReadOnce: a trace named by a path that is a pipe (a FIFO, or

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"servesim/internal/cli"
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/shareddata"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 )

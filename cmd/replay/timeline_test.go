@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli/clitest"
+	"servesim/internal/testkit/clitest"
 )
 
 // TestTimeline: --timeline writes a valid trace-event JSON with the step,

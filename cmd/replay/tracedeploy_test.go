@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/testkit/blistest"
 	"servesim/internal/tracev2"
-	"servesim/internal/tracev2/blistest"
 )
 
 // TestOverrideIsWarnedAndTheConfigVerdictFails: a trace recorded on one

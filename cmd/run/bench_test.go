@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"servesim/internal/cli/clitest"
+	"servesim/internal/testkit/clitest"
 )
 
 // refArgs is issue 21's reference command: Qwen3-14B on one H100 at 28

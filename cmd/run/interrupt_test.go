@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"servesim/internal/cli/clitest"
+	"servesim/internal/testkit/clitest"
 	"servesim/internal/tracev2"
 )
 

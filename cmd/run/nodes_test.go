@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"servesim/internal/cli/clitest"
+	"servesim/internal/testkit/clitest"
 )
 
 // TestOutputsIntoDevices: every file run writes, pointed at a FIFO or a

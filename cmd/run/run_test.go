@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli/clitest"
+	"servesim/internal/testkit/clitest"
 	"servesim/internal/tracev2"
 )
 

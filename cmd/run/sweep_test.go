@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli/clitest"
 	"servesim/internal/sweep"
+	"servesim/internal/testkit/clitest"
 )
 
 // bins holds the binaries built by this test process (removed by TestMain).

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"servesim/internal/cli/clitest"
+	"servesim/internal/testkit/clitest"
 )
 
 // TestTimeline: run --timeline on a P/D cluster prints the same summary as

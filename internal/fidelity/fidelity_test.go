@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"servesim/internal/deploy"
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/shareddata"
 )
 
 var update = flag.Bool("update", false, "rewrite the deployment files under data/deployments/")

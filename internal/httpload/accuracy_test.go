@@ -11,7 +11,7 @@ import (
 
 	"servesim/internal/httpload"
 	"servesim/internal/httpload/fakevllm"
-	"servesim/internal/httpload/timingtest"
+	"servesim/internal/testkit/timingtest"
 )
 
 // quantile is the nearest-rank q-quantile of xs (sorted in place).

@@ -8,6 +8,12 @@ import (
 
 const module = "servesim"
 
+// testkit is the folder of the test-support packages (fakes, fixtures,
+// harnesses, data finders): only _test files import them, and they are
+// exempt from the other rules, as they may import what the tests need
+// (testing, hence flag; the CLI libraries; HTTP).
+const testkit = module + "/internal/testkit/"
+
 // rule forbids packages matching a prefix from depending (directly or not)
 // on any of the listed import paths or prefixes.
 type rule struct {
@@ -29,6 +35,7 @@ func rules() []rule {
 		{module + "/internal/strictyaml", []string{module + "/internal/"}, "strictyaml is a leaf: strict located YAML decoding that knows no document it decodes"},
 		{module + "/internal/deploy", []string{module + "/internal/workload", module + "/internal/cli"}, "the deployment describes its flags (flagspec) and never reads a command line or a workload"},
 		{module + "/internal/nnls", []string{module + "/internal/"}, "nnls is a leaf: a solver that knows nothing of what its unknowns mean"},
+		{module + "/internal/quantile", []string{module + "/internal/"}, "quantile is a leaf: the one percentile rule, knowing nothing of what the values measure"},
 		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
 		{module + "/internal/report", []string{module + "/internal/des", module + "/internal/httpload"}, "reports know no simulator internals"},
@@ -39,8 +46,7 @@ func rules() []rule {
 			"sweeps are engine-free: grid, SLO, rows, analysis and merge serve the simulated and the live sweep alike"},
 		{module + "/internal/live", []string{module + "/internal/cli", module + "/internal/replay"},
 			"observe's library half is driven by a typed config: no CLI, and no simulator beyond what deploy's key list brings"},
-		{module + "/", []string{module + "/internal/des/destest"}, "destest is test support: only _test files import it"},
-		{module + "/", []string{module + "/internal/tracev2/blistest"}, "blistest is test support: only _test files import it"},
+		{module + "/", []string{testkit}, "testkit packages are test support: only _test files import them"},
 		{module + "/internal/", cliLibs, "only cmd/* and internal/cli import urfave/cli and progressbar"},
 	}
 }
@@ -69,11 +75,10 @@ func TestImportRules(t *testing.T) {
 			continue
 		}
 		for _, r := range rules() {
-			// internal/cli and its test support (internal/cli/clitest) are
-			// the CLI layer itself; des/destest is test support (it imports
-			// testing, hence flag) that the next rule keeps out of real code.
+			// internal/cli is the CLI layer itself; testkit packages are test
+			// support, which the testkit rule keeps out of real code.
 			if !strings.HasPrefix(pkg, r.pkgPrefix) || pkg == module+"/internal/cli" || strings.HasPrefix(pkg, module+"/internal/cli/") ||
-				pkg == module+"/internal/des/destest" || pkg == module+"/internal/tracev2/blistest" {
+				strings.HasPrefix(pkg, testkit) {
 				continue
 			}
 			checked++

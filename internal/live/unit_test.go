@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"servesim/internal/cli/clitest"
+	"servesim/internal/testkit/clitest"
 	"servesim/internal/httpload"
 	"servesim/internal/workload"
 )

@@ -4,22 +4,23 @@ import (
 	"math"
 
 	"github.com/montanaflynn/stats"
+
+	"servesim/internal/quantile"
 )
 
-// The statistics of calibrate.md §6. All go through montanaflynn/stats v0.14.0,
-// whose Percentile is the spec's rule exactly (Hyndman & Fan type 7, NumPy's
-// default "linear"): rank = p/100·(n−1), value = x[⌊rank⌋] + frac·(x[⌈rank⌉] −
-// x[⌊rank⌋]). TestPercentileRuleGolden locks that, so an upgrade that changes the
-// rule fails loudly.
+// The statistics of calibrate's comparison. Percentiles follow the project's
+// one rule (package quantile: linear interpolation between closest ranks,
+// NumPy's default); means, deviations and Pearson's r come from
+// montanaflynn/stats v0.14.0. TestPercentileRuleGolden locks the figures.
 
-// Percentile returns the p-th percentile (0 < p ≤ 100) of xs by the spec's linear
-// interpolation; 0 for an empty slice. A single value is every percentile.
+// Percentile returns the p-th percentile (0 < p ≤ 100) of xs, in any order,
+// by quantile's rule; 0 for an empty slice or a p outside that range. A
+// single value is every percentile.
 func Percentile(xs []float64, p float64) float64 {
-	v, err := stats.Percentile(xs, p)
-	if err != nil {
+	if !(p > 0 && p <= 100) {
 		return 0
 	}
-	return v
+	return quantile.Of(xs, p)
 }
 
 // Mean returns the arithmetic mean of xs; 0 for an empty slice.
@@ -211,21 +212,21 @@ func comparePairs(p *pairs) Comparison {
 		c.RequestLevel.Quality = GradePoor
 		return c
 	}
-	// Sorting once makes each Percentile call's own sort a linear pass over
-	// sorted data, which matters at a million pairs.
+	// Sorted once: the percentiles below read the sorted columns in place,
+	// which matters at a million pairs.
 	rs, ss := p.sorted()
 	w := &c.WorkloadLevel
 	w.RealMean, w.SimMean = Mean(real), Mean(sim)
 	w.MeanError, w.MeanPercentError = errPair(w.RealMean, w.SimMean)
-	w.RealP50, w.SimP50 = Percentile(rs, 50), Percentile(ss, 50)
+	w.RealP50, w.SimP50 = quantile.Sorted(rs, 50), quantile.Sorted(ss, 50)
 	w.P50Error, w.P50PercentError = errPair(w.RealP50, w.SimP50)
 	w.RealMedian, w.SimMedian = w.RealP50, w.SimP50
 	w.MedianError, w.MedianPercentError = w.P50Error, w.P50PercentError
-	w.RealP90, w.SimP90 = Percentile(rs, 90), Percentile(ss, 90)
+	w.RealP90, w.SimP90 = quantile.Sorted(rs, 90), quantile.Sorted(ss, 90)
 	w.P90Error, w.P90PercentError = errPair(w.RealP90, w.SimP90)
-	w.RealP95, w.SimP95 = Percentile(rs, 95), Percentile(ss, 95)
+	w.RealP95, w.SimP95 = quantile.Sorted(rs, 95), quantile.Sorted(ss, 95)
 	w.P95Error, w.P95PercentError = errPair(w.RealP95, w.SimP95)
-	w.RealP99, w.SimP99 = Percentile(rs, 99), Percentile(ss, 99)
+	w.RealP99, w.SimP99 = quantile.Sorted(rs, 99), quantile.Sorted(ss, 99)
 	w.P99Error, w.P99PercentError = errPair(w.RealP99, w.SimP99)
 
 	q := &c.RequestLevel

@@ -33,9 +33,9 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
-// TestPercentileRuleGolden locks montanaflynn/stats' percentile rule to the
-// spec's linear interpolation (NumPy "linear"): a library upgrade that changes
-// the rule changes this golden.
+// TestPercentileRuleGolden locks the percentile rule of calibrate's figures
+// to linear interpolation between closest ranks (NumPy "linear", package
+// quantile): a change of the rule changes this golden.
 func TestPercentileRuleGolden(t *testing.T) {
 	inputs := [][]float64{
 		{1, 2, 3, 4, 5, 6, 7, 8, 9, 10},

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"servesim/internal/quantile"
 )
 
 // Inline SVG plots for the HTML report (calibrate.md §11). Real and sim use the
@@ -237,7 +239,7 @@ func cdfSVG(id, metric string, p *pairs) string {
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, side.col, dash, strings.TrimSpace(pts.String()))
 		for _, q := range []float64{50, 99} {
-			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3.5" fill="%s" stroke="#fff"/>`, px(x.at(Percentile(side.vals, q))), px(y.at(q/100)), side.col)
+			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3.5" fill="%s" stroke="#fff"/>`, px(x.at(quantile.Sorted(side.vals, q))), px(y.at(q/100)), side.col)
 		}
 	}
 	b.WriteString(`</g>`)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/tracev2/blistest"
+	"servesim/internal/testkit/blistest"
 )
 
 const blisE0 = 1772359200000000 // t0 of the BLIS sample, Unix µs

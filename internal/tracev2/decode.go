@@ -50,133 +50,20 @@ func (r *Reader) decode(rec *Record) error {
 	r.pend = r.pend[:0]
 	r.pbuf = r.pbuf[:0]
 	for i, id := range r.bind {
+		// Integer columns go through one table (numKinds) into r.nums,
+		// copied to rec by storeNums; the others are decoded here.
+		if k := numKinds[id]; k != numNone {
+			v, fail := r.intAt(i)
+			if b := &numBounds[k]; fail != parseOK || v < b.lo || v > b.hi {
+				if k == numCount {
+					return r.countError(i, r.cur, fail)
+				}
+				return r.intError(i, r.cur, fail)
+			}
+			r.nums[id] = v
+			continue
+		}
 		switch id {
-		case colRequestID:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.RequestID = v
-		case colDeadlineUs:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.DeadlineUs = v
-		case colSLOTargetUs:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.SLOTargetUs = v
-		case colArrivalTimeUs:
-			v, fail := r.intAt(i)
-			if fail != parseOK {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.ArrivalTimeUs = v
-		case colSendTimeUs:
-			v, fail := r.intAt(i)
-			if fail != parseOK {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.SendTimeUs = v
-		case colFirstChunkTimeUs:
-			v, fail := r.intAt(i)
-			if fail != parseOK {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.FirstChunkTimeUs = v
-		case colLastChunkTimeUs:
-			v, fail := r.intAt(i)
-			if fail != parseOK {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.LastChunkTimeUs = v
-		case colExtFirstTokenTimeUs:
-			v, fail := r.intAt(i)
-			if fail != parseOK {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.FirstTokenTimeUs = v
-		case colRoundIndex:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.RoundIndex = int(v)
-		case colPrefixLength:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > MaxTokens {
-				return r.countError(i, r.cur, fail)
-			}
-			rec.PrefixLength = int(v)
-		case colInputTokens:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > MaxTokens {
-				return r.countError(i, r.cur, fail)
-			}
-			rec.InputTokens = int(v)
-		case colOutputTokens:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > MaxTokens {
-				return r.countError(i, r.cur, fail)
-			}
-			rec.OutputTokens = int(v)
-		case colTextTokens:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > MaxTokens {
-				return r.countError(i, r.cur, fail)
-			}
-			rec.TextTokens = int(v)
-		case colImageTokens:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > MaxTokens {
-				return r.countError(i, r.cur, fail)
-			}
-			rec.ImageTokens = int(v)
-		case colAudioTokens:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > MaxTokens {
-				return r.countError(i, r.cur, fail)
-			}
-			rec.AudioTokens = int(v)
-		case colVideoTokens:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > MaxTokens {
-				return r.countError(i, r.cur, fail)
-			}
-			rec.VideoTokens = int(v)
-		case colServerInputTokens:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > MaxTokens {
-				return r.countError(i, r.cur, fail)
-			}
-			rec.ServerInputTokens = int(v)
-		case colNumChunks:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.NumChunks = int(v)
-		case colVLLMPriority:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.VLLMPriority = int(v)
-		case colExtCachedTokens:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > MaxTokens {
-				return r.countError(i, r.cur, fail)
-			}
-			rec.CachedTokens = int(v)
-		case colExtPreemptions:
-			v, fail := r.intAt(i)
-			if fail != parseOK || v < 0 || v > math.MaxInt {
-				return r.intError(i, r.cur, fail)
-			}
-			rec.Preemptions = int(v)
 		case colClientID:
 			r.str(id, r.fieldAt(i), &rec.ClientID)
 		case colTenantID:
@@ -234,6 +121,85 @@ func (r *Reader) decode(rec *Record) error {
 			r.fieldAt(i)
 		}
 	}
+	r.storeNums(rec)
+	return r.finishRow(rec)
+}
+
+// numKind says how an integer column is bounded, and so which message
+// explains a value out of bounds.
+type numKind uint8
+
+const (
+	numNone   numKind = iota // not an integer column
+	numAny                   // any int64: times
+	numNonNeg                // ≥ 0: ids, deadlines
+	numInt                   // in [0, MaxInt]: indices and event counts
+	numCount                 // in [0, MaxTokens]: token counts
+)
+
+// numBounds are the bounds of each numKind.
+var numBounds = [...]struct{ lo, hi int64 }{
+	numNone:   {0, -1},
+	numAny:    {math.MinInt64, math.MaxInt64},
+	numNonNeg: {0, math.MaxInt64},
+	numInt:    {0, math.MaxInt},
+	numCount:  {0, MaxTokens},
+}
+
+// numKinds is the numKind of each column.
+var numKinds = [numCols]numKind{
+	colRequestID:           numNonNeg,
+	colDeadlineUs:          numNonNeg,
+	colSLOTargetUs:         numNonNeg,
+	colArrivalTimeUs:       numAny,
+	colSendTimeUs:          numAny,
+	colFirstChunkTimeUs:    numAny,
+	colLastChunkTimeUs:     numAny,
+	colExtFirstTokenTimeUs: numAny,
+	colRoundIndex:          numInt,
+	colPrefixLength:        numCount,
+	colInputTokens:         numCount,
+	colOutputTokens:        numCount,
+	colTextTokens:          numCount,
+	colImageTokens:         numCount,
+	colAudioTokens:         numCount,
+	colVideoTokens:         numCount,
+	colServerInputTokens:   numCount,
+	colNumChunks:           numInt,
+	colVLLMPriority:        numInt,
+	colExtCachedTokens:     numCount,
+	colExtPreemptions:      numInt,
+}
+
+// storeNums copies the integer columns of the row from r.nums to rec. A
+// column the file lacks was never written and stays 0.
+func (r *Reader) storeNums(rec *Record) {
+	rec.RequestID = r.nums[colRequestID]
+	rec.DeadlineUs = r.nums[colDeadlineUs]
+	rec.SLOTargetUs = r.nums[colSLOTargetUs]
+	rec.ArrivalTimeUs = r.nums[colArrivalTimeUs]
+	rec.SendTimeUs = r.nums[colSendTimeUs]
+	rec.FirstChunkTimeUs = r.nums[colFirstChunkTimeUs]
+	rec.LastChunkTimeUs = r.nums[colLastChunkTimeUs]
+	rec.FirstTokenTimeUs = r.nums[colExtFirstTokenTimeUs]
+	rec.RoundIndex = int(r.nums[colRoundIndex])
+	rec.PrefixLength = int(r.nums[colPrefixLength])
+	rec.InputTokens = int(r.nums[colInputTokens])
+	rec.OutputTokens = int(r.nums[colOutputTokens])
+	rec.TextTokens = int(r.nums[colTextTokens])
+	rec.ImageTokens = int(r.nums[colImageTokens])
+	rec.AudioTokens = int(r.nums[colAudioTokens])
+	rec.VideoTokens = int(r.nums[colVideoTokens])
+	rec.ServerInputTokens = int(r.nums[colServerInputTokens])
+	rec.NumChunks = int(r.nums[colNumChunks])
+	rec.VLLMPriority = int(r.nums[colVLLMPriority])
+	rec.CachedTokens = int(r.nums[colExtCachedTokens])
+	rec.Preemptions = int(r.nums[colExtPreemptions])
+}
+
+// finishRow ends a decoded row: the fast path's field count is checked,
+// the row's new strings are stored, and the record is validated.
+func (r *Reader) finishRow(rec *Record) error {
 	if r.fast && (r.short || r.pos <= len(r.line)) {
 		return errSlow // fewer or more fields than the column row
 	}

@@ -47,6 +47,7 @@ type Reader struct {
 	pos      int
 	short    bool
 	cur      []byte
+	nums     [numCols]int64 // the row's integer columns (decode.go)
 
 	rowLine   int
 	warns     warnLimiter

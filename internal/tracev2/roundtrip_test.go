@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"servesim/internal/tracev2/blistest"
+	"servesim/internal/testkit/blistest"
 )
 
 var modes = []string{ModeReal, ModeGenerated, ModeReplayed}

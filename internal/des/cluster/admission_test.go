@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/des/fake"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/sim"
+	"servesim/internal/testkit/fake"
 )
 
 func smallInstances(n int) []instance.Config {

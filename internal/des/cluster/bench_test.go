@@ -3,7 +3,7 @@ package cluster
 import (
 	"fmt"
 	"math/rand/v2"
-	"servesim/internal/des/destest"
+	"servesim/internal/testkit/destest"
 	"syscall"
 	"testing"
 	"time"

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/des/fake"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
+	"servesim/internal/testkit/fake"
 )
 
 // pdCluster is one prefill and one decode instance (blocks of 4 tokens),

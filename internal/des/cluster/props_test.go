@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"servesim/internal/des"
-	"servesim/internal/des/fake"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
+	"servesim/internal/testkit/fake"
 )
 
 func tokens(n int, base int32) []int32 {

@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"servesim/internal/des"
-	"servesim/internal/des/fake"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/sim"
+	"servesim/internal/testkit/fake"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

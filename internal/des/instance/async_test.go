@@ -3,7 +3,7 @@ package instance
 import (
 	"testing"
 
-	"servesim/internal/des/fake"
+	"servesim/internal/testkit/fake"
 )
 
 // TestAsyncSchedulingJoinStep: which step a request joins, with and

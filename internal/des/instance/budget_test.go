@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"servesim/internal/des/fake"
 	"servesim/internal/des/kvcache"
+	"servesim/internal/testkit/fake"
 )
 
 // budgetWorkload draws what makes the step budget bind with decoders in

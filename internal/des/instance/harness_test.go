@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"servesim/internal/des"
-	"servesim/internal/des/fake"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/latency"
+	"servesim/internal/testkit/fake"
 )
 
 // recModel records every step's composition as a compact string.

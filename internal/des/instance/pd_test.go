@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"servesim/internal/des"
-	"servesim/internal/des/fake"
 	"servesim/internal/des/kvcache"
+	"servesim/internal/testkit/fake"
 )
 
 // TestDisaggregatedFlow drives spec §12 by hand on two instances sharing an

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"servesim/internal/des/fake"
+	"servesim/internal/testkit/fake"
 )
 
 // TestPipelineHandChecked: two stages, one request per micro-batch (S = 2),

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"servesim/internal/des"
-	"servesim/internal/des/fake"
 	"servesim/internal/des/kvcache"
+	"servesim/internal/testkit/fake"
 )
 
 // randomConfig draws a small deployment; tiny KV caches force preemption.

@@ -3,7 +3,7 @@ package instance
 import (
 	"testing"
 
-	"servesim/internal/des/fake"
+	"servesim/internal/testkit/fake"
 )
 
 // TestResetRequestIsANewRequest: a request that timed out while decoding

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"servesim/internal/des/fake"
 	"servesim/internal/des/kvcache"
+	"servesim/internal/testkit/fake"
 )
 
 func TestSingleRequestTimeline(t *testing.T) {

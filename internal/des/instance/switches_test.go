@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"servesim/internal/des"
-	"servesim/internal/des/fake"
+	"servesim/internal/testkit/fake"
 )
 
 // switchCase runs reqs (id, arrival µs, prompt length, token base, output

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"servesim/internal/des/fake"
 	"servesim/internal/des/kvcache"
+	"servesim/internal/testkit/fake"
 )
 
 // TestVariantSteps checks each batching variant on tiny workloads whose

@@ -1,17 +1,23 @@
 // Package latency turns the composition of one batch step into time, and sizes
-// the KV cache of one instance (spec/simulator.md §8, §6.2).
+// the KV cache of one instance (docs/simulator.md describes both).
 //
-// It holds four models behind the small [Model] interface:
+// It holds four models behind the small [Model] interface, chosen by [Kind]
+// (`--latency-model`; [New] builds one from a [Config]):
 //
-//   - [Blackbox]: linear α/β in prefill tokens and decode requests (§8.1);
-//   - [Roofline]: analytic FLOPs and bytes over GPU peaks with MFU (§8.2);
-//   - [TrainedPhysics]: roofline-shaped basis terms scaled by fitted
-//     coefficients, the default (§8.3);
-//   - [KernelPhysics]: one basis term per kernel class of a vLLM step
-//     (GEMMs around the roofline knee, attention with mixed-batch
-//     interference, MoE, LM head, collectives, host time), whose
-//     coefficients are fitted from a layerwise kernel profile and traces
-//     (internal/fidelity).
+//   - [Physics] (physics.go), the default: a roofline with a knee, one term
+//     per kernel class of a vLLM step (dense GEMMs, LM head and experts
+//     around the knee, element-wise traffic, prefill attention, the decodes'
+//     KV read with mixed-batch interference, all-reduces, per-layer, per-step
+//     and per-request host time), whose coefficients are shares of the GPU's
+//     data-sheet peaks and fixed costs in µs within physical bounds
+//     ([PhysicsDefaultBeta], [PhysicsBounds]); internal/fit and
+//     internal/fidelity fit them from traces and kernel profiles;
+//   - [TrainedPhysics] (trainedphysics.go): BLIS's model, roofline-shaped
+//     basis terms scaled by fitted coefficients (the BLIS reference
+//     coefficients by default), kept for parity with BLIS;
+//   - [Roofline]: analytic FLOPs and bytes over GPU peaks with MFU, no
+//     overheads;
+//   - [Blackbox]: linear α/β in prefill tokens and decode requests;
 //
 // and the inputs they need: HuggingFace config.json parsing ([ModelConfig]),
 // GPU specifications ([GPU]), both embedded from BLIS (Apache-2.0, see

@@ -1,6 +1,10 @@
 package metrics
 
-import "math"
+import (
+	"math"
+
+	"servesim/internal/quantile"
+)
 
 // column keeps one latency (µs) per completed request, for exact means
 // and percentiles: 4 bytes a value while every value lies in [0, 2³²) µs
@@ -43,12 +47,12 @@ func (c *column) sort() {
 	radixSort32(c.narrow)
 }
 
-// percentile is Percentile of the sorted column.
+// percentile is the p-th percentile of the sorted column.
 func (c *column) percentile(p float64) float64 {
 	if c.wide != nil {
-		return Percentile(c.wide, p)
+		return quantile.Sorted(c.wide, p)
 	}
-	return Percentile(c.narrow, p)
+	return quantile.Sorted(c.narrow, p)
 }
 
 // mean sums the values in the column's order (sorted, the summary's).

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"servesim/internal/des/instance"
+	"servesim/internal/quantile"
 )
 
 // reference is the summary's latency figures computed the plain way: every
@@ -44,21 +45,21 @@ func (r *reference) check(t *testing.T, round int, s Summary) {
 	}
 	want := map[string][2]float64{
 		"ttft mean": {s.TTFTMeanMs, meanInt(ttft) / usPerMs},
-		"ttft p50":  {s.TTFTP50Ms, Percentile(ttft, 50) / usPerMs},
-		"ttft p99":  {s.TTFTP99Ms, Percentile(ttft, 99) / usPerMs},
+		"ttft p50":  {s.TTFTP50Ms, quantile.Sorted(ttft, 50) / usPerMs},
+		"ttft p99":  {s.TTFTP99Ms, quantile.Sorted(ttft, 99) / usPerMs},
 		"e2e mean":  {s.E2EMeanMs, meanInt(e2e) / usPerMs},
-		"e2e p90":   {s.E2EP90Ms, Percentile(e2e, 90) / usPerMs},
-		"e2e p95":   {s.E2EP95Ms, Percentile(e2e, 95) / usPerMs},
-		"sched p99": {s.SchedulingDelayP99Ms, Percentile(sched, 99) / usPerMs},
-		"tpot p99":  {s.TPOTP99Ms, Percentile(tpot, 99) / usPerMs},
+		"e2e p90":   {s.E2EP90Ms, quantile.Sorted(e2e, 90) / usPerMs},
+		"e2e p95":   {s.E2EP95Ms, quantile.Sorted(e2e, 95) / usPerMs},
+		"sched p99": {s.SchedulingDelayP99Ms, quantile.Sorted(sched, 99) / usPerMs},
+		"tpot p99":  {s.TPOTP99Ms, quantile.Sorted(tpot, 99) / usPerMs},
 	}
 	if len(tpot) > 0 {
 		want["tpot mean"] = [2]float64{s.TPOTMeanMs, ts / float64(len(tpot)) / usPerMs}
 	}
 	for name, c := range r.cls {
 		cs := s.PerClass[name]
-		want[name+" ttft p99"] = [2]float64{cs.TTFTP99Ms, Percentile(sorted(c[0]), 99) / usPerMs}
-		want[name+" e2e p99"] = [2]float64{cs.E2EP99Ms, Percentile(sorted(c[1]), 99) / usPerMs}
+		want[name+" ttft p99"] = [2]float64{cs.TTFTP99Ms, quantile.Sorted(sorted(c[0]), 99) / usPerMs}
+		want[name+" e2e p99"] = [2]float64{cs.E2EP99Ms, quantile.Sorted(sorted(c[1]), 99) / usPerMs}
 	}
 	for k, v := range want {
 		if v[0] != v[1] { // bit for bit: the same values summed in the same order

@@ -7,48 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/montanaflynn/stats"
-
 	"servesim/internal/des/instance"
+	"servesim/internal/quantile"
 )
-
-func TestPercentileMatchesStatsLibrary(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for n := 1; n < 60; n++ {
-		v := make([]int64, n)
-		f := make([]float64, n)
-		for i := range v {
-			v[i] = rng.Int64N(50)
-			f[i] = float64(v[i])
-		}
-		slices.Sort(v)
-		for _, p := range []float64{1, 50, 90, 95, 99, 100} {
-			want, _ := stats.Percentile(f, p)
-			if got := Percentile(v, p); math.Abs(got-want) > 1e-9 {
-				t.Fatalf("n %d p %g: got %g, want %g", n, p, got, want)
-			}
-		}
-	}
-}
-
-func TestPercentileTable(t *testing.T) {
-	tests := []struct {
-		v    []int64
-		p    float64
-		want float64
-	}{
-		{nil, 50, 0},
-		{[]int64{7}, 99, 7},
-		{[]int64{1, 2, 3, 4}, 50, 2.5},     // rank 1.5
-		{[]int64{0, 10}, 90, 9},            // rank 0.9
-		{[]int64{1, 2, 3, 4, 5}, 99, 4.96}, // rank 3.96
-	}
-	for _, tc := range tests {
-		if got := Percentile(tc.v, tc.p); math.Abs(got-tc.want) > 1e-9 {
-			t.Errorf("Percentile(%v, %g): got %g, want %g", tc.v, tc.p, got, tc.want)
-		}
-	}
-}
 
 func TestHistogramPercentileEqualsExpanded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -65,7 +26,7 @@ func TestHistogramPercentileEqualsExpanded(t *testing.T) {
 		h = MergeHistograms(h)
 		slices.Sort(flat)
 		for _, p := range []float64{50, 90, 99} {
-			if got, want := HistPercentile(h, p), Percentile(flat, p); math.Abs(got-want) > 1e-9 {
+			if got, want := HistPercentile(h, p), quantile.Sorted(flat, p); math.Abs(got-want) > 1e-9 {
 				t.Fatalf("p %g: got %g, want %g (hist %v)", p, got, want, h)
 			}
 		}

@@ -1,7 +1,10 @@
 package metrics
 
 import (
+	"math"
 	"sort"
+
+	"servesim/internal/quantile"
 )
 
 // ClassSummary is the per-SLO-class block of the summary.
@@ -150,10 +153,10 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 	if len(tpot) > 0 {
 		s.TPOTMeanMs = ts / float64(len(tpot)) / usPerMs
 	}
-	s.TPOTP50Ms = Percentile(tpot, 50) / usPerMs
-	s.TPOTP90Ms = Percentile(tpot, 90) / usPerMs
-	s.TPOTP95Ms = Percentile(tpot, 95) / usPerMs
-	s.TPOTP99Ms = Percentile(tpot, 99) / usPerMs
+	s.TPOTP50Ms = quantile.Sorted(tpot, 50) / usPerMs
+	s.TPOTP90Ms = quantile.Sorted(tpot, 90) / usPerMs
+	s.TPOTP95Ms = quantile.Sorted(tpot, 95) / usPerMs
+	s.TPOTP99Ms = quantile.Sorted(tpot, 99) / usPerMs
 	s.ITLMeanMs = HistMean(info.ITL) / usPerMs
 	s.ITLP50Ms = HistPercentile(info.ITL, 50) / usPerMs
 	s.ITLP90Ms = HistPercentile(info.ITL, 90) / usPerMs
@@ -237,4 +240,17 @@ func (a *Aggregator) perInstance(s *Summary, info RunInfo) {
 func pcts(sorted *column) (p50, p90, p95, p99 float64) {
 	return sorted.percentile(50) / usPerMs, sorted.percentile(90) / usPerMs,
 		sorted.percentile(95) / usPerMs, sorted.percentile(99) / usPerMs
+}
+
+// Jain is (Σx)² / (n·Σx²), 1 when every x is 0 or there are none.
+func Jain(xs []float64) float64 {
+	var s, s2 float64
+	for _, x := range xs {
+		s += x
+		s2 += x * x
+	}
+	if s2 == 0 || len(xs) == 0 || math.IsNaN(s2) {
+		return 1
+	}
+	return s * s / (float64(len(xs)) * s2)
 }

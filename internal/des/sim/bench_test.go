@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
-	"servesim/internal/des/destest"
+	"servesim/internal/testkit/destest"
 	"syscall"
 	"testing"
 	"time"

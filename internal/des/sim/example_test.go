@@ -3,11 +3,11 @@ package sim_test
 import (
 	"fmt"
 
-	"servesim/internal/des/fake"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
+	"servesim/internal/testkit/fake"
 )
 
 // Example wires a run: a request source, a deployment config, a sink that

@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"servesim/internal/des/destest"
+	"servesim/internal/testkit/destest"
 	"strings"
 	"testing"
 
-	"servesim/internal/des/fake"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/metrics"
+	"servesim/internal/testkit/fake"
 )
 
 func smallConfig() Config {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/shareddata"
 )
 
 // benchImport measures importing the real sample at rel (skipped when absent).

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/shareddata"
 	"servesim/internal/tracev2"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/shareddata"
 	"servesim/internal/tracev2"
 )
 

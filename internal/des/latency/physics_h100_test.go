@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"servesim/internal/shareddata"
+	"servesim/internal/testkit/shareddata"
 )
 
 // kernelRow is one measured transformer layer on one H100 (vidur's
