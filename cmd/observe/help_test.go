@@ -3,7 +3,6 @@ package main
 import (
 	"testing"
 
-	"servesim/internal/httpload"
 	"servesim/internal/testkit/clitest"
 )
 
