@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"servesim/internal/testkit/clitest"
 	"servesim/internal/httpload"
+	"servesim/internal/testkit/clitest"
 	"servesim/internal/workload"
 )
 
