@@ -32,7 +32,7 @@ type playOptions struct {
 	horizonUs int64         // no row intended after it (played time); 0 = none
 }
 
-// playRow is one trace row as the player needs it: about 130 bytes plus its
+// playRow is one trace row as the player needs it: about 190 bytes plus its
 // hash ids (strings are interned), so an hour of production traffic fits
 // in memory whatever order the file lists its rows in.
 type playRow struct {
