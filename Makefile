@@ -10,7 +10,7 @@ GOFLAGS ?=
 
 # Packages whose goroutines the race detector must watch on every CI run;
 # `make race` covers the whole tree.
-RACE_PKGS := ./internal/cli/... ./internal/httpload/... ./internal/testkit/clitest ./internal/testkit/timingtest ./cmd/observe/... ./internal/report/... ./internal/sweep/...
+RACE_PKGS := ./internal/cli/... ./internal/httpload/... ./internal/testkit/clitest ./internal/testkit/timingtest ./cmd/observe/... ./internal/live/... ./internal/report/... ./internal/sweep/...
 
 all: build
 
@@ -26,7 +26,7 @@ demo: build
 # (1 ms bounds): they run after the others, alone, because on 2 cores the
 # other packages' test binaries running beside them delay the client and its
 # in-process server by milliseconds (seen in CI: TTFT error p50 2.7–10 ms).
-TIMING_PKGS := servesim/internal/httpload servesim/cmd/observe
+TIMING_PKGS := servesim/internal/httpload servesim/cmd/observe servesim/internal/live
 
 test: fmt-check vet
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -x $(addprefix -e ,$(TIMING_PKGS)))

@@ -28,6 +28,7 @@ func rules() []rule {
 		{module + "/internal/tracev2", []string{module + "/internal/"}, "tracev2 is a leaf: it knows no other internal package but outfile and jsonscan"},
 		{module + "/internal/tracev2/input", []string{module + "/internal/des", module + "/internal/replay", module + "/internal/cli", "github.com/urfave/cli"},
 			"the one trace input layer serves every command: it knows no simulator and no command line"},
+		{module + "/internal/tracev2/playback", []string{module + "/internal/des", module + "/internal/replay", module + "/internal/live", module + "/internal/httpload", module + "/internal/workload", module + "/internal/cli"}, "playback is the one trace playback of replay and observe: it knows TraceV2 only"},
 		{module + "/internal/jsonscan", []string{module + "/internal/"}, "jsonscan is a leaf: a JSON scanner that knows nothing of what it reads"},
 		{module + "/internal/outfile", []string{module + "/internal/"}, "outfile is a leaf: how every output file is written, knowing nothing of what is in it"},
 		{module + "/internal/flagspec", []string{module + "/internal/"}, "flagspec is a leaf: flag descriptions that know no flag library and no domain"},

@@ -15,6 +15,7 @@ import (
 	"os"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
+	"servesim/internal/tracev2/playback"
 )
 
 // playOptions say which trace to play and how (observe --trace).
@@ -24,23 +25,22 @@ type playOptions struct {
 	lenient   bool
 	atSend    bool          // inject at send_time_us instead of arrival_time_us
 	offset    time.Duration // skip the trace's first offset of time
-	scale     float64       // every recorded time and think time is multiplied by it
+	rule      playback.Rule // think times, and the time scale of every recorded time
 	closed    bool          // later session rounds follow completions
-	thinkUs   int64         // closed-loop think time when the trace gives none
 	hashBlock int           // prompt tokens per ext_hash_ids entry
 	limit     int64         // rows to play at most; 0 = all
 	horizonUs int64         // no row intended after it (played time); 0 = none
 }
 
-// playRow is one trace row as the player needs it: about 130 bytes plus its
+// playRow is one trace row as the player needs it: about 190 bytes plus its
 // hash ids (strings are interned), so an hour of production traffic fits
 // in memory whatever order the file lists its rows in.
 type playRow struct {
 	atUs        int64 // intended send time, µs from the first played row, scaled
 	budgetUs    int64 // deadline − arrival in the trace (a client timeout), 0 = none
 	sloTargetUs int64
-	thinkUs     int64 // closed loop: the think time before this round, scaled
-	prompt      int32 // tokens (tracev2 ResendPromptTokens)
+	think       playback.Think // a session's think time before this round, played
+	prompt      int32          // tokens (tracev2 ResendPromptTokens)
 	prefixLen   int32
 	out         int32
 	round       int32
@@ -71,6 +71,7 @@ type playTrace struct {
 type rawRow struct {
 	playRow
 	injectUs, arrivalUs, lastChunkUs, deadlineUs int64
+	thinkUs                                      int64 // think_time_us
 }
 
 // normalize puts the row's times on the trace's origin (tracev2.md §5).
@@ -98,10 +99,7 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 	}
 	add := func(rec *tracev2.Record) {
 		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs, deadlineUs: rec.DeadlineUs}
-		r.injectUs = rec.ArrivalTimeUs
-		if o.atSend && rec.SendTimeUs > 0 {
-			r.injectUs = rec.SendTimeUs
-		}
+		r.injectUs = playback.InjectionUs(rec, o.atSend)
 		r.sloTargetUs, r.thinkUs = rec.SLOTargetUs, rec.ThinkTimeUs
 		r.prompt = int32(min(max(rec.ResendPromptTokens(), 0), math.MaxInt32))
 		r.prefixLen = int32(min(max(rec.PrefixLength, 0), int(r.prompt)))
@@ -211,7 +209,8 @@ func readForeign(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2
 // order sorts the rows by injection time (ties: round, then file order, so
 // a session's rounds keep their order), drops those before --trace-offset,
 // puts the first played row at 0, scales every time, applies --duration
-// and --num-requests, and derives closed-loop think times.
+// and --num-requests, and gives each session round the playback's think
+// time, its previous round being the session's previous played row.
 func (p *playTrace) order(raws []rawRow, o playOptions) {
 	slices.SortStableFunc(raws, func(a, b rawRow) int {
 		return cmp.Or(cmp.Compare(a.injectUs, b.injectUs), cmp.Compare(a.round, b.round))
@@ -228,7 +227,7 @@ func (p *playTrace) order(raws []rawRow, o playOptions) {
 		if first < 0 {
 			first = i
 		}
-		at := scaleUs(r.injectUs-raws[first].injectUs, o.scale)
+		at := o.rule.Scale(r.injectUs - raws[first].injectUs)
 		if (o.horizonUs > 0 && at > o.horizonUs) || (o.limit > 0 && int64(len(p.rows)) >= o.limit) {
 			p.skipped++
 			continue
@@ -237,34 +236,14 @@ func (p *playTrace) order(raws []rawRow, o playOptions) {
 		row.atUs = at
 		if row.sessionID != "" {
 			p.sessions = true
-			// Think time (simulator.md §13): the row's own, else the gap
-			// from the previous round's last chunk to this arrival, else
-			// --think-time.
-			think := row.thinkUs
-			if prev, ok := lastChunk[row.sessionID]; think <= 0 && ok && prev > 0 {
-				think = max(0, r.arrivalUs-prev)
-			}
-			if think <= 0 {
-				think = o.thinkUs
-			} else {
-				think = scaleUs(think, o.scale)
-			}
-			row.thinkUs = think
+			row.think = o.rule.Think(playback.Round{ThinkTimeUs: r.thinkUs, ArrivalUs: r.arrivalUs,
+				PrevLastChunkUs: lastChunk[row.sessionID]})
 			lastChunk[row.sessionID] = r.lastChunkUs
 		}
 		p.classes = p.classes || row.sloClass != ""
 		p.sloTargets = p.sloTargets || row.sloTargetUs > 0
 		p.rows = append(p.rows, row)
 	}
-}
-
-// scaleUs multiplies a duration in µs by s, rounded, saturating.
-func scaleUs(us int64, s float64) int64 {
-	v := math.Round(float64(us) * s)
-	if v >= math.MaxInt64/2 {
-		return math.MaxInt64 / 2
-	}
-	return int64(v)
 }
 
 // traceName is the header's workload_spec of a played trace.

@@ -4,19 +4,21 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+
+	"servesim/internal/tracev2/playback"
 )
 
 // readTrace checks the --trace options and loads the trace.
 func readTrace(in *TraceConfig, cfg *config, stdio IO, log *slog.Logger) (*traceTraffic, error) {
-	o := playOptions{path: in.Path, from: in.From, lenient: in.Lenient,
-		scale: in.TimeScale, offset: in.Offset, hashBlock: in.HashBlock, thinkUs: in.ThinkTime.Microseconds()}
+	o := playOptions{path: in.Path, from: in.From, lenient: in.Lenient, offset: in.Offset, hashBlock: in.HashBlock,
+		rule: playback.Rule{ThinkTimeUs: in.ThinkTime.Microseconds(), TimeScale: in.TimeScale}}
 	if o.path == "" {
 		return nil, usagef("--trace: name a file, or - for stdin")
 	}
-	if !(o.scale > 0) || math.IsInf(o.scale, 0) || o.scale > 1e6 {
-		return nil, usagef("--time-scale %v: must be > 0 (and at most 1e6)", o.scale)
+	if s := o.rule.TimeScale; !(s > 0) || math.IsInf(s, 0) || s > 1e6 {
+		return nil, usagef("--time-scale %v: must be > 0 (and at most 1e6)", s)
 	}
-	if o.offset < 0 || o.thinkUs < 0 {
+	if o.offset < 0 || o.rule.ThinkTimeUs < 0 {
 		return nil, usagef("--trace-offset and --think-time must not be negative")
 	}
 	if o.hashBlock < 1 || o.hashBlock > 1<<20 {

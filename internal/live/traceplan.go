@@ -6,6 +6,7 @@ import (
 
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/playback"
 )
 
 // traceTraffic is a trace played against the server (observe --trace): each
@@ -137,7 +138,7 @@ func (pl *tracePlanner) jobs(yield func(httpload.Job) bool) {
 		if !pl.owns(i, r) || (pl.later != nil && r.sessionID != "" && pl.isLater(r)) {
 			continue
 		}
-		if !yield(pl.job(i, r.atUs)) {
+		if !yield(pl.job(i, r.atUs, r.think.AfterDoneUs)) {
 			return
 		}
 	}
@@ -169,8 +170,10 @@ func (pl *tracePlanner) followUpFunc() func(httpload.Result) (httpload.Job, bool
 }
 
 // followUp sends a session's next round its think time after the previous
-// one's last chunk; a failed round cancels the rest of its session
-// (simulator.md §13).
+// one's last chunk (the playback's rule, docs/simulator.md §13). A failed
+// round cancels the rest of its session, unless the playback says the
+// session goes on (a concurrency user): then the next round is sent its
+// think time after the failure.
 func (pl *tracePlanner) followUp(res httpload.Result) (httpload.Job, bool) {
 	i := res.Job.ID - pl.idBase
 	if i < 0 || i >= int64(len(pl.t.p.rows)) {
@@ -182,15 +185,12 @@ func (pl *tracePlanner) followUp(res httpload.Result) (httpload.Job, bool) {
 		delete(pl.later, sid)
 		return httpload.Job{}, false
 	}
-	if res.Status != httpload.StatusOK {
+	ok := res.Status == httpload.StatusOK
+	if !ok && !playback.GoesOnAfterFailure(sid) {
 		pl.cancelled += len(next)
 		delete(pl.later, sid)
 		pl.sess.end(sid)
 		return httpload.Job{}, false
-	}
-	done := res.LastChunkUS
-	if done == 0 {
-		done = res.DoneUS
 	}
 	k := next[0]
 	if len(next) == 1 {
@@ -198,8 +198,15 @@ func (pl *tracePlanner) followUp(res httpload.Result) (httpload.Job, bool) {
 	} else {
 		pl.later[sid] = next[1:]
 	}
-	r := &pl.t.p.rows[k]
-	return pl.job(int(k), done+r.thinkUs), true
+	think := pl.t.p.rows[k].think
+	if !ok {
+		return pl.job(int(k), res.DoneUS+think.AfterFailureUs, think.AfterFailureUs), true
+	}
+	done := res.LastChunkUS
+	if done == 0 {
+		done = res.DoneUS
+	}
+	return pl.job(int(k), done+think.AfterDoneUs, think.AfterDoneUs), true
 }
 
 func (pl *tracePlanner) take(id int64) *reqInfo { return pl.infos.take(id) }
@@ -221,8 +228,9 @@ func (pl *tracePlanner) finish() {
 	}
 }
 
-// job maps row i, sent at atUs, to a job and remembers its trace fields.
-func (pl *tracePlanner) job(i int, atUs int64) httpload.Job {
+// job maps row i, sent at atUs after a think time of thinkUs (a session's
+// round), to a job and remembers its trace fields.
+func (pl *tracePlanner) job(i int, atUs, thinkUs int64) httpload.Job {
 	r := &pl.t.p.rows[i]
 	j := httpload.Job{
 		ID:         pl.idBase + int64(i),
@@ -267,7 +275,7 @@ func (pl *tracePlanner) job(i int, atUs int64) httpload.Job {
 		info.deadlineUs = j.DeadlineUS
 	}
 	if r.sessionID != "" {
-		info.thinkTimeUs = r.thinkUs
+		info.thinkTimeUs = thinkUs
 	}
 	pl.put(j.ID, info)
 	return j

@@ -7,13 +7,14 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strings"
 
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/playback"
 )
 
-// TraceOptions say how a trace's rows become requests (simulator.md §13,
-// tracev2.md §5).
+// TraceOptions say how a trace's rows become requests (docs/simulator.md
+// §13, docs/tracev2.md §5): the trace playback of package playback, at
+// time scale 1.
 type TraceOptions struct {
 	// InjectAtArrival injects each row at its intended arrival_time_us
 	// instead of its actual send_time_us.
@@ -228,19 +229,11 @@ func (t *Trace) scan() (keys, ids []int64, err error) {
 
 // injection is a row's injection time on the file's origin.
 func (t *Trace) injection(rec *tracev2.Record) int64 {
-	if !t.opts.InjectAtArrival && rec.SendTimeUs > 0 {
-		return rec.SendTimeUs
-	}
-	return rec.ArrivalTimeUs
+	return playback.InjectionUs(rec, !t.opts.InjectAtArrival)
 }
 
 // setArrival moves a row to arrive at `at`, keeping its deadline budget.
-func setArrival(rec *tracev2.Record, at int64) {
-	if rec.DeadlineUs > 0 {
-		rec.DeadlineUs = at + max(0, rec.DeadlineUs-rec.ArrivalTimeUs)
-	}
-	rec.ArrivalTimeUs = at
-}
+func setArrival(rec *tracev2.Record, at int64) { playback.Move(rec, at) }
 
 // SetRate speeds the replay up or slows it down to a mean rate (requests
 // per second, see RateRPS) before it starts: each row is injected at
@@ -447,32 +440,30 @@ func (f *traceFollowUps) successor(rec *tracev2.Record) (*tracev2.Record, bool) 
 	return nil, false
 }
 
+// think is the playback's think time before nxt, the round after rec
+// (time scale 1: the simulator plays the trace as recorded).
+func (f *traceFollowUps) think(rec, nxt *tracev2.Record) playback.Think {
+	rule := playback.Rule{ThinkTimeUs: f.opts.ThinkTimeUs, TimeScale: 1}
+	return rule.Think(playback.RoundOf(nxt, rec.LastChunkTimeUs))
+}
+
 // OnComplete implements FollowUps: round k + 1 arrives at round k's
-// client-visible completion plus think time, where think time is the next
-// row's think_time_us if positive, else the trace's own gap between round
-// k's last chunk and round k + 1's arrival when round k's last chunk was
-// recorded, else the configured default.
+// client-visible completion plus the playback's think time after a
+// completed round.
 func (f *traceFollowUps) OnComplete(rec *tracev2.Record, doneUs int64, generated int) (*tracev2.Record, bool) {
 	nxt, ok := f.successor(rec)
 	if !ok {
 		return nil, false
 	}
-	think := f.opts.ThinkTimeUs
-	switch {
-	case nxt.ThinkTimeUs > 0:
-		think = nxt.ThinkTimeUs
-	case rec.LastChunkTimeUs > 0:
-		think = max(0, nxt.ArrivalTimeUs-rec.LastChunkTimeUs)
-	}
-	setArrival(nxt, doneUs+think)
+	setArrival(nxt, doneUs+f.think(rec, nxt).AfterDoneUs)
 	return nxt, true
 }
 
 // OnFailed implements FollowUps: a failed round cancels the rest of its
-// session, except for a closed-loop concurrency user (session id
-// "concurrency_…", workload.md §8), which goes on after its think time.
+// session, unless the playback says the session goes on (a closed-loop
+// concurrency user), after its think time after a failed round.
 func (f *traceFollowUps) OnFailed(rec *tracev2.Record, atUs int64, timedOut bool) (*tracev2.Record, bool) {
-	if !strings.HasPrefix(rec.SessionID, "concurrency_") {
+	if !playback.GoesOnAfterFailure(rec.SessionID) {
 		f.cancel(rec.SessionID)
 		return nil, false
 	}
@@ -480,11 +471,7 @@ func (f *traceFollowUps) OnFailed(rec *tracev2.Record, atUs int64, timedOut bool
 	if !ok {
 		return nil, false
 	}
-	think := f.opts.ThinkTimeUs
-	if nxt.ThinkTimeUs > 0 {
-		think = nxt.ThinkTimeUs
-	}
-	setArrival(nxt, atUs+think)
+	setArrival(nxt, atUs+f.think(rec, nxt).AfterFailureUs)
 	return nxt, true
 }
 
