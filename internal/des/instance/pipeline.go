@@ -107,7 +107,14 @@ func (in *Instance) ppStep(t int64) {
 		return
 	}
 
-	// Launch: stage time τ, transfer x, the pipeline recurrence.
+	in.ppLaunch(t, reload)
+}
+
+// ppLaunch launches the micro-batch of the running requests granted tokens
+// at t, reload µs of KV reloads added to its stage time.
+func (in *Instance) ppLaunch(t, reload int64) {
+	pp := &in.pp
+	// Stage time τ, transfer x, the pipeline recurrence.
 	mb := &microBatch{start: t}
 	tokens := 0
 	for _, r := range in.running {

@@ -116,8 +116,29 @@ func ParseModelConfig(name string, data []byte) (*ModelConfig, error) {
 			raw[k] = v
 		}
 	}
-	p := hfParser{raw: raw}
 	m := &ModelConfig{Name: name}
+	keys, err := m.readKeys(raw)
+	if err != nil {
+		return nil, fmt.Errorf("model config: %w", err)
+	}
+	if err := m.complete(raw, keys); err != nil {
+		return nil, fmt.Errorf("model config: %w", err)
+	}
+	return m, nil
+}
+
+// shapeKeys are the config.json values that shape a [ModelConfig] without
+// being fields of it: the FFN width the others default to, and the keys
+// that say which layers are MoE layers.
+type shapeKeys struct {
+	intermediate                               int
+	nShared, firstDense, sparseStep, layerFreq int
+	mlpOnly                                    []int
+}
+
+// readKeys reads the HuggingFace keys into m, each under its known aliases.
+func (m *ModelConfig) readKeys(raw map[string]any) (shapeKeys, error) {
+	p := hfParser{raw: raw}
 	m.ModelType, _ = raw["model_type"].(string)
 
 	m.Hidden = p.first("hidden_size")
@@ -126,39 +147,43 @@ func ParseModelConfig(name string, data []byte) (*ModelConfig, error) {
 	m.KVHeads = p.first("num_key_value_heads", "num_kv_heads", "multi_query_group_num")
 	m.HeadDim = p.first("head_dim")
 	m.Vocab = p.first("vocab_size")
-	intermediate := p.first("intermediate_size", "ffn_hidden_size")
+	var k shapeKeys
+	k.intermediate = p.first("intermediate_size", "ffn_hidden_size")
 	m.FFN = p.first("intermediate_size_mlp")
 	m.Experts = p.first("num_local_experts", "num_experts", "n_routed_experts", "num_routed_experts")
 	m.ExpertsPerToken = p.first("num_experts_per_tok")
 	m.ExpertFFN = p.first("moe_intermediate_size")
 	m.SharedFFN = p.first("shared_expert_intermediate_size")
-	nShared := p.first("n_shared_experts")
+	k.nShared = p.first("n_shared_experts")
 	m.InterleaveMoEStep = p.first("interleave_moe_layer_step")
-	firstDense := p.first("first_k_dense_replace")
-	sparseStep := p.first("decoder_sparse_step")
-	layerFreq := p.first("moe_layer_freq")
-	mlpOnly := p.intList("mlp_only_layers")
+	k.firstDense = p.first("first_k_dense_replace")
+	k.sparseStep = p.first("decoder_sparse_step")
+	k.layerFreq = p.first("moe_layer_freq")
+	k.mlpOnly = p.intList("mlp_only_layers")
 	m.KVLoraRank = p.first("kv_lora_rank")
 	m.QKRopeHeadDim = p.first("qk_rope_head_dim")
 	m.MaxPositionEmbeddings = lengthKey(raw, "max_position_embeddings")
 	if m.MaxPositionEmbeddings == 0 {
 		// vLLM's other length keys; it takes the smallest present.
-		for _, k := range []string{"n_positions", "max_seq_len", "seq_length", "max_sequence_length", "max_seq_length", "seq_len", "model_max_length"} {
-			if v := lengthKey(raw, k); v > 0 && (m.MaxPositionEmbeddings == 0 || v < m.MaxPositionEmbeddings) {
+		for _, key := range []string{"n_positions", "max_seq_len", "seq_length", "max_sequence_length", "max_seq_length", "seq_len", "model_max_length"} {
+			if v := lengthKey(raw, key); v > 0 && (m.MaxPositionEmbeddings == 0 || v < m.MaxPositionEmbeddings) {
 				m.MaxPositionEmbeddings = v
 			}
 		}
 	}
-	if p.err != nil {
-		return nil, fmt.Errorf("model config: %w", p.err)
-	}
+	return k, p.err
+}
 
+// complete checks the keys read into m, fills in what vLLM derives when a
+// key is absent, and reads the dtype, quantisation, MoE layout, activation
+// and RoPE settings.
+func (m *ModelConfig) complete(raw map[string]any, k shapeKeys) error {
 	for _, f := range []struct {
 		key string
 		v   int
 	}{{"hidden_size", m.Hidden}, {"num_hidden_layers", m.Layers}, {"num_attention_heads", m.Heads}} {
 		if f.v <= 0 {
-			return nil, fmt.Errorf("model config: %s is missing or not positive", f.key)
+			return fmt.Errorf("%s is missing or not positive", f.key)
 		}
 	}
 	if m.KVHeads == 0 {
@@ -166,10 +191,11 @@ func ParseModelConfig(name string, data []byte) (*ModelConfig, error) {
 	}
 	if m.HeadDim == 0 {
 		if m.Hidden%m.Heads != 0 {
-			return nil, fmt.Errorf("model config: hidden_size %d is not a multiple of num_attention_heads %d and head_dim is absent", m.Hidden, m.Heads)
+			return fmt.Errorf("hidden_size %d is not a multiple of num_attention_heads %d and head_dim is absent", m.Hidden, m.Heads)
 		}
 		m.HeadDim = m.Hidden / m.Heads
 	}
+	intermediate := k.intermediate
 	if intermediate == 0 {
 		intermediate = 4 * m.Hidden
 	}
@@ -182,7 +208,7 @@ func ParseModelConfig(name string, data []byte) (*ModelConfig, error) {
 
 	var err error
 	if m.DtypeBytes, err = dtypeBytes(raw); err != nil {
-		return nil, fmt.Errorf("model config: %w", err)
+		return err
 	}
 	m.WeightBytes = m.DtypeBytes
 	if qc, ok := raw["quantization_config"].(map[string]any); ok {
@@ -193,15 +219,15 @@ func ParseModelConfig(name string, data []byte) (*ModelConfig, error) {
 
 	if m.Experts > 1 {
 		if m.ExpertsPerToken <= 0 {
-			return nil, fmt.Errorf("model config: %d experts but num_experts_per_tok is missing", m.Experts)
+			return fmt.Errorf("%d experts but num_experts_per_tok is missing", m.Experts)
 		}
 		if m.ExpertsPerToken > m.Experts {
-			return nil, fmt.Errorf("model config: num_experts_per_tok %d exceeds the %d experts", m.ExpertsPerToken, m.Experts)
+			return fmt.Errorf("num_experts_per_tok %d exceeds the %d experts", m.ExpertsPerToken, m.Experts)
 		}
-		if m.SharedFFN == 0 && nShared > 0 {
-			m.SharedFFN = nShared * m.ExpertFFN
+		if m.SharedFFN == 0 && k.nShared > 0 {
+			m.SharedFFN = k.nShared * m.ExpertFFN
 		}
-		m.MoELayers = countMoELayers(m.Layers, firstDense, m.InterleaveMoEStep, sparseStep, layerFreq, mlpOnly)
+		m.MoELayers = countMoELayers(m.Layers, k.firstDense, m.InterleaveMoEStep, k.sparseStep, k.layerFreq, k.mlpOnly)
 	} else {
 		m.Experts, m.ExpertsPerToken, m.SharedFFN, m.InterleaveMoEStep = 0, 0, 0, 0
 	}
@@ -213,10 +239,7 @@ func ParseModelConfig(name string, data []byte) (*ModelConfig, error) {
 	if v, ok := raw["tie_word_embeddings"].(bool); ok {
 		m.TieWordEmbeddings = v
 	}
-	if err := m.parseRope(raw); err != nil {
-		return nil, fmt.Errorf("model config: %w", err)
-	}
-	return m, nil
+	return m.parseRope(raw)
 }
 
 // countMoELayers counts the layers whose FFN is an MoE block. Layer i (from 0)

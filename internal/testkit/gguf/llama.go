@@ -135,10 +135,17 @@ func NewLlama(cfg LlamaConfig) (*File, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	e, ff := cfg.Embed, cfg.FFN
-	headDim := e / cfg.Heads
-	kv := headDim * cfg.KVHeads
+	f := &File{KVs: llamaKVs(cfg)}
+	w := &weights{f: f, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6767756631))} // stream name: "gguf1"
+	w.vocabTensors(cfg.Embed)
+	w.layerTensors(cfg)
+	return f, nil
+}
 
+// llamaKVs is the metadata of the model cfg describes: the llama
+// architecture's shape keys and the byte-level tokenizer.
+func llamaKVs(cfg LlamaConfig) []KV {
+	headDim := cfg.Embed / cfg.Heads
 	tokens := make([]string, VocabSize)
 	types := make([]int32, VocabSize)
 	for b := 0; b < 256; b++ {
@@ -148,15 +155,15 @@ func NewLlama(cfg LlamaConfig) (*File, error) {
 	tokens[BOSID], types[BOSID] = "<s>", 3 // control
 	tokens[EOSID], types[EOSID] = "</s>", 3
 
-	f := &File{KVs: []KV{
+	return []KV{
 		{"general.architecture", "llama"},
 		{"general.name", cfg.Name},
 		{"general.file_type", uint32(0)}, // all F32
 		{"general.alignment", uint32(DefaultAlignment)},
 		{"llama.context_length", uint32(cfg.Context)},
-		{"llama.embedding_length", uint32(e)},
+		{"llama.embedding_length", uint32(cfg.Embed)},
 		{"llama.block_count", uint32(cfg.Layers)},
-		{"llama.feed_forward_length", uint32(ff)},
+		{"llama.feed_forward_length", uint32(cfg.FFN)},
 		{"llama.attention.head_count", uint32(cfg.Heads)},
 		{"llama.attention.head_count_kv", uint32(cfg.KVHeads)},
 		{"llama.attention.layer_norm_rms_epsilon", float32(1e-5)},
@@ -172,43 +179,58 @@ func NewLlama(cfg LlamaConfig) (*File, error) {
 		{"tokenizer.ggml.eos_token_id", uint32(EOSID)},
 		{"tokenizer.ggml.add_bos_token", false},
 		{"tokenizer.ggml.add_eos_token", false},
-	}}
+	}
+}
 
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6767756631)) // stream name: "gguf1"
-	uniform := func(n int, scale float64) []float32 {
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = float32((2*rng.Float64() - 1) * scale)
-		}
-		return out
-	}
-	ones := func(n int) []float32 {
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = 1
-		}
-		return out
-	}
-	// zeroRow0 clears output dimension 0 of a matrix with rows of length
-	// rowLen, so it writes nothing into the bias channel.
-	zeroRow0 := func(m []float32, rowLen int) []float32 {
-		clear(m[:rowLen])
-		return m
-	}
-	add := func(name string, data []float32, dims ...int) {
-		d := make([]uint64, len(dims))
-		for i, x := range dims {
-			d[i] = uint64(x)
-		}
-		f.Tensors = append(f.Tensors, Tensor{Name: name, Dims: d, Data: data})
-	}
+// weights appends a model's tensors to f, drawing their values from one
+// seeded stream in the order the tensors are added.
+type weights struct {
+	f   *File
+	rng *rand.Rand
+}
 
-	emb := uniform(e*VocabSize, 1)
+// uniform is n values uniform in [-scale, scale).
+func (w *weights) uniform(n int, scale float64) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32((2*w.rng.Float64() - 1) * scale)
+	}
+	return out
+}
+
+func (w *weights) add(name string, data []float32, dims ...int) {
+	d := make([]uint64, len(dims))
+	for i, x := range dims {
+		d[i] = uint64(x)
+	}
+	w.f.Tensors = append(w.f.Tensors, Tensor{Name: name, Dims: d, Data: data})
+}
+
+func ones(n int) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
+
+// zeroRow0 clears output dimension 0 of a matrix with rows of length
+// rowLen, so it writes nothing into the bias channel.
+func zeroRow0(m []float32, rowLen int) []float32 {
+	clear(m[:rowLen])
+	return m
+}
+
+// vocabTensors adds the token embedding (the bias channel set in every
+// row), the output norm and the output matrix, whose rows only let allowed
+// tokens be sampled.
+func (w *weights) vocabTensors(e int) {
+	emb := w.uniform(e*VocabSize, 1)
 	for t := 0; t < VocabSize; t++ {
 		emb[t*e] = BiasChannel
 	}
-	add("token_embd.weight", emb, e, VocabSize)
-	add("output_norm.weight", ones(e), e)
+	w.add("token_embd.weight", emb, e, VocabSize)
+	w.add("output_norm.weight", ones(e), e)
 	out := make([]float32, e*VocabSize)
 	for t := 0; t < VocabSize; t++ {
 		row := out[t*e : (t+1)*e]
@@ -216,23 +238,29 @@ func NewLlama(cfg LlamaConfig) (*File, error) {
 			row[0] = -Suppression
 			continue
 		}
-		copy(row[1:], uniform(e-1, outputScale))
+		copy(row[1:], w.uniform(e-1, outputScale))
 	}
-	add("output.weight", out, e, VocabSize)
+	w.add("output.weight", out, e, VocabSize)
+}
 
+// layerTensors adds each transformer block's norms, attention and FFN
+// matrices, the matrices that write into the residual stream leaving the
+// bias channel alone.
+func (w *weights) layerTensors(cfg LlamaConfig) {
+	e, ff := cfg.Embed, cfg.FFN
+	kv := e / cfg.Heads * cfg.KVHeads
 	in := 1 / math.Sqrt(float64(e))
 	inFF := 1 / math.Sqrt(float64(ff))
 	for l := 0; l < cfg.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
-		add(p+"attn_norm.weight", ones(e), e)
-		add(p+"attn_q.weight", uniform(e*e, in), e, e)
-		add(p+"attn_k.weight", uniform(e*kv, in), e, kv)
-		add(p+"attn_v.weight", uniform(e*kv, in), e, kv)
-		add(p+"attn_output.weight", zeroRow0(uniform(e*e, writeScale*in), e), e, e)
-		add(p+"ffn_norm.weight", ones(e), e)
-		add(p+"ffn_gate.weight", uniform(e*ff, in), e, ff)
-		add(p+"ffn_down.weight", zeroRow0(uniform(ff*e, writeScale*inFF), ff), ff, e)
-		add(p+"ffn_up.weight", uniform(e*ff, in), e, ff)
+		w.add(p+"attn_norm.weight", ones(e), e)
+		w.add(p+"attn_q.weight", w.uniform(e*e, in), e, e)
+		w.add(p+"attn_k.weight", w.uniform(e*kv, in), e, kv)
+		w.add(p+"attn_v.weight", w.uniform(e*kv, in), e, kv)
+		w.add(p+"attn_output.weight", zeroRow0(w.uniform(e*e, writeScale*in), e), e, e)
+		w.add(p+"ffn_norm.weight", ones(e), e)
+		w.add(p+"ffn_gate.weight", w.uniform(e*ff, in), e, ff)
+		w.add(p+"ffn_down.weight", zeroRow0(w.uniform(ff*e, writeScale*inFF), ff), ff, e)
+		w.add(p+"ffn_up.weight", w.uniform(e*ff, in), e, ff)
 	}
-	return f, nil
 }

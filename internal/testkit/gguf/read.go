@@ -89,28 +89,53 @@ func Decode(b []byte) (*File, error) {
 		return nil, fmt.Errorf("gguf: %d metadata entries and %d tensors cannot fit in %d bytes", nKVs, nTensors, d.remaining())
 	}
 	f := &File{KVs: make([]KV, 0, nKVs), Tensors: make([]Tensor, 0, nTensors)}
-	for i := uint64(0); i < nKVs; i++ {
-		key, err := d.str()
-		if err != nil {
-			return nil, fmt.Errorf("gguf: metadata %d key: %w", i, err)
-		}
-		t, err := d.u32()
-		if err != nil {
-			return nil, fmt.Errorf("gguf: metadata %q type: %w", key, err)
-		}
-		v, err := d.value(ValueType(t))
-		if err != nil {
-			return nil, fmt.Errorf("gguf: metadata %q: %w", key, err)
-		}
-		f.KVs = append(f.KVs, KV{Key: key, Value: v})
+	if err := d.metadata(f, nKVs); err != nil {
+		return nil, err
 	}
 	align, err := f.Alignment()
 	if err != nil {
 		return nil, err
 	}
+	offsets, err := d.tensorInfos(f, nTensors, align)
+	if err != nil {
+		return nil, err
+	}
+	base := alignUp(d.off, align)
+	if base > uint64(len(b)) {
+		return nil, fmt.Errorf("gguf: tensor data: offset %d: %w", base, errShort)
+	}
+	if err := f.readData(b[base:], offsets); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
 
-	offsets := make([]uint64, 0, nTensors)
-	for i := uint64(0); i < nTensors; i++ {
+// metadata reads n key-value pairs into f.KVs.
+func (d *decoder) metadata(f *File, n uint64) error {
+	for i := uint64(0); i < n; i++ {
+		key, err := d.str()
+		if err != nil {
+			return fmt.Errorf("gguf: metadata %d key: %w", i, err)
+		}
+		t, err := d.u32()
+		if err != nil {
+			return fmt.Errorf("gguf: metadata %q type: %w", key, err)
+		}
+		v, err := d.value(ValueType(t))
+		if err != nil {
+			return fmt.Errorf("gguf: metadata %q: %w", key, err)
+		}
+		f.KVs = append(f.KVs, KV{Key: key, Value: v})
+	}
+	return nil
+}
+
+// tensorInfos reads n tensor infos into f.Tensors (names and dims, no data
+// yet) and returns each tensor's offset in the data section, a multiple of
+// align.
+func (d *decoder) tensorInfos(f *File, n, align uint64) ([]uint64, error) {
+	offsets := make([]uint64, 0, n)
+	for i := uint64(0); i < n; i++ {
 		name, err := d.str()
 		if err != nil {
 			return nil, fmt.Errorf("gguf: tensor %d name: %w", i, err)
@@ -145,26 +170,28 @@ func Decode(b []byte) (*File, error) {
 		f.Tensors = append(f.Tensors, Tensor{Name: name, Dims: dims})
 		offsets = append(offsets, off)
 	}
-	base := alignUp(d.off, align)
-	if base > uint64(len(b)) {
-		return nil, fmt.Errorf("gguf: tensor data: offset %d: %w", base, errShort)
-	}
-	data := b[base:]
+	return offsets, nil
+}
+
+// readData fills each tensor's Data from the data section, the tensor at
+// offsets[i] from its start; sizes are checked against the section before
+// anything is allocated.
+func (f *File) readData(data []byte, offsets []uint64) error {
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		n := uint64(1)
 		for _, dim := range t.Dims {
 			if dim == 0 || dim > uint64(len(data)) {
-				return nil, fmt.Errorf("gguf: tensor %q has dim %d for %d data bytes", t.Name, dim, len(data))
+				return fmt.Errorf("gguf: tensor %q has dim %d for %d data bytes", t.Name, dim, len(data))
 			}
 			n *= dim
 			if n > uint64(len(data)) {
-				return nil, fmt.Errorf("gguf: tensor %q needs more than the %d data bytes", t.Name, len(data))
+				return fmt.Errorf("gguf: tensor %q needs more than the %d data bytes", t.Name, len(data))
 			}
 		}
 		off := offsets[i]
 		if off > uint64(len(data)) || 4*n > uint64(len(data))-off {
-			return nil, fmt.Errorf("gguf: tensor %q at data offset %d needs %d bytes: %w", t.Name, off, 4*n, errShort)
+			return fmt.Errorf("gguf: tensor %q at data offset %d needs %d bytes: %w", t.Name, off, 4*n, errShort)
 		}
 		raw := data[off : off+4*n]
 		t.Data = make([]float32, n)
@@ -172,7 +199,7 @@ func Decode(b []byte) (*File, error) {
 			t.Data[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
 		}
 	}
-	return f, nil
+	return nil
 }
 
 // value decodes one value of type t (a scalar or an array).

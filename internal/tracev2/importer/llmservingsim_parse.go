@@ -99,63 +99,9 @@ func (l *LLMServingSim) parseLine(text []byte, no int) (llmsRow, error) {
 		if err != nil {
 			return row, err
 		}
-		vstart := p.start(vbegin)
-		bad := func(prob string) error { return p.errAt(vstart, key, describe(vtok)+" "+prob) }
-		known := true
-		switch key {
-		case "request_id":
-			switch v := vtok.(type) {
-			case string:
-				row.id = v
-			case json.Number:
-				row.id = v.String()
-			default:
-				return row, bad("is not a string or a number")
-			}
-		case "input_toks", "output_toks":
-			n, ok := vtok.(json.Number)
-			if !ok {
-				return row, bad(probNotInt)
-			}
-			c, prob := parseCount(n.String(), true)
-			if prob != "" {
-				return row, bad(prob)
-			}
-			if key == "input_toks" {
-				row.in = c
-			} else {
-				row.out = c
-			}
-		case "arrival_time":
-			s, prob := seconds(vtok, false)
-			if prob != "" {
-				return row, bad(prob)
-			}
-			row.arrival = s
-		case "queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts":
-			s, prob := seconds(vtok, true)
-			if prob != "" {
-				return row, bad(prob)
-			}
-			switch key {
-			case "queued_ts":
-				row.queued, row.colQueued = s, p.col(vstart)
-			case "scheduled_ts":
-				row.sched = s
-			case "first_token_ts":
-				row.ft, row.colFT = s, p.col(vstart)
-			default:
-				row.lt, row.colL = s, p.col(vstart)
-			}
-		default:
-			known = false
-			if err := skipValue(p.dec, vtok); err != nil {
-				msg, off, ok := syntaxProblem(p.dec, err, bytes.NewReader(p.line), 0, int64(len(p.line)))
-				if !ok {
-					return row, err
-				}
-				return row, p.errAt(off, "", msg)
-			}
+		known, err := p.field(&row, key, vtok, p.start(vbegin))
+		if err != nil {
+			return row, err
 		}
 		if known {
 			if seen[key] {
@@ -171,17 +117,8 @@ func (l *LLMServingSim) parseLine(text []byte, no int) (llmsRow, error) {
 	if end != json.Delim('}') {
 		return row, p.errAt(p.start(endBegin), "", "json syntax: want } to close the object")
 	}
-	xbegin := p.dec.InputOffset()
-	switch _, err := p.dec.Token(); {
-	case err == io.EOF:
-	case err != nil:
-		msg, off, ok := syntaxProblem(p.dec, err, bytes.NewReader(p.line), 0, int64(len(p.line)))
-		if !ok {
-			return row, err
-		}
-		return row, p.errAt(off, "", msg)
-	default:
-		return row, p.errAt(p.start(xbegin), "", "json syntax: unexpected data after the object (want one object per line)")
+	if err := p.nothingAfter(); err != nil {
+		return row, err
 	}
 	for _, name := range [...]string{"input_toks", "output_toks", "arrival_time"} {
 		if !seen[name] {
@@ -189,4 +126,85 @@ func (l *LLMServingSim) parseLine(text []byte, no int) (llmsRow, error) {
 		}
 	}
 	return row, nil
+}
+
+// field stores the value vtok of key, which starts at byte vstart of the
+// line, in row. known is false for a key this importer does not read,
+// whose value is skipped.
+func (p *llmsLine) field(row *llmsRow, key string, vtok json.Token, vstart int64) (known bool, err error) {
+	bad := func(prob string) error { return p.errAt(vstart, key, describe(vtok)+" "+prob) }
+	switch key {
+	case "request_id":
+		switch v := vtok.(type) {
+		case string:
+			row.id = v
+		case json.Number:
+			row.id = v.String()
+		default:
+			return true, bad("is not a string or a number")
+		}
+	case "input_toks", "output_toks":
+		n, ok := vtok.(json.Number)
+		if !ok {
+			return true, bad(probNotInt)
+		}
+		c, prob := parseCount(n.String(), true)
+		if prob != "" {
+			return true, bad(prob)
+		}
+		if key == "input_toks" {
+			row.in = c
+		} else {
+			row.out = c
+		}
+	case "arrival_time":
+		s, prob := seconds(vtok, false)
+		if prob != "" {
+			return true, bad(prob)
+		}
+		row.arrival = s
+	case "queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts":
+		s, prob := seconds(vtok, true)
+		if prob != "" {
+			return true, bad(prob)
+		}
+		switch key {
+		case "queued_ts":
+			row.queued, row.colQueued = s, p.col(vstart)
+		case "scheduled_ts":
+			row.sched = s
+		case "first_token_ts":
+			row.ft, row.colFT = s, p.col(vstart)
+		default:
+			row.lt, row.colL = s, p.col(vstart)
+		}
+	default:
+		if err := skipValue(p.dec, vtok); err != nil {
+			return false, p.syntaxError(err)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// nothingAfter checks that the line holds nothing after its object.
+func (p *llmsLine) nothingAfter() error {
+	xbegin := p.dec.InputOffset()
+	switch _, err := p.dec.Token(); {
+	case err == io.EOF:
+		return nil
+	case err != nil:
+		return p.syntaxError(err)
+	}
+	return p.errAt(p.start(xbegin), "", "json syntax: unexpected data after the object (want one object per line)")
+}
+
+// syntaxError locates a JSON decoder's error in the line, or returns it as
+// it is when it is not a syntax error.
+func (p *llmsLine) syntaxError(err error) error {
+	msg, off, ok := syntaxProblem(p.dec, err, bytes.NewReader(p.line), 0, int64(len(p.line)))
+	if !ok {
+		return err
+	}
+	return p.errAt(off, "", msg)
 }

@@ -166,48 +166,67 @@ func (c *arrayCursor) short() error {
 
 // read builds the next record from the next element of every array.
 func (v *VLLM) read() (tracev2.Record, error) {
-	in, done, err := v.in.countElem()
-	if err != nil {
+	e, done, err := v.nextElems()
+	if err != nil || done {
 		return tracev2.Record{}, err
 	}
-	if done {
-		return tracev2.Record{}, v.checkEnds()
+	return v.record(&e)
+}
+
+// vllmElems are the next element of every array of a vLLM result.
+type vllmElems struct {
+	in, out           int
+	ttft, itlSum      float64
+	itlN              int
+	msg               string
+	start, queue, lat float64
+	haveLat           bool
+}
+
+// nextElems takes the next element of every array; done at the end of
+// them all, which is an error unless they all end together.
+func (v *VLLM) nextElems() (e vllmElems, done bool, err error) {
+	e.in, done, err = v.in.countElem()
+	if err != nil {
+		return e, false, err
 	}
-	out, done, err := v.out.countElem()
+	if done {
+		return e, true, v.checkEnds()
+	}
+	e.out, done, err = v.out.countElem()
 	if err == nil && done {
 		err = v.out.short()
 	}
 	if err != nil {
-		return tracev2.Record{}, err
+		return e, false, err
 	}
-	ttft, done, err := v.ttft.float(true)
+	e.ttft, done, err = v.ttft.float(true)
 	if err == nil && done {
 		err = v.ttft.short()
 	}
 	if err != nil {
-		return tracev2.Record{}, err
+		return e, false, err
 	}
-	itlSum, itlN, done, err := v.itl.gaps()
+	e.itlSum, e.itlN, done, err = v.itl.gaps()
 	if err == nil && done {
 		err = v.itl.short()
 	}
 	if err != nil {
-		return tracev2.Record{}, err
+		return e, false, err
 	}
-	msg, done, err := v.errs.text()
+	e.msg, done, err = v.errs.text()
 	if err == nil && done {
 		err = v.errs.short()
 	}
 	if err != nil {
-		return tracev2.Record{}, err
+		return e, false, err
 	}
-	var start, queue, lat float64
-	haveLat := v.lat != nil
+	e.haveLat = v.lat != nil
 	for _, f := range [...]struct {
 		c      *arrayCursor
 		dst    *float64
 		nonNeg bool
-	}{{v.starts, &start, true}, {v.queues, &queue, true}, {v.lat, &lat, true}} {
+	}{{v.starts, &e.start, true}, {v.queues, &e.queue, true}, {v.lat, &e.lat, true}} {
 		if f.c == nil {
 			continue
 		}
@@ -216,47 +235,52 @@ func (v *VLLM) read() (tracev2.Record, error) {
 			err = f.c.short()
 		}
 		if err != nil {
-			return tracev2.Record{}, err
+			return e, false, err
 		}
 		*f.dst = x
 	}
+	return e, false, nil
+}
 
+// record turns one element of every array into a record: times from the
+// start (send), queue and latency or ITL arrays, relative to t0.
+func (v *VLLM) record(e *vllmElems) (tracev2.Record, error) {
 	rec := tracev2.Record{
 		RequestID:    v.records,
 		ClientID:     v.client,
 		Streaming:    true,
-		InputTokens:  in,
-		OutputTokens: out,
+		InputTokens:  e.in,
+		OutputTokens: e.out,
 		Status:       "ok",
 	}
 	v.records++
-	if msg != "" {
-		rec.Status, rec.ErrorMessage = "error", cleanError(msg)
+	if e.msg != "" {
+		rec.Status, rec.ErrorMessage = "error", cleanError(e.msg)
 		if rec.ErrorMessage == "" {
 			rec.ErrorMessage = "error"
 		}
 	}
 	if v.starts != nil {
-		send, prob := durationUs(start-v.t0, 1e6)
-		arrival, prob2 := durationUs(start-queue-v.t0, 1e6)
+		send, prob := durationUs(e.start-v.t0, 1e6)
+		arrival, prob2 := durationUs(e.start-e.queue-v.t0, 1e6)
 		if prob != "" || prob2 != "" { // t0 is the minimum, so only overflow is possible
 			return tracev2.Record{}, v.errAt(v.starts.pos(), v.starts.fieldName(), "is out of range")
 		}
 		rec.ArrivalTimeUs, rec.SendTimeUs = arrival, max(send, arrival)
 	}
-	if ttft > 0 { // a first token was received
-		first, prob := durationUs(ttft, 1e6)
+	if e.ttft > 0 { // a first token was received
+		first, prob := durationUs(e.ttft, 1e6)
 		if prob != "" {
-			return tracev2.Record{}, v.errAt(v.ttft.pos(), v.ttft.fieldName(), describe(json.Number(fmt.Sprint(ttft)))+" "+prob)
+			return tracev2.Record{}, v.errAt(v.ttft.pos(), v.ttft.fieldName(), describe(json.Number(fmt.Sprint(e.ttft)))+" "+prob)
 		}
 		rec.FirstChunkTimeUs = max(rec.SendTimeUs+first, 1) // 0 means never
-		span, spanOf := itlSum, v.itl
-		if haveLat {
-			span, spanOf = lat-ttft, v.lat
+		span, spanOf := e.itlSum, v.itl
+		if e.haveLat {
+			span, spanOf = e.lat-e.ttft, v.lat
 		}
 		gap, prob := durationUs(math.Max(span, 0), 1e6)
 		rec.LastChunkTimeUs = rec.FirstChunkTimeUs + gap
-		rec.NumChunks = 1 + itlN
+		rec.NumChunks = 1 + e.itlN
 		if prob == "" && (tracev2.IsEpoch(rec.FirstChunkTimeUs) || tracev2.IsEpoch(rec.LastChunkTimeUs)) {
 			prob = probEpoch
 		}
