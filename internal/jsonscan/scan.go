@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 )
 
 // MaxDepth bounds nesting so a hostile document cannot exhaust the stack.
@@ -36,16 +35,7 @@ func (s *Scanner) Fail(msg string) error {
 }
 
 // WS skips white space.
-func (s *Scanner) WS() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *Scanner) WS() { s.i = Space(s.b, s.i) }
 
 // Peek returns the next non-space byte, or 0 at the end.
 func (s *Scanner) Peek() byte {
@@ -56,6 +46,9 @@ func (s *Scanner) Peek() byte {
 	return s.b[s.i]
 }
 
+// Offset is the index in the document of the next byte to read.
+func (s *Scanner) Offset() int { return s.i }
+
 // End checks that only white space is left.
 func (s *Scanner) End() error {
 	s.WS()
@@ -65,59 +58,36 @@ func (s *Scanner) End() error {
 	return nil
 }
 
+// fail is the error of a lexical step that stopped at index at.
+func (s *Scanner) fail(at int, st Status) error {
+	s.i = at
+	if st&^More == tooDeep {
+		return fmt.Errorf("invalid JSON at byte %d: %w", s.i, ErrDepth)
+	}
+	return s.Fail(st.Why())
+}
+
 // Str reads a string and returns its raw bytes between the quotes.
 func (s *Scanner) Str() ([]byte, error) {
 	if s.Peek() != '"' {
 		return nil, s.Fail("expected a string")
 	}
-	s.i++
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			raw := s.b[start:s.i]
-			s.i++
-			return raw, nil
-		case c == '\\':
-			if s.i+1 >= len(s.b) {
-				return nil, s.Fail("unterminated escape")
-			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.b) || !isHex4(s.b[s.i+2:s.i+6]) {
-					return nil, s.Fail("bad \\u escape")
-				}
-				s.i += 6
-			default:
-				return nil, s.Fail("bad escape")
-			}
-		case c < 0x20:
-			return nil, s.Fail("control character in string")
-		default:
-			s.i++
-		}
+	end, _, st := String(s.b, s.i)
+	if st != OK {
+		return nil, s.fail(end, st)
 	}
-	return nil, s.Fail("unterminated string")
-}
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	raw := s.b[s.i+1 : end-1]
+	s.i = end
+	return raw, nil
 }
 
 // Lit consumes a literal (true, false, null).
 func (s *Scanner) Lit(word string) error {
-	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
-		return s.Fail("invalid literal")
+	end, st := Literal(s.b, s.i, word)
+	if st != OK {
+		return s.fail(end, st)
 	}
-	s.i += len(word)
+	s.i = end
 	return nil
 }
 
@@ -132,34 +102,13 @@ func (s *Scanner) Null() bool {
 // Num reads a number per the JSON grammar and returns its raw bytes.
 func (s *Scanner) Num() ([]byte, error) {
 	s.WS()
-	start := s.i
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		s.i++
+	end, _, st := Number(s.b, s.i)
+	if st.Bad() {
+		return nil, s.fail(end, st)
 	}
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '0':
-		s.i++
-	case s.i < len(s.b) && '1' <= s.b[s.i] && s.b[s.i] <= '9':
-		s.digits()
-	default:
-		return nil, s.Fail("invalid number")
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if s.digits() == 0 {
-			return nil, s.Fail("invalid number")
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if s.digits() == 0 {
-			return nil, s.Fail("invalid number")
-		}
-	}
-	return s.b[start:s.i], nil
+	raw := s.b[s.i:end]
+	s.i = end
+	return raw, nil
 }
 
 // Int reads a number that is an integer within int64: no fraction, no
@@ -176,14 +125,11 @@ func (s *Scanner) Int() (int64, error) {
 		n = n*10 + uint64(s.b[s.i]-'0') // 19 digits and more are checked below
 	}
 	if s.i-start > 18 {
-		n = 0
-		for _, c := range s.b[start:s.i] {
-			d := uint64(c - '0')
-			if n > (math.MaxInt64-d)/10 {
-				return 0, s.Fail("integer out of range")
-			}
-			n = n*10 + d
+		v, ok := ParseInt(s.b[start:s.i]) // the magnitude: -2^63 is refused too
+		if !ok {
+			return 0, s.Fail("integer out of range")
 		}
+		n = uint64(v)
 	}
 	switch {
 	case s.i == start, s.i-start > 1 && s.b[start] == '0':
@@ -197,37 +143,15 @@ func (s *Scanner) Int() (int64, error) {
 	return int64(n), nil
 }
 
-func (s *Scanner) digits() int {
-	n := 0
-	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
-		s.i++
-		n++
-	}
-	return n
-}
-
 // Skip consumes any value, validating it.
 func (s *Scanner) Skip() error {
-	switch s.Peek() {
-	case '{':
-		return s.Object(func([]byte) error { return s.Skip() })
-	case '[':
-		return s.Array(func() error { return s.Skip() })
-	case '"':
-		_, err := s.Str()
-		return err
-	case 't':
-		return s.Lit("true")
-	case 'f':
-		return s.Lit("false")
-	case 'n':
-		return s.Lit("null")
-	case 0:
-		return s.Fail("unexpected end")
-	default:
-		_, err := s.Num()
-		return err
+	s.WS()
+	end, st := Value(s.b, s.i, s.depth)
+	if st.Bad() {
+		return s.fail(end, st)
 	}
+	s.i = end
+	return nil
 }
 
 // Object iterates the members of an object; field must consume the value.
