@@ -202,10 +202,10 @@ func Literal(b []byte, i int, word string) (end int, st Status) {
 	return i + len(word), OK
 }
 
-// Value reads, validating, any value at b[i]; depth is the nesting of the
-// container b[i] is in (0 at the top), so that a value nested beyond
-// MaxDepth is refused.
-func Value(b []byte, i, depth int) (end int, st Status) {
+// Value reads, validating, any value at b[i]; levels is how many arrays
+// or objects may still open (MaxDepth at the top), so that a hostile
+// document cannot exhaust the stack.
+func Value(b []byte, i, levels int) (end int, st Status) {
 	if i == len(b) {
 		return i, unexpectedEnd | More
 	}
@@ -220,10 +220,10 @@ func Value(b []byte, i, depth int) (end int, st Status) {
 	case 'n':
 		return Literal(b, i, "null")
 	case '{', '[':
-		if depth >= MaxDepth {
+		if levels <= 0 {
 			return i, tooDeep
 		}
-		return composite(b, i, depth+1)
+		return composite(b, i, levels-1)
 	case 0:
 		return i, unexpectedEnd
 	}
@@ -231,8 +231,8 @@ func Value(b []byte, i, depth int) (end int, st Status) {
 	return end, st
 }
 
-// composite reads the object or array at b[i], at nesting depth.
-func composite(b []byte, i, depth int) (int, Status) {
+// composite reads the object or array at b[i]; levels may open in it.
+func composite(b []byte, i, levels int) (int, Status) {
 	closer, sep := byte(']'), expectedCommaBracket
 	if b[i] == '{' {
 		closer, sep = '}', expectedCommaBrace
@@ -255,7 +255,7 @@ func composite(b []byte, i, depth int) (int, Status) {
 			}
 			i = Space(b, i+1)
 		}
-		if i, st = Value(b, i, depth); st.Bad() {
+		if i, st = Value(b, i, levels); st.Bad() {
 			return i, st
 		}
 		switch i = Space(b, i); {

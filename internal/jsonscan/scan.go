@@ -1,10 +1,3 @@
-// Package jsonscan is a small validating JSON scanner over one document,
-// for the hot paths that read a few fields of many small documents (a
-// streamed response's chunks, a trace's lines) without decoding them into
-// maps or structs. It reads what the caller asks for and skips, while
-// validating, the rest, without allocating; it never unescapes values
-// (only keys with escapes, rare). It is a leaf: it knows no other package
-// of the module.
 package jsonscan
 
 import (
@@ -24,10 +17,16 @@ type Scanner struct {
 	b     []byte
 	i     int
 	depth int
+	max   int // nesting allowed
 }
 
 // New returns a scanner at the start of b.
-func New(b []byte) Scanner { return Scanner{b: b} }
+func New(b []byte) Scanner { return Scanner{b: b, max: MaxDepth} }
+
+// NewMaxDepth returns a scanner at the start of b that allows nesting up
+// to maxDepth levels (instead of MaxDepth), for a document another decoder has
+// already accepted with its own limit.
+func NewMaxDepth(b []byte, maxDepth int) Scanner { return Scanner{b: b, max: maxDepth} }
 
 // Fail is an error at the scanner's position.
 func (s *Scanner) Fail(msg string) error {
@@ -146,7 +145,7 @@ func (s *Scanner) Int() (int64, error) {
 // Skip consumes any value, validating it.
 func (s *Scanner) Skip() error {
 	s.WS()
-	end, st := Value(s.b, s.i, s.depth)
+	end, st := Value(s.b, s.i, s.max-s.depth)
 	if st.Bad() {
 		return s.fail(end, st)
 	}
@@ -160,7 +159,7 @@ func (s *Scanner) Object(field func(key []byte) error) error {
 	if s.Peek() != '{' {
 		return s.Fail("expected an object")
 	}
-	if s.depth++; s.depth > MaxDepth {
+	if s.depth++; s.depth > s.max {
 		return fmt.Errorf("invalid JSON at byte %d: %w", s.i, ErrDepth)
 	}
 	s.i++
@@ -202,7 +201,7 @@ func (s *Scanner) Array(elem func() error) error {
 	if s.Peek() != '[' {
 		return s.Fail("expected an array")
 	}
-	if s.depth++; s.depth > MaxDepth {
+	if s.depth++; s.depth > s.max {
 		return fmt.Errorf("invalid JSON at byte %d: %w", s.i, ErrDepth)
 	}
 	s.i++

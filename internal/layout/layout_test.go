@@ -39,8 +39,8 @@ func rules() []rule {
 
 // leafDep reports the packages a leaf may still import, leaves themselves:
 // outfile, how every output file is written, below tracev2's writers, and
-// jsonscan, the JSON scanner of the load generator's chunks and of the
-// Mooncake importer's lines.
+// jsonscan, the JSON scanner of the load generator's chunks, the Mooncake
+// importer's lines and tracev2's SimResults.
 func leafDep(d string) bool {
 	return d == module+"/internal/outfile" || d == module+"/internal/jsonscan"
 }

@@ -339,7 +339,7 @@ func (s *simScanner) field(b []byte, i int, key []byte, res *SimResult) (int, sc
 				return i, scanOdd // encoding/json unescapes and folds case
 			}
 		}
-		j, st := jsonscan.Value(b, i, 0)
+		j, st := jsonscan.Value(b, i, jsonscan.MaxDepth)
 		return j, scanOf(st)
 	}
 	if b[i] == 'n' {
