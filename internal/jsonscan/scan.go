@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // MaxDepth bounds nesting so a hostile document cannot exhaust the stack.
@@ -124,11 +125,14 @@ func (s *Scanner) Int() (int64, error) {
 		n = n*10 + uint64(s.b[s.i]-'0') // 19 digits and more are checked below
 	}
 	if s.i-start > 18 {
-		v, ok := ParseInt(s.b[start:s.i]) // the magnitude: -2^63 is refused too
-		if !ok {
-			return 0, s.Fail("integer out of range")
+		n = 0
+		for _, c := range s.b[start:s.i] {
+			d := uint64(c - '0')
+			if n > (math.MaxInt64-d)/10 {
+				return 0, s.Fail("integer out of range")
+			}
+			n = n*10 + d
 		}
-		n = uint64(v)
 	}
 	switch {
 	case s.i == start, s.i-start > 1 && s.b[start] == '0':
