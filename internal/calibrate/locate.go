@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"servesim/internal/jsonscan"
 	"servesim/internal/report"
 	"servesim/internal/tracev2"
 )
@@ -57,32 +58,30 @@ func plain(data []byte) []byte {
 func simLocations(data []byte, name string) []string {
 	data = plain(data)
 	pos := newPositions(data)
-	dec := json.NewDecoder(bytes.NewReader(data))
-	start := skip(data, 0, " \t\r\n")
-	if start < len(data) && data[start] == '[' {
-		if _, err := dec.Token(); err != nil {
-			return nil
-		}
-	}
+	// The reader accepted data with encoding/json's nesting limit.
+	s := jsonscan.NewMaxDepth(data, jsonNestingLimit)
 	var locs []string
-	for dec.More() {
-		off := skip(data, int(dec.InputOffset()), " \t\r\n,")
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			break
+	value := func() error {
+		s.WS()
+		line, col := pos.at(s.Offset())
+		if err := s.Skip(); err != nil {
+			return err
 		}
-		line, col := pos.at(off)
 		locs = append(locs, fmt.Sprintf("%s:%d:%d", name, line, col))
+		return nil
+	}
+	if s.Peek() == '[' {
+		_ = s.Array(value) // a malformed input stops it
+		return locs
+	}
+	for s.Peek() != 0 && value() == nil {
 	}
 	return locs
 }
 
-func skip(data []byte, i int, set string) int {
-	for i < len(data) && bytes.IndexByte([]byte(set), data[i]) >= 0 {
-		i++
-	}
-	return i
-}
+// jsonNestingLimit is encoding/json's: arrays and objects nest at most
+// this deep.
+const jsonNestingLimit = 10000
 
 // readSimResults reads a SimResult file. Locations are returned only when two
 // results share a request_id, for the error that will name both.

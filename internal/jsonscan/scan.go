@@ -1,10 +1,3 @@
-// Package jsonscan is a small validating JSON scanner over one document,
-// for the hot paths that read a few fields of many small documents (a
-// streamed response's chunks, a trace's lines) without decoding them into
-// maps or structs. It reads what the caller asks for and skips, while
-// validating, the rest, without allocating; it never unescapes values
-// (only keys with escapes, rare). It is a leaf: it knows no other package
-// of the module.
 package jsonscan
 
 import (
@@ -25,10 +18,16 @@ type Scanner struct {
 	b     []byte
 	i     int
 	depth int
+	max   int // nesting allowed
 }
 
 // New returns a scanner at the start of b.
-func New(b []byte) Scanner { return Scanner{b: b} }
+func New(b []byte) Scanner { return Scanner{b: b, max: MaxDepth} }
+
+// NewMaxDepth returns a scanner at the start of b that allows nesting up
+// to maxDepth levels (instead of MaxDepth), for a document another decoder has
+// already accepted with its own limit.
+func NewMaxDepth(b []byte, maxDepth int) Scanner { return Scanner{b: b, max: maxDepth} }
 
 // Fail is an error at the scanner's position.
 func (s *Scanner) Fail(msg string) error {
@@ -36,16 +35,7 @@ func (s *Scanner) Fail(msg string) error {
 }
 
 // WS skips white space.
-func (s *Scanner) WS() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *Scanner) WS() { s.i = Space(s.b, s.i) }
 
 // Peek returns the next non-space byte, or 0 at the end.
 func (s *Scanner) Peek() byte {
@@ -56,6 +46,9 @@ func (s *Scanner) Peek() byte {
 	return s.b[s.i]
 }
 
+// Offset is the index in the document of the next byte to read.
+func (s *Scanner) Offset() int { return s.i }
+
 // End checks that only white space is left.
 func (s *Scanner) End() error {
 	s.WS()
@@ -65,59 +58,36 @@ func (s *Scanner) End() error {
 	return nil
 }
 
+// fail is the error of a lexical step that stopped at index at.
+func (s *Scanner) fail(at int, st Status) error {
+	s.i = at
+	if st&^More == tooDeep {
+		return fmt.Errorf("invalid JSON at byte %d: %w", s.i, ErrDepth)
+	}
+	return s.Fail(st.Why())
+}
+
 // Str reads a string and returns its raw bytes between the quotes.
 func (s *Scanner) Str() ([]byte, error) {
 	if s.Peek() != '"' {
 		return nil, s.Fail("expected a string")
 	}
-	s.i++
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			raw := s.b[start:s.i]
-			s.i++
-			return raw, nil
-		case c == '\\':
-			if s.i+1 >= len(s.b) {
-				return nil, s.Fail("unterminated escape")
-			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.b) || !isHex4(s.b[s.i+2:s.i+6]) {
-					return nil, s.Fail("bad \\u escape")
-				}
-				s.i += 6
-			default:
-				return nil, s.Fail("bad escape")
-			}
-		case c < 0x20:
-			return nil, s.Fail("control character in string")
-		default:
-			s.i++
-		}
+	end, _, st := String(s.b, s.i)
+	if st != OK {
+		return nil, s.fail(end, st)
 	}
-	return nil, s.Fail("unterminated string")
-}
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	raw := s.b[s.i+1 : end-1]
+	s.i = end
+	return raw, nil
 }
 
 // Lit consumes a literal (true, false, null).
 func (s *Scanner) Lit(word string) error {
-	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
-		return s.Fail("invalid literal")
+	end, st := Literal(s.b, s.i, word)
+	if st != OK {
+		return s.fail(end, st)
 	}
-	s.i += len(word)
+	s.i = end
 	return nil
 }
 
@@ -132,34 +102,13 @@ func (s *Scanner) Null() bool {
 // Num reads a number per the JSON grammar and returns its raw bytes.
 func (s *Scanner) Num() ([]byte, error) {
 	s.WS()
-	start := s.i
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		s.i++
+	end, _, st := Number(s.b, s.i)
+	if st.Bad() {
+		return nil, s.fail(end, st)
 	}
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '0':
-		s.i++
-	case s.i < len(s.b) && '1' <= s.b[s.i] && s.b[s.i] <= '9':
-		s.digits()
-	default:
-		return nil, s.Fail("invalid number")
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if s.digits() == 0 {
-			return nil, s.Fail("invalid number")
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if s.digits() == 0 {
-			return nil, s.Fail("invalid number")
-		}
-	}
-	return s.b[start:s.i], nil
+	raw := s.b[s.i:end]
+	s.i = end
+	return raw, nil
 }
 
 // Int reads a number that is an integer within int64: no fraction, no
@@ -197,37 +146,15 @@ func (s *Scanner) Int() (int64, error) {
 	return int64(n), nil
 }
 
-func (s *Scanner) digits() int {
-	n := 0
-	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
-		s.i++
-		n++
-	}
-	return n
-}
-
 // Skip consumes any value, validating it.
 func (s *Scanner) Skip() error {
-	switch s.Peek() {
-	case '{':
-		return s.Object(func([]byte) error { return s.Skip() })
-	case '[':
-		return s.Array(func() error { return s.Skip() })
-	case '"':
-		_, err := s.Str()
-		return err
-	case 't':
-		return s.Lit("true")
-	case 'f':
-		return s.Lit("false")
-	case 'n':
-		return s.Lit("null")
-	case 0:
-		return s.Fail("unexpected end")
-	default:
-		_, err := s.Num()
-		return err
+	s.WS()
+	end, st := Value(s.b, s.i, s.max-s.depth)
+	if st.Bad() {
+		return s.fail(end, st)
 	}
+	s.i = end
+	return nil
 }
 
 // Object iterates the members of an object; field must consume the value.
@@ -236,7 +163,7 @@ func (s *Scanner) Object(field func(key []byte) error) error {
 	if s.Peek() != '{' {
 		return s.Fail("expected an object")
 	}
-	if s.depth++; s.depth > MaxDepth {
+	if s.depth++; s.depth > s.max {
 		return fmt.Errorf("invalid JSON at byte %d: %w", s.i, ErrDepth)
 	}
 	s.i++
@@ -278,7 +205,7 @@ func (s *Scanner) Array(elem func() error) error {
 	if s.Peek() != '[' {
 		return s.Fail("expected an array")
 	}
-	if s.depth++; s.depth > MaxDepth {
+	if s.depth++; s.depth > s.max {
 		return fmt.Errorf("invalid JSON at byte %d: %w", s.i, ErrDepth)
 	}
 	s.i++

@@ -63,10 +63,14 @@ func TestObjectReadsWhatItIsAskedFor(t *testing.T) {
 }
 
 // FuzzValid: on any input, the scanner and encoding/json agree on
-// validity, but for documents nested deeper than MaxDepth.
+// validity, but for documents nested deeper than MaxDepth; a window cut
+// inside a valid document asks for more.
 func FuzzValid(f *testing.F) {
 	f.Add([]byte(`{"a": [1, "b", null]}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		if len(doc) <= 256 {
+			checkWindows(t, doc)
+		}
 		got, want := valid(doc), json.Valid(doc)
 		if got == want {
 			return
@@ -76,6 +80,30 @@ func FuzzValid(f *testing.F) {
 		}
 		t.Fatalf("%q: scanner says valid %v, encoding/json %v", doc, got, want)
 	})
+}
+
+// checkWindows: a window that ends inside a valid document asks for more
+// (More), and never calls the bytes so far invalid without it.
+func checkWindows(t *testing.T, doc []byte) {
+	t.Helper()
+	start := Space(doc, 0)
+	full, st := Value(doc, start, MaxDepth)
+	if st.Bad() || Space(doc, full) != len(doc) {
+		return // not one valid value
+	}
+	for k := start; k < full; k++ {
+		end, st := Value(doc[:k], start, MaxDepth)
+		if st&More == 0 {
+			t.Fatalf("%q cut at %d: status %#x at %d (%s), want More", doc, k, uint8(st), end, st.Why())
+		}
+	}
+}
+
+// TestWindows runs checkWindows on documents of every kind of token.
+func TestWindows(t *testing.T) {
+	for _, doc := range []string{`{"a": [1, -2.5e+3, "x\"y\u00e9", true, false, null, {"b": {}}]}`, `-0.0E-1`, `"\u12ab"`, `[[], {}]`} {
+		checkWindows(t, []byte(doc))
+	}
 }
 
 // TestInt: Int reads the integers of int64 and refuses other numbers and

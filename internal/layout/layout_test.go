@@ -54,9 +54,9 @@ func rules() []rule {
 
 // leafDep reports the packages a leaf may still import, leaves themselves:
 // outfile, how every output file is written, below tracev2's writers,
-// jsonscan, the JSON scanner of the load generator's chunks and of the
-// Mooncake importer's lines, and suggest, the did-you-mean of strictyaml's
-// unknown keys.
+// jsonscan, the JSON scanner of the load generator's chunks, the Mooncake
+// importer's lines and tracev2's SimResults, and suggest, the did-you-mean
+// of strictyaml's unknown keys.
 func leafDep(d string) bool {
 	return d == module+"/internal/outfile" || d == module+"/internal/jsonscan" || d == module+"/internal/suggest"
 }

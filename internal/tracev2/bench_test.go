@@ -174,7 +174,7 @@ func BenchmarkReadSimResults(b *testing.B) {
 		sims[i] = SimResult{RequestID: int64(i), TTFTUs: 30_000 + float64(i%977)*13.25, E2EUs: 900_000 + float64(i%7919),
 			InputTokens: 100 + i%900, OutputTokens: 20 + i%300, SLOClass: []string{"critical", "standard", "batch"}[i%3],
 			ITLMeanUs: 12_000.5 + float64(i%13), ArrivalUs: int64(i) * 12_345, SchedulingDelayUs: float64(i % 5000),
-			CachedInputTokens: 64 * (i % 3), Instance: "instance_0"}
+			CachedInputTokens: 32 * (i % 3), Instance: "instance_0"}
 	}
 	var buf bytes.Buffer
 	if err := WriteSimResults(&buf, sims, SimResultJSONL); err != nil {

@@ -89,101 +89,130 @@ func decodeSimJSON(h simHandoff, name string, inArray bool, results []SimResult)
 	if prefix != "" {
 		src = io.MultiReader(strings.NewReader(prefix), lt)
 	}
-	dec := json.NewDecoder(src)
-	// json.Decoder words errors well but locates them in three ways: a
-	// syntax error met while scanning a value counts the bytes its scanner
-	// has seen (which leaves out the '[' and ',' the token reader consumed);
-	// a syntax error of the token reader is the input offset of the
-	// offending byte; a type error counts from the start of the value.
-	// scanned and start turn each into an input offset.
-	var synthetic SimResult // the "{}" of synthArray: not checked
-	var scanned int64       // bytes json.Decoder's value scanner has seen
-	decode := func(v *SimResult, before int64) (at func() int64, err error) {
-		start := lt.valueBase(before, inArray && len(results) > 0)
-		err = dec.Decode(v)
-		if err == nil {
-			scanned += dec.InputOffset() - start
-			if v != &synthetic {
-				line, col := lt.pos(lt.skipSpace(start))
-				return nil, checkSimResult(v, name, line, col)
-			}
-			return nil, nil
-		}
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se) && !tokenLevel(se):
-			return func() int64 { return start + se.Offset - scanned - 1 }, err
-		case errors.As(err, &te):
-			return func() int64 { return start + te.Offset - 1 }, err
-		}
-		return nil, err
-	}
-	fail := func(err error, at func() int64) error {
-		if e := (*Error)(nil); errors.As(err, &e) {
-			return e // a decoded object that checkSimResult refused
-		}
-		off := dec.InputOffset()
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		msg := err.Error()
-		switch {
-		case at != nil:
-			off = at()
-		case errors.As(err, &se):
-			off = se.Offset
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			off = lt.base + int64(len(lt.buf))
-		}
-		switch {
-		case errors.As(err, &te):
-			msg = fmt.Sprintf("field %s: cannot read a JSON %s as %s", te.Field, te.Value, te.Type)
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			msg = "unexpected end of input"
-		}
-		line, col := lt.pos(off)
-		return &Error{File: name, Line: line, Column: col, What: "json", Msg: oneLine(msg), Err: err}
-	}
+	d := &simDecoder{dec: json.NewDecoder(src), lt: lt, name: name}
 	if !inArray {
-		for {
-			s := unsetSimResult()
-			at, err := decode(&s, dec.InputOffset())
-			if errors.Is(err, io.EOF) {
-				return results, nil
-			}
-			if err != nil {
-				return nil, fail(err, at)
-			}
-			results = append(results, s)
-			lt.advance(dec.InputOffset())
-		}
+		return d.lines(results)
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fail(err, nil)
-	}
-	if prefix != "" {
-		if _, err := decode(&synthetic, dec.InputOffset()); err != nil {
-			return nil, fmt.Errorf("read %s: resume the json decoder: %w", name, err)
-		}
-	}
-	lt.advance(dec.InputOffset())
-	for dec.More() {
+	return d.array(results, prefix != "")
+}
+
+// simDecoder is json.Decoder reading SimResults after a handoff, with
+// errors located in the whole input.
+//
+// json.Decoder words errors well but locates them in three ways: a syntax
+// error met while scanning a value counts the bytes its scanner has seen
+// (which leaves out the '[' and ',' the token reader consumed); a syntax
+// error of the token reader is the input offset of the offending byte; a
+// type error counts from the start of the value. decode and fail turn
+// each into an input offset.
+type simDecoder struct {
+	dec     *json.Decoder
+	lt      *lineTracker
+	name    string
+	scanned int64 // bytes json.Decoder's value scanner has seen
+}
+
+// lines decodes JSON Lines (or concatenated objects) to the end.
+func (d *simDecoder) lines(results []SimResult) ([]SimResult, error) {
+	for {
 		s := unsetSimResult()
-		if at, err := decode(&s, dec.InputOffset()); err != nil {
-			return nil, fail(err, at)
+		at, err := d.decode(&s, false, true)
+		if errors.Is(err, io.EOF) {
+			return results, nil
+		}
+		if err != nil {
+			return nil, d.fail(err, at)
 		}
 		results = append(results, s)
-		lt.advance(dec.InputOffset())
+		d.lt.advance(d.dec.InputOffset())
+	}
+}
+
+// array decodes the rest of a JSON array; resumed when the input starts
+// after an element (the decoder is first fed synthArray).
+func (d *simDecoder) array(results []SimResult, resumed bool) ([]SimResult, error) {
+	dec := d.dec
+	if _, err := dec.Token(); err != nil {
+		return nil, d.fail(err, nil)
+	}
+	if resumed {
+		var synthetic SimResult // the "{}" of synthArray: not checked
+		if _, err := d.decode(&synthetic, true, false); err != nil {
+			return nil, fmt.Errorf("read %s: resume the json decoder: %w", d.name, err)
+		}
+	}
+	d.lt.advance(dec.InputOffset())
+	for dec.More() {
+		s := unsetSimResult()
+		if at, err := d.decode(&s, len(results) > 0, true); err != nil {
+			return nil, d.fail(err, at)
+		}
+		results = append(results, s)
+		d.lt.advance(dec.InputOffset())
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, fail(err, nil)
+		return nil, d.fail(err, nil)
 	}
 	end := dec.InputOffset()
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		// The token reader has read at least the first byte after end.
-		return nil, fail(errors.New("unexpected data after the JSON array"), func() int64 { return lt.skipSpace(end) })
+		return nil, d.fail(errors.New("unexpected data after the JSON array"), func() int64 { return d.lt.skipSpace(end) })
 	}
 	return results, nil
+}
+
+// decode decodes the next value into v; comma when it follows a ',' in an
+// array, check to validate it (checkSimResult). On an error located from
+// the value's start, at gives the input offset.
+func (d *simDecoder) decode(v *SimResult, comma, check bool) (at func() int64, err error) {
+	start := d.lt.valueBase(d.dec.InputOffset(), comma)
+	err = d.dec.Decode(v)
+	if err == nil {
+		d.scanned += d.dec.InputOffset() - start
+		if check {
+			line, col := d.lt.pos(d.lt.skipSpace(start))
+			return nil, checkSimResult(v, d.name, line, col)
+		}
+		return nil, nil
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se) && !tokenLevel(se):
+		scanned := d.scanned
+		return func() int64 { return start + se.Offset - scanned - 1 }, err
+	case errors.As(err, &te):
+		return func() int64 { return start + te.Offset - 1 }, err
+	}
+	return nil, err
+}
+
+// fail locates and words err: at the offset at gives, or where the
+// decoder stopped.
+func (d *simDecoder) fail(err error, at func() int64) error {
+	if e := (*Error)(nil); errors.As(err, &e) {
+		return e // a decoded object that checkSimResult refused
+	}
+	off := d.dec.InputOffset()
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	msg := err.Error()
+	switch {
+	case at != nil:
+		off = at()
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		off = d.lt.base + int64(len(d.lt.buf))
+	}
+	switch {
+	case errors.As(err, &te):
+		msg = fmt.Sprintf("field %s: cannot read a JSON %s as %s", te.Field, te.Value, te.Type)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		msg = "unexpected end of input"
+	}
+	line, col := d.lt.pos(off)
+	return &Error{File: d.name, Line: line, Column: col, What: "json", Msg: oneLine(msg), Err: err}
 }
 
 // tokenLevel tells the syntax errors of json.Decoder's token reader, located

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"strconv"
 	"unicode/utf8"
+
+	"servesim/internal/jsonscan"
 )
 
 // simScanner decodes SimResult objects straight from a byte window, without
@@ -17,7 +18,10 @@ import (
 // The window buf[start:end] holds unread input; start is the commit point,
 // just after the last object decoded (or the beginning of the input). An
 // object is parsed whole from the window or not at all: when the window ends
-// inside it, more is read and the object parsed again.
+// inside it (a jsonscan step says More), more is read and the object parsed
+// again. The tokens are jsonscan's; what is SimResult's is here: its keys,
+// which of their values encoding/json would decode alike, and when to hand
+// over.
 type simScanner struct {
 	src   io.Reader
 	buf   []byte
@@ -26,7 +30,8 @@ type simScanner struct {
 	eof   bool
 	err   error // a read error other than io.EOF: handed over with the rest
 
-	line, col int // position of buf[0]
+	line, col int // position of buf[at]
+	at        int // at most start: positions are counted on from there
 	obj       int // index in buf of the '{' of the object next parsed
 
 	strs map[string]string // interned string values (classes, models, instances)
@@ -34,7 +39,6 @@ type simScanner struct {
 
 const (
 	simWindow    = 256 << 10
-	simMaxDepth  = 64   // deeper unknown values are left to encoding/json
 	simInternMax = 4096 // distinct interned strings
 	simInternLen = 64   // longer strings are not interned
 )
@@ -46,6 +50,32 @@ const (
 	scanMore            // the window ended inside the value
 	scanOdd             // not in the subset: hand over
 )
+
+// scanOf is what the scanner does after a jsonscan step: go on, read more
+// (the window ended first, whatever the step would say of the bytes so
+// far), or hand over (not JSON: encoding/json words the error).
+func scanOf(st jsonscan.Status) scanStatus {
+	switch {
+	case st == jsonscan.OK:
+		return scanOK
+	case st&jsonscan.More != 0:
+		return scanMore
+	}
+	return scanOdd
+}
+
+// errReader gives the read error the scanner met, after the bytes before it.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// pos is the line and column of buf[i], for i at or after s.at; it counts
+// on from there, so that positions cost the bytes between objects only.
+func (s *simScanner) pos(i int) (int, int) {
+	s.line, s.col = advancePos(s.line, s.col, s.buf[s.at:i])
+	s.at = i
+	return s.line, s.col
+}
 
 func newSimScanner(src io.Reader) *simScanner {
 	return &simScanner{src: src, buf: make([]byte, simWindow), line: 1, col: 1, strs: make(map[string]string)}
@@ -59,9 +89,9 @@ func (s *simScanner) fill() bool {
 		return false
 	}
 	if s.start > 0 {
-		s.line, s.col = advancePos(s.line, s.col, s.buf[:s.start])
+		s.pos(s.start)
 		s.end = copy(s.buf, s.buf[s.start:s.end])
-		s.start = 0
+		s.start, s.at = 0, 0
 	}
 	if s.end == len(s.buf) {
 		nb := make([]byte, 2*len(s.buf))
@@ -86,7 +116,7 @@ func (s *simScanner) fill() bool {
 
 // handoff gives the rest of the input from the commit point.
 func (s *simScanner) handoff() *simHandoff {
-	line, col := advancePos(s.line, s.col, s.buf[:s.start])
+	line, col := s.pos(s.start)
 	rest := make([]byte, s.end-s.start)
 	copy(rest, s.buf[s.start:s.end])
 	readers := []io.Reader{bytes.NewReader(rest)}
@@ -130,7 +160,7 @@ func (s *simScanner) run(inArray bool, name string) ([]SimResult, *simHandoff, e
 		if !got {
 			return results, nil, nil
 		}
-		line, col := advancePos(s.line, s.col, s.buf[:s.obj])
+		line, col := s.pos(s.obj)
 		if err := checkSimResult(&results[n], name, line, col); err != nil {
 			return nil, nil, err
 		}
@@ -143,7 +173,7 @@ func (s *simScanner) run(inArray bool, name string) ([]SimResult, *simHandoff, e
 // so that a handoff before any element starts at the top.
 func (s *simScanner) next(inArray, first bool, res *SimResult) (got bool, st scanStatus) {
 	b := s.buf[:s.end]
-	i := skipWS(b, s.start)
+	i := jsonscan.Space(b, s.start)
 	if inArray {
 		if first {
 			if i == len(b) {
@@ -152,7 +182,7 @@ func (s *simScanner) next(inArray, first bool, res *SimResult) (got bool, st sca
 			if b[i] != '[' {
 				return false, scanOdd
 			}
-			i = skipWS(b, i+1)
+			i = jsonscan.Space(b, i+1)
 			if i < len(b) && b[i] == ']' {
 				return s.arrayEnd(b, i+1)
 			}
@@ -162,7 +192,7 @@ func (s *simScanner) next(inArray, first bool, res *SimResult) (got bool, st sca
 			}
 			switch b[i] {
 			case ',':
-				i = skipWS(b, i+1)
+				i = jsonscan.Space(b, i+1)
 			case ']':
 				return s.arrayEnd(b, i+1)
 			default:
@@ -196,7 +226,7 @@ func (s *simScanner) next(inArray, first bool, res *SimResult) (got bool, st sca
 
 // arrayEnd accepts the closing ']' at i-1 when only white space follows.
 func (s *simScanner) arrayEnd(b []byte, i int) (bool, scanStatus) {
-	i = skipWS(b, i)
+	i = jsonscan.Space(b, i)
 	if i < len(b) {
 		return false, scanOdd
 	}
@@ -218,7 +248,7 @@ func (s *simScanner) atEnd() scanStatus {
 // object parses the object at b[i] == '{' into res and returns the index
 // after its '}'.
 func (s *simScanner) object(b []byte, i int, res *SimResult) (int, scanStatus) {
-	i = skipWS(b, i+1)
+	i = jsonscan.Space(b, i+1)
 	if i == len(b) {
 		return i, scanMore
 	}
@@ -238,14 +268,14 @@ func (s *simScanner) object(b []byte, i int, res *SimResult) (int, scanStatus) {
 			return len(b), scanMore
 		}
 		ke := ks + q
-		i = skipWS(b, ke+1)
+		i = jsonscan.Space(b, ke+1)
 		if i == len(b) {
 			return i, scanMore
 		}
 		if b[i] != ':' {
 			return i, scanOdd
 		}
-		i = skipWS(b, i+1)
+		i = jsonscan.Space(b, i+1)
 		if i == len(b) {
 			return i, scanMore
 		}
@@ -254,13 +284,13 @@ func (s *simScanner) object(b []byte, i int, res *SimResult) (int, scanStatus) {
 		if st != scanOK {
 			return i, st
 		}
-		i = skipWS(b, i)
+		i = jsonscan.Space(b, i)
 		if i == len(b) {
 			return i, scanMore
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = jsonscan.Space(b, i+1)
 		case '}':
 			return i + 1, scanOK
 		default:
@@ -309,10 +339,12 @@ func (s *simScanner) field(b []byte, i int, key []byte, res *SimResult) (int, sc
 				return i, scanOdd // encoding/json unescapes and folds case
 			}
 		}
-		return skipValue(b, i, 0)
+		j, st := jsonscan.Value(b, i, jsonscan.MaxDepth)
+		return j, scanOf(st)
 	}
 	if b[i] == 'n' {
-		return literal(b, i, "null")
+		j, st := jsonscan.Literal(b, i, "null")
+		return j, scanOf(st)
 	}
 	switch {
 	case sp != nil:
@@ -321,29 +353,25 @@ func (s *simScanner) field(b []byte, i int, key []byte, res *SimResult) (int, sc
 		}
 		return s.str(b, i, sp)
 	case fp != nil:
-		j, _, st := number(b, i)
-		if st != scanOK {
-			return j, st
+		j, _, st := jsonscan.Number(b, i)
+		if st != jsonscan.OK {
+			return j, scanOf(st)
 		}
-		if f, ok := exactFloat(b[i:j]); ok {
-			*fp = f
-			return j, scanOK
-		}
-		f, err := strconv.ParseFloat(string(b[i:j]), 64)
+		f, err := jsonscan.Float(b[i:j])
 		if err != nil {
 			return i, scanOdd // out of range: encoding/json reports it
 		}
 		*fp = f
 		return j, scanOK
 	default:
-		j, isInt, st := number(b, i)
-		if st != scanOK {
-			return j, st
+		j, isInt, st := jsonscan.Number(b, i)
+		if st != jsonscan.OK {
+			return j, scanOf(st)
 		}
 		if !isInt {
 			return i, scanOdd
 		}
-		v, ok := jsonInt(b[i:j])
+		v, ok := jsonscan.ParseInt(b[i:j])
 		if !ok {
 			return i, scanOdd
 		}
@@ -361,15 +389,15 @@ func (s *simScanner) field(b []byte, i int, key []byte, res *SimResult) (int, sc
 
 // str decodes the string at b[i] == '"' into dst.
 func (s *simScanner) str(b []byte, i int, dst *string) (int, scanStatus) {
-	j, plain, st := scanString(b, i)
-	if st != scanOK {
-		return j, st
+	j, plain, st := jsonscan.String(b, i)
+	if st != jsonscan.OK {
+		return j, scanOf(st)
 	}
 	raw := b[i+1 : j-1]
 	if !plain {
 		// Escapes or non-ASCII: encoding/json's own rules (U+FFFD for
 		// invalid UTF-8 and lone surrogates).
-		if utf8.Valid(raw) && !hasByte(raw, '\\') {
+		if utf8.Valid(raw) && bytes.IndexByte(raw, '\\') < 0 {
 			*dst = s.intern(raw)
 			return j, scanOK
 		}
