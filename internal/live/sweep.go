@@ -358,7 +358,7 @@ func (sw *liveSweep) write(d *sweep.Doc) error {
 			return err
 		}
 	}
-	if err := report.WriteSweep(sw.stdio.Out, d, "text"); err != nil {
+	if err := sweep.WriteTable(sw.stdio.Out, d, "text", report.SweepPages{}); err != nil {
 		return err
 	}
 	if out := sw.outs["throughput"]; out != nil {
