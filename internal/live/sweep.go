@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -131,10 +130,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO,
 	}
 	rates := cfg.sweep.rates
 	if len(rates) == 0 && cfg.sweep.full {
-		lo, hi := rows[0].ThroughputRPS, rows[1].ThroughputRPS
-		for i := 1; i <= cfg.sweep.levels; i++ {
-			rates = append(rates, lo+(hi-lo)*float64(i)/float64(cfg.sweep.levels+1))
-		}
+		rates = sweep.Between(rows[0].ThroughputRPS, rows[1].ThroughputRPS, cfg.sweep.levels)
 	}
 	var levels []sweepLevel
 	for _, r := range rates {
@@ -149,7 +145,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO,
 		Base: []sweep.Param{{Key: "server", Value: cfg.url}, {Key: "model", Value: s.model}, {Key: "workload", Value: workloadName(wl)}},
 		SLO:  cfg.sweep.slo.String(), Rows: rows}
 	if sim != nil {
-		d = overlay(d, sim)
+		d = sweep.Overlay(d, sim)
 	}
 	d.Finish(sweep.DefaultPrices())
 	return sw.write(d)
@@ -303,35 +299,6 @@ func liveRow(lv sweepLevel, out *levelOutcome) sweep.Row {
 func latency(xs []float64) *sweep.Latency {
 	return &sweep.Latency{Mean: report.Mean(xs), P50: report.Percentile(xs, 50), P90: report.Percentile(xs, 90),
 		P95: report.Percentile(xs, 95), P99: report.Percentile(xs, 99)}
-}
-
-// overlay puts a simulated sweep's rows beside a live one's in one
-// document, every row tagged source=real or source=simulated, so the page
-// draws the two curves (and their knees) on the same plots.
-func overlay(real, sim *sweep.Doc) *sweep.Doc {
-	d := *real
-	tag := func(rows []sweep.Row, source string, first int) []sweep.Row {
-		out := make([]sweep.Row, len(rows))
-		for i, r := range rows {
-			r.Case += first
-			r.Params = append([]sweep.Param{{Key: "source", Value: source}}, r.Params...)
-			out[i] = r
-		}
-		return out
-	}
-	d.Rows = append(tag(real.Rows, "real", 0), tag(sim.Rows, "simulated", real.Cases)...)
-	d.Cases = real.Cases + sim.Cases
-	d.Keys = []string{"source"}
-	for _, k := range append(append([]string{}, real.Keys...), sim.Keys...) {
-		if !slices.Contains(d.Keys, k) {
-			d.Keys = append(d.Keys, k)
-		}
-	}
-	d.Base = append(d.Base, sweep.Param{Key: "simulated", Value: sweep.ParamText(sim.Base)})
-	if d.SLO == "" {
-		d.SLO = sim.SLO
-	}
-	return &d
 }
 
 // write puts the document where the flags say: the table on stdout, the
