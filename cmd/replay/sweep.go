@@ -2,22 +2,20 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
-	"servesim/internal/cli/sweepcmd"
 	"servesim/internal/replay"
+	"servesim/internal/report"
 	"servesim/internal/sweep"
 )
 
-// probeRate is the rate at which a max-rate search measures a
-// deployment's capacity: the trace sped up until it all arrives at once.
-const probeRate = 1e6
-
 func sweepCommand() cli.Command {
-	flags := sweepcmd.Flags()
+	flags := append(cli.SpecFlags(sweep.Flags()), cli.ShardFlag())
 	flags = append(flags, traceFlags()...)
 	flags = append(flags, cli.ClientFlags(true)...)
 	flags = append(flags, cli.TraceDeploymentFlags()...)
@@ -58,31 +56,44 @@ Examples:
    # Routing policies against each other on the same traffic:
    replay sweep chat.csv --num-instances 4 --grid routing_policy=round-robin,least-loaded,weighted
 
-` + sweepcmd.HelpTail(),
+` + sweep.HelpTail(),
 		Flags:       flags,
 		Action:      sweepAction,
-		Subcommands: []cli.Command{sweepcmd.MergeCommand()},
+		Subcommands: []cli.Command{sweepMergeCommand()},
 	}
 }
 
-func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) (err error) {
-	spec, grid, shard, err := sweepcmd.Prepare(c, replay.RateKey)
+func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+	opts, err := sweep.Prepare(cli.SpecValues(c, sweep.Flags()), replay.RateKey)
 	if err != nil {
 		return err
 	}
-	ts, err := replay.OpenSweep(replay.SweepCommand{Input: traceInput(c, stdio), Trace: traceSettings(c),
-		CheckDeployment: func() error { _, err := cli.Deployment(c); return err }, Resolver: resolver{c}, Log: log,
-		Grid: grid, SLO: spec.SLO, Searching: spec.Find == sweep.FindMaxRate})
+	shard, err := cli.ParseShard(c.String("shard"), os.Getenv)
 	if err != nil {
 		return err
 	}
-	defer ts.Close()
-	defer func() { err = ts.Named(err) }()
-	if dir := c.String("summaries"); dir != "" {
-		if ts.Sweeper.Summary, err = sweepcmd.Summaries(dir, stdio); err != nil {
-			return err
-		}
+	return replay.ExecuteSweep(ctx, replay.SweepCommand{Input: traceInput(c, stdio), Trace: traceSettings(c),
+		CheckDeployment: func() error { _, err := cli.Deployment(c); return err }, Resolver: resolver{c},
+		Sweep: opts, Shard: shard, Stdout: stdio.Out, Log: log, Progress: sweepProgress(stdio, c.Bool("quiet"))})
+}
+
+// sweepProgress is a progress bar over a sweep's runs.
+func sweepProgress(stdio cli.IO, quiet bool) func(int) (func(done, total int), func()) {
+	return func(total int) (func(done, total int), func()) {
+		p := cli.NewProgress(stdio.Err, quiet, int64(total), "sweeping")
+		return func(done, _ int) { p.Set(int64(done), fmt.Sprintf("sweeping: %d runs", done)) }, p.Finish
 	}
-	return sweepcmd.Execute(ctx, c, stdio, ts.Log, sweepcmd.Job{Command: "replay sweep", Spec: spec, Grid: grid, Shard: shard,
-		Run: ts.Sweeper.Run, ProbeRate: probeRate, LoadKeys: ts.Sweeper.LoadKeys(), Base: ts.Base, Inputs: ts.Inputs})
+}
+
+// sweepMergeCommand is `replay sweep merge`.
+func sweepMergeCommand() cli.Command {
+	return cli.Command{Name: "merge", Usage: sweep.MergeUsage, ArgsUsage: "SHARD.json...", Description: sweep.MergeDescription,
+		Flags: cli.SpecFlags(sweep.MergeFlags()),
+		Action: func(_ context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+			o, err := sweep.OutputsFrom(cli.SpecValues(c, sweep.MergeFlags()))
+			if err != nil {
+				return err
+			}
+			return sweep.MergeFiles(c.Args().Slice(), stdio.In, o, report.SweepPages{}, stdio.Out, log)
+		}}
 }

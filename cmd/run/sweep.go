@@ -2,25 +2,22 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
-	"servesim/internal/cli/sweepcmd"
 	"servesim/internal/replay"
+	"servesim/internal/report"
 	"servesim/internal/sweep"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
 
-// probeRate is the rate at which a max-rate search measures a
-// deployment's capacity: every request of the workload arrives at once.
-const probeRate = 1e6
-
 func sweepCommand() cli.Command {
-	flags := sweepcmd.Flags()
+	flags := append(cli.SpecFlags(sweep.Flags()), cli.ShardFlag())
 	flags = append(flags, cli.SeedFlag())
 	flags = append(flags, cli.WorkloadFlags()...)
 	flags = append(flags, cli.ClientFlags(false)...)
@@ -67,10 +64,10 @@ Examples:
        --shard {}/8 --format json -o shard-{}.json ::: 0 1 2 3 4 5 6 7
    run sweep merge shard-*.json
 
-` + sweepcmd.HelpTail(),
+` + sweep.HelpTail(),
 		Flags:       flags,
 		Action:      sweepAction,
-		Subcommands: []cli.Command{sweepcmd.MergeCommand()},
+		Subcommands: []cli.Command{sweepMergeCommand()},
 	}
 }
 
@@ -78,17 +75,21 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if _, err := cli.Positional(c, 0); err != nil {
 		return err
 	}
-	spec, grid, shard, err := sweepcmd.Prepare(c, replay.RateKey)
+	opts, err := sweep.Prepare(cli.SpecValues(c, sweep.Flags()), replay.RateKey)
 	if err != nil {
 		return err
 	}
-	opts, err := cli.WorkloadOptions(c, stdio)
+	shard, err := cli.ParseShard(c.String("shard"), os.Getenv)
 	if err != nil {
 		return err
 	}
-	if opts.SpecPath != "" && opts.SpecData == nil {
+	wl, err := cli.WorkloadOptions(c, stdio)
+	if err != nil {
+		return err
+	}
+	if wl.SpecPath != "" && wl.SpecData == nil {
 		// Read once: every case resolves the workload again.
-		if opts.SpecData, err = os.ReadFile(opts.SpecPath); err != nil {
+		if wl.SpecData, err = os.ReadFile(wl.SpecPath); err != nil {
 			return cli.Usagef("--workload-spec: %v", err)
 		}
 	}
@@ -100,20 +101,32 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if err != nil {
 		return err
 	}
-	sw := &replay.Sweeper{Deploy: dep, Grid: grid, SLO: spec.SLO, Workload: &opts, Searching: spec.Find == sweep.FindMaxRate, Client: client,
-		WorkloadFacts: func(wl *workload.Workload) tracev2.Client {
-			facts := cli.WorkloadClient(wl)
+	return replay.RunSweep(ctx, replay.WorkloadSweep{Sweep: opts, Shard: shard, Workload: wl, Client: client, Deploy: dep,
+		WorkloadFacts: func(w *workload.Workload) tracev2.Client {
+			facts := cli.WorkloadClient(w)
 			facts.MaxConcurrency, facts.SendGapUs = client.MaxConcurrency, client.SendGapUs
 			return facts
+		},
+		Stdout: stdio.Out, Log: log, Progress: sweepProgress(stdio, c.Bool("quiet"))})
+}
+
+// sweepProgress is a progress bar over a sweep's runs.
+func sweepProgress(stdio cli.IO, quiet bool) func(int) (func(done, total int), func()) {
+	return func(total int) (func(done, total int), func()) {
+		p := cli.NewProgress(stdio.Err, quiet, int64(total), "sweeping")
+		return func(done, _ int) { p.Set(int64(done), fmt.Sprintf("sweeping: %d runs", done)) }, p.Finish
+	}
+}
+
+// sweepMergeCommand is `run sweep merge`.
+func sweepMergeCommand() cli.Command {
+	return cli.Command{Name: "merge", Usage: sweep.MergeUsage, ArgsUsage: "SHARD.json...", Description: sweep.MergeDescription,
+		Flags: cli.SpecFlags(sweep.MergeFlags()),
+		Action: func(_ context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+			o, err := sweep.OutputsFrom(cli.SpecValues(c, sweep.MergeFlags()))
+			if err != nil {
+				return err
+			}
+			return sweep.MergeFiles(c.Args().Slice(), stdio.In, o, report.SweepPages{}, stdio.Out, log)
 		}}
-	if err := sw.Check(); err != nil {
-		return err
-	}
-	if dir := c.String("summaries"); dir != "" {
-		if sw.Summary, err = sweepcmd.Summaries(dir, stdio); err != nil {
-			return err
-		}
-	}
-	return sweepcmd.Execute(ctx, c, stdio, log, sweepcmd.Job{Command: "run sweep", Spec: spec, Grid: grid, Shard: shard,
-		Run: sw.Run, ProbeRate: probeRate, LoadKeys: sw.LoadKeys(), Base: sw.WorkloadBase(&opts), Inputs: []any{dep, opts, client}})
 }

@@ -248,7 +248,7 @@ func TestSweepBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--sweep", file("grid:\n  num_instances: 4..1\n")}, 2, "s.yaml:2:18: grid.num_instances: range \"4..1\""},
-		{[]string{"--sweep", file("grid:\n  num_instance: [1, 2]\n")}, 2, "s.yaml:2:3: grid: unknown key num_instance: want a deployment key"},
+		{[]string{"--sweep", file("grid:\n  num_instance: [1, 2]\n")}, 2, "s.yaml:2:3: grid: unknown key num_instance (did you mean \"num_instances\"?): want a deployment key"},
 		{[]string{"--sweep", file("grid:\n  max_num_seqs: [8, lots]\n")}, 2, `s.yaml:2:21: grid.max_num_seqs: value lots: "lots" is not an integer`},
 		{[]string{"--sweep", file("grid:\n  rate: [5, -1]\n")}, 2, "s.yaml:2:13: grid.rate: \"-1\": want a positive number"},
 		{[]string{"--sweep", file("grid:\n  pd_split: ['1:2', '3']\n")}, 2, "s.yaml:2:21: grid.pd_split: \"3\": want P:D"},

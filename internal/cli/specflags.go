@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -39,9 +40,18 @@ func specFlag(s flagspec.Flag) ucli.Flag {
 	case flagspec.Duration:
 		v, _ := s.Default.(time.Duration)
 		return &ucli.DurationFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+	case flagspec.Strings:
+		return &ucli.GenericFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: &repeated{}, DefaultText: s.DefaultText, Hidden: s.Hidden}
 	}
 	panic(fmt.Sprintf("flag --%s: unknown kind %d", s.Name, s.Kind))
 }
+
+// repeated collects the values of a repeatable flag without splitting them
+// at commas (urfave's slice flags would).
+type repeated struct{ values []string }
+
+func (r *repeated) Set(v string) error { r.values = append(r.values, v); return nil }
+func (r *repeated) String() string     { return strings.Join(r.values, " ") }
 
 // SpecValues are the flags of specs that the command line gave explicitly
 // (by any of their names), each as its kind's Go type.
@@ -65,6 +75,10 @@ func SpecValues(c *ucli.Context, specs []flagspec.Flag) flagspec.Values {
 			out[s.Name] = c.Float64(s.Name)
 		case flagspec.Duration:
 			out[s.Name] = c.Duration(s.Name)
+		case flagspec.Strings:
+			if r, ok := c.Generic(s.Name).(*repeated); ok {
+				out[s.Name] = append([]string(nil), r.values...)
+			}
 		}
 	}
 	return out

@@ -11,6 +11,9 @@ const (
 	Int64                // int64
 	Float64              // float64
 	Duration             // time.Duration
+	// Strings is a repeatable flag: []string, every value given, in order,
+	// never split at commas (a value may itself be a list).
+	Strings
 )
 
 // Flag describes one flag.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -131,10 +130,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO,
 	}
 	rates := cfg.sweep.rates
 	if len(rates) == 0 && cfg.sweep.full {
-		lo, hi := rows[0].ThroughputRPS, rows[1].ThroughputRPS
-		for i := 1; i <= cfg.sweep.levels; i++ {
-			rates = append(rates, lo+(hi-lo)*float64(i)/float64(cfg.sweep.levels+1))
-		}
+		rates = sweep.Between(rows[0].ThroughputRPS, rows[1].ThroughputRPS, cfg.sweep.levels)
 	}
 	var levels []sweepLevel
 	for _, r := range rates {
@@ -149,7 +145,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO,
 		Base: []sweep.Param{{Key: "server", Value: cfg.url}, {Key: "model", Value: s.model}, {Key: "workload", Value: workloadName(wl)}},
 		SLO:  cfg.sweep.slo.String(), Rows: rows}
 	if sim != nil {
-		d = overlay(d, sim)
+		d = sweep.Overlay(d, sim)
 	}
 	d.Finish(sweep.DefaultPrices())
 	return sw.write(d)
@@ -305,35 +301,6 @@ func latency(xs []float64) *sweep.Latency {
 		P95: report.Percentile(xs, 95), P99: report.Percentile(xs, 99)}
 }
 
-// overlay puts a simulated sweep's rows beside a live one's in one
-// document, every row tagged source=real or source=simulated, so the page
-// draws the two curves (and their knees) on the same plots.
-func overlay(real, sim *sweep.Doc) *sweep.Doc {
-	d := *real
-	tag := func(rows []sweep.Row, source string, first int) []sweep.Row {
-		out := make([]sweep.Row, len(rows))
-		for i, r := range rows {
-			r.Case += first
-			r.Params = append([]sweep.Param{{Key: "source", Value: source}}, r.Params...)
-			out[i] = r
-		}
-		return out
-	}
-	d.Rows = append(tag(real.Rows, "real", 0), tag(sim.Rows, "simulated", real.Cases)...)
-	d.Cases = real.Cases + sim.Cases
-	d.Keys = []string{"source"}
-	for _, k := range append(append([]string{}, real.Keys...), sim.Keys...) {
-		if !slices.Contains(d.Keys, k) {
-			d.Keys = append(d.Keys, k)
-		}
-	}
-	d.Base = append(d.Base, sweep.Param{Key: "simulated", Value: sweep.ParamText(sim.Base)})
-	if d.SLO == "" {
-		d.SLO = sim.SLO
-	}
-	return &d
-}
-
 // write puts the document where the flags say: the table on stdout, the
 // JSON at --sweep-output (PREFIX.sweep.json), the page at --html. A sweep
 // with an SLO that no level meets exits 3.
@@ -358,7 +325,7 @@ func (sw *liveSweep) write(d *sweep.Doc) error {
 			return err
 		}
 	}
-	if err := report.WriteSweep(sw.stdio.Out, d, "text"); err != nil {
+	if err := sweep.WriteTable(sw.stdio.Out, d, "text", report.SweepPages{}); err != nil {
 		return err
 	}
 	if out := sw.outs["throughput"]; out != nil {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"servesim/internal/report"
 	"servesim/internal/sweep"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/input"
@@ -18,23 +20,50 @@ import (
 // again from its file for each case instead.
 const maxHeldRows = 250_000
 
-// SweepCommand is what a replay sweep replays: one trace, read as a replay
-// reads it, on the deployment and the client a replay would take as the
-// base every case varies.
+// ProbeRate is the rate at which a max-rate search measures a
+// deployment's capacity: every request arrives at once (a trace sped up
+// until it all does).
+const ProbeRate = 1e6
+
+// SweepCommand is `replay sweep`: one trace, read as a replay reads it, on
+// the deployment and the client a replay would take as the base every
+// case varies, swept as the sweep flags say.
 type SweepCommand struct {
 	Input           input.Config // the trace; it is never streamed
 	Trace           TraceFlags
 	CheckDeployment func() error // as Command's
 	Resolver        Resolver
+	Sweep           sweep.Options
+	Shard           sweep.Shard
+	Stdout          io.Writer
 	Log             *slog.Logger
-	Grid            *sweep.Grid
-	SLO             sweep.SLO
-	Searching       bool // a max-rate search sets the rate of every case
+	Progress        func(total int) (tick func(done, total int), finish func()) // see sweep.Job
 }
 
-// TraceSweep is a replay sweep ready to run: its Sweeper, the parameters
+// ExecuteSweep is the replay sweep: read the trace and set up the base,
+// run every case of this shard on the simulator, and write the table, the
+// page and the answer. Errors name the paths of the pipes the trace came
+// through.
+func ExecuteSweep(ctx context.Context, cmd SweepCommand) (err error) {
+	ts, err := openSweep(cmd)
+	if err != nil {
+		return err
+	}
+	defer ts.Close()
+	defer func() { err = ts.Named(err) }()
+	if dir := cmd.Sweep.Summaries; dir != "" {
+		if ts.Sweeper.Summary, err = sweep.Summaries(dir); err != nil {
+			return err
+		}
+	}
+	return sweep.Execute(ctx, sweep.Job{Command: "replay sweep", Options: cmd.Sweep, Shard: cmd.Shard, Run: ts.Sweeper.Run,
+		ProbeRate: ProbeRate, LoadKeys: ts.Sweeper.LoadKeys(), Base: ts.Base, Inputs: ts.Inputs,
+		Pages: report.SweepPages{}, Stdout: cmd.Stdout, Log: ts.Log, Progress: cmd.Progress})
+}
+
+// traceSweep is a replay sweep ready to run: its Sweeper, the parameters
 // every case shares (Base) and what its fingerprint covers (Inputs).
-type TraceSweep struct {
+type traceSweep struct {
 	Sweeper *Sweeper
 	Base    []sweep.Param
 	Inputs  []any
@@ -43,9 +72,9 @@ type TraceSweep struct {
 	in  *input.Trace
 }
 
-// OpenSweep validates the sweep's settings, reads the trace and sets up
-// the base of the sweep. The caller closes the TraceSweep.
-func OpenSweep(cmd SweepCommand) (ts *TraceSweep, err error) {
+// openSweep validates the sweep's settings, reads the trace and sets up
+// the base of the sweep. The caller closes the traceSweep.
+func openSweep(cmd SweepCommand) (ts *traceSweep, err error) {
 	opts, horizonUs, err := cmd.Trace.options()
 	if err != nil {
 		return nil, err
@@ -59,7 +88,7 @@ func OpenSweep(cmd SweepCommand) (ts *TraceSweep, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ts = &TraceSweep{in: in, Log: in.Logger(cmd.Log)}
+	ts = &traceSweep{in: in, Log: in.Logger(cmd.Log)}
 	defer func() {
 		if err != nil {
 			err = in.Named(err)
@@ -80,7 +109,8 @@ func OpenSweep(cmd SweepCommand) (ts *TraceSweep, err error) {
 	}
 	rc := traceConfig(&cmd.Trace, in, horizonUs)
 	rc.Client = client
-	sw := &Sweeper{Deploy: dep, Grid: cmd.Grid, SLO: cmd.SLO, Searching: cmd.Searching,
+	grid := cmd.Sweep.Grid
+	sw := &Sweeper{Deploy: dep, Grid: grid, SLO: cmd.Sweep.Spec.SLO, Searching: cmd.Sweep.Spec.Find == sweep.FindMaxRate,
 		Trace: &SweepTrace{Rows: rows, Options: opts, Config: rc, Facts: facts, BaseRate: cmd.Trace.Rate}}
 	if err := sw.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Name, err)
@@ -99,7 +129,7 @@ func OpenSweep(cmd SweepCommand) (ts *TraceSweep, err error) {
 	ts.Inputs = []any{dep, trace}
 	base := []sweep.Param{{Key: "trace", Value: filepath.Base(in.Name)}, {Key: "requests", Value: strconv.Itoa(in.N)},
 		{Key: "trace_rate_rps", Value: strconv.FormatFloat(sw.Trace.RateRPS, 'f', 3, 64)}}
-	if cmd.Trace.RateSet && cmd.Grid.Axis(RateKey) == nil {
+	if cmd.Trace.RateSet && grid.Axis(RateKey) == nil {
 		base = append(base, sweep.Param{Key: "rate", Value: strconv.FormatFloat(cmd.Trace.Rate, 'g', -1, 64)})
 	}
 	ts.Base = append(base, sw.Base()...)
@@ -107,10 +137,10 @@ func OpenSweep(cmd SweepCommand) (ts *TraceSweep, err error) {
 }
 
 // Named gives err the paths given for the pipes the trace came through.
-func (ts *TraceSweep) Named(err error) error { return ts.in.Named(err) }
+func (ts *traceSweep) Named(err error) error { return ts.in.Named(err) }
 
 // Close removes the trace's temporary files.
-func (ts *TraceSweep) Close() { ts.in.Close() }
+func (ts *traceSweep) Close() { ts.in.Close() }
 
 // holdRows reads a trace's rows into memory once, so that the cases do
 // not parse it again.

@@ -22,13 +22,16 @@
 // once ended, and nothing is built for an output nobody asked for. Memory
 // holds the requests in flight and waiting, and the summary's columns.
 //
-// Command (replay), SweepCommand (replay sweep) and RunCommand (run) are
+// Command (replay), SweepCommand (replay sweep), WorkloadSweep (run sweep)
+// and RunCommand (run) are
 // what those commands do beyond their flags, each a typed configuration
 // with one call: read the trace (internal/tracev2/input) or generate the
 // workload, decide what is simulated, simulate, and write and commit the
 // outputs named (internal/outfile: none looks complete before it is). What
 // only the command line knows (the deployment and client flags, progress
-// on a terminal) comes in as small interfaces and functions.
+// on a terminal) comes in as small interfaces and functions. A sweep's
+// cases run on the simulator here (Sweeper); everything else about a
+// sweep (its flags, grid, verdicts, outputs, merge) is internal/sweep's.
 //
 // It never reads flags and never writes to stdout or stderr on its own:
 // the writers it writes to are its callers'.

@@ -10,6 +10,7 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/metrics"
+	"servesim/internal/suggest"
 	"servesim/internal/sweep"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
@@ -40,7 +41,7 @@ type Sweeper struct {
 	// writes its summary JSON with the resolved deployment and the client:
 	// the bytes run --format json prints for it, or replay --metrics-out
 	// writes. It is called from several goroutines at once.
-	Summary func(c sweep.Case, rate float64, write func(io.Writer) error) error
+	Summary sweep.SummaryFunc
 
 	infeasible map[int]string // case → why its deployment cannot be built
 }
@@ -199,7 +200,11 @@ func (s *Sweeper) unknownKey(k string) string {
 	if s.Trace == nil {
 		load = sortedKeys(workloadKeys)
 	}
-	return fmt.Sprintf("unknown key %s: want a deployment key (%s) or a load key (%s)", k,
+	hint := ""
+	if s := suggest.Closest(k, append(deployKeys(), load...)); s != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return fmt.Sprintf("unknown key %s%s: want a deployment key (%s) or a load key (%s)", k, hint,
 		strings.Join(deployKeys(), ", "), strings.Join(load, ", "))
 }
 

@@ -52,7 +52,10 @@ func TestSweeperCheck(t *testing.T) {
 		grid []string
 		want string
 	}{
-		{[]string{"max_num_seq=1"}, "--grid: column 1: grid: unknown key max_num_seq: want a deployment key (admission_latency, "},
+		{[]string{"max_num_seq=1"}, `--grid: column 1: grid: unknown key max_num_seq (did you mean "max_num_seqs"?): want a deployment key (admission_latency, `},
+		{[]string{"num_instance=1,2"}, `--grid: column 1: grid: unknown key num_instance (did you mean "num_instances"?): want a deployment key (`},
+		{[]string{"rat=1,2"}, `--grid: column 1: grid: unknown key rat (did you mean "rate"?): want a deployment key (`},
+		{[]string{"quux_zzz=1"}, "--grid: column 1: grid: unknown key quux_zzz: want a deployment key (admission_latency, "},
 		{[]string{"max_num_seqs=8,x"}, `--grid: column 16: grid.max_num_seqs: value x: "x" is not an integer`},
 		{[]string{"num_instances=1,2", "rate=5,0"}, "--grid: column 8: grid.rate: \"0\": want a positive number of requests per second"},
 		{[]string{"pd_split=2"}, "--grid: column 10: grid.pd_split: \"2\": want P:D"},

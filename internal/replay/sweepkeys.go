@@ -1,9 +1,8 @@
 package replay
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,9 +35,9 @@ func isDeployKey(k string) bool {
 	return false
 }
 
-// applyDeployKey sets one deployment key to a grid value, through the
-// deployment's own YAML decoder (so a sweep accepts exactly what a
-// --deployment file does); errors point at the value.
+// applyDeployKey sets one deployment key to a grid value through
+// deploy.SetKey (so a sweep accepts exactly what a --deployment file
+// does); errors point at the value.
 func applyDeployKey(cfg deploy.Config, key string, v sweep.Value) (deploy.Config, error) {
 	if key == PDSplitKey {
 		p, d, ok := strings.Cut(v.Text, ":")
@@ -50,24 +49,21 @@ func applyDeployKey(cfg deploy.Config, key string, v sweep.Value) (deploy.Config
 		cfg.PrefillInstances, cfg.DecodeInstances = pn, dn
 		return cfg, nil
 	}
-	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: key}, v.Node}}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(doc); err != nil {
+	text, err := yaml.Marshal(v.Node)
+	if err != nil {
 		return cfg, &sweep.InputError{Pos: v.Pos, Field: "grid." + key, Msg: err.Error()}
 	}
-	out, err := deploy.Decode("grid", buf.Bytes(), cfg)
-	if err != nil {
-		// The decoder names its place in the one-key document ("grid:1:6:
-		// key max_num_seqs: ..."); the value's own place is v.Pos.
-		msg := strings.TrimPrefix(err.Error(), "grid: ")
-		if m := regexp.MustCompile(`^grid:\d+:\d+: (key [a-z_]+: )?`).FindString(msg); m != "" {
-			msg = msg[len(m):]
-		}
+	out, err := deploy.SetKey(cfg, key, string(text))
+	var ke *deploy.KeyError
+	if errors.As(err, &ke) {
+		msg := ke.Msg
 		if strings.Contains(msg, "is not a list") {
 			msg += " (a list-valued key takes a list of lists, e.g. [[1, 2, 3], [4, 5, 6]])"
 		}
 		return cfg, &sweep.InputError{Pos: v.Pos, Field: "grid." + key, Msg: fmt.Sprintf("value %s: %s", v.Text, msg)}
+	}
+	if err != nil {
+		return cfg, err
 	}
 	return out, nil
 }

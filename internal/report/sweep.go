@@ -9,23 +9,18 @@ import (
 	"servesim/internal/sweep"
 )
 
-// SweepFormats are the formats WriteSweep writes.
-var SweepFormats = []string{"text", "csv", "json"}
+// SweepPages draws sweeps for people (sweep.Pages): the text table with
+// the answer (SweepText) and the page (WriteSweepHTML).
+type SweepPages struct{}
 
-// WriteSweep writes a sweep's document as a text table with its answer,
-// CSV (one line per row) or JSON (the document, which `sweep merge` reads).
-func WriteSweep(w io.Writer, d *sweep.Doc, format string) error {
-	switch format {
-	case "json":
-		return d.WriteJSON(w)
-	case "csv":
-		return d.WriteCSV(w)
-	case "text":
-		_, err := io.WriteString(w, SweepText(d))
-		return err
-	}
-	return fmt.Errorf("report: unknown sweep format %q (want text, csv or json)", format)
+// Text writes SweepText.
+func (SweepPages) Text(w io.Writer, d *sweep.Doc) error {
+	_, err := io.WriteString(w, SweepText(d))
+	return err
 }
+
+// HTML writes the page of WriteSweepHTML.
+func (SweepPages) HTML(w io.Writer, d *sweep.Doc) error { return WriteSweepHTML(w, d) }
 
 // SweepText renders a sweep for a person: what was swept, one line per
 // row with the figures that decide (the CSV and JSON have them all), then

@@ -1,0 +1,139 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"servesim/internal/outfile"
+)
+
+// Pages render a finished sweep for people: the text table with the
+// answer, and the self-contained HTML page (internal/report draws both).
+type Pages interface {
+	Text(w io.Writer, d *Doc) error
+	HTML(w io.Writer, d *Doc) error
+}
+
+// formats are the formats of a sweep's table (--format).
+func formats() []string { return []string{"text", "csv", "json"} }
+
+func checkFormat(f string) error {
+	for _, ok := range formats() {
+		if f == ok {
+			return nil
+		}
+	}
+	return usagef("--format %q: want text, csv or json", f)
+}
+
+// WriteTable writes a sweep's document as a text table with its answer
+// (pages.Text), CSV (one line per row) or JSON (the document, which
+// `sweep merge` reads).
+func WriteTable(w io.Writer, d *Doc, format string, pages Pages) error {
+	switch format {
+	case "json":
+		return d.WriteJSON(w)
+	case "csv":
+		return d.WriteCSV(w)
+	case "text":
+		return pages.Text(w, d)
+	}
+	return fmt.Errorf("sweep: unknown format %q (want text, csv or json)", format)
+}
+
+// Write writes a finished sweep document where the outputs say: the table
+// on Output in Format (stdout when "-"), the page to HTML. Files appear
+// only when complete. Infeasible cases are logged as warnings. It returns
+// the sweep's NotMetError (exit 3) when it has an SLO that no case meets.
+func Write(d *Doc, o Outputs, pages Pages, stdout io.Writer, log *slog.Logger) error {
+	out, err := outfile.Open(o.Output, stdout)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	var page *outfile.Output
+	if o.HTML != "" {
+		if o.HTML == "-" {
+			return usagef("--html needs a file (stdout carries the table)")
+		}
+		if page, err = outfile.Open(o.HTML, nil); err != nil {
+			return err
+		}
+		defer page.Abort()
+		if err := pages.HTML(page, d); err != nil {
+			return err
+		}
+	}
+	if err := WriteTable(out, d, o.Format, pages); err != nil {
+		return err
+	}
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	if page != nil {
+		if err := page.Commit(); err != nil {
+			return err
+		}
+	}
+	for _, r := range d.Rows {
+		if r.Status == StatusInfeasible {
+			log.Warn("infeasible case", "case", r.Case, "params", ParamText(r.Params), "why", r.Reason)
+		}
+	}
+	return d.NotMet()
+}
+
+// MergeFiles is `sweep merge`: it reads the JSON documents of a sweep's
+// shards (a name "-" is stdin) and writes what the sweep writes when it
+// runs whole (Merge, then Write).
+func MergeFiles(names []string, stdin io.Reader, o Outputs, pages Pages, stdout io.Writer, log *slog.Logger) error {
+	docs := make([]*Doc, len(names))
+	for i, name := range names {
+		data, err := readAll(name, stdin)
+		if err != nil {
+			return err
+		}
+		if docs[i], err = DecodeDoc(name, data); err != nil {
+			return err
+		}
+	}
+	d, err := Merge(names, docs)
+	if err != nil {
+		return err
+	}
+	return Write(d, o, pages, stdout, log)
+}
+
+// readAll reads a whole input; "" and "-" are stdin. A file that cannot
+// be opened is a usage error (exit 2).
+func readAll(name string, stdin io.Reader) ([]byte, error) {
+	if name == "" || name == "-" {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", stdinName, err)
+		}
+		return data, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, &openError{err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return data, nil
+}
+
+// stdinName is how errors name standard input (as cli.StdinName).
+const stdinName = "<stdin>"
+
+// openError is an input that cannot be opened (exit code 2).
+type openError struct{ err error }
+
+func (e *openError) Error() string { return e.err.Error() }
+func (e *openError) Unwrap() error { return e.err }
+func (e *openError) ExitCode() int { return 2 }
