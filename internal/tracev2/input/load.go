@@ -44,18 +44,7 @@ func Load(cfg Config) (*Loaded, error) {
 	}
 	opts := cfg.options(cfg.Log)
 	if len(cfg.Paths) > 1 {
-		ins := make([]tracev2.Input, len(cfg.Paths))
-		for i, p := range cfg.Paths {
-			ins[i] = tracev2.Input{Path: p, Stdin: cfg.Stdin}
-		}
-		tr, info, err := tracev2.LoadMerged(ins, opts)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range info.Warnings {
-			cfg.Log.Warn(w)
-		}
-		return &Loaded{Trace: tr, Merge: info, ins: ins}, nil
+		return loadMerged(cfg.Paths, opts, cfg.Stdin, cfg.Log)
 	}
 	in := tracev2.Input{Path: path, HeaderPath: cfg.HeaderPath, DataPath: cfg.DataPath, Stdin: cfg.Stdin}
 	tr, err := tracev2.Load(in, opts)
@@ -66,6 +55,24 @@ func Load(cfg Config) (*Loaded, error) {
 		cfg.Log.Warn("malformed rows skipped (--lenient)", "rows", tr.Skipped)
 	}
 	return &Loaded{Trace: tr}, nil
+}
+
+// loadMerged reads several traces of one run (the per-worker traces of a
+// sharded observe) whole and merges them by time on one origin
+// (tracev2.LoadMerged), logging the merge's warnings.
+func loadMerged(paths []string, opts tracev2.Options, stdin io.Reader, log *slog.Logger) (*Loaded, error) {
+	ins := make([]tracev2.Input, len(paths))
+	for i, p := range paths {
+		ins[i] = tracev2.Input{Path: p, Stdin: stdin}
+	}
+	tr, info, err := tracev2.LoadMerged(ins, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range info.Warnings {
+		log.Warn(w)
+	}
+	return &Loaded{Trace: tr, Merge: info, ins: ins}, nil
 }
 
 // ITLBeside is the ITL file observe writes beside a trace it writes as
