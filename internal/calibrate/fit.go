@@ -11,7 +11,7 @@ import (
 	"servesim/internal/des/latency"
 	"servesim/internal/fit"
 	"servesim/internal/outfile"
-	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/input"
 )
 
 // Fit is one run of calibrate fit, every flag already checked.
@@ -94,7 +94,7 @@ func RunFit(ctx context.Context, f Fit) error {
 
 // prepareFit reads every trace and sets up its replay; every trace must
 // use one latency model with coefficients to fit.
-func prepareFit(f Fit, inputs []tracev2.Input) ([]fit.Trace, deploy.Config, latency.Kind, int64, error) {
+func prepareFit(f Fit, inputs []input.Config) ([]fit.Trace, deploy.Config, latency.Kind, int64, error) {
 	var traces []fit.Trace
 	var first deploy.Config
 	var kind latency.Kind
@@ -104,7 +104,7 @@ func prepareFit(f Fit, inputs []tracev2.Input) ([]fit.Trace, deploy.Config, late
 		if len(inputs) == 1 {
 			itlPath = f.Traces.ITLData
 		}
-		tr, itl, err := readFitInputs(in, itlPath, f.Stdin, f.Log)
+		tr, itl, err := readFitTrace(in, itlPath, f.Stdin, f.Log)
 		if err != nil {
 			return nil, first, kind, seed, err
 		}

@@ -4,31 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"servesim/internal/report"
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/input"
 )
-
-// stdinName is how errors name standard input.
-const stdinName = "<stdin>"
-
-// openInput opens path for reading; "" and "-" mean stdin. The returned
-// name is what error messages call the input.
-func openInput(path string, stdin io.Reader) (io.ReadCloser, string, error) {
-	if path == "" || path == "-" {
-		return io.NopCloser(stdin), stdinName, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, path, asUsage(err)
-	}
-	return f, path, nil
-}
 
 // InputArgs names the inputs of a grade as the command line gives them: the
 // positional arguments (REAL [SIM], REAL... SIM with three or more, or
@@ -44,8 +27,9 @@ type InputArgs struct {
 
 // sources names every input of a grade; "-" is stdin.
 type sources struct {
-	trace      tracev2.Input   // Stdin is filled in by readInputs
-	more       []tracev2.Input // further real traces of the same run, merged with trace by time
+	// real is the real trace, or several of the same run merged by time;
+	// readInputs fills in Stdin and Log.
+	real       input.Config
 	sim        string
 	itl        string
 	itlFound   bool // itl was found beside the trace, not named by --itl-data
@@ -109,16 +93,10 @@ func resolveInputs(a InputArgs) (sources, error) {
 		return s, usagef("the real trace is given twice: %q and --trace-header/--trace-data", reals[0])
 	case len(reals) > 1 && (hp != "" || dp != "" || a.ITLData != ""):
 		return s, usagef("several real traces: --trace-header, --trace-data and --itl-data take one (the traces' own .itl.csv are used)")
-	case len(reals) > 0:
-		s.trace = tracev2.Input{Path: reals[0], HeaderPath: hp, DataPath: dp}
-		for _, r := range reals[1:] {
-			s.more = append(s.more, tracev2.Input{Path: r})
-		}
-	case hp == "" && dp == "":
+	case len(reals) == 0 && hp == "" && dp == "":
 		return s, usagef("no real trace: give REAL (a trace file, or - for stdin) or --trace-header and --trace-data")
-	default:
-		s.trace = tracev2.Input{HeaderPath: hp, DataPath: dp}
 	}
+	s.real = input.Config{Paths: reals, HeaderPath: hp, DataPath: dp}
 
 	switch {
 	case sim != nil && a.SimResults != "":
@@ -132,8 +110,8 @@ func resolveInputs(a InputArgs) (sources, error) {
 	}
 	s.simMetrics = a.SimMetrics
 	s.itl = a.ITLData
-	if s.itl == "" && len(s.more) == 0 {
-		if p := siblingITL(s.trace); p != "" {
+	if s.itl == "" {
+		if p := s.real.ITLBeside(); p != "" {
 			s.itl, s.itlFound = p, true
 		}
 	}
@@ -143,12 +121,16 @@ func resolveInputs(a InputArgs) (sources, error) {
 // oneStdin rejects more than one input on stdin.
 func (s sources) oneStdin() error {
 	var fromStdin []string
+	first, more := "", []string(nil)
+	if len(s.real.Paths) > 0 {
+		first, more = s.real.Paths[0], s.real.Paths[1:]
+	}
 	ins := []struct{ name, path string }{
-		{"the real trace", s.trace.Path}, {"--trace-header", s.trace.HeaderPath}, {"--trace-data", s.trace.DataPath},
+		{"the real trace", first}, {"--trace-header", s.real.HeaderPath}, {"--trace-data", s.real.DataPath},
 		{"the simulated results", s.sim}, {"--itl-data", s.itl}, {"--sim-metrics", s.simMetrics},
 	}
-	for _, m := range s.more {
-		ins = append(ins, struct{ name, path string }{"a real trace", m.Path})
+	for _, m := range more {
+		ins = append(ins, struct{ name, path string }{"a real trace", m})
 	}
 	for _, in := range ins {
 		if in.path == "-" {
@@ -161,75 +143,29 @@ func (s sources) oneStdin() error {
 	return nil
 }
 
-// siblingITL is NAME.itl.csv beside the trace (the name observe gives it with
-// --trace-output NAME), when it exists as a regular file; "" otherwise.
-func siblingITL(in tracev2.Input) string {
-	base := in.Path
-	if in.DataPath != "" {
-		base = in.DataPath
-	} else if base == "" {
-		base = in.HeaderPath
-	}
-	if base == "" || base == "-" {
-		return ""
-	}
-	dir, file := filepath.Split(base)
-	file = strings.TrimSuffix(file, ".gz")
-	if strings.HasSuffix(file, ".itl.csv") {
-		return ""
-	}
-	if ext := filepath.Ext(file); ext != "" {
-		file = strings.TrimSuffix(file, ext)
-	}
-	p := filepath.Join(dir, file+".itl.csv")
-	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	return p
-}
-
 // gradeReads holds what readInputs has read so far.
 type gradeReads struct {
-	s         sources
-	stdin     io.Reader
-	log       *slog.Logger
-	in        report.Input
-	tr        *tracev2.Trace
-	traceName string
-	merged    *tracev2.MergeInfo
+	s     sources
+	stdin io.Reader
+	log   *slog.Logger
+	in    report.Input
+	tr    *input.Loaded
 }
 
 // readTrace reads the real trace, or merges the real traces by time.
 func (g *gradeReads) readTrace() error {
-	ti := g.s.trace
-	ti.Stdin = g.stdin
-	opts := tracev2.Options{Warn: func(msg string) { g.log.Warn(msg) }}
-	if len(g.s.more) > 0 {
-		ins := append([]tracev2.Input{ti}, g.s.more...)
-		for i := range ins {
-			ins[i].Stdin = g.stdin
-		}
-		var err error
-		if g.tr, g.merged, err = tracev2.LoadMerged(ins, opts); err != nil {
-			return err
-		}
-		for _, w := range g.merged.Warnings {
-			g.log.Warn(w)
-		}
-		g.traceName = g.tr.Name
-		g.log.Info("merged the real traces by time", "inputs", len(ins), "rows", len(g.tr.Records))
-		return nil
-	}
-	r, _, err := tracev2.Open(ti, opts)
+	cfg := g.s.real
+	cfg.Stdin, cfg.Log = g.stdin, g.log
+	tr, err := input.Load(cfg)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	if g.tr, err = tracev2.ReadAll(r); err != nil {
-		return err
+	g.tr = tr
+	if tr.Merge != nil {
+		g.log.Info("merged the real traces by time", "inputs", len(cfg.Paths), "rows", len(tr.Records))
+		return nil
 	}
-	g.traceName = r.Name()
-	g.log.Debug("read the real trace", "file", g.traceName, "rows", len(g.tr.Records))
+	g.log.Debug("read the real trace", "file", tr.Name, "rows", len(tr.Records))
 	return nil
 }
 
@@ -258,7 +194,7 @@ func (g *gradeReads) steps() []func() error {
 		return []func() error{g.readSim, g.readTrace, g.readMetrics}
 	case s.simMetrics == "-":
 		return []func() error{g.readMetrics, g.readTrace, g.readSim}
-	case s.trace.Path != "-" && s.trace.HeaderPath != "-" && s.trace.DataPath != "-":
+	case !slices.Contains(s.real.Paths, "-") && s.real.HeaderPath != "-" && s.real.DataPath != "-":
 		// No input on stdin: the two large inputs are read at the same time
 		// (a million requests each take about a second). The trace's error
 		// is reported first, as if read in order.
@@ -280,7 +216,7 @@ func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logge
 	}
 	tr, in := g.tr, &g.in
 	if tr.Header != nil && tr.Header.Mode != "" && tr.Header.Mode != "real" {
-		log.Warn("the trace is not a measured one; calibrate compares a real run with its replay", "file", g.traceName, "mode", tr.Header.Mode)
+		log.Warn("the trace is not a measured one; calibrate compares a real run with its replay", "file", tr.Name, "mode", tr.Header.Mode)
 	}
 	in.Header = report.HeaderFrom(tr.Header)
 	in.Trace = tr.Records
@@ -288,7 +224,7 @@ func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logge
 		// Only an input about to be rejected pays for naming every row.
 		in.TraceLocs = make([]string, len(tr.Records))
 		for i, line := range tr.Lines {
-			in.TraceLocs[i] = g.traceName + ":" + strconv.Itoa(line)
+			in.TraceLocs[i] = tr.Name + ":" + strconv.Itoa(line)
 		}
 	}
 	rows, given, err := g.readITL()
@@ -299,9 +235,19 @@ func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logge
 // readITL reads the ITL data of a grade: the files beside merged traces, or
 // the one named or found beside the trace.
 func (g *gradeReads) readITL() ([]tracev2.ITLRow, bool, error) {
-	if g.merged != nil {
-		rows, err := mergedITL(g.merged, g.s, g.log)
-		return rows, rows != nil, err
+	if m := g.tr.Merge; m != nil {
+		rows, missing, err := g.tr.MergedITL()
+		switch {
+		case err != nil:
+			return nil, false, err
+		case missing > 0:
+			g.log.Warn("ITL data beside some real traces but not all; ITL is not compared", "missing", m.Parts[missing].Name)
+			return nil, false, nil
+		case missing == 0:
+			return nil, false, nil
+		}
+		g.log.Info("using the ITL data found beside the real traces", "files", len(m.Parts))
+		return rows, rows != nil, nil
 	}
 	if g.s.itl == "" {
 		return nil, false, nil
@@ -309,48 +255,11 @@ func (g *gradeReads) readITL() ([]tracev2.ITLRow, bool, error) {
 	if g.s.itlFound {
 		g.log.Info("using the ITL data found beside the trace (--itl-data to choose another)", "file", g.s.itl)
 	}
-	rc, name, err := openInput(g.s.itl, g.stdin)
-	if err != nil {
-		return nil, false, err
-	}
-	defer rc.Close()
-	rows, err := tracev2.ReadITL(rc, name, g.tr.Origin)
+	rows, err := g.tr.ReadITL(g.s.itl, g.stdin)
 	if err != nil {
 		return nil, false, err
 	}
 	return rows, true, nil
-}
-
-// mergedITL reads the ITL files beside merged real traces (each worker's
-// PREFIX.itl.csv), each on its trace's origin and shift; nil when any trace
-// has none (an ITL comparison over part of the run would mislead).
-func mergedITL(m *tracev2.MergeInfo, s sources, log *slog.Logger) ([]tracev2.ITLRow, error) {
-	ins := append([]tracev2.Input{s.trace}, s.more...)
-	var all []tracev2.ITLRow
-	for i, part := range m.Parts {
-		p := siblingITL(ins[i])
-		if p == "" {
-			if i > 0 || len(all) > 0 {
-				log.Warn("ITL data beside some real traces but not all; ITL is not compared", "missing", part.Name)
-			}
-			return nil, nil
-		}
-		rc, name, err := openInput(p, nil)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := tracev2.ReadITL(rc, name, part.Origin)
-		rc.Close()
-		if err != nil {
-			return nil, err
-		}
-		for k := range rows {
-			rows[k].TimestampUs += part.ShiftUs
-		}
-		all = append(all, rows...)
-	}
-	log.Info("using the ITL data found beside the real traces", "files", len(m.Parts))
-	return all, nil
 }
 
 // concurrently runs a and b at the same time and returns a's error, else b's.
@@ -393,7 +302,7 @@ type FitArgs struct {
 
 // fitTraceInputs are the traces as the arguments name them: each REAL, or
 // the two-file form of --trace-header and --trace-data (one trace).
-func fitTraceInputs(a FitArgs) ([]tracev2.Input, error) {
+func fitTraceInputs(a FitArgs) ([]input.Config, error) {
 	hp, dp := a.TraceHeader, a.TraceData
 	switch {
 	case len(a.Args) > 0 && (hp != "" || dp != ""):
@@ -401,13 +310,13 @@ func fitTraceInputs(a FitArgs) ([]tracev2.Input, error) {
 	case len(a.Args) > 1 && a.ITLDataSet:
 		return nil, usagef("--itl-data names the ITL file of one trace; with several, each is found beside its trace (NAME.itl.csv)")
 	case len(a.Args) > 0:
-		var ins []tracev2.Input
+		var ins []input.Config
 		stdin := 0
 		for _, arg := range a.Args {
 			if arg == "-" {
 				stdin++
 			}
-			ins = append(ins, tracev2.Input{Path: arg})
+			ins = append(ins, input.Config{Paths: []string{arg}})
 		}
 		if stdin > 1 {
 			return nil, usagef("stdin (-) can be read only once")
@@ -416,18 +325,14 @@ func fitTraceInputs(a FitArgs) ([]tracev2.Input, error) {
 	case hp == "" && dp == "":
 		return nil, usagef("no real trace: give REAL [REAL...] (trace files, or - for stdin) or --trace-header and --trace-data")
 	}
-	return []tracev2.Input{{HeaderPath: hp, DataPath: dp}}, nil
+	return []input.Config{{HeaderPath: hp, DataPath: dp}}, nil
 }
 
-// readFitInputs reads a trace of a fit (normalised) and its ITL rows, if any.
-func readFitInputs(in tracev2.Input, itlPath string, stdin io.Reader, log *slog.Logger) (*tracev2.Trace, []tracev2.ITLRow, error) {
-	in.Stdin = stdin
-	r, _, err := tracev2.Open(in, tracev2.Options{Warn: func(msg string) { log.Warn(msg) }})
-	if err != nil {
-		return nil, nil, err
-	}
-	defer r.Close()
-	tr, err := tracev2.ReadAll(r)
+// readFitTrace reads a trace of a fit (normalised) and its ITL rows, if
+// any: from itlPath, else from the file found beside the trace.
+func readFitTrace(cfg input.Config, itlPath string, stdin io.Reader, log *slog.Logger) (*tracev2.Trace, []tracev2.ITLRow, error) {
+	cfg.Stdin, cfg.Log = stdin, log
+	tr, err := input.Load(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -442,23 +347,18 @@ func readFitInputs(in tracev2.Input, itlPath string, stdin io.Reader, log *slog.
 		log.Warn(w + " (not fitted)")
 	}
 	if itlPath == "" {
-		if itlPath = siblingITL(in); itlPath != "" {
+		if itlPath = cfg.ITLBeside(); itlPath != "" {
 			log.Info("using the ITL data found beside the trace (--itl-data to choose another)", "file", itlPath)
 		}
 	}
 	if itlPath == "" {
-		return tr, nil, nil
+		return tr.Trace, nil, nil
 	}
-	rc, name, err := openInput(itlPath, stdin)
+	rows, err := tr.ReadITL(itlPath, stdin)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer rc.Close()
-	rows, err := tracev2.ReadITL(rc, name, tr.Origin)
-	if err != nil {
-		return nil, nil, err
-	}
-	return tr, rows, nil
+	return tr.Trace, rows, nil
 }
 
 func joinAnd(xs []string) string {

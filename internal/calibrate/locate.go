@@ -12,6 +12,7 @@ import (
 	"servesim/internal/jsonscan"
 	"servesim/internal/report"
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/input"
 )
 
 // positions turns byte offsets of one input into 1-based line and column.
@@ -87,13 +88,13 @@ const jsonNestingLimit = 10000
 // results share a request_id, for the error that will name both.
 func readSimResults(path string, stdin io.Reader) ([]tracev2.SimResult, []string, error) {
 	var data []byte // stdin cannot be read twice: keep it for the locations
-	rc, name, err := openInput(path, stdin)
+	rc, name, err := input.OpenFile(path, stdin)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rc.Close()
 	var r io.Reader = rc
-	if name == stdinName {
+	if name == tracev2.StdinName {
 		if data, err = io.ReadAll(rc); err != nil {
 			return nil, nil, err
 		}
@@ -131,7 +132,7 @@ type simMetricsFile struct {
 // readSimMetrics reads --sim-metrics; a malformed file is an input error
 // located as file:line:column.
 func readSimMetrics(path string, stdin io.Reader) (*report.SimMetrics, error) {
-	rc, name, err := openInput(path, stdin)
+	rc, name, err := input.OpenFile(path, stdin)
 	if err != nil {
 		return nil, err
 	}

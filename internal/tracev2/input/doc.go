@@ -12,6 +12,14 @@
 // as it is replayed (Stream); what streaming assumes is checked row by row
 // and the caller falls back to a spool (Trace.Spool) when it does not hold.
 //
+// Load reads a TraceV2 trace, or several merged by time, whole into memory
+// instead, each input once, for a consumer that needs every row at once;
+// the ITL file observe writes beside a trace (NAME.itl.csv) is found and
+// read on the trace's time origin (Config.ITLBeside, Loaded.ReadITL), and
+// beside every merged trace on its own origin and shift
+// (Loaded.MergedITL). OpenFile opens any other file a user names, "-"
+// being stdin.
+//
 // Messages and errors name the paths the user gave, never the stand-ins
 // (a pipe's copy, the stdin spool): Trace.Named and Trace.Logger rename
 // them. Errors of bad input or usage carry ExitCode 2.

@@ -31,9 +31,10 @@ func (u *unrecognised) Error() string {
 
 func (u *unrecognised) Unwrap() error { return u.err }
 
-// openFile opens path for reading; "" and "-" mean stdin. The name is what
-// messages call the input; a file that cannot be opened is bad input.
-func openFile(path string, stdin io.Reader) (io.ReadCloser, string, error) {
+// OpenFile opens a file a user named (a trace, or a companion of one) for
+// reading; "" and "-" mean stdin. The name is what messages call the
+// input; a file that cannot be opened is bad input (exit code 2).
+func OpenFile(path string, stdin io.Reader) (io.ReadCloser, string, error) {
 	if path == "" || path == "-" {
 		return io.NopCloser(stdin), tracev2.StdinName, nil
 	}

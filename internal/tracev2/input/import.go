@@ -38,7 +38,7 @@ func openImport(format importer.Format, path string, stdin io.Reader, keep bool)
 		src.tee = &teeReader{r: stdin, f: f, w: bufio.NewWriterSize(f, 256<<10)}
 		stdin = src.tee
 	}
-	r, name, err := openFile(path, stdin)
+	r, name, err := OpenFile(path, stdin)
 	if err != nil {
 		src.discard()
 		return nil, err

@@ -85,27 +85,18 @@ func Open(cfg Config) (t *Trace, err error) {
 			t.log = log
 		}
 	}()
-	opts := tracev2.Options{Lenient: cfg.Lenient, Strict: cfg.Strict, Warn: func(m string) { log.Warn(m) }}
+	if err := cfg.check(path, hp, dp); err != nil {
+		return nil, err
+	}
+	if len(cfg.Paths) <= 1 && path == "" && hp == "" && dp == "" {
+		return nil, usagef("no trace: give TRACE, - for stdin, or --trace-header and --trace-data (see --help)")
+	}
+	opts := cfg.options(log)
 	if len(cfg.Paths) > 1 {
-		if hp != "" || dp != "" || cfg.From != "" {
-			return nil, usagef("several traces are merged by time: --trace-header, --trace-data and --from take one")
-		}
 		return merge(cfg.Paths, opts, cfg.Stdin, log)
 	}
 	if cfg.From != "" {
-		if hp != "" || dp != "" {
-			return nil, usagef("--from reads one file: give it as TRACE, not --trace-header/--trace-data")
-		}
-		if path == "" {
-			return nil, usagef("--from %s: name the file to import, or - for stdin", cfg.From)
-		}
 		return importTrace(cfg.From, path, cfg.Stdin, log, cfg.Stream)
-	}
-	if path == "" && hp == "" && dp == "" {
-		return nil, usagef("no trace: give TRACE, - for stdin, or --trace-header and --trace-data (see --help)")
-	}
-	if path != "" && hp != "" && dp != "" {
-		return nil, usagef("give either TRACE or --trace-header with --trace-data, not both")
 	}
 	sure := true
 	if path != "" {
@@ -132,6 +123,27 @@ func Open(cfg Config) (t *Trace, err error) {
 		return nil, &unrecognised{err}
 	}
 	return t, err
+}
+
+// check refuses the forms of cfg that name a trace in two ways; path, hp
+// and dp are the single trace, header and data paths.
+func (cfg *Config) check(path, hp, dp string) error {
+	switch {
+	case len(cfg.Paths) > 1 && (hp != "" || dp != "" || cfg.From != ""):
+		return usagef("several traces are merged by time: --trace-header, --trace-data and --from take one")
+	case cfg.From != "" && (hp != "" || dp != ""):
+		return usagef("--from reads one file: give it as TRACE, not --trace-header/--trace-data")
+	case cfg.From != "" && path == "":
+		return usagef("--from %s: name the file to import, or - for stdin", cfg.From)
+	case path != "" && hp != "" && dp != "":
+		return usagef("give either TRACE or --trace-header with --trace-data, not both")
+	}
+	return nil
+}
+
+// options are the TraceV2 reader's options cfg asks for, warning on log.
+func (cfg *Config) options(log *slog.Logger) tracev2.Options {
+	return tracev2.Options{Lenient: cfg.Lenient, Strict: cfg.Strict, Warn: func(m string) { log.Warn(m) }}
 }
 
 // Close closes an import left open and removes the temporary files.

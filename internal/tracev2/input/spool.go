@@ -155,22 +155,14 @@ func checkUnique(ids []int64, in tracev2.Input, opts tracev2.Options, name strin
 	return fmt.Errorf("%s: duplicated request ids, not found again on a second reading", name)
 }
 
-// merge reads several traces of one run (the per-worker traces of a
-// sharded observe) and merges them by time on one origin
-// (tracev2.LoadMerged), in memory; the merged rows are spooled like an
-// import.
+// merge reads several traces of one run and merges them by time, in
+// memory (loadMerged); the merged rows are spooled like an import.
 func merge(paths []string, opts tracev2.Options, stdin io.Reader, log *slog.Logger) (*Trace, error) {
-	ins := make([]tracev2.Input, len(paths))
-	for i, p := range paths {
-		ins[i] = tracev2.Input{Path: p, Stdin: stdin}
-	}
-	tr, info, err := tracev2.LoadMerged(ins, opts)
+	l, err := loadMerged(paths, opts, stdin, log)
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range info.Warnings {
-		log.Warn(w)
-	}
+	tr := l.Trace
 	t, done := &Trace{Name: tr.Name, Header: tr.Header, Columns: tr.Columns, N: len(tr.Records)}, false
 	defer func() {
 		if !done {
