@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/quantile"
 	"servesim/internal/testkit/clitest"
 	"servesim/internal/tracev2"
 )
@@ -74,16 +76,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// quantile64 is the nearest-rank q-quantile of xs (0 when empty), the
-// self-test's rule, on a sorted copy.
+// quantile64 is the q-quantile of xs (0 when empty) by the suite's one
+// percentile rule, the self-test's, on a sorted copy.
 func quantile64(xs []int64, q float64) int64 {
-	if len(xs) == 0 {
-		return 0
-	}
 	c := slices.Clone(xs)
 	slices.Sort(c)
-	i := int(q*float64(len(c))+0.5) - 1
-	return c[min(max(i, 0), len(c)-1)]
+	return int64(math.Round(quantile.Sorted(c, 100*q)))
 }
 
 func abs64(x int64) int64 { return max(x, -x) }

@@ -20,8 +20,8 @@
 //     stepping in lockstep, as vLLM's expert-parallel ranks do (a cluster
 //     of independent instances, each reading all the experts its tokens
 //     touch, put the Qwen3-30B-A3B run's TPOT 19% and TTFT MAPE 30% off).
-//  2. Kernel fit: the deployment's kernel-physics latency model
-//     (des/latency.KernelPhysics) gets its GPU coefficients by
+//  2. Kernel fit: the deployment's physics latency model
+//     (des/latency.Physics, the default) gets its GPU coefficients by
 //     non-negative least squares against the run's kernel profile, group
 //     by group: dense GEMMs by token count, attention for mixed
 //     prefill/decode batches, LM head and sampler by sequences, MoE by

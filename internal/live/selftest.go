@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
 	"servesim/internal/httpload"
 	"servesim/internal/httpload/fakevllm"
+	quantiles "servesim/internal/quantile"
 	"servesim/internal/tracev2"
 )
 
@@ -112,15 +114,12 @@ func writeSelfTest(w io.Writer, st tracev2.SelfTest) {
 	fmt.Fprintf(w, "  dispatch lag p50 %.3f ms  p99 %.3f ms\n", float64(st.DispatchLagP50Us)/1000, float64(st.DispatchLagP99Us)/1000)
 }
 
-// quantile is the nearest-rank q-quantile of xs (sorted in place); 0 when
-// empty. Nearest rank keeps the figures whole microseconds that occurred.
+// quantile is the q-quantile of xs (sorted in place) by the suite's one
+// percentile rule (internal/quantile), rounded to whole microseconds; 0
+// when empty.
 func quantile(xs []int64, q float64) int64 {
-	if len(xs) == 0 {
-		return 0
-	}
 	slices.Sort(xs)
-	i := int(q*float64(len(xs))+0.5) - 1
-	return xs[min(max(i, 0), len(xs)-1)]
+	return int64(math.Round(quantiles.Sorted(xs, 100*q)))
 }
 
 func abs64(x int64) int64 { return max(x, -x) }
