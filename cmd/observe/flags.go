@@ -60,7 +60,7 @@ func config(c *ucli.Context) (live.Config, error) {
 		if err != nil {
 			return cfg, err
 		}
-		cfg.Shard = live.Shard{Index: sh.Index, Count: sh.Count}
+		cfg.Shard = sh
 	}
 	return cfg, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"servesim/internal/fanout"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
@@ -59,9 +60,9 @@ type config struct {
 	noSelfTest      bool
 	selfTestStreams int // 0 = the run's concurrency
 
-	shard   Shard     // this worker's slice of a sharded run
-	startAt time.Time // shared wall-clock t0; zero = start when set-up ends
-	dryRun  bool      // write the planned requests; contact no server
+	shard   fanout.Shard // this worker's slice of a sharded run
+	startAt time.Time    // shared wall-clock t0; zero = start when set-up ends
+	dryRun  bool         // write the planned requests; contact no server
 
 	result resultConfig // --result-json (path "" = none)
 	sweep  sweepConfig  // --sweep, --rates
@@ -232,7 +233,7 @@ func (cfg *config) checkRun(in *Config) error {
 			return usagef("a sweep writes a trace per level: give --trace-output PREFIX")
 		case in.ITLOutput != "" || in.MetricsOutput != "":
 			return usagef("a sweep names its files after each level: --itl-output and --metrics-output do not apply")
-		case cfg.shard.sharded() || in.StartAt != "" || in.DryRun:
+		case cfg.shard.Sharded() || in.StartAt != "" || in.DryRun:
 			return usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
 		case cfg.sweep.html == "-" || cfg.sweep.output == "-":
 			return usagef("--html and --sweep-output need files: stdout carries the sweep's table")

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"servesim/internal/fanout"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
@@ -64,7 +65,7 @@ type Config struct {
 	NoSelfTest      bool
 	SelfTestStreams int
 	DryRun          bool
-	Shard           Shard
+	Shard           fanout.Shard
 	StartAt         string // RFC 3339 or Unix seconds; "" = when set-up ends
 
 	// Trace, when set, plays a recorded trace; else Workload is sent.
