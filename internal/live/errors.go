@@ -35,9 +35,3 @@ func withCode(code int, err error) error {
 func usagef(format string, args ...any) error {
 	return &codedError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
-
-// Session modes of a played trace and of the header's client.
-const (
-	sessionFixed      = "fixed"
-	sessionClosedLoop = "closed-loop"
-)

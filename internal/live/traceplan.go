@@ -50,9 +50,9 @@ func (t *traceTraffic) hasHashIDs() bool {
 
 // client: a played trace's requests come at the trace's times.
 func (t *traceTraffic) client() tracev2.Client {
-	c := tracev2.Client{Arrival: "trace", SessionMode: sessionFixed}
+	c := tracev2.Client{Arrival: "trace", SessionMode: tracev2.SessionFixed}
 	if t.closed && t.p.sessions {
-		c.SessionMode = sessionClosedLoop
+		c.SessionMode = tracev2.SessionClosedLoop
 	}
 	streams := map[bool]bool{}
 	for i := range t.p.rows {
