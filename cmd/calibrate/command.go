@@ -13,6 +13,8 @@ import (
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
 	"servesim/internal/report"
+	"servesim/internal/tracev2/importer"
+	"servesim/internal/workload"
 )
 
 func command() cli.Command {
@@ -60,6 +62,7 @@ Gates (--assert; --fail-under, --max-mape and --min-pearson are shorthands):
 ` + indent(report.GateGrammar, "   "),
 		Flags:       flags(),
 		Subcommands: []cli.Command{fitCommand()},
+		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
 		Action:      action,
 	}
 }

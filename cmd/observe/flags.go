@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/fanout"
 	"servesim/internal/live"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
@@ -45,8 +46,7 @@ func config(c *ucli.Context) (live.Config, error) {
 		SelfTest: c.Bool("self-test"), NoSelfTest: c.Bool("no-self-test"), SelfTestStreams: c.Int("self-test-streams"),
 		DryRun: c.Bool("dry-run"), StartAt: c.String("start-at"),
 
-		WorkloadClient: cli.WorkloadClient,
-		Version:        cli.Version,
+		Version: cli.Version,
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv(apiKeyEnv)
@@ -56,11 +56,10 @@ func config(c *ucli.Context) (live.Config, error) {
 		cfg.Duration = &d
 	}
 	if !cfg.SelfTest {
-		sh, err := cli.ParseShard(c.String("shard"), os.Getenv)
-		if err != nil {
+		var err error
+		if cfg.Shard, err = fanout.Parse(c.String("shard"), os.Getenv); err != nil {
 			return cfg, err
 		}
-		cfg.Shard = sh
 	}
 	return cfg, nil
 }

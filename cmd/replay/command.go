@@ -6,8 +6,10 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2/importer"
+	"servesim/internal/workload"
 )
 
 func command() cli.Command {
@@ -19,10 +21,10 @@ func command() cli.Command {
 		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	)
 	flags = append(flags, cli.SimOutputFlags()...)
-	flags = append(flags, cli.ClientFlags(true)...)
-	flags = append(flags, cli.TraceDeploymentFlags()...)
-	flags = append(flags, cli.DeploymentFlags()...)
-	flags = append(flags, cli.DecisionFlags()...)
+	flags = append(flags, cli.SpecFlags(replay.ClientFlags(true))...)
+	flags = append(flags, cli.SpecFlags(replay.TraceDeploymentFlags())...)
+	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
+	flags = append(flags, cli.SpecFlags(replay.DecisionFlags())...)
 	return cli.Command{
 		Name:      "replay",
 		Usage:     "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",
@@ -108,6 +110,7 @@ file:line:column; nothing is written), 130 interrupted.`,
 		Flags:       flags,
 		Action:      action,
 		Subcommands: []cli.Command{sweepCommand()},
+		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
 	}
 }
 

@@ -1,5 +1,7 @@
 package flagspec
 
+import "io"
+
 // Kind is the type of a flag's value.
 type Kind int
 
@@ -23,6 +25,11 @@ type Flag struct {
 	Default     any    // a value of Kind's Go type; nil is its zero value
 	DefaultText string // shown instead of Default in --help when set
 	Hidden      bool
+	// Answer makes a Bool flag a question the command answers instead of
+	// running: given true, the flag's Answer writes its reply on w (stdout)
+	// and the command does nothing else. value is any flag of the command
+	// by name: its value, or its default when not given (nil: no such flag).
+	Answer func(value func(name string) any, w io.Writer) error
 }
 
 // Values are the flags a command line gave explicitly, by their Name, as

@@ -13,7 +13,6 @@ import (
 
 	"servesim/internal/fanout"
 	"servesim/internal/tracev2"
-	"servesim/internal/workload"
 )
 
 // config is the command line, checked. It never holds the API key in a form
@@ -67,9 +66,8 @@ type config struct {
 	result resultConfig // --result-json (path "" = none)
 	sweep  sweepConfig  // --sweep, --rates
 
-	duration       *time.Duration // --duration; nil = not given
-	version        string         // the tool version recorded in headers
-	workloadClient func(*workload.Workload) tracev2.Client
+	duration *time.Duration // --duration; nil = not given
+	version  string         // the tool version recorded in headers
 }
 
 // goodput holds the --goodput targets in ms; 0 = not gated.
@@ -158,7 +156,6 @@ func newConfig(in *Config) (*config, error) {
 		maxErrorRate:    in.MaxErrorRate,
 		shard:           in.Shard,
 		version:         in.Version,
-		workloadClient:  in.WorkloadClient,
 		duration:        in.Duration,
 	}
 	if err := cfg.checkClient(in); err != nil {

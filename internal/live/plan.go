@@ -36,8 +36,6 @@ type reqInfo struct {
 type specTraffic struct {
 	wl    *workload.Workload
 	shard fanout.Shard
-	// wlClient is the header's client of a workload (Config.WorkloadClient).
-	wlClient func(*workload.Workload) tracev2.Client
 }
 
 func (t *specTraffic) seed() int64 { return t.wl.Spec.Seed }
@@ -70,12 +68,7 @@ func (t *specTraffic) describe(h *tracev2.Header) {
 	h.XExt.Shard = t.shard.String()
 }
 
-func (t *specTraffic) client() tracev2.Client {
-	if t.wlClient == nil {
-		return tracev2.Client{}
-	}
-	return t.wlClient(t.wl)
-}
+func (t *specTraffic) client() tracev2.Client { return t.wl.Client() }
 
 func (t *specTraffic) bench() benchFacts {
 	f := benchFacts{requestRate: "inf", ramp: t.wl.Spec.RateRamp}
