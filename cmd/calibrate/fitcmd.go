@@ -11,6 +11,7 @@ import (
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
 	"servesim/internal/fit"
+	"servesim/internal/flagspec"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -34,6 +35,10 @@ func fitCommand() cli.Command {
 		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "as replay's: fixed (every row at its own time) or closed-loop (the errors are those of a replay whose later session rounds follow the simulated completions)"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
 	}
+	flags = cli.Categorised(map[string][]string{
+		flagspec.CatTrace: {"trace-header", "trace-data", "itl-data", "session-mode", "think-time"},
+		flagspec.CatFit:   {"holdout", "warmup-requests", "network-rtt-us", "max-iterations", "fit-token-overhead", "hold-alpha", "fit-alpha"},
+	}, flags)
 	flags = append(flags, cli.SpecFlags(replay.TraceDeploymentFlags())...)
 	flags = append(flags, cli.SpecFlags(replay.ClientFlags(true))...)
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)

@@ -9,6 +9,7 @@ import (
 
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
+	"servesim/internal/flagspec"
 	"servesim/internal/outfile"
 	"servesim/internal/replay"
 	"servesim/internal/replay/timeline"
@@ -20,8 +21,8 @@ func command() cli.Command {
 	flags := []ucli.Flag{
 		cli.SeedFlag(),
 		cli.FormatFlag("json", "stdout format: json (the summary, keys documented in the README) or text"),
-		&ucli.StringFlag{Name: "metrics-out", Usage: "also write the summary JSON to this file"},
-		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run to this file (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
+		&ucli.StringFlag{Name: "metrics-out", Category: flagspec.CatOutput, Usage: "also write the summary JSON to this file"},
+		&ucli.StringFlag{Name: "timeline", Category: flagspec.CatOutput, Usage: "write a Chrome trace-event JSON of the run to this file (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	}
 	// With --trace-output - the trace takes stdout and the summary goes to stderr.
 	flags = append(flags, cli.SimOutputFlags()...)

@@ -39,6 +39,7 @@ type Values map[string]any
 // The --help headings, in the order --help lists them. A command's own
 // flags come first, under no heading.
 const (
+	CatServer     = "SERVER"
 	CatWorkload   = "WORKLOAD"
 	CatTrace      = "TRACE"
 	CatClient     = "CLIENT"
@@ -48,6 +49,9 @@ const (
 	CatCluster    = "CLUSTER: ADMISSION AND ROUTING"
 	CatPD         = "PREFILL/DECODE DISAGGREGATION"
 	CatSweep      = "SWEEP"
+	CatFit        = "FIT"
+	CatGrading    = "GRADING"
+	CatGates      = "GATES"
 	CatOutput     = "OUTPUT"
 	CatGeneral    = "GENERAL"
 )
@@ -55,6 +59,6 @@ const (
 // Categories are the headings of --help in the order it lists them; a
 // heading not among them follows these, in the order its flags come.
 func Categories() []string {
-	return []string{CatWorkload, CatTrace, CatClient, CatDeployment, CatKVCache, CatBatching,
-		CatCluster, CatPD, CatSweep, CatOutput, CatGeneral}
+	return []string{CatServer, CatWorkload, CatTrace, CatClient, CatDeployment, CatKVCache, CatBatching,
+		CatCluster, CatPD, CatSweep, CatFit, CatGrading, CatGates, CatOutput, CatGeneral}
 }

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestImports enforces DESIGN.md: tracev2 is a leaf that imports no other
-// internal package (but outfile, itself a leaf: how every output file is
-// written) and none of the CLI-only libraries.
+// TestImports: tracev2 is a leaf that imports no other internal package
+// (but outfile and clip, themselves leaves: how every output file is
+// written, and how a message is cut short) and none of the CLI-only
+// libraries.
 func TestImports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -23,7 +24,7 @@ func TestImports(t *testing.T) {
 	}
 	for _, d := range deps {
 		switch {
-		case d == "servesim/internal/tracev2", d == "servesim/internal/outfile":
+		case d == "servesim/internal/tracev2", d == "servesim/internal/outfile", d == "servesim/internal/clip":
 		case strings.HasPrefix(d, "servesim/"):
 			t.Errorf("tracev2 depends on %s; it must import no other package of the module", d)
 		case strings.Contains(d, "urfave/cli"), strings.Contains(d, "progressbar"):
