@@ -12,7 +12,10 @@ import (
 	"servesim/internal/calibrate"
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
+	"servesim/internal/flagspec"
 	"servesim/internal/report"
+	"servesim/internal/tracev2/importer"
+	"servesim/internal/workload"
 )
 
 func command() cli.Command {
@@ -60,19 +63,20 @@ Gates (--assert; --fail-under, --max-mape and --min-pearson are shorthands):
 ` + indent(report.GateGrammar, "   "),
 		Flags:       flags(),
 		Subcommands: []cli.Command{fitCommand()},
+		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
 		Action:      action,
 	}
 }
 
 func flags() []ucli.Flag {
-	return []ucli.Flag{
-		// Inputs.
+	inputs := cli.InCategory(flagspec.CatTrace,
 		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML of a two-file trace (with --trace-data, or for a data CSV given as REAL)"},
 		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV of a two-file trace (with --trace-header, or for a header YAML given as REAL)"},
 		&ucli.StringFlag{Name: "sim-results", Usage: "SimResult JSON (array or JSON Lines), instead of SIM"},
 		&ucli.StringFlag{Name: "itl-data", Usage: "ITL CSV (request_id,chunk_index,timestamp_us)", DefaultText: "NAME.itl.csv beside the trace, if it exists"},
 		&ucli.StringFlag{Name: "sim-metrics", Usage: "replay's --metrics-out JSON: cache_hit_rate for the hit-rate verdict, the resolved \"deployment\" for the config verdict (config.match)"},
-		// Settings.
+	)
+	settings := cli.InCategory(flagspec.CatGrading,
 		&ucli.Int64Flag{Name: "warmup-requests", Value: -1, Usage: "exclude rows with request_id below N; -1 = the header's warm_up_requests"},
 		&ucli.DurationFlag{Name: "warmup-duration", Usage: "also exclude rows that arrived before this time from the start, e.g. 30s"},
 		&ucli.Int64Flag{Name: "network-rtt-us", Value: -1, Usage: "round trip added to the simulated side, µs; -1 = the header's network.measured_rtt_ms"},
@@ -83,18 +87,20 @@ func flags() []ucli.Flag {
 		&ucli.StringFlag{Name: "slo-e2e", Usage: "goodput E2E targets per SLO class, e.g. critical=2s,standard=10s"},
 		&ucli.Float64Flag{Name: "ttft-mape-threshold", Value: 0.15, Usage: "TTFT tolerance verdict: within when TTFT MAPE <= this fraction (never changes the exit code)"},
 		&ucli.Float64Flag{Name: "hit-rate-tolerance-pp", Value: 5.0, Usage: "hit-rate verdict tolerance, percentage points (never changes the exit code)"},
-		// Outputs.
-		cli.FormatFlag("text", "what stdout carries: text, json or markdown"),
+	)
+	outputs := append([]ucli.Flag{cli.FormatFlag("text", "what stdout carries: text, json or markdown")}, cli.InCategory(flagspec.CatOutput,
 		&ucli.StringFlag{Name: "report", Usage: "write the report JSON to this file (- = stdout instead of --format)"},
 		&ucli.StringFlag{Name: "markdown", Usage: "write the Markdown report (for a CI job summary) to this file (- = stdout)"},
 		&ucli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to this file (- = stdout)"},
-		// Gates.
+	)...)
+	gates := cli.InCategory(flagspec.CatGates,
 		&ucli.StringFlag{Name: "assert", Usage: "gate expression, e.g. 'ttft.mape<0.15,e2e.pearson>0.9,grade>=good' (grammar below); exit 3 when one fails"},
 		&ucli.StringFlag{Name: "fail-under", Usage: "gate: every gated metric's grade must be at least this (poor, fair, good, excellent)"},
 		&ucli.StringFlag{Name: "max-mape", Usage: "gate: MAPE of every gated metric at most X, or per metric: ttft=0.1,e2e=0.2"},
 		&ucli.StringFlag{Name: "min-pearson", Usage: "gate: Pearson r of every gated metric at least R"},
 		&ucli.StringFlag{Name: "gate-metrics", Value: strings.Join(report.DefaultGateMetrics(), ","), Usage: "metrics that bare stats and the shorthand gates apply to"},
-	}
+	)
+	return append(append(append(inputs, settings...), outputs...), gates...)
 }
 
 // action is calibrate: validate every flag, then grade (calibrate.Run opens

@@ -11,6 +11,7 @@ import (
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
 	"servesim/internal/fit"
+	"servesim/internal/flagspec"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -34,9 +35,13 @@ func fitCommand() cli.Command {
 		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "as replay's: fixed (every row at its own time) or closed-loop (the errors are those of a replay whose later session rounds follow the simulated completions)"},
 		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
 	}
-	flags = append(flags, cli.TraceDeploymentFlags()...)
-	flags = append(flags, cli.ClientFlags(true)...)
-	flags = append(flags, cli.DeploymentFlags()...)
+	flags = cli.Categorised(map[string][]string{
+		flagspec.CatTrace: {"trace-header", "trace-data", "itl-data", "session-mode", "think-time"},
+		flagspec.CatFit:   {"holdout", "warmup-requests", "network-rtt-us", "max-iterations", "fit-token-overhead", "hold-alpha", "fit-alpha"},
+	}, flags)
+	flags = append(flags, cli.SpecFlags(replay.TraceDeploymentFlags())...)
+	flags = append(flags, cli.SpecFlags(replay.ClientFlags(true))...)
+	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
 	return cli.Command{
 		Name:      "calibrate fit",
 		Usage:     "fit the latency model's coefficients so that replaying real traces reproduces them",
@@ -121,8 +126,9 @@ func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Log
 // fitJob checks the setting flags shared by every trace of a fit.
 func fitJob(c *ucli.Context) (calibrate.Fit, error) {
 	job := calibrate.Fit{
-		Resolver: resolver{c},
-		Seed:     c.Int64("seed"), SeedSet: c.IsSet("seed"),
+		Resolver: resolver{&replay.FlagResolver{Flags: cli.SpecValues(c, replay.ResolverFlags()),
+			GivenMode: c.String("session-mode"), GivenModeSet: c.IsSet("session-mode")}},
+		Seed: c.Int64("seed"), SeedSet: c.IsSet("seed"),
 		Output: c.String("output"), Quiet: c.Bool("quiet"),
 		Settings: fit.Settings{WarmupRequests: c.Int64("warmup-requests"), NetworkRTTUs: c.Int64("network-rtt-us"),
 			ThinkTimeSet: c.IsSet("think-time"), IgnoreTraceClient: c.Bool("ignore-trace-deployment")},
@@ -163,23 +169,10 @@ func fitJob(c *ucli.Context) (calibrate.Fit, error) {
 }
 
 // resolver decides each trace's deployment, session mode and client from
-// the flags, as replay does.
-type resolver struct{ c *ucli.Context }
-
-func (r resolver) Check() error {
-	_, err := cli.Deployment(r.c)
-	return err
-}
-
-func (r resolver) Deployment(name string, h *tracev2.Header, warn func(string)) (deploy.Config, error) {
-	return cli.TraceDeployment(r.c, name, h, warn)
-}
+// the flags, as replay does (reading --deployment once).
+type resolver struct{ *replay.FlagResolver }
 
 func (r resolver) ClosedLoop(name string, h *tracev2.Header, warn func(string)) (bool, error) {
-	mode, err := cli.TraceSessionMode(r.c, name, h, warn)
-	return mode == cli.SessionClosedLoop, err
-}
-
-func (r resolver) Client(name string, stated *tracev2.Client, detect func() (replay.Client, bool, string, error), warn, debug func(string)) (replay.Client, error) {
-	return cli.TraceClient(r.c, name, stated, detect, warn, debug)
+	mode, err := r.SessionMode(name, h, warn)
+	return mode == replay.SessionClosedLoop, err
 }

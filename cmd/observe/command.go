@@ -7,7 +7,9 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
 	"servesim/internal/live"
+	"servesim/internal/tracev2/importer"
 	"servesim/internal/workload"
 )
 
@@ -94,7 +96,7 @@ usage or invalid input, 3 more requests failed than --max-error-rate allows, 130
 interrupted after a clean flush. The trace is written whole in every case.`
 
 func command() cli.Command {
-	flags := append(append(runFlags(), traceFlags()...), cli.WorkloadFlags()...)
+	flags := append(append(runFlags(), traceFlags()...), cli.SpecFlags(workload.Flags())...)
 	return cli.Command{
 		Name:        "observe",
 		Usage:       "load a live OpenAI-compatible server (vLLM) and record every request as a TraceV2 trace",
@@ -102,6 +104,7 @@ func command() cli.Command {
 		Description: description,
 		Flags:       flags,
 		Action:      action,
+		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
 	}
 }
 
@@ -133,7 +136,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 			if err := refuseTraceFlags(c); err != nil {
 				return workload.Options{}, err
 			}
-			return cli.WorkloadOptions(c, stdio)
+			return workload.FromFlags(cli.SpecValues(c, append(workload.Flags(), cli.SeedSpec())), stdio.In, cli.StdinName)
 		}
 	}
 	return live.Run(ctx, cfg, liveIO(ctx, c, stdio, log))

@@ -11,6 +11,8 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/fanout"
+	"servesim/internal/flagspec"
 	"servesim/internal/live"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
@@ -45,8 +47,7 @@ func config(c *ucli.Context) (live.Config, error) {
 		SelfTest: c.Bool("self-test"), NoSelfTest: c.Bool("no-self-test"), SelfTestStreams: c.Int("self-test-streams"),
 		DryRun: c.Bool("dry-run"), StartAt: c.String("start-at"),
 
-		WorkloadClient: cli.WorkloadClient,
-		Version:        cli.Version,
+		Version: cli.Version,
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv(apiKeyEnv)
@@ -56,11 +57,10 @@ func config(c *ucli.Context) (live.Config, error) {
 		cfg.Duration = &d
 	}
 	if !cfg.SelfTest {
-		sh, err := cli.ParseShard(c.String("shard"), os.Getenv)
-		if err != nil {
+		var err error
+		if cfg.Shard, err = fanout.Parse(c.String("shard"), os.Getenv); err != nil {
 			return cfg, err
 		}
-		cfg.Shard = live.Shard{Index: sh.Index, Count: sh.Count}
 	}
 	return cfg, nil
 }
@@ -81,7 +81,7 @@ func liveIO(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 // runFlags are observe's own flags (the workload's and --trace's are
 // shared with the other commands).
 func runFlags() []ucli.Flag {
-	return []ucli.Flag{
+	return cli.Categorised(runHeadings(), []ucli.Flag{
 		&ucli.StringFlag{Name: "server-url", Aliases: []string{"url"}, Usage: "base URL of the OpenAI-compatible server, e.g. http://127.0.0.1:8000"},
 		&ucli.StringFlag{Name: "model", Usage: "model name sent in each request", DefaultText: "the first model the server lists"},
 		&ucli.StringFlag{Name: "api-key", Usage: "API key sent as a bearer token; never written anywhere", DefaultText: "$" + apiKeyEnv},
@@ -130,6 +130,22 @@ func runFlags() []ucli.Flag {
 		cli.SeedFlag(),
 		cli.ShardFlag(),
 		&ucli.StringFlag{Name: "start-at", Usage: "wall-clock start (t0) shared by every worker of a sharded run: RFC 3339, or Unix seconds (e.g. $(( $(date +%s) + 30 ))); set-up must end before it"},
+	})
+}
+
+// runHeadings are the --help headings of runFlags (--trace-output and
+// --seed, common to the commands, head the list).
+func runHeadings() map[string][]string {
+	return map[string][]string{
+		flagspec.CatServer: {"server-url", "model", "api-key", "insecure", "header", "chat", "unconstrained-output",
+			"server-config", "vllm-args", "scrape-metrics", "scrape-interval"},
+		flagspec.CatWorkload: {"duration", "dry-run"},
+		flagspec.CatClient: {"request-timeout", "max-concurrency", "warmup-requests", "prewarm", "drain-timeout",
+			"self-test", "no-self-test", "self-test-streams"},
+		flagspec.CatSweep: {"sweep-level", "sweep", "sweep-levels", "rates", "slo", "sweep-output", "html", "overlay",
+			"merge", "start-at"},
+		flagspec.CatOutput: {"record-itl", "itl-output", "summary", "result-json", "percentile-metrics", "metric-percentiles",
+			"result-detailed", "label", "metadata", "max-error-rate", "goodput", "metrics-output"},
 	}
 }
 
@@ -139,7 +155,7 @@ func traceFlags() []ucli.Flag {
 	for _, f := range importer.Formats() {
 		formats = append(formats, string(f))
 	}
-	return []ucli.Flag{
+	return cli.InCategory(flagspec.CatTrace,
 		&ucli.StringFlag{Name: "trace", Usage: "play this trace against the server instead of a workload: TraceV2 in any form replay reads (gzip, - for stdin), or a foreign trace with --from"},
 		&ucli.StringFlag{Name: "from", Usage: "--trace is a foreign trace: " + strings.Join(formats, ", ")},
 		&ucli.Float64Flag{Name: "time-scale", Value: 1, Usage: "multiply every recorded time (and think time) by this: 0.5 plays the trace twice as fast"},
@@ -148,7 +164,7 @@ func traceFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "session-mode", Value: "fixed", Usage: "fixed: every row at its own time (a session's rounds in order); closed-loop: later rounds follow the live completions plus think time"},
 		&ucli.IntFlag{Name: "hash-block-tokens", Value: tracev2.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
 		&ucli.BoolFlag{Name: "lenient", Usage: "skip malformed trace rows with a warning instead of stopping"},
-	}
+	)
 }
 
 // workloadOnly are the workload flags that shape a workload; with --trace

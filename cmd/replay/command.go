@@ -6,23 +6,26 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
+	"servesim/internal/flagspec"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2/importer"
+	"servesim/internal/workload"
 )
 
 func command() cli.Command {
 	flags := traceFlags()
 	flags = append(flags,
-		&ucli.StringFlag{Name: "results-path", Usage: "write the SimResult JSON here", DefaultText: "stdout, unless --format text"},
+		&ucli.StringFlag{Name: "results-path", Category: flagspec.CatOutput, Usage: "write the SimResult JSON here", DefaultText: "stdout, unless --format text"},
 		cli.FormatFlag("json", "json: SimResult array; jsonl: one SimResult per line; text: the summary table (SimResults only with --results-path)"),
-		&ucli.StringFlag{Name: "metrics-out", Usage: "write the summary JSON (the keys of run's output, with the resolved deployment and client) to this file; calibrate --sim-metrics reads it"},
-		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
+		&ucli.StringFlag{Name: "metrics-out", Category: flagspec.CatOutput, Usage: "write the summary JSON (the keys of run's output, with the resolved deployment and client) to this file; calibrate --sim-metrics reads it"},
+		&ucli.StringFlag{Name: "timeline", Category: flagspec.CatOutput, Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	)
 	flags = append(flags, cli.SimOutputFlags()...)
-	flags = append(flags, cli.ClientFlags(true)...)
-	flags = append(flags, cli.TraceDeploymentFlags()...)
-	flags = append(flags, cli.DeploymentFlags()...)
-	flags = append(flags, cli.DecisionFlags()...)
+	flags = append(flags, cli.SpecFlags(replay.ClientFlags(true))...)
+	flags = append(flags, cli.SpecFlags(replay.TraceDeploymentFlags())...)
+	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
+	flags = append(flags, cli.SpecFlags(replay.DecisionFlags())...)
 	return cli.Command{
 		Name:      "replay",
 		Usage:     "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",
@@ -108,6 +111,7 @@ file:line:column; nothing is written), 130 interrupted.`,
 		Flags:       flags,
 		Action:      action,
 		Subcommands: []cli.Command{sweepCommand()},
+		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
 	}
 }
 
@@ -118,7 +122,7 @@ func traceFlags() []ucli.Flag {
 	for _, f := range importer.Formats() {
 		formats = append(formats, string(f))
 	}
-	return []ucli.Flag{
+	return append(cli.InCategory(flagspec.CatTrace,
 		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML (two-file form, with --trace-data)"},
 		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV (two-file form)"},
 		&ucli.StringFlag{Name: "from", Usage: "force the format of a foreign trace: " + strings.Join(formats, ", "), DefaultText: "detected from the content"},
@@ -131,6 +135,5 @@ func traceFlags() []ucli.Flag {
 		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m", DefaultText: "run to the end"},
 		&ucli.Float64Flag{Name: "rate", Usage: "replay the trace sped up or slowed down to this mean rate, requests/s: arrival gaps scaled, requests unchanged", DefaultText: "as recorded"},
 		&ucli.IntFlag{Name: "hash-block-tokens", Value: replay.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
-		&ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids", DefaultText: "the trace's workload_seed, else 42"},
-	}
+	), &ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids", DefaultText: "the trace's workload_seed, else 42"})
 }

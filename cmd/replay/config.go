@@ -19,15 +19,17 @@ import (
 
 // action is replay: the flags as one replay.Command.
 func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
+	res := newResolver(c)
 	return replay.Execute(ctx, replay.Command{
 		Input: traceInput(c, stdio), Trace: traceSettings(c),
 		Format: c.String("format"), ResultsPath: c.String("results-path"), MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"),
 		Sim:             replay.SimOutputPaths{RequestsOut: c.String("requests-out"), TraceOutput: c.String("trace-output"), BLISHeader: c.Bool("blis-compatible-header")},
-		CheckDeployment: func() error { _, err := cli.Deployment(c); return err },
-		Resolver:        resolver{c},
-		OpenDecisions:   func() (*outfile.Output, error) { return cli.OpenDecisions(c) },
-		ToolVersion:     cli.Version,
-		Stdout:          stdio.Out, Stderr: stdio.Err, Log: log,
+		CheckDeployment: res.Check, Resolver: res,
+		OpenDecisions: func() (*outfile.Output, error) {
+			return replay.OpenDecisions(cli.SpecValues(c, replay.DecisionFlags()))
+		},
+		ToolVersion: cli.Version,
+		Stdout:      stdio.Out, Stderr: stdio.Err, Log: log,
 		NewTimeline: func(w io.Writer) replay.Observer { return timeline.New(w) },
 		NewProgress: func(total int64, desc string) replay.Progress {
 			return cli.NewProgress(stdio.Err, c.Bool("quiet"), total, desc)
@@ -57,18 +59,24 @@ func traceSettings(c *ucli.Context) replay.TraceFlags {
 	}
 }
 
-// resolver decides the deployment, the session mode and the client from
-// the flags and the trace's header (internal/cli's trace rules).
+// newResolver decides the deployment, the session mode and the client from
+// the flags and the trace's header, reading --deployment once.
+func newResolver(c *ucli.Context) *replay.FlagResolver {
+	return &replay.FlagResolver{Flags: cli.SpecValues(c, replay.ResolverFlags()),
+		GivenMode: c.String("session-mode"), GivenModeSet: c.IsSet("session-mode")}
+}
+
+// resolver is newResolver for each question apart, as replay sweep asks.
 type resolver struct{ c *ucli.Context }
 
 func (r resolver) Deployment(name string, h *tracev2.Header, warn func(string)) (deploy.Config, error) {
-	return cli.TraceDeployment(r.c, name, h, warn)
+	return newResolver(r.c).Deployment(name, h, warn)
 }
 
 func (r resolver) SessionMode(name string, h *tracev2.Header, warn func(string)) (string, error) {
-	return cli.TraceSessionMode(r.c, name, h, warn)
+	return newResolver(r.c).SessionMode(name, h, warn)
 }
 
 func (r resolver) Client(name string, stated *tracev2.Client, detect func() (replay.Client, bool, string, error), warn, debug func(string)) (replay.Client, error) {
-	return cli.TraceClient(r.c, name, stated, detect, warn, debug)
+	return newResolver(r.c).Client(name, stated, detect, warn, debug)
 }

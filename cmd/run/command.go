@@ -9,9 +9,11 @@ import (
 
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
+	"servesim/internal/flagspec"
 	"servesim/internal/outfile"
 	"servesim/internal/replay"
 	"servesim/internal/replay/timeline"
+	"servesim/internal/tracev2/importer"
 	"servesim/internal/workload"
 )
 
@@ -19,15 +21,15 @@ func command() cli.Command {
 	flags := []ucli.Flag{
 		cli.SeedFlag(),
 		cli.FormatFlag("json", "stdout format: json (the summary, keys documented in the README) or text"),
-		&ucli.StringFlag{Name: "metrics-out", Usage: "also write the summary JSON to this file"},
-		&ucli.StringFlag{Name: "timeline", Usage: "write a Chrome trace-event JSON of the run to this file (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
+		&ucli.StringFlag{Name: "metrics-out", Category: flagspec.CatOutput, Usage: "also write the summary JSON to this file"},
+		&ucli.StringFlag{Name: "timeline", Category: flagspec.CatOutput, Usage: "write a Chrome trace-event JSON of the run to this file (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	}
 	// With --trace-output - the trace takes stdout and the summary goes to stderr.
 	flags = append(flags, cli.SimOutputFlags()...)
-	flags = append(flags, cli.WorkloadFlags()...)
-	flags = append(flags, cli.ClientFlags(false)...)
-	flags = append(flags, cli.DeploymentFlags()...)
-	flags = append(flags, cli.DecisionFlags()...)
+	flags = append(flags, cli.SpecFlags(workload.Flags())...)
+	flags = append(flags, cli.SpecFlags(replay.ClientFlags(false))...)
+	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
+	flags = append(flags, cli.SpecFlags(replay.DecisionFlags())...)
 	return cli.Command{
 		Name:      "run",
 		Usage:     "simulate a synthetic workload on a vLLM deployment and print its metrics",
@@ -67,6 +69,7 @@ Examples:
 		Flags:       flags,
 		Action:      action,
 		Subcommands: []cli.Command{sweepCommand()},
+		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
 	}
 }
 
@@ -76,16 +79,19 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	return replay.ExecuteRun(ctx, replay.RunCommand{
-		Format:   c.String("format"),
-		Workload: func() (workload.Options, error) { return cli.WorkloadOptions(c, stdio) },
+		Format: c.String("format"),
+		Workload: func() (workload.Options, error) {
+			return workload.FromFlags(cli.SpecValues(c, append(workload.Flags(), cli.SeedSpec())), stdio.In, cli.StdinName)
+		},
 		Client: func() (replay.Client, error) {
-			client, _, err := cli.ClientFromFlags(c)
+			client, _, err := replay.ClientFromFlags(cli.SpecValues(c, replay.ClientFlags(false)))
 			return client, err
 		},
-		Deployment:     func() (deploy.Config, error) { return cli.Deployment(c) },
-		OpenDecisions:  func() (*outfile.Output, error) { return cli.OpenDecisions(c) },
-		WorkloadClient: cli.WorkloadClient,
-		MetricsOut:     c.String("metrics-out"), Timeline: c.String("timeline"),
+		Deployment: func() (deploy.Config, error) { return deploy.FromFlags(cli.SpecValues(c, deploy.Flags())) },
+		OpenDecisions: func() (*outfile.Output, error) {
+			return replay.OpenDecisions(cli.SpecValues(c, replay.DecisionFlags()))
+		},
+		MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"),
 		Sim:         replay.SimOutputPaths{RequestsOut: c.String("requests-out"), TraceOutput: c.String("trace-output"), BLISHeader: c.Bool("blis-compatible-header")},
 		ToolVersion: cli.Version,
 		Stdout:      stdio.Out, Stderr: stdio.Err, Log: log,

@@ -3,32 +3,20 @@ package cli
 import (
 	"reflect"
 	"slices"
-	"strings"
 
 	ucli "github.com/urfave/cli/v2"
-
-	"servesim/internal/deploy"
 )
 
 // FlagAliases maps a flag to the other names it answers to: the names BLIS
-// and vLLM users type by habit. The deployment's come from
-// deploy.KeyAliases (the same table serves the deployment YAML), with
-// dashes; the others are here. Help lists them after the flag's own name.
+// users type by habit. A flag described by its owner (flagspec) brings its
+// own; these are for the flags defined here and in the commands. Help
+// lists them after the flag's own name.
 func FlagAliases() map[string][]string {
-	out := map[string][]string{
+	return map[string][]string{
 		"log-level":   {"log"},          // BLIS
 		"metrics-out": {"metrics-path"}, // BLIS
 	}
-	for key, names := range deploy.KeyAliases() {
-		k := dashed(key)
-		for _, n := range names {
-			out[k] = append(out[k], dashed(n))
-		}
-	}
-	return out
 }
-
-func dashed(key string) string { return strings.ReplaceAll(key, "_", "-") }
 
 // withAliases adds FlagAliases to the flags that have them (urfave/cli
 // flags keep their aliases in an Aliases field of every flag type).

@@ -28,16 +28,28 @@ func parse(t *testing.T, args ...string) (parsed, string, error) {
 	t.Helper()
 	var p parsed
 	cmd := Command{Name: "t", Usage: "test",
-		Flags: append(DeploymentFlags(), &ucli.StringFlag{Name: "metrics-out"}),
+		Flags: append(SpecFlags(append(deploy.Flags(), deploy.ListFlags()...)), &ucli.StringFlag{Name: "metrics-out"}),
 		Action: func(_ context.Context, c *ucli.Context, _ IO, _ *slog.Logger) error {
 			var err error
-			p.dep, err = Deployment(c)
+			p.dep, err = deploy.FromFlags(SpecValues(c, deploy.Flags()))
 			p.log, p.metric, p.ran = c.String("log-level"), c.String("metrics-out"), true
 			return err
 		}}
 	var out, errb bytes.Buffer
 	err := Run(context.Background(), cmd, append([]string{"t"}, args...), IO{Out: &out, Err: &errb})
 	return p, out.String(), err
+}
+
+// allAliases are the other names of the test command's flags: FlagAliases,
+// and those the deployment's flag descriptions bring.
+func allAliases() map[string][]string {
+	out := FlagAliases()
+	for _, f := range deploy.Flags() {
+		if len(f.Aliases) > 0 {
+			out[f.Name] = f.Aliases
+		}
+	}
+	return out
 }
 
 // TestFlagAliases is a table test per alias: each other name sets what the
@@ -48,7 +60,7 @@ func TestFlagAliases(t *testing.T) {
 		"max-num-seqs": "64", "max-num-batched-tokens": "4096", "block-size": "32",
 		"log-level": "warn", "metrics-out": "m.json",
 	}
-	for flag, aliases := range FlagAliases() {
+	for flag, aliases := range allAliases() {
 		v, ok := values[flag]
 		if !ok {
 			t.Errorf("--%s has aliases %v but no case here", flag, aliases)
@@ -76,7 +88,7 @@ func TestFlagAliases(t *testing.T) {
 	for _, want := range []string{"tensor-parallel-size", "pipeline-parallel-size", "hardware", "hardware-config",
 		"max-num-running-reqs", "max-num-scheduled-tokens", "block-size-in-tokens", "metrics-path", "log"} {
 		found := false
-		for _, as := range FlagAliases() {
+		for _, as := range allAliases() {
 			found = found || strings.Contains(" "+strings.Join(as, " ")+" ", " "+want+" ")
 		}
 		if !found {

@@ -34,6 +34,9 @@ type Command struct {
 	// flags and help, listed in the parent's help), and the completion
 	// scripts offer their names and flags.
 	Subcommands []Command
+	// Choices are the values the completion scripts offer for flags that
+	// take one of a known set, by flag name (the subcommands' flags too).
+	Choices map[string][]string
 	// Action runs the command. log writes to stderr at the level chosen by
 	// --log-level. c gives access to flag values and positional arguments.
 	Action func(ctx context.Context, c *ucli.Context, io IO, log *slog.Logger) error
@@ -91,9 +94,6 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 				}
 				return WriteCompletion(stdio.Out, shell, cmd.Name, cmd)
 			}
-			if done, err := listings(c, stdio.Out); done || err != nil {
-				return err
-			}
 			log, state, err := newLogger(stdio.Err, c.String("log-level"), c.Bool("quiet"))
 			if err != nil {
 				return err
@@ -103,6 +103,9 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 		},
 	}
 	err := app.RunContext(ctx, reorderArgs(flags, args))
+	if errors.Is(err, errAnswered) {
+		return nil
+	}
 	var coded ExitCoder
 	if err != nil && !errors.As(err, &coded) && strings.HasPrefix(err.Error(), undefinedPrefix) {
 		return usageError(err, flags)

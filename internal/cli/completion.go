@@ -8,10 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"servesim/internal/des/latency"
 	"servesim/internal/flagspec"
-	"servesim/internal/tracev2/importer"
-	"servesim/internal/workload"
 )
 
 // Shell completion. Every binary prints its own script (--completion bash,
@@ -26,9 +23,12 @@ import (
 // Shells lists the shells --completion writes for.
 func Shells() []string { return []string{"bash", "zsh", "fish"} }
 
+// completionFlag names --completion.
+const completionFlag = "completion"
+
 // CompletionFlag is --completion SHELL, which every binary has.
 func CompletionFlag() ucli.Flag {
-	return &ucli.StringFlag{Name: "completion", Category: flagspec.CatGeneral, Usage: "print the shell completion script (bash, zsh or fish) and exit; make install-completion installs them"}
+	return &ucli.StringFlag{Name: completionFlag, Category: flagspec.CatGeneral, Usage: "print the shell completion script (bash, zsh or fish) and exit; make install-completion installs them"}
 }
 
 // compFlag is a flag as the completion scripts see it.
@@ -41,27 +41,32 @@ type compFlag struct {
 }
 
 // flagChoices are the values the completion offers for flags that take
-// one of a known set, by flag name (whatever the binary).
-func flagChoices() map[string][]string {
-	var presets, formats []string
-	for _, p := range workload.Presets() {
-		presets = append(presets, p.Name)
-	}
-	for _, f := range importer.Formats() {
-		formats = append(formats, string(f))
-	}
-	return map[string][]string{
-		"model":      latency.KnownModels(),
-		"gpu":        latency.KnownGPUs(),
-		"workload":   presets,
-		"from":       formats,
+// one of a known set, by flag name (whatever the command): the command's
+// Choices, and the values of the flags every binary has.
+func flagChoices(cmd Command) map[string][]string {
+	out := map[string][]string{
 		"log-level":  {"debug", "info", "warn", "error"},
 		"completion": Shells(),
 	}
+	for name, values := range cmd.Choices {
+		out[name] = values
+	}
+	return out
 }
 
-func compFlags(flags []ucli.Flag) []compFlag {
-	choices := flagChoices()
+// JoinChoices joins the completion choices of several owners into one
+// map for Command.Choices.
+func JoinChoices(owners ...map[string][]string) map[string][]string {
+	out := map[string][]string{}
+	for _, m := range owners {
+		for name, values := range m {
+			out[name] = values
+		}
+	}
+	return out
+}
+
+func compFlags(flags []ucli.Flag, choices map[string][]string) []compFlag {
 	fileUsage := regexp.MustCompile(`file|path|PREFIX|YAML|JSON|CSV|director`) // the help of a flag that takes a file
 	var out []compFlag
 	for _, f := range flags {
@@ -98,10 +103,11 @@ type compCommand struct {
 }
 
 func compCommands(cmd Command) []compCommand {
-	out := []compCommand{{usage: cmd.Usage, flags: compFlags(cmd.AllFlags())}}
+	choices := flagChoices(cmd)
+	out := []compCommand{{usage: cmd.Usage, flags: compFlags(cmd.AllFlags(), choices)}}
 	for _, s := range cmd.Subcommands {
 		word := s.Name[strings.LastIndex(s.Name, " ")+1:] // "calibrate fit" -> "fit"
-		out = append(out, compCommand{sub: word, usage: s.Usage, flags: compFlags(s.AllFlags())})
+		out = append(out, compCommand{sub: word, usage: s.Usage, flags: compFlags(s.AllFlags(), choices)})
 	}
 	return out
 }

@@ -13,8 +13,8 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// compTestCommand is a binary "tool" with a flag of each kind and a
-// subcommand "sub".
+// compTestCommand is a binary "tool" with a flag of each kind, choices for
+// --model, and a subcommand "sub" whose flag has another name.
 func compTestCommand() Command {
 	return Command{Name: "tool", Usage: "test tool",
 		Flags: []ucli.Flag{
@@ -25,7 +25,8 @@ func compTestCommand() Command {
 			&ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file"},
 		},
 		Subcommands: []Command{{Name: "tool sub", Usage: "the subcommand",
-			Flags: []ucli.Flag{&ucli.IntFlag{Name: "max-num-seqs", Usage: "batch slots"}}}},
+			Flags: []ucli.Flag{&ucli.IntFlag{Name: "max-num-seqs", Aliases: []string{"max-num-running-reqs"}, Usage: "batch slots"}}}},
+		Choices: map[string][]string{"model": {"llama-3.1-8b-instruct", "qwen3-14b"}},
 	}
 }
 

@@ -29,17 +29,20 @@ func TestResolvedDeployment(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got *deploy.Resolved
-			cmd := Command{Name: "t", Usage: "test", Flags: DeploymentFlags(),
+			cmd := Command{Name: "t", Usage: "test", Flags: SpecFlags(deploy.Flags()),
 				Action: func(_ context.Context, c *ucli.Context, _ IO, _ *slog.Logger) error {
-					var err error
-					got, err = ResolvedDeployment(c)
+					cfg, err := deploy.FromFlags(SpecValues(c, deploy.Flags()))
+					if err != nil {
+						return err
+					}
+					got, err = deploy.Resolve(cfg)
 					return err
 				}}
 			var out, errb bytes.Buffer
 			err := Run(context.Background(), cmd, append([]string{"t"}, tt.args...), IO{Out: &out, Err: &errb})
 			if tt.wantError {
 				if err == nil {
-					t.Fatalf("ResolvedDeployment(%q) = %+v, want an error", tt.args, got)
+					t.Fatalf("the deployment of %q = %+v, want an error", tt.args, got)
 				}
 				return
 			}
@@ -47,7 +50,7 @@ func TestResolvedDeployment(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got.GPU != tt.wantGPU || got.Model != def.Model {
-				t.Errorf("ResolvedDeployment(%q): GPU %q model %q, want %q %q", tt.args, got.GPU, got.Model, tt.wantGPU, def.Model)
+				t.Errorf("the deployment of %q: GPU %q model %q, want %q %q", tt.args, got.GPU, got.Model, tt.wantGPU, def.Model)
 			}
 		})
 	}

@@ -19,10 +19,14 @@ func LogLevelFlag() ucli.Flag {
 	return &ucli.StringFlag{Name: "log-level", Category: flagspec.CatGeneral, Value: "info", Usage: "stderr log level: debug, info, warn, error"}
 }
 
-// SeedFlag is the random seed shared by run, observe and replay.
-func SeedFlag() ucli.Flag {
-	return &ucli.Int64Flag{Name: "seed", Value: 42, Usage: "random seed; the same inputs and seed give byte-identical output"}
+// SeedSpec describes the random seed shared by run, observe and calibrate
+// fit, for SpecValues (a workload reads it with its own flags).
+func SeedSpec() flagspec.Flag {
+	return flagspec.Flag{Name: "seed", Kind: flagspec.Int64, Default: int64(42), Usage: "random seed; the same inputs and seed give byte-identical output"}
 }
+
+// SeedFlag is the random seed shared by run, observe and calibrate fit.
+func SeedFlag() ucli.Flag { return specFlag(SeedSpec()) }
 
 // OutputFlag names the data output; "-" is stdout.
 func OutputFlag(usage string) ucli.Flag {

@@ -86,3 +86,17 @@ func InCategory(cat string, flags ...ucli.Flag) []ucli.Flag {
 	}
 	return flags
 }
+
+// Categorised puts each flag named in headings under its heading (a
+// heading maps to the names of its flags) and returns flags in their
+// order: a long list is grouped without being reordered.
+func Categorised(headings map[string][]string, flags []ucli.Flag) []ucli.Flag {
+	for cat, names := range headings {
+		for _, f := range flags {
+			if slices.Contains(names, f.Names()[0]) {
+				InCategory(cat, f)
+			}
+		}
+	}
+	return flags
+}

@@ -11,7 +11,10 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"servesim/internal/deploy"
 	"servesim/internal/flagspec"
+	"servesim/internal/replay"
+	"servesim/internal/workload"
 )
 
 // TestHelpGroupsFlags: --help lists the command's own flags first, then one
@@ -19,7 +22,8 @@ import (
 // once, in the order the command gives them.
 func TestHelpGroupsFlags(t *testing.T) {
 	own := &ucli.StringFlag{Name: "own-flag", Usage: "the command's own"}
-	flags := append([]ucli.Flag{own}, append(append(append(SimOutputFlags(), WorkloadFlags()...), ClientFlags(false)...), DeploymentFlags()...)...)
+	flags := append([]ucli.Flag{own}, append(append(append(SimOutputFlags(), SpecFlags(workload.Flags())...), SpecFlags(replay.ClientFlags(false))...),
+		SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)...)
 	cmd := Command{Name: "t", Usage: "test", Flags: flags,
 		Action: func(context.Context, *ucli.Context, IO, *slog.Logger) error { return nil }}
 	var out bytes.Buffer

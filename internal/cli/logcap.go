@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"servesim/internal/tracev2"
+	"servesim/internal/clip"
 )
 
 // Bounds on what a command writes to stderr, whatever its input: a
@@ -78,7 +78,7 @@ func (s *capState) flush(log *slog.Logger) {
 }
 
 // boundText cuts s to maxTextBytes (on a character boundary).
-func boundText(s string) string { return tracev2.BoundText(s, maxTextBytes) }
+func boundText(s string) string { return clip.Text(s, maxTextBytes) }
 
 // errorLine is err's text made safe for one line of stderr: control
 // characters escaped (a CR or a newline in echoed input would forge a line

@@ -1,120 +1,19 @@
 package cli
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	ucli "github.com/urfave/cli/v2"
 
-	"servesim/internal/flagspec"
+	"servesim/internal/fanout"
 )
 
-// Shard is one slice of a job fanned out over independent processes (a
-// Kubernetes Indexed Job, a Slurm array, GNU parallel, a CI matrix): worker
-// Index of Count. Item k of the job (a sweep case, a request of a seeded
-// stream) belongs to the worker with k mod Count = Index, so the slices are
-// disjoint, cover the job, and stay balanced whatever the job's order.
-// The zero value (Count 0) means "not sharded": every item is ours.
-type Shard struct {
-	Index int // 0-based, < Count
-	Count int // ≥ 1 when sharded
-}
+// Shard is fanout.Shard, under the name the sweep commands use.
+type Shard = fanout.Shard
 
 // MaxShards bounds the number of workers a job can be split into.
-const MaxShards = 1 << 20
+const MaxShards = fanout.MaxShards
 
-// Owns reports whether item k (0-based) belongs to this worker.
-func (s Shard) Owns(k int64) bool {
-	if s.Count <= 1 {
-		return true
-	}
-	return k%int64(s.Count) == int64(s.Index)
-}
+// ShardFlag is the shared `--shard` flag (fanout.Flag).
+func ShardFlag() ucli.Flag { return specFlag(fanout.Flag()) }
 
-// Sharded reports whether the job is split over more than one worker.
-func (s Shard) Sharded() bool { return s.Count > 1 }
-
-// String is the flag form, "I/N" ("" when not sharded).
-func (s Shard) String() string {
-	if s.Count == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d", s.Index, s.Count)
-}
-
-// The environment variables an existing fan-out engine sets to tell a worker
-// its index: a Kubernetes Indexed Job (0-based), then a Slurm job array
-// (its task id, taken relative to SLURM_ARRAY_TASK_MIN when that is set).
-const (
-	EnvK8sIndex  = "JOB_COMPLETION_INDEX"
-	EnvSlurmTask = "SLURM_ARRAY_TASK_ID"
-	EnvSlurmMin  = "SLURM_ARRAY_TASK_MIN"
-)
-
-// ShardFlag is the shared `--shard` flag.
-func ShardFlag() ucli.Flag {
-	return &ucli.StringFlag{
-		Name:     "shard",
-		Category: flagspec.CatSweep,
-		Usage: "run only slice I of N (0-based; item k goes to slice k mod N), e.g. 2/8. " +
-			"Give N alone to take I from $" + EnvK8sIndex + " (Kubernetes Indexed Job) or $" + EnvSlurmTask + " (Slurm array)",
-	}
-}
-
-// ParseShard reads a `--shard` value: "I/N", or "N" with the index taken from
-// the environment (getenv is os.Getenv in production). The empty string is
-// "not sharded".
-func ParseShard(v string, getenv func(string) string) (Shard, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return Shard{}, nil
-	}
-	idx, cnt, explicit := strings.Cut(v, "/")
-	if !explicit {
-		cnt = idx
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(cnt))
-	if err != nil || n < 1 || n > MaxShards {
-		return Shard{}, Usagef("--shard %q: the number of slices must be an integer in [1, %d]", v, MaxShards)
-	}
-	var i int
-	if explicit {
-		i, err = strconv.Atoi(strings.TrimSpace(idx))
-		if err != nil {
-			return Shard{}, Usagef("--shard %q: the slice index must be an integer, as in 0/%d", v, n)
-		}
-	} else if i, err = shardFromEnv(getenv); err != nil {
-		return Shard{}, Usagef("--shard %q: %v", v, err)
-	}
-	if i < 0 || i >= n {
-		return Shard{}, Usagef("--shard %q: slice index %d is outside [0, %d)", v, i, n)
-	}
-	return Shard{Index: i, Count: n}, nil
-}
-
-// shardFromEnv finds the worker's index in the fan-out engine's environment.
-func shardFromEnv(getenv func(string) string) (int, error) {
-	if s := strings.TrimSpace(getenv(EnvK8sIndex)); s != "" {
-		i, err := strconv.Atoi(s)
-		if err != nil {
-			return 0, fmt.Errorf("$%s=%q is not an integer", EnvK8sIndex, s)
-		}
-		return i, nil
-	}
-	if s := strings.TrimSpace(getenv(EnvSlurmTask)); s != "" {
-		i, err := strconv.Atoi(s)
-		if err != nil {
-			return 0, fmt.Errorf("$%s=%q is not an integer", EnvSlurmTask, s)
-		}
-		if m := strings.TrimSpace(getenv(EnvSlurmMin)); m != "" {
-			lo, err := strconv.Atoi(m)
-			if err != nil {
-				return 0, fmt.Errorf("$%s=%q is not an integer", EnvSlurmMin, m)
-			}
-			i -= lo
-		}
-		return i, nil
-	}
-	return 0, fmt.Errorf("no slice index: give I/N, or run where $%s or $%s is set", EnvK8sIndex, EnvSlurmTask)
-}
+// ParseShard reads a `--shard` value (fanout.Parse).
+func ParseShard(v string, getenv func(string) string) (Shard, error) { return fanout.Parse(v, getenv) }

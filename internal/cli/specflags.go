@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -27,7 +29,8 @@ func specFlag(s flagspec.Flag) ucli.Flag {
 		return &ucli.StringFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
 	case flagspec.Bool:
 		v, _ := s.Default.(bool)
-		return &ucli.BoolFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+		return &ucli.BoolFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden,
+			Action: answer(s.Answer)}
 	case flagspec.Int:
 		v, _ := s.Default.(int)
 		return &ucli.IntFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
@@ -52,6 +55,28 @@ type repeated struct{ values []string }
 
 func (r *repeated) Set(v string) error { r.values = append(r.values, v); return nil }
 func (r *repeated) String() string     { return strings.Join(r.values, " ") }
+
+// errAnswered ends a command whose question flag was answered (flagspec's
+// Answer): Run returns success without running the command's action.
+var errAnswered = errors.New("answered")
+
+// answer is the urfave/cli action of a question flag: given true, write
+// the reply on stdout and end the command. --completion, answered by the
+// shell's own action, goes first.
+func answer(reply func(value func(string) any, w io.Writer) error) func(*ucli.Context, bool) error {
+	if reply == nil {
+		return nil
+	}
+	return func(c *ucli.Context, on bool) error {
+		if !on || c.String(completionFlag) != "" {
+			return nil
+		}
+		if err := reply(c.Value, c.App.Writer); err != nil {
+			return err
+		}
+		return errAnswered
+	}
+}
 
 // SpecValues are the flags of specs that the command line gave explicitly
 // (by any of their names), each as its kind's Go type.

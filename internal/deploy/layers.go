@@ -122,3 +122,15 @@ func (l *Layers) OnTrace(name string, h *tracev2.Header, warn func(string)) (Con
 	}
 	return final, nil
 }
+
+// FromFlags is the deployment a command line gives on its own: the
+// --deployment file, then the flags given (v holds the flags of Flags
+// given), over the defaults.
+func FromFlags(v flagspec.Values) (Config, error) {
+	path, _ := v[FileFlag].(string)
+	l, err := NewLayers(path, v)
+	if err != nil {
+		return Default(), err
+	}
+	return l.On(Default())
+}

@@ -1,5 +1,7 @@
 package flagspec
 
+import "io"
+
 // Kind is the type of a flag's value.
 type Kind int
 
@@ -26,6 +28,11 @@ type Flag struct {
 	Default     any    // a value of Kind's Go type; nil is its zero value
 	DefaultText string // shown instead of Default in --help when set
 	Hidden      bool
+	// Answer makes a Bool flag a question the command answers instead of
+	// running: given true, the flag's Answer writes its reply on w (stdout)
+	// and the command does nothing else. value is any flag of the command
+	// by name: its value, or its default when not given (nil: no such flag).
+	Answer func(value func(name string) any, w io.Writer) error
 }
 
 // Values are the flags a command line gave explicitly, by their Name, as
@@ -35,6 +42,7 @@ type Values map[string]any
 // The --help headings, in the order --help lists them. A command's own
 // flags come first, under no heading.
 const (
+	CatServer     = "SERVER"
 	CatWorkload   = "WORKLOAD"
 	CatTrace      = "TRACE"
 	CatClient     = "CLIENT"
@@ -44,6 +52,9 @@ const (
 	CatCluster    = "CLUSTER: ADMISSION AND ROUTING"
 	CatPD         = "PREFILL/DECODE DISAGGREGATION"
 	CatSweep      = "SWEEP"
+	CatFit        = "FIT"
+	CatGrading    = "GRADING"
+	CatGates      = "GATES"
 	CatOutput     = "OUTPUT"
 	CatGeneral    = "GENERAL"
 )
@@ -51,6 +62,6 @@ const (
 // Categories are the headings of --help in the order it lists them; a
 // heading not among them follows these, in the order its flags come.
 func Categories() []string {
-	return []string{CatWorkload, CatTrace, CatClient, CatDeployment, CatKVCache, CatBatching,
-		CatCluster, CatPD, CatSweep, CatOutput, CatGeneral}
+	return []string{CatServer, CatWorkload, CatTrace, CatClient, CatDeployment, CatKVCache, CatBatching,
+		CatCluster, CatPD, CatSweep, CatFit, CatGrading, CatGates, CatOutput, CatGeneral}
 }

@@ -25,7 +25,7 @@ type rule struct {
 func rules() []rule {
 	cliLibs := []string{"github.com/urfave/cli", "github.com/schollz/progressbar"}
 	return []rule{
-		{module + "/internal/tracev2", []string{module + "/internal/"}, "tracev2 is a leaf: it knows no other internal package but outfile and jsonscan"},
+		{module + "/internal/tracev2", []string{module + "/internal/"}, "tracev2 is a leaf: it knows no other internal package but the leaves outfile, jsonscan and clip"},
 		{module + "/internal/tracev2/input", []string{module + "/internal/des", module + "/internal/replay", module + "/internal/cli", "github.com/urfave/cli"},
 			"the one trace input layer serves every command: it knows no simulator and no command line"},
 		{module + "/internal/tracev2/playback", []string{module + "/internal/des", module + "/internal/replay", module + "/internal/live", module + "/internal/httpload", module + "/internal/workload", module + "/internal/cli"}, "playback is the one trace playback of replay and observe: it knows TraceV2 only"},
@@ -36,6 +36,8 @@ func rules() []rule {
 		{module + "/internal/strictyaml", []string{module + "/internal/"}, "strictyaml is a leaf: strict located YAML decoding that knows no document it decodes"},
 		{module + "/internal/deploy", []string{module + "/internal/workload", module + "/internal/cli"}, "the deployment describes its flags (flagspec) and never reads a command line or a workload"},
 		{module + "/internal/nnls", []string{module + "/internal/"}, "nnls is a leaf: a solver that knows nothing of what its unknowns mean"},
+		{module + "/internal/fanout", []string{module + "/internal/"}, "fanout is a leaf: a worker's slice I/N of a job, knowing nothing of the job"},
+		{module + "/internal/clip", []string{module + "/internal/"}, "clip is a leaf: text cut short for messages, knowing nothing of the text"},
 		{module + "/internal/quantile", []string{module + "/internal/"}, "quantile is a leaf: the one percentile rule, knowing nothing of what the values measure"},
 		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
@@ -47,6 +49,7 @@ func rules() []rule {
 			"sweeps are engine-free: grid, SLO, rows, analysis and merge serve the simulated and the live sweep alike"},
 		{module + "/internal/live", []string{module + "/internal/cli", module + "/internal/replay"},
 			"observe's library half is driven by a typed config: no CLI, and no simulator beyond what deploy's key list brings"},
+		{module + "/cmd/", []string{testkit}, "a command is built from real code only: test support stays in tests"},
 		{module + "/", []string{testkit}, "testkit packages are test support: only _test files import them"},
 		{module + "/internal/", cliLibs, "only cmd/* and internal/cli import urfave/cli and progressbar"},
 	}
@@ -55,10 +58,16 @@ func rules() []rule {
 // leafDep reports the packages a leaf may still import, leaves themselves:
 // outfile, how every output file is written, below tracev2's writers,
 // jsonscan, the JSON scanner of the load generator's chunks, the Mooncake
-// importer's lines and tracev2's SimResults, and suggest, the did-you-mean
-// of strictyaml's unknown keys.
+// importer's lines and tracev2's SimResults, suggest, the did-you-mean of
+// strictyaml's unknown keys, clip, how tracev2's messages and the logs are
+// cut short, and flagspec, the flag descriptions of fanout's --shard.
 func leafDep(d string) bool {
-	return d == module+"/internal/outfile" || d == module+"/internal/jsonscan" || d == module+"/internal/suggest"
+	switch d {
+	case module + "/internal/outfile", module + "/internal/jsonscan", module + "/internal/suggest",
+		module + "/internal/clip", module + "/internal/flagspec":
+		return true
+	}
+	return false
 }
 
 func TestImportRules(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"servesim/internal/fanout"
 	"servesim/internal/tracev2"
-	"servesim/internal/workload"
 )
 
 // config is the command line, checked. It never holds the API key in a form
@@ -59,16 +59,15 @@ type config struct {
 	noSelfTest      bool
 	selfTestStreams int // 0 = the run's concurrency
 
-	shard   Shard     // this worker's slice of a sharded run
-	startAt time.Time // shared wall-clock t0; zero = start when set-up ends
-	dryRun  bool      // write the planned requests; contact no server
+	shard   fanout.Shard // this worker's slice of a sharded run
+	startAt time.Time    // shared wall-clock t0; zero = start when set-up ends
+	dryRun  bool         // write the planned requests; contact no server
 
 	result resultConfig // --result-json (path "" = none)
 	sweep  sweepConfig  // --sweep, --rates
 
-	duration       *time.Duration // --duration; nil = not given
-	version        string         // the tool version recorded in headers
-	workloadClient func(*workload.Workload) tracev2.Client
+	duration *time.Duration // --duration; nil = not given
+	version  string         // the tool version recorded in headers
 }
 
 // goodput holds the --goodput targets in ms; 0 = not gated.
@@ -157,7 +156,6 @@ func newConfig(in *Config) (*config, error) {
 		maxErrorRate:    in.MaxErrorRate,
 		shard:           in.Shard,
 		version:         in.Version,
-		workloadClient:  in.WorkloadClient,
 		duration:        in.Duration,
 	}
 	if err := cfg.checkClient(in); err != nil {
@@ -232,7 +230,7 @@ func (cfg *config) checkRun(in *Config) error {
 			return usagef("a sweep writes a trace per level: give --trace-output PREFIX")
 		case in.ITLOutput != "" || in.MetricsOutput != "":
 			return usagef("a sweep names its files after each level: --itl-output and --metrics-output do not apply")
-		case cfg.shard.sharded() || in.StartAt != "" || in.DryRun:
+		case cfg.shard.Sharded() || in.StartAt != "" || in.DryRun:
 			return usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
 		case cfg.sweep.html == "-" || cfg.sweep.output == "-":
 			return usagef("--html and --sweep-output need files: stdout carries the sweep's table")

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"servesim/internal/fanout"
 	"servesim/internal/httpload"
-	"servesim/internal/tracev2"
 	"servesim/internal/workload"
 )
 
@@ -64,7 +64,7 @@ type Config struct {
 	NoSelfTest      bool
 	SelfTestStreams int
 	DryRun          bool
-	Shard           Shard
+	Shard           fanout.Shard
 	StartAt         string // RFC 3339 or Unix seconds; "" = when set-up ends
 
 	// Trace, when set, plays a recorded trace; else Workload is sent.
@@ -74,8 +74,6 @@ type Config struct {
 	// Duration bounds the workload or the played trace (nil: not given).
 	Workload func() (workload.Options, error)
 	Duration *time.Duration
-	// WorkloadClient is the header's client of a resolved workload.
-	WorkloadClient func(*workload.Workload) tracev2.Client
 
 	// Merge merges the traces Inputs by time into TraceOutput and contacts
 	// no server.
@@ -164,7 +162,7 @@ func Run(ctx context.Context, in Config, stdio IO) (err error) {
 	if cfg.sweep.active() {
 		return runSweep(ctx, cfg, wl, stdio, log)
 	}
-	tr := &specTraffic{wl: wl, shard: cfg.shard, wlClient: cfg.workloadClient}
+	tr := &specTraffic{wl: wl, shard: cfg.shard}
 	if cfg.dryRun {
 		return dryRun(cfg, tr, stdio)
 	}

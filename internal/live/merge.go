@@ -28,7 +28,7 @@ func mergeTraces(paths []string, out string, blisHeader bool, stdio IO, log *slo
 	if out == "" {
 		return usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
 	}
-	tw, err := createTrace(out, stdio, tr.Header, tr.Columns, !blisHeader)
+	tw, err := tracev2.Create(out, stdio.Out, tr.Header, tr.Columns, !blisHeader)
 	if err != nil && out != "-" {
 		err = withCode(exitFailure, err) // a file that cannot be written is a runtime failure
 	}

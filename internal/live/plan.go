@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"servesim/internal/fanout"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
@@ -34,9 +35,7 @@ type reqInfo struct {
 // a sharded run.
 type specTraffic struct {
 	wl    *workload.Workload
-	shard Shard
-	// wlClient is the header's client of a workload (Config.WorkloadClient).
-	wlClient func(*workload.Workload) tracev2.Client
+	shard fanout.Shard
 }
 
 func (t *specTraffic) seed() int64 { return t.wl.Spec.Seed }
@@ -46,7 +45,7 @@ func (t *specTraffic) users() int {
 	for _, c := range t.wl.Spec.Clients {
 		users += c.Concurrency
 	}
-	if t.shard.sharded() {
+	if t.shard.Sharded() {
 		// Users are sliced like any request: user u's first request goes
 		// to one worker, which then drives the user.
 		users = (users + t.shard.Count - 1) / t.shard.Count
@@ -69,12 +68,7 @@ func (t *specTraffic) describe(h *tracev2.Header) {
 	h.XExt.Shard = t.shard.String()
 }
 
-func (t *specTraffic) client() tracev2.Client {
-	if t.wlClient == nil {
-		return tracev2.Client{}
-	}
-	return t.wlClient(t.wl)
-}
+func (t *specTraffic) client() tracev2.Client { return t.wl.Client() }
 
 func (t *specTraffic) bench() benchFacts {
 	f := benchFacts{requestRate: "inf", ramp: t.wl.Spec.RateRamp}
@@ -115,7 +109,7 @@ type specPlanner struct {
 	src      *workload.Source
 	prompter *httpload.Prompter
 	idBase   int64 // warm-up requests take ids 0..idBase−1
-	shard    Shard
+	shard    fanout.Shard
 
 	chat, forceStream, unconstrained, priorities bool
 	reqTimeout                                   time.Duration
@@ -129,7 +123,7 @@ func (t *specTraffic) newPlanner(p *httpload.Prompter, cfg *config, idBase int64
 	return newSpecPlanner(t.wl, p, cfg, idBase, t.shard)
 }
 
-func newSpecPlanner(wl *workload.Workload, p *httpload.Prompter, cfg *config, idBase int64, shard Shard) *specPlanner {
+func newSpecPlanner(wl *workload.Workload, p *httpload.Prompter, cfg *config, idBase int64, shard fanout.Shard) *specPlanner {
 	src := wl.NewSource()
 	pl := &specPlanner{
 		wl: wl, src: src, prompter: p, idBase: idBase, shard: shard,
@@ -142,7 +136,7 @@ func newSpecPlanner(wl *workload.Workload, p *httpload.Prompter, cfg *config, id
 		pl.accumulate = append(pl.accumulate, c.MultiTurn != nil && c.MultiTurn.ContextGrowth == workload.ContextAccumulate)
 	}
 	src.OnSessionEnd(func(e workload.SessionEnd) { pl.sess.end(e.ID) })
-	if shard.sharded() {
+	if shard.Sharded() {
 		src.Share(shard.Index, shard.Count)
 	}
 	return pl
@@ -181,7 +175,7 @@ func (pl *specPlanner) jobs(yield func(httpload.Job) bool) {
 // starts no session by its id, a session's later rounds with its round 0,
 // so that a session is driven by one worker from start to end.
 func (pl *specPlanner) owns(r *workload.Request) bool {
-	if !pl.shard.sharded() {
+	if !pl.shard.Sharded() {
 		return true
 	}
 	id := r.ID
@@ -194,7 +188,7 @@ func (pl *specPlanner) owns(r *workload.Request) bool {
 			}
 		}
 	}
-	return pl.shard.owns(id)
+	return pl.shard.Owns(id)
 }
 
 func (pl *specPlanner) followUpFunc() func(httpload.Result) (httpload.Job, bool) {
@@ -234,14 +228,14 @@ func (pl *specPlanner) followUp(res httpload.Result) (httpload.Job, bool) {
 func (pl *specPlanner) total() int64 {
 	if !pl.wl.HasFollowUps() {
 		n := pl.src.Pregenerated()
-		if pl.shard.sharded() {
+		if pl.shard.Sharded() {
 			// Requests k ≡ I (mod N) of n.
 			c, i := int64(pl.shard.Count), int64(pl.shard.Index)
 			n = (n - i + c - 1) / c
 		}
 		return n
 	}
-	if pl.wl.Spec.NumRequests > 0 && !pl.shard.sharded() {
+	if pl.wl.Spec.NumRequests > 0 && !pl.shard.Sharded() {
 		return pl.wl.Spec.NumRequests
 	}
 	return -1

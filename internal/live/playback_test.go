@@ -82,7 +82,7 @@ func playConfig(path, mode string) *TraceConfig {
 func TestDryRunPlansReplayThinkTimes(t *testing.T) {
 	var out, errs bytes.Buffer
 	in := Config{DryRun: true, TraceOutput: "-", ScrapeInterval: time.Second, PercentileMetrics: "ttft", MetricPercentiles: "99",
-		Trace: playConfig(writeClosedLoopTrace(t), sessionFixed)}
+		Trace: playConfig(writeClosedLoopTrace(t), tracev2.SessionFixed)}
 	if err := Run(context.Background(), in, IO{In: bytes.NewReader(nil), Out: &out, Err: &errs}); err != nil {
 		t.Fatalf("dry run: %v\n%s", err, errs.String())
 	}
@@ -119,7 +119,7 @@ func TestDryRunPlansReplayThinkTimes(t *testing.T) {
 // user's, which goes on.
 func TestClosedLoopPlaysReplayThinkTimes(t *testing.T) {
 	cfg := &config{}
-	tr, err := readTrace(playConfig(writeClosedLoopTrace(t), sessionClosedLoop), cfg, IO{}, slog.New(slog.DiscardHandler))
+	tr, err := readTrace(playConfig(writeClosedLoopTrace(t), tracev2.SessionClosedLoop), cfg, IO{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

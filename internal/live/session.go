@@ -83,18 +83,7 @@ func (o *sideOutputs) close() error {
 
 // openTrace starts the trace: the header goes out at once.
 func openTrace(cfg *config, stdio IO, h *tracev2.Header, cols tracev2.Columns) (*tracev2.TraceWriter, error) {
-	return createTrace(cfg.traceOut, stdio, h, cols, !cfg.blisHeader)
-}
-
-// createTrace opens a trace output: "-" is the single stream on stdout,
-// anything else a prefix for the two-file form (x_ext in the header with
-// withExt, else in PREFIX.ext.yaml so that BLIS loads the header).
-func createTrace(prefix string, stdio IO, h *tracev2.Header, cols tracev2.Columns, withExt bool) (*tracev2.TraceWriter, error) {
-	if prefix == "-" {
-		return tracev2.NewStreamWriter(stdio.Out, h, cols)
-	}
-	hp, dp, _ := tracev2.PrefixPaths(prefix)
-	return tracev2.CreateFiles(hp, dp, h, cols, withExt)
+	return tracev2.Create(cfg.traceOut, stdio.Out, h, cols, !cfg.blisHeader)
 }
 
 // levelOutcome is what one recorded run measured: the sweep's row of it.

@@ -114,7 +114,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO,
 			return err
 		}
 	}
-	s, err := setUp(ctx, cfg, &specTraffic{wl: wl, shard: cfg.shard, wlClient: cfg.workloadClient}, log)
+	s, err := setUp(ctx, cfg, &specTraffic{wl: wl, shard: cfg.shard}, log)
 	if err != nil {
 		return beforeRun(ctx, err)
 	}
@@ -237,7 +237,7 @@ func sweepRun(ctx context.Context, cfg *config, wl *workload.Workload, s *setup,
 		watch = newSaturation(lv.rate, dur)
 	}
 	log.Info("sweep level", "level", k, "rate", lv.name(), "trace", lcfg.traceOut)
-	return recordRun(ctx, runParts{cfg: &lcfg, tr: &specTraffic{wl: lw, shard: cfg.shard, wlClient: cfg.workloadClient}, s: s, outs: outs,
+	return recordRun(ctx, runParts{cfg: &lcfg, tr: &specTraffic{wl: lw, shard: cfg.shard}, s: s, outs: outs,
 		stdio: stdio, log: log, watch: watch})
 }
 

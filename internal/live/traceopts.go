@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/playback"
 )
 
@@ -32,8 +33,8 @@ func readTrace(in *TraceConfig, cfg *config, stdio IO, log *slog.Logger) (*trace
 		return nil, usagef("--inject-at %q: want arrival or send", v)
 	}
 	switch v := in.SessionMode; v {
-	case sessionFixed:
-	case sessionClosedLoop:
+	case tracev2.SessionFixed:
+	case tracev2.SessionClosedLoop:
 		o.closed = true
 	default:
 		return nil, usagef("--session-mode %q: want fixed or closed-loop", v)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"servesim/internal/fanout"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/playback"
@@ -21,7 +22,7 @@ type traceTraffic struct {
 	hashBlock int
 	stream    bool // --streaming: stream every request
 	models    func(string) bool
-	shard     Shard
+	shard     fanout.Shard
 }
 
 func (t *traceTraffic) seed() int64 { return t.seedValue }
@@ -50,9 +51,9 @@ func (t *traceTraffic) hasHashIDs() bool {
 
 // client: a played trace's requests come at the trace's times.
 func (t *traceTraffic) client() tracev2.Client {
-	c := tracev2.Client{Arrival: "trace", SessionMode: sessionFixed}
+	c := tracev2.Client{Arrival: "trace", SessionMode: tracev2.SessionFixed}
 	if t.closed && t.p.sessions {
-		c.SessionMode = sessionClosedLoop
+		c.SessionMode = tracev2.SessionClosedLoop
 	}
 	streams := map[bool]bool{}
 	for i := range t.p.rows {
@@ -148,18 +149,18 @@ func (pl *tracePlanner) jobs(yield func(httpload.Job) bool) {
 // their place, sessions whole with their first row (Shard).
 func (pl *tracePlanner) owns(i int, r *playRow) bool {
 	sh := pl.t.shard
-	if !sh.sharded() {
+	if !sh.Sharded() {
 		return true
 	}
 	if r.sessionID == "" {
-		return sh.owns(int64(i))
+		return sh.Owns(int64(i))
 	}
 	first, ok := pl.firstOf[r.sessionID]
 	if !ok {
 		first = i
 		pl.firstOf[r.sessionID] = i
 	}
-	return sh.owns(int64(first))
+	return sh.Owns(int64(first))
 }
 
 func (pl *tracePlanner) followUpFunc() func(httpload.Result) (httpload.Job, bool) {
@@ -212,7 +213,7 @@ func (pl *tracePlanner) followUp(res httpload.Result) (httpload.Job, bool) {
 func (pl *tracePlanner) take(id int64) *reqInfo { return pl.infos.take(id) }
 
 func (pl *tracePlanner) total() int64 {
-	if pl.t.shard.sharded() {
+	if pl.t.shard.Sharded() {
 		return -1
 	}
 	return int64(len(pl.t.p.rows))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"servesim/internal/fanout"
 	"servesim/internal/httpload"
 	"servesim/internal/testkit/clitest"
 	"servesim/internal/workload"
@@ -207,7 +208,7 @@ func BenchmarkPlanJob(b *testing.B) {
 	}
 	p, _ := httpload.NewPrompter(42, 1.0)
 	c, _ := httpload.NewClient(httpload.Config{BaseURL: "http://127.0.0.1:1", Prompter: p})
-	pl := newSpecPlanner(wl, p, &config{}, 0, Shard{})
+	pl := newSpecPlanner(wl, p, &config{}, 0, fanout.Shard{})
 	b.ReportAllocs()
 	for b.Loop() {
 		r, ok := pl.src.Next()

@@ -11,8 +11,8 @@ import (
 
 // Session modes (TraceFlags.SessionMode).
 const (
-	SessionFixed      = "fixed"
-	SessionClosedLoop = "closed-loop"
+	SessionFixed      = tracev2.SessionFixed
+	SessionClosedLoop = tracev2.SessionClosedLoop
 )
 
 // Resolver decides what a trace is replayed on from what the user gave

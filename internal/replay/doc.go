@@ -28,11 +28,14 @@
 // with one call: read the trace (internal/tracev2/input) or generate the
 // workload, decide what is simulated, simulate, and write and commit the
 // outputs named (internal/outfile: none looks complete before it is). What
-// only the command line knows (the deployment and client flags, progress
-// on a terminal) comes in as small interfaces and functions. A sweep's
-// cases run on the simulator here (Sweeper); everything else about a
-// sweep (its flags, grid, verdicts, outputs, merge) is internal/sweep's.
+// only the command line knows (progress on a terminal, the flag values
+// given) comes in as small interfaces and functions. The flags of the
+// simulated client, the routing-decision log and the trace's deployment
+// are described here (flagspec), and FlagResolver decides, from their
+// values, what a trace is replayed on. A sweep's cases run on the
+// simulator here (Sweeper); everything else about a sweep (its flags,
+// grid, verdicts, outputs, merge) is internal/sweep's.
 //
-// It never reads flags and never writes to stdout or stderr on its own:
-// the writers it writes to are its callers'.
+// It never parses a command line and never writes to stdout or stderr on
+// its own: the writers it writes to are its callers'.
 package replay

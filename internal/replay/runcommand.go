@@ -23,11 +23,8 @@ type RunCommand struct {
 	Client        func() (Client, error)
 	Deployment    func() (deploy.Config, error)
 	OpenDecisions func() (*outfile.Output, error) // nil when not asked
-	// WorkloadClient is the client a workload describes, as a trace header
-	// records it.
-	WorkloadClient func(*workload.Workload) tracev2.Client
-	MetricsOut     string // --metrics-out
-	Timeline       string // --timeline
+	MetricsOut    string                          // --metrics-out
+	Timeline      string                          // --timeline
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline    func(io.Writer) Observer
 	Sim            SimOutputPaths
@@ -81,7 +78,7 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 		defer tl.out.Abort()
 	}
 	hdr := generatedHeader(wl, cmd.ToolVersion)
-	facts := cmd.WorkloadClient(wl)
+	facts := wl.Client()
 	facts.MaxConcurrency, facts.SendGapUs = client.MaxConcurrency, client.SendGapUs
 	setup, err := recordSetup(hdr, given, dep, facts)
 	if err != nil {

@@ -69,20 +69,14 @@ func OpenSimOutputs(p SimOutputPaths, stdout io.Writer, h *tracev2.Header, cols 
 	return o, nil
 }
 
-// createTrace opens a trace output: "-" is the single-stream form on
-// stdout, anything else a prefix for the two-file form (x_ext in the
-// header with withExt, else in PREFIX.ext.yaml). Failing to create the
-// files is a runtime failure, not bad input.
+// createTrace is tracev2.Create, whose failing to create the files is a
+// runtime failure, not bad input.
 func createTrace(prefix string, stdout io.Writer, h *tracev2.Header, cols tracev2.Columns, withExt bool) (*tracev2.TraceWriter, error) {
-	if prefix == "-" {
-		return tracev2.NewStreamWriter(stdout, h, cols)
-	}
-	hp, dp, _ := tracev2.PrefixPaths(prefix)
-	tw, err := tracev2.CreateFiles(hp, dp, h, cols, withExt)
-	if err != nil {
+	tw, err := tracev2.Create(prefix, stdout, h, cols, withExt)
+	if err != nil && prefix != "-" {
 		return nil, &failure{err}
 	}
-	return tw, nil
+	return tw, err
 }
 
 // failure is a runtime failure (exit code 1) whatever its cause says.

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"servesim/internal/clip"
 )
 
 // Error is a malformed-input error located in a file. Its text is one line:
@@ -61,18 +63,8 @@ const maxMsg = 400
 // cause (the importers' errors use it too).
 func BoundMessage(s string) string { return BoundText(s, maxMsg) }
 
-// BoundText shortens s to at most limit bytes, on a character boundary,
-// marking the cut with "…".
-func BoundText(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	n := limit
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// BoundText shortens s to at most limit bytes (clip.Text).
+func BoundText(s string, limit int) string { return clip.Text(s, limit) }
 
 // ExitCode is 2: a malformed input is a usage error at the command line.
 func (e *Error) ExitCode() int { return 2 }

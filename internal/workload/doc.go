@@ -4,8 +4,11 @@
 // stream to a live server and run sends it to the simulator, so one spec and
 // seed mean the same requests on both sides.
 //
-// It must never know about the simulator, HTTP, trace files, flags parsing
-// or the terminal: it writes nothing to stdout or stderr (warnings are
+// It must never know about the simulator, HTTP, reading or writing trace
+// files, flag parsing or the terminal: it describes its flags (Flags, as
+// flagspec values) and maps the values given onto Options (FromFlags),
+// states the client it describes in a trace header's terms
+// (Workload.Client), writes nothing to stdout or stderr (warnings are
 // returned) and reads no clock. Callers report completions back to it.
 //
 // # Entry points

@@ -1,11 +1,12 @@
-package cli
+package fanout
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
 
-func TestParseShard(t *testing.T) {
+func TestParse(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	none := env(nil)
 	for _, tc := range []struct {
@@ -28,17 +29,17 @@ func TestParseShard(t *testing.T) {
 		{in: "a/4", env: none, wantErr: "slice index must be an integer"},
 		{in: "4", env: env(map[string]string{EnvK8sIndex: "x"}), wantErr: "is not an integer"},
 	} {
-		got, err := ParseShard(tc.in, tc.env)
+		got, err := Parse(tc.in, tc.env)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ParseShard(%q) error = %v, want one containing %q", tc.in, err, tc.wantErr)
-			} else if ExitCode(err) != 2 {
-				t.Errorf("ParseShard(%q) exit code %d, want 2", tc.in, ExitCode(err))
+				t.Errorf("Parse(%q) error = %v, want one containing %q", tc.in, err, tc.wantErr)
+			} else if code := exitCode(err); code != 2 {
+				t.Errorf("Parse(%q) exit code %d, want 2", tc.in, code)
 			}
 			continue
 		}
 		if err != nil || got != tc.want {
-			t.Errorf("ParseShard(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 		}
 	}
 }
@@ -62,4 +63,13 @@ func TestShardOwnsPartitions(t *testing.T) {
 	if !(Shard{}).Owns(7) || (Shard{}).Sharded() {
 		t.Fatal("the zero Shard must own everything and not be sharded")
 	}
+}
+
+// exitCode is the exit code an error carries (1 when none).
+func exitCode(err error) int {
+	var ec interface{ ExitCode() int }
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return 1
 }

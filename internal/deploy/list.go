@@ -1,43 +1,44 @@
-package cli
+package deploy
 
 import (
 	"fmt"
 	"io"
 	"text/tabwriter"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"servesim/internal/des/latency"
 	"servesim/internal/flagspec"
 )
 
-// ListFlags are --list-models and --list-gpus, which print what the
-// embedded tables know and exit (with the deployment flags).
-func ListFlags() []ucli.Flag {
-	return InCategory(flagspec.CatDeployment,
-		&ucli.BoolFlag{Name: "list-models", Usage: "list the embedded models (layers, KV bytes per token, the smallest TP that fits --gpu) and exit"},
-		&ucli.BoolFlag{Name: "list-gpus", Usage: "list the embedded GPUs (peak FLOP/s, memory, bandwidth) and exit"},
-	)
+// ListFlags describe --list-models and --list-gpus, which print what the
+// embedded tables know instead of running the command (flagspec's Answer).
+func ListFlags() []flagspec.Flag {
+	return []flagspec.Flag{
+		{Name: "list-models", Kind: flagspec.Bool, Category: flagspec.CatDeployment, Answer: listings,
+			Usage: "list the embedded models (layers, KV bytes per token, the smallest TP that fits --gpu) and exit"},
+		{Name: "list-gpus", Kind: flagspec.Bool, Category: flagspec.CatDeployment, Answer: listings,
+			Usage: "list the embedded GPUs (peak FLOP/s, memory, bandwidth) and exit"},
+	}
 }
 
-// listings prints what --list-models and --list-gpus ask for on w and
-// reports whether one was asked (the command then does nothing else).
-func listings(c *ucli.Context, w io.Writer) (bool, error) {
-	models, gpus := c.Bool("list-models"), c.Bool("list-gpus")
+// listings prints on w what --list-models and --list-gpus ask for: the
+// models on --gpu (with --hardware-file), then the GPUs.
+func listings(value func(string) any, w io.Writer) error {
+	models, _ := value("list-models").(bool)
+	gpus, _ := value("list-gpus").(bool)
 	if models {
-		if err := ListModels(w, c.String("gpu"), c.String("hardware-file")); err != nil {
-			return true, err
+		gpu, _ := value("gpu").(string)
+		hw, _ := value("hardware-file").(string)
+		if err := ListModels(w, gpu, hw); err != nil {
+			return err
 		}
 	}
 	if gpus {
 		if models {
 			fmt.Fprintln(w)
 		}
-		if err := ListGPUs(w); err != nil {
-			return true, err
-		}
+		return ListGPUs(w)
 	}
-	return models || gpus, nil
+	return nil
 }
 
 // listTPs are the tensor-parallel degrees tried for a model's fit.
@@ -54,7 +55,7 @@ func ListModels(w io.Writer, gpu, hardwareFile string) error {
 	}
 	g, err := latency.ResolveGPU(gpu, hardwareFile)
 	if err != nil {
-		return Usagef("--list-models: %v", err)
+		return invalid("--list-models: %v", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "model\tlayers\thidden\tKV heads\tKV KiB/token\tweights GB\texperts\tTP on %s\t\n", g.Name)
@@ -104,4 +105,10 @@ func ListGPUs(w io.Writer) error {
 	}
 	_, err := fmt.Fprintln(w, "\n--gpu takes a name above; --hardware-file FILE adds others (hardware_config.json format).")
 	return err
+}
+
+// FlagChoices are the values shell completion offers for the deployment
+// flags that take one of a known set: the embedded models and GPUs.
+func FlagChoices() map[string][]string {
+	return map[string][]string{"model": latency.KnownModels(), "gpu": latency.KnownGPUs()}
 }

@@ -1,0 +1,105 @@
+package replay
+
+import (
+	"fmt"
+	"time"
+
+	"servesim/internal/des/sim"
+	"servesim/internal/flagspec"
+	"servesim/internal/outfile"
+)
+
+// The flags of the simulated client and of what a trace's header decides.
+const (
+	clientCapFlag     = "client-max-concurrency"
+	clientGapFlag     = "client-send-gap"
+	detectClientFlag  = "detect-client"
+	ignoreTraceFlag   = "ignore-trace-deployment"
+	traceLevelFlag    = "trace-level"
+	decisionsOutFlag  = "decisions-out"
+	decisionsLevel    = "decisions"
+	noDecisionsLevel  = "none"
+	defaultCapNoTrace = 0  // run: an open loop
+	defaultCapTrace   = -1 // replay: the trace's client
+)
+
+// ClientFlags describe the flags of the simulated client (docs/simulator.md):
+// the load generator's cap on requests in flight. A command that replays a
+// trace also reads the cap from it (trace is true: the flags add
+// --detect-client, and run's alias --max-concurrency goes).
+func ClientFlags(trace bool) []flagspec.Flag {
+	capUsage := "the client keeps at most N requests in flight; a request that arrives while N are in flight waits " +
+		"in the client's queue and is sent when one ends (as observe --max-concurrency and vllm bench serve --max-concurrency do); 0 = an open loop"
+	capFlag := flagspec.Flag{Name: clientCapFlag, Kind: flagspec.Int, Category: flagspec.CatClient, Usage: capUsage,
+		Default: defaultCapNoTrace, DefaultText: "0, an open loop", Aliases: []string{"max-concurrency"}}
+	gapText := "0"
+	if trace {
+		capFlag.Default, capFlag.DefaultText, capFlag.Aliases = defaultCapTrace, "the trace's client: its header, else detected from its rows", nil
+		gapText = "0, or detected from the trace"
+	}
+	flags := []flagspec.Flag{capFlag, {Name: clientGapFlag, Kind: flagspec.Duration, Category: flagspec.CatClient,
+		Usage: "the capped client's delay from a request's end to the next send", DefaultText: gapText}}
+	if trace {
+		flags = append(flags, flagspec.Flag{Name: detectClientFlag, Kind: flagspec.Bool, Category: flagspec.CatClient, Default: true,
+			Usage: "look for a capped client in the trace (in-flight requests pinned at a peak while late sends follow ends) and replay it; --detect-client=false replays an open loop unless --client-max-concurrency is given"})
+	}
+	return flags
+}
+
+// ClientFromFlags is the client the flags of ClientFlags give, and whether
+// they gave a cap at all (false: a replay takes the trace's). The values
+// are bounded.
+func ClientFromFlags(v flagspec.Values) (Client, bool, error) {
+	n, capGiven := v[clientCapFlag].(int)
+	gap, _ := v[clientGapFlag].(time.Duration)
+	if gap < 0 || gap > time.Duration(sim.MaxSendGapUs)*time.Microsecond {
+		return Client{}, false, usageError(fmt.Sprintf("--client-send-gap %v is outside [0, %v]", gap, time.Duration(sim.MaxSendGapUs)*time.Microsecond))
+	}
+	if n < -1 || n > sim.MaxClientConcurrency {
+		return Client{}, false, usageError(fmt.Sprintf("--client-max-concurrency %d is outside [0, %d]", n, sim.MaxClientConcurrency))
+	}
+	cl := Client{MaxConcurrency: max(n, 0), SendGapUs: gap.Microseconds()}
+	return cl, n >= 0 && capGiven, nil
+}
+
+// TraceDeploymentFlags describe the flag of the commands that simulate a
+// trace on the deployment its header states (replay, calibrate fit).
+func TraceDeploymentFlags() []flagspec.Flag {
+	return []flagspec.Flag{{Name: ignoreTraceFlag, Kind: flagspec.Bool, Category: flagspec.CatDeployment,
+		Usage: "simulate on the built-in deployment, --deployment and the flags only, not on the deployment and client the trace's header states (and say nothing of the differences)"}}
+}
+
+// DecisionFlags describe run's and replay's flags for the routing-decision
+// log.
+func DecisionFlags() []flagspec.Flag {
+	return []flagspec.Flag{
+		{Name: traceLevelFlag, Kind: flagspec.String, Category: flagspec.CatCluster, Default: noDecisionsLevel,
+			Usage: "none, or decisions: write every routing decision with its scores (needs --decisions-out)"},
+		{Name: decisionsOutFlag, Kind: flagspec.String, Category: flagspec.CatCluster, Usage: "file for --trace-level decisions (JSON lines)"},
+	}
+}
+
+// OpenDecisions opens the --decisions-out file when --trace-level
+// decisions asks for it (nil when not), after checking that the flags of
+// DecisionFlags given agree.
+func OpenDecisions(v flagspec.Values) (*outfile.Output, error) {
+	level, ok := v[traceLevelFlag].(string)
+	if !ok {
+		level = noDecisionsLevel
+	}
+	path, _ := v[decisionsOutFlag].(string)
+	switch level {
+	case noDecisionsLevel:
+		if path != "" {
+			return nil, usageError("--decisions-out needs --trace-level decisions")
+		}
+		return nil, nil
+	case decisionsLevel:
+	default:
+		return nil, usageError(fmt.Sprintf("--trace-level %q: want none or decisions", level))
+	}
+	if path == "" || path == "-" {
+		return nil, usageError("--trace-level decisions needs --decisions-out FILE (stdout carries the results)")
+	}
+	return outfile.Open(path, nil)
+}
