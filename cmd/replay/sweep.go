@@ -74,7 +74,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	}
 	return replay.ExecuteSweep(ctx, replay.SweepCommand{Input: traceInput(c, stdio), Trace: traceSettings(c),
 		CheckDeployment: func() error { _, err := cli.Deployment(c); return err }, Resolver: resolver{c},
-		Sweep: opts, Shard: shard, Stdout: stdio.Out, Log: log, Progress: sweepProgress(stdio, c.Bool("quiet"))})
+		Sweep: opts, Shard: shard, Pages: report.SweepPages{}, Stdout: stdio.Out, Log: log, Progress: sweepProgress(stdio, c.Bool("quiet"))})
 }
 
 // sweepProgress is a progress bar over a sweep's runs.

@@ -107,7 +107,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 			facts.MaxConcurrency, facts.SendGapUs = client.MaxConcurrency, client.SendGapUs
 			return facts
 		},
-		Stdout: stdio.Out, Log: log, Progress: sweepProgress(stdio, c.Bool("quiet"))})
+		Pages: report.SweepPages{}, Stdout: stdio.Out, Log: log, Progress: sweepProgress(stdio, c.Bool("quiet"))})
 }
 
 // sweepProgress is a progress bar over a sweep's runs.

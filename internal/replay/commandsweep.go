@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"servesim/internal/report"
 	"servesim/internal/sweep"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/input"
@@ -35,6 +34,7 @@ type SweepCommand struct {
 	Resolver        Resolver
 	Sweep           sweep.Options
 	Shard           sweep.Shard
+	Pages           sweep.Pages // renders the table and the page (report.SweepPages)
 	Stdout          io.Writer
 	Log             *slog.Logger
 	Progress        func(total int) (tick func(done, total int), finish func()) // see sweep.Job
@@ -58,7 +58,7 @@ func ExecuteSweep(ctx context.Context, cmd SweepCommand) (err error) {
 	}
 	return sweep.Execute(ctx, sweep.Job{Command: "replay sweep", Options: cmd.Sweep, Shard: cmd.Shard, Run: ts.Sweeper.Run,
 		ProbeRate: ProbeRate, LoadKeys: ts.Sweeper.LoadKeys(), Base: ts.Base, Inputs: ts.Inputs,
-		Pages: report.SweepPages{}, Stdout: cmd.Stdout, Log: ts.Log, Progress: cmd.Progress})
+		Pages: cmd.Pages, Stdout: cmd.Stdout, Log: ts.Log, Progress: cmd.Progress})
 }
 
 // traceSweep is a replay sweep ready to run: its Sweeper, the parameters

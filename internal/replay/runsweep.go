@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"servesim/internal/deploy"
-	"servesim/internal/report"
 	"servesim/internal/sweep"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
@@ -19,6 +18,7 @@ import (
 type WorkloadSweep struct {
 	Sweep sweep.Options
 	Shard sweep.Shard
+	Pages sweep.Pages // renders the table and the page (report.SweepPages)
 	// Workload is the base workload; a spec file's bytes are read once
 	// into SpecData, as every case resolves the workload again.
 	Workload workload.Options
@@ -49,7 +49,7 @@ func RunSweep(ctx context.Context, ws WorkloadSweep) error {
 	}
 	return sweep.Execute(ctx, sweep.Job{Command: "run sweep", Options: ws.Sweep, Shard: ws.Shard, Run: sw.Run,
 		ProbeRate: ProbeRate, LoadKeys: sw.LoadKeys(), Base: sw.WorkloadBase(&opts), Inputs: []any{ws.Deploy, opts, ws.Client},
-		Pages: report.SweepPages{}, Stdout: ws.Stdout, Log: ws.Log, Progress: ws.Progress})
+		Pages: ws.Pages, Stdout: ws.Stdout, Log: ws.Log, Progress: ws.Progress})
 }
 
 // WorkloadBase describes what every case of a workload sweep (run sweep)
