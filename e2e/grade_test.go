@@ -226,12 +226,12 @@ func heldOutBound(noise, drift float64) float64 {
 func fitLevels() []string { return []string{"c1", "c4"} }
 
 // maxAssessableNoise is the largest noise of a level whose held-out runs
-// are graded: beyond it twice the noise exceeds 50%, a bound that no longer
-// tells a simulator's error from the server's own. Such a level is
+// are graded: beyond it twice the noise exceeds 50%, a bound that cannot
+// tell a simulator's error from the server's own. Such a level is
 // unassessable, said so in the summary, and held only to the gross bound
 // 2 × noise (a simulator twice as far from the server as the server from
-// itself is broken whatever the host does). Before, its bound was a flat
-// 50%: a Poisson level whose noise was 44% failed at 51.4% on a busy host.
+// itself is broken whatever the host does). A flat 50% bound would fail noisy
+// levels: a Poisson level with 44% noise reached 51.4% on a busy host.
 const maxAssessableNoise = 0.25
 
 // minAssessed is the least number of held-out runs that must be assessable

@@ -189,7 +189,7 @@ clients:
 		}
 	}
 	// The server saw the warm-up requests and the run's, with the headers
-	// and priorities of workload.md §10.
+	// and priorities of docs/workload.md §10.
 	reqs := srv.Requests()
 	if len(reqs) != 15 {
 		t.Errorf("server saw %d completion requests, want 3 warm-up + 12", len(reqs))

@@ -12,7 +12,7 @@ import (
 	"servesim/internal/testkit/shareddata"
 )
 
-// benchTraces are the production traces of issue 21: the repository's
+// benchTraces are the production traces of the speed table (docs/performance.md): the repository's
 // slices (a fresh clone has them) and the whole traces (from ../shared/data,
 // skipped when absent).
 var benchTraces = []struct{ name, rel string }{

@@ -355,7 +355,7 @@ func TestTornTraceReplays(t *testing.T) {
 	}
 }
 
-// TestUnknownStatusWarns: a status outside tracev2.md §4.6 is replayed,
+// TestUnknownStatusWarns: a status outside docs/tracev2.md §4.6 is replayed,
 // with one warning naming it, its first line and how many rows have one.
 func TestUnknownStatusWarns(t *testing.T) {
 	replayWarns(t, "s", "0,c,,,,0,,0,false,40,12,0,0,0,0,0,,0,0,80000,80000,0,0,0,ok,,\n"+

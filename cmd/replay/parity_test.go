@@ -121,7 +121,7 @@ func parityCases() []parityCase {
 			deploy: medium, positive: []string{"timed_out_requests", "preemption_count"}},
 		{name: "chunked prefill", run: []string{"--workload", "summarization", "--rate", "6", "--num-requests", "80"},
 			deploy: []string{"--max-num-batched-tokens", "512", "--long-prefill-token-threshold", "256"}},
-		// Clusters (simulator.md §10-12): several instances, routing,
+		// Clusters (docs/simulator.md §10-12): several instances, routing,
 		// admission, latencies and P/D go through the same path.
 		{name: "cluster weighted", run: []string{"--workload", "chatbot", "--rate", "60", "--num-requests", "300"},
 			deploy: []string{"--num-instances", "4", "--routing-policy", "weighted"}},
@@ -138,7 +138,7 @@ func parityCases() []parityCase {
 			deploy: []string{"--num-instances", "2", "--pp", "2", "--routing-policy", "least-loaded"}},
 		{name: "sarathi", run: []string{"--workload", "summarization", "--rate", "4", "--num-requests", "60"},
 			deploy: []string{"--batching", "sarathi", "--chunk-size", "256"}},
-		// A capped client (simulator.md §13): replay finds the cap in the
+		// A capped client (docs/simulator.md §13): replay finds the cap in the
 		// trace, or is told it; sends follow completions either way.
 		{name: "capped client detected", run: []string{"--workload", "chatbot", "--rate", "60", "--num-requests", "300",
 			"--client-max-concurrency", "16"}},
@@ -158,8 +158,8 @@ func parityCases() []parityCase {
 
 // TestRunReplayParity: run --trace-output T, then replay T with no flag,
 // gives identical per-request results and an identical summary, deployment
-// and client included (simulator.md INV-13; issue 16: the trace carries what
-// it was made on).
+// and client included (docs/simulator.md INV-13: the trace carries what it was
+// made on).
 func TestRunReplayParity(t *testing.T) {
 	for _, tc := range parityCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -303,7 +303,7 @@ func TestCappedClientIsFoundAndBinds(t *testing.T) {
 	if held < 100 {
 		t.Fatalf("%d of %d rows were held by the client, want most: the cap does not bind", held, len(tr.Records))
 	}
-	// The header says the cap (issue 16); without it (--ignore-trace-deployment,
+	// The header states the cap; without it (--ignore-trace-deployment,
 	// as for a trace from elsewhere) replay finds it in the rows.
 	r := mustReplay(t, nil, prefix+".csv", "--ignore-trace-deployment", "--results-path", filepath.Join(dir, "found.json"))
 	if !strings.Contains(r.stderr, "kept at most 16 requests in flight") {

@@ -16,8 +16,8 @@ import (
 // from its first bytes, its rows then imported and replayed — with the
 // results of the same trace read from its file, and so are a TraceV2
 // header and data given as two pipes; a bad row in any is an error located
-// in the path given. They used to be opened again after a first reading
-// had taken their bytes.
+// in the path given. Each is read once: a pipe opened a second time would
+// have lost the bytes the first reading took.
 func TestPipeIsReadOnce(t *testing.T) {
 	for _, rel := range []string{"mooncake/conversation_trace_5min.jsonl", "azure-llm-2023/AzureLLMInferenceTrace_conv_10min.csv"} {
 		path := shareddata.Path(t, rel)

@@ -63,7 +63,7 @@ func TestOverrideIsWarnedAndTheConfigVerdictFails(t *testing.T) {
 }
 
 // TestOldTracesReplayAsBefore: a trace whose header states no deployment
-// and no client (written before issue 16) replays on the defaults, silently,
+// and no client (as older releases and BLIS write it) replays on the defaults, silently,
 // exactly as with --ignore-trace-deployment; a BLIS header naming a model
 // the simulator does not know replays on the default model with a warning
 // instead of failing.

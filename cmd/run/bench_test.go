@@ -11,7 +11,7 @@ import (
 	"servesim/internal/testkit/clitest"
 )
 
-// refArgs is issue 21's reference command: Qwen3-14B on one H100 at 28
+// refArgs is the reference command of docs/performance.md: Qwen3-14B on one H100 at 28
 // req/s, prompts 512±128 and outputs 256±64 tokens, constant arrivals,
 // seed 42, with the given latency model ("" = the default).
 func refArgs(n int, latency string) []string {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestUnfittedDefaultsPredictASaturatedH100 runs, with no fit, the
-// deployment of issue 15's held-out runs (vLLM 0.23, Qwen3-14B BF16 on one
+// deployment of the held-out real runs (vLLM 0.23, Qwen3-14B BF16 on one
 // H100, max_num_seqs 256, max_num_batched_tokens 8192, 18,038 KV blocks, a
 // client capped at 256 in flight) at its 12 req/s point: Poisson arrivals
 // for 600 s, prompts spread over 256 to 4,096 tokens (a clipped normal of

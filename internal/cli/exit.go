@@ -7,7 +7,8 @@ import (
 	"io"
 )
 
-// Exit codes shared by every binary (DESIGN.md, Conventions).
+// Exit codes shared by every binary: 0 success, 1 runtime failure, 2 bad
+// usage or invalid input, 3 an assertion not met, 130 interrupted.
 const (
 	ExitOK          = 0
 	ExitFailure     = 1   // runtime failure

@@ -8,7 +8,7 @@ import (
 	"servesim/internal/des/latency"
 )
 
-// Cluster is the part of a deployment beyond one instance (simulator.md
+// Cluster is the part of a deployment beyond one instance (docs/simulator.md
 // §10, §12). YAML keys are the flag names with underscores; durations are
 // Go durations ("50ms").
 type Cluster struct {

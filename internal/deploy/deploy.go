@@ -23,7 +23,7 @@ type Config struct {
 	DataParallel int `yaml:"data_parallel"`
 	Instances    int `yaml:"num_instances"`
 
-	TotalKVBlocks        int     `yaml:"total_kv_blocks"` // 0 = from GPU memory (simulator.md §8.5)
+	TotalKVBlocks        int     `yaml:"total_kv_blocks"` // 0 = from GPU memory (docs/simulator.md §8.5)
 	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
 	BlockSize            int     `yaml:"block_size"`
 	MaxModelLen          int     `yaml:"max_model_len"` // 0 = from the model config, capped at T·b
@@ -71,7 +71,7 @@ type Config struct {
 const MaxDataParallel = 1024
 
 // Default is the deployment used when nothing is said: Qwen3-14B on one H100
-// with vLLM's default batching limits (simulator.md §16).
+// with vLLM's default batching limits (docs/simulator.md §16).
 func Default() Config {
 	return Config{
 		Model:                   "qwen3-14b",

@@ -12,7 +12,7 @@ func TestResolveDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// simulator.md §8.5: qwen3-14b on one H100 at 0.9 utilisation.
+	// docs/simulator.md §8.5: qwen3-14b on one H100 at 0.9 utilisation.
 	if r.TotalKVBlocks != 15909 {
 		t.Errorf("TotalKVBlocks = %d, want 15909", r.TotalKVBlocks)
 	}

@@ -4,8 +4,8 @@ import (
 	"servesim/internal/des/latency"
 )
 
-// resolvePipeline fills the instance's pipeline-parallel fields (simulator
-// spec §11): the latency model of one stage is the deployment's model with
+// resolvePipeline fills the instance's pipeline-parallel fields (docs/simulator.md
+// §11): the latency model of one stage is the deployment's model with
 // ⌈L/P⌉ layers (⌈L_MoE/P⌉ of them MoE), or, for the blackbox model, which
 // knows no layers, its step time divided by P; activations cross between
 // stages at H · activation bytes per token over the interconnect.

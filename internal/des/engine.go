@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Event priorities (simulator spec §2). At equal times a smaller priority
+// Event priorities (docs/simulator.md §2). At equal times a smaller priority
 // runs first, so every cluster decision at time t sees instance state before
 // any step at t. Ties of (time, priority) run in scheduling order.
 const (
@@ -101,7 +101,7 @@ func (e *Engine) PeekTime() int64 {
 
 // Schedule arranges for act(at, data) to run at time at with the given
 // priority (0..255). Scheduling before the current time is a programming error
-// and panics (spec §2).
+// and panics (docs/simulator.md §2).
 func (e *Engine) Schedule(at int64, prio int, act Action, data any) Handle {
 	return e.ScheduleSub(at, prio, 0, act, data)
 }
@@ -109,7 +109,7 @@ func (e *Engine) Schedule(at int64, prio int, act Action, data any) Handle {
 // ScheduleSub is Schedule with a sub-priority that orders events of equal
 // time and priority before the sequence does: a cluster gives each
 // instance's events its index, so at equal times lower instances go first
-// (spec §2, §10). Schedule uses sub-priority 0.
+// (docs/simulator.md §2, §10). Schedule uses sub-priority 0.
 func (e *Engine) ScheduleSub(at int64, prio, sub int, act Action, data any) Handle {
 	if at < e.now {
 		panic(fmt.Sprintf("des: event scheduled at %d µs, before the clock %d µs", at, e.now))

@@ -33,7 +33,7 @@ func fidelityRegression() regression {
 	// Measured with the physics model and asynchronous scheduling in the
 	// simulator (overall / worst run): E2E MAPE 1.9% / 2.3%, TTFT MAPE
 	// 5.7% / 9.0%, |TPOT mean error| 0.5% / 2.4%, E2E r 0.998 / 0.996.
-	// The per-run TTFT and TPOT bounds are the targets themselves.
+	// The per-run TTFT and TPOT bounds are the fidelity targets (DefaultTargets) themselves.
 	return regression{
 		e2eMAPE: 0.025, ttftMAPE: 0.07, tpotMeanAbs: 0.01, e2eR: 0.99,
 		runE2EMAPE: 0.035, runTTFTMAPE: 0.10, runTPOTAbs: 0.03, runE2ER: 0.98,
@@ -96,7 +96,7 @@ func TestFidelityReport(t *testing.T) {
 	}
 	// By the load each request met (measured with the physics model:
 	// light 173 requests TTFT 9.7% E2E 1.8%, knee 168 6.4% / 2.3%,
-	// saturated 859 4.7% / 1.8%), every class within the targets.
+	// saturated 859 4.7% / 1.8%), every class within the fidelity targets.
 	for g, lim := range map[Regime][2]float64{RegimeLight: {0.11, 0.03}, RegimeKnee: {0.08, 0.03}, RegimeSaturated: {0.06, 0.03}} {
 		e := rep.Regimes[g]
 		if e.N < 100 || e.TTFTMAPE > lim[0] || e.E2EMAPE > lim[1] {

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Targets are the held-out goals of issue 9, checked in the overall table.
+// Targets are the held-out accuracy goals of make fidelity, checked in the overall table.
 type Targets struct {
 	E2EMAPE      float64 // ≤
 	TPOTMeanErr  float64 // |mean error| ≤, every run
@@ -21,7 +21,7 @@ type Targets struct {
 	AnchorSource string
 }
 
-// DefaultTargets are the issue's targets and anchors.
+// DefaultTargets are the accuracy targets and anchors of make fidelity.
 func DefaultTargets() Targets {
 	return Targets{E2EMAPE: 0.05, TPOTMeanErr: 0.03, TTFTMAPE: 0.10, E2EPearsonR: 0.95,
 		AnchorE2E:    "LLMServingSim: E2E means within 2.2%; BLIS: median E2E error 6.7%",

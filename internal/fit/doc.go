@@ -1,11 +1,11 @@
 // Package fit fits the coefficients of a latency model (blackbox or
-// trained-physics, simulator.md §8.1 and §8.3) to a measured trace, so that
+// trained-physics, docs/simulator.md §8.1 and §8.3) to a measured trace, so that
 // replaying the trace through the simulator reproduces its latencies.
 //
 // # Method
 //
 // Every coefficient enters a request's simulated latency linearly once the
-// batch composition of every step is known (§8.4):
+// batch composition of every step is known (docs/simulator.md §8.4):
 //
 //	TTFT = Q(r) + φ·StepTime(s₀) + Σ StepTime(s) + A_tok   steps from enqueue to the first token
 //	E2E − TTFT = Σ StepTime(s) + (O − 1)·A_tok + A_end      steps from the first token to the last

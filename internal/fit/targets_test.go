@@ -78,7 +78,7 @@ func serverLayout(recs []tracev2.Record, itl []tracev2.ITLRow, server string) ([
 }
 
 // TestFitITLWithExtraChunks: the chunks that carry no token (Ollama's
-// trailing finish and usage chunks, a leading role chunk) no longer keep a
+// trailing finish and usage chunks, a leading role chunk) do not keep a
 // request from its ITL equations, and the fit recovers the coefficients
 // from them as from one chunk per token.
 func TestFitITLWithExtraChunks(t *testing.T) {

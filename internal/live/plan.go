@@ -16,7 +16,7 @@ import (
 )
 
 // defaultMaxTokens is asked for when a request's sampled output is not
-// positive (workload.md §10).
+// positive (docs/workload.md §10).
 const defaultMaxTokens = 2048
 
 // reqInfo is what a trace row needs from the workload request beyond what
@@ -243,7 +243,7 @@ func (pl *specPlanner) total() int64 {
 
 func (pl *specPlanner) finish() { pl.src.Finish() }
 
-// job maps one workload request to a job (workload.md §10) and remembers
+// job maps one workload request to a job (docs/workload.md §10) and remembers
 // its trace fields until its Result arrives.
 func (pl *specPlanner) job(r *workload.Request) httpload.Job {
 	j := httpload.Job{
@@ -288,7 +288,7 @@ func (pl *specPlanner) job(r *workload.Request) httpload.Job {
 	return j
 }
 
-// sessionTexts builds the prompts of accumulating sessions (workload.md
+// sessionTexts builds the prompts of accumulating sessions (docs/workload.md
 // §7): round 0 is its own first prompt; round k+1 resends round k's prompt
 // word for word, followed by text of as many tokens as the round adds
 // (round k's answer and round k+1's new input). The server's prefix cache

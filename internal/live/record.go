@@ -6,7 +6,7 @@ import (
 )
 
 // columns decides the trace's optional columns before the first row
-// (tracev2.md §4.3–4.4).
+// (docs/tracev2.md §4.3–4.4).
 func (t *specTraffic) columns() tracev2.Columns {
 	wl := t.wl
 	cols := tracev2.Columns{
@@ -24,7 +24,7 @@ func (t *specTraffic) columns() tracev2.Columns {
 	return cols
 }
 
-// record is the trace row of one finished request (tracev2.md §4.2, mode
+// record is the trace row of one finished request (docs/tracev2.md §4.2, mode
 // real). All times are on the run's origin t0.
 func record(res *httpload.Result, info *reqInfo) tracev2.Record {
 	j := &res.Job

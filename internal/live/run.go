@@ -181,7 +181,7 @@ func selfTestStreams(cfg *config, tr traffic) int {
 
 // warmUp sends the first --warmup-requests requests of a separate pass over
 // the same traffic before t0, as ids 0..N−1 (not recorded; the run's ids
-// start at N, tracev2.md §4.2). Their own text differs from the run's, so
+// start at N, docs/tracev2.md §4.2). Their own text differs from the run's, so
 // they warm the server without pre-filling the run's prompts.
 func warmUp(ctx context.Context, cfg *config, tr traffic, s *setup, log *slog.Logger) error {
 	if cfg.warmup == 0 {
@@ -227,7 +227,7 @@ func warmUp(ctx context.Context, cfg *config, tr traffic, s *setup, log *slog.Lo
 	return nil
 }
 
-// header is the trace header of the run (tracev2.md §3, mode real).
+// header is the trace header of the run (docs/tracev2.md §3, mode real).
 func header(cfg *config, tr traffic, s *setup, t0 time.Time) *tracev2.Header {
 	h := tracev2.DefaultHeader()
 	h.CreatedAt = tracev2.FormatCreatedAt(t0)

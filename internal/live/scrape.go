@@ -184,7 +184,7 @@ func (s *scraper) err() error {
 	return s.werr
 }
 
-// observed is the header's observed_kv_metrics (tracev2.md §3): the prefix
+// observed is the header's observed_kv_metrics (docs/tracev2.md §3): the prefix
 // cache deltas between the first and the last scrape. With a KV connector's
 // external prefix cache ("tiered"), its hits count too: it serves the
 // tokens the GPU cache missed, so hits = GPU hits + external hits over the

@@ -74,7 +74,7 @@ type rawRow struct {
 	thinkUs                                      int64 // think_time_us
 }
 
-// normalize puts the row's times on the trace's origin (tracev2.md §5).
+// normalize puts the row's times on the trace's origin (docs/tracev2.md §5).
 func (r *rawRow) normalize(o tracev2.Origin) {
 	r.injectUs, r.arrivalUs = o.Time(r.injectUs), o.Time(r.arrivalUs)
 	r.lastChunkUs, r.deadlineUs = o.Time(r.lastChunkUs), o.Time(r.deadlineUs)

@@ -283,7 +283,7 @@ func (pl *tracePlanner) job(i int, atUs, thinkUs int64) httpload.Job {
 }
 
 // prompt gives a job the prompt of its row, with the sharing structure
-// replay gives the simulator (simulator.md §13): an accumulating session's
+// replay gives the simulator (docs/simulator.md §13): an accumulating session's
 // later round resends its previous round's prompt; else the row's leading
 // hash-id blocks; else its prefix group's prefix; then text of its own.
 func (pl *tracePlanner) prompt(j *httpload.Job, r *playRow) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Client is the load generator that sent a trace's requests, as the replay
-// models it (simulator.md §13): at most MaxConcurrency requests in flight
+// models it (docs/simulator.md §13): at most MaxConcurrency requests in flight
 // (0 = an open loop), the next waiting request sent SendGapUs after a slot
 // frees. A capped client's rows are injected at their intended arrival
 // (arrival_time_us) and the cap decides their send.

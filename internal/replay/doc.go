@@ -9,14 +9,14 @@
 // completed request, and the summary (WriteSummary renders it for both
 // commands).
 //
-// Trace prepares a trace's rows for replay (simulator.md §13, tracev2.md
+// Trace prepares a trace's rows for replay (docs/simulator.md §13, docs/tracev2.md
 // §5): injection at the send time or the intended arrival, deadlines that
 // keep their budget, rows in injection order, --skip-failed, and the
 // closed-loop session manager that creates later rounds at completion plus
 // think time. An Observer (the timeline exporter) may watch a run from
 // inside without changing it.
 //
-// A run costs what the simulation costs (issue 21): ids nothing reads are
+// A run costs what the simulation costs: ids nothing reads are
 // not drawn (a private prompt's own ids; the blocks of hash-id regions,
 // which chains names instead), requests and their buffers are reused
 // once ended, and nothing is built for an output nobody asked for. Memory

@@ -6,7 +6,7 @@ type inputError struct{ msg string }
 
 func (e *inputError) Error() string { return e.msg }
 
-// ExitCode is 2: bad usage or invalid input (DESIGN.md exit codes).
+// ExitCode is 2: bad usage or invalid input, as for every binary.
 func (e *inputError) ExitCode() int { return 2 }
 
 func usageError(msg string) error { return &inputError{msg: msg} }

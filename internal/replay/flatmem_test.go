@@ -85,7 +85,7 @@ func TestTraceMemoryFlat(t *testing.T) {
 	runtime.KeepAlive(tr)
 }
 
-// runPeakHeap simulates issue 21's reference workload (28 req/s, 512±128
+// runPeakHeap simulates the reference workload of docs/performance.md (28 req/s, 512±128
 // and 256±64 tokens, Qwen3-14B on one H100) with n requests and the given
 // latency model, as `run` does, and returns the peak of the heap in use,
 // read after a collection every 4096 finished requests.

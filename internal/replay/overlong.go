@@ -7,7 +7,7 @@ import (
 )
 
 // overlong counts the requests that do not fit the deployment's context
-// (simulator.md §7: prompt ≥ max_model_len, or prompt + output tokens above
+// (docs/simulator.md §7: prompt ≥ max_model_len, or prompt + output tokens above
 // it). The simulator drops them as dropped_unservable, as vLLM rejects
 // them; the count and the first of them become a warning, so a trace made
 // for a longer context does not lose rows without a word.

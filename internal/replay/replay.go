@@ -72,7 +72,7 @@ type Config struct {
 	// Observer, if set, watches the run from inside (the timeline export).
 	// It turns the instances' fast-forward off. Results are unchanged; a
 	// cluster may hand them to the sink in another order (without
-	// fast-forward, instances no longer run steps ahead of each other), so
+	// fast-forward, instances do not run steps ahead of each other), so
 	// per-request lines and trace rows may come in another order.
 	Observer Observer
 	// Decisions, if set, receives every routing decision as a JSON line
@@ -464,7 +464,7 @@ func (d *driver) onDone(res *instance.Result, r *instance.Request) {
 }
 
 // simulatedRecord writes into out the trace row of a simulated request
-// (tracev2.md §4.2): send = the time the request reached the server (its
+// (docs/tracev2.md §4.2): send = the time the request reached the server (its
 // arrival, unless a capped client held it), chunk times = send + TTFT and
 // send + E2E.
 func (d *driver) simulatedRecord(out, in *tracev2.Record, res *instance.Result) {
@@ -521,7 +521,7 @@ func (d *driver) instanceName(i int) string {
 }
 
 // simResult writes into out the SimResult of a completed request
-// (tracev2.md §9).
+// (docs/tracev2.md §9).
 func (d *driver) simResult(out *tracev2.SimResult, rec *tracev2.Record, res *instance.Result) {
 	*out = tracev2.SimResult{
 		RequestID:         rec.RequestID,

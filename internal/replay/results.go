@@ -10,14 +10,14 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// ResultWriter writes SimResults sorted by request_id (tracev2.md §9) while
+// ResultWriter writes SimResults sorted by request_id (docs/tracev2.md §9) while
 // they arrive in completion order: a result is written as soon as every
 // smaller request id is settled, so only the results that overtook a
 // slower request are held. The bytes are those of tracev2.WriteSimResults
 // for the same results.
 //
 // The JSON is encoded and written on a goroutine of its own, in batches
-// handed over in order: on two cores it is no longer part of the
+// handed over in order: on two cores it stays out of the
 // simulation's time. A writing error stops the next Settle.
 type ResultWriter struct {
 	format  tracev2.SimResultFormat

@@ -10,7 +10,7 @@ import (
 	"servesim/internal/des/metrics"
 )
 
-// WriteSummary writes the run summary in format "json" (the spec §14 keys,
+// WriteSummary writes the run summary in format "json" (the docs/simulator.md §14 keys,
 // 2-space indent) or "text" (TextSummary). run and replay share it, so the
 // same simulation prints the same figures through either binary.
 func WriteSummary(w io.Writer, format string, s *metrics.Summary) error {

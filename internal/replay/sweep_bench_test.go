@@ -48,7 +48,7 @@ func benchmarkSweep(b *testing.B, find string, grid ...string) {
 	b.ReportMetric(float64(requests)/b.Elapsed().Seconds(), "requests/s")
 }
 
-// BenchmarkSweep100 is the target: 100 cases (1 to 4 H100s × 25
+// BenchmarkSweep100 has a target: 100 cases (1 to 4 H100s × 25
 // rates from light load to twice the capacity of the smallest) of
 // 10k-request chatbot runs in under 30 s on 2 cores.
 func BenchmarkSweep100(b *testing.B) {

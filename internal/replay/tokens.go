@@ -10,7 +10,7 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// vocab is the size of the synthetic vocabulary (workload.md §9).
+// vocab is the size of the synthetic vocabulary (docs/workload.md §9).
 const vocab = 128000
 
 // DefaultHashBlockTokens is the number of prompt tokens one ext_hash_ids
@@ -18,7 +18,7 @@ const vocab = 128000
 const DefaultHashBlockTokens = tracev2.DefaultHashBlockTokens
 
 // streamSeed derives a stream's seed from the run seed and a name
-// (simulator.md §1: seed XOR FNV-1a-64(name)).
+// (docs/simulator.md §1: seed XOR FNV-1a-64(name)).
 func streamSeed(seed int64, name string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(name))

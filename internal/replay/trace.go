@@ -378,7 +378,7 @@ func (t *Trace) readOne() {
 
 // Ordinal is the place in the replayed list (injection order) of the
 // injected row with this request_id: the request_id of a replayed trace
-// (tracev2.md §4.2). It forgets the row (each is asked for once, when it
+// (docs/tracev2.md §4.2). It forgets the row (each is asked for once, when it
 // is written) and is −1 when unknown or without TraceOptions.Ordinals.
 func (t *Trace) Ordinal(requestID int64) int {
 	p, ok := t.ordinals[requestID]

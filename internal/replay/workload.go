@@ -54,7 +54,7 @@ func (w *WorkloadSource) follow(r *workload.Request, ok bool) (*tracev2.Record, 
 }
 
 // Record is the generated-mode trace row of a workload request before
-// simulation (tracev2.md §4.2): send = arrival, no chunk times yet.
+// simulation (docs/tracev2.md §4.2): send = arrival, no chunk times yet.
 func Record(r *workload.Request) tracev2.Record {
 	return tracev2.Record{
 		RequestID:     r.ID,

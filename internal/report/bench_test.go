@@ -35,7 +35,7 @@ func benchInput(n int) Input {
 	return in
 }
 
-// BenchmarkFullReport1M is issue 6's target: 1M matched pairs to the full report
+// BenchmarkFullReport1M has a target: 1M matched pairs to the full report
 // (statistics, goodput, validity, JSON, text, Markdown and HTML) in under 5 s.
 func BenchmarkFullReport1M(b *testing.B) {
 	in := benchInput(1_000_000)

@@ -17,7 +17,7 @@ const (
 	KeyUnchecked  = "unchecked"  // the simulation's deployment does not say
 )
 
-// ConfigMatch is the config verdict (calibrate.md §9): the deployment the
+// ConfigMatch is the config verdict (docs/calibrate.md §9): the deployment the
 // real trace states against the one the simulation ran, key by key. The
 // three lists are BLIS's; Match and Keys are ours. Without the simulation's
 // deployment (--sim-metrics) everything is empty ({}), as in BLIS.

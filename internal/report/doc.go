@@ -1,5 +1,5 @@
 // Package report compares a real trace with the simulated results of its replay and
-// renders the comparison (spec/calibrate.md).
+// renders the comparison (docs/calibrate.md).
 //
 // It pairs trace rows with SimResults by request_id, classifies every row into one
 // bucket, normalises the simulated side for the network, computes per-metric
@@ -8,7 +8,7 @@
 // and CI gates, and writes the result as JSON, text, Markdown or a self-contained
 // HTML page to an io.Writer.
 //
-// Inputs arrive already decoded and with normalised time origins (tracev2 §5):
+// Inputs arrive already decoded and with normalised time origins (docs/tracev2.md §5):
 // report reads no files, parses no flags and chooses no exit code; its errors carry
 // ExitCode methods (InputError: 2, GateError: 3) for main to map.
 //

@@ -17,7 +17,7 @@ func (e *InputError) Error() string { return e.Err.Error() }
 // Unwrap gives the wrapped cause.
 func (e *InputError) Unwrap() error { return e.Err }
 
-// ExitCode is 2: bad usage or invalid input (DESIGN.md, exit codes).
+// ExitCode is 2: bad usage or invalid input, as for every binary.
 func (e *InputError) ExitCode() int { return 2 }
 
 func inputErrorf(format string, a ...any) error {
@@ -34,5 +34,5 @@ func (e *GateError) Error() string {
 	return "calibrate: gate failed: " + strings.Join(e.Failures, "; ")
 }
 
-// ExitCode is 3: a calibrate assertion was not met (spec/calibrate.md §12).
+// ExitCode is 3: a calibrate assertion was not met (docs/calibrate.md §12).
 func (e *GateError) ExitCode() int { return 3 }

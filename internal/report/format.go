@@ -7,7 +7,7 @@ import (
 )
 
 // fmtDur renders a duration in µs with three significant digits in us, ms or s
-// (calibrate.md §11): 950 us, 66.9 ms, 141 ms, 1.63 s. ASCII only.
+// (docs/calibrate.md §11): 950 us, 66.9 ms, 141 ms, 1.63 s. ASCII only.
 func fmtDur(us float64) string {
 	if math.IsNaN(us) || math.IsInf(us, 0) {
 		return "n/a"

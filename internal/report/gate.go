@@ -91,7 +91,7 @@ func (e *GateSyntaxError) Caret() string {
 	return e.Expr + "\n" + strings.Repeat(" ", max(e.Column-1, 0)) + "^"
 }
 
-// DefaultGateMetrics are the metrics a bare stat applies to (calibrate.md §12).
+// DefaultGateMetrics are the metrics a bare stat applies to (docs/calibrate.md §12).
 func DefaultGateMetrics() []string { return []string{MetricTTFT, MetricE2E} }
 
 func isMetric(s string) bool {
@@ -486,7 +486,7 @@ func (g *Gate) name() string {
 	return g.scope + " " + g.key
 }
 
-// GateFlags are the gate flags of calibrate.md §12 and issue 6 (--assert), as the
+// GateFlags are the gate flags of docs/calibrate.md §12 (--assert and its shorthands), as the
 // command line gives them; "" means unset.
 type GateFlags struct {
 	Assert      string // expression in GateGrammar

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Goodput is the report's goodput block (calibrate.md §8, §10).
+// Goodput is the report's goodput block (docs/calibrate.md §8, §10).
 type Goodput struct {
 	Targets  map[string]SLOTarget     `json:"targets"`
 	PerClass map[string]*ClassGoodput `json:"per_class"`
@@ -78,7 +78,7 @@ func judge(t SLOTarget, ttft, e2e, itl float64, itlOK, failed bool, tally dimTal
 	return good, skippedITL
 }
 
-// computeGoodput runs §8 over the classified rows; runtimeS is the run's runtime.
+// computeGoodput runs docs/calibrate.md §8 over the classified rows; runtimeS is the run's runtime.
 func computeGoodput(m *matching, s *settings, runtimeS float64) *Goodput {
 	if len(s.targets) == 0 {
 		return nil
@@ -153,7 +153,7 @@ func computeGoodput(m *matching, s *settings, runtimeS float64) *Goodput {
 	return g
 }
 
-// runtimeUs is §8's runtime: latest last_chunk_time_us − earliest send_time_us
+// runtimeUs is docs/calibrate.md §8's runtime: latest last_chunk_time_us − earliest send_time_us
 // over the non-warm-up rows that have a SimResult (every class and status).
 func runtimeUs(m *matching) int64 {
 	var lo, hi int64

@@ -59,7 +59,7 @@ func badge(class, text string) string {
 	return `<span class="badge ` + esc(class) + `">` + esc(text) + `</span>`
 }
 
-// WriteHTML writes one self-contained HTML page (calibrate.md §11): inline CSS
+// WriteHTML writes one self-contained HTML page (docs/calibrate.md §11): inline CSS
 // and SVG, no scripts, nothing fetched. Plots need the pairs a Build keeps, so a
 // Report decoded from JSON renders its tables without plots.
 func (r *Report) WriteHTML(w io.Writer) error {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestImports enforces DESIGN.md: report knows no simulator, no load generator,
+// TestImports enforces the layering of docs/ARCHITECTURE.md: report knows no simulator, no load generator,
 // and no command-line libraries.
 func TestImports(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").CombinedOutput()

@@ -1,7 +1,7 @@
 package report
 
 // idIndex maps request ids to positions. Request ids are usually dense (0..N-1,
-// tracev2 §4.2), so it uses a slice when the ids fit in a few times the row count
+// docs/tracev2.md §4.2), so it uses a slice when the ids fit in a few times the row count
 // and falls back to a map otherwise; at a million rows the slice is several
 // times faster than hashing.
 type idIndex struct {

@@ -9,7 +9,7 @@ import (
 )
 
 // SLOTarget holds one class's goodput targets in ms; 0 means the dimension is not
-// gated. The JSON names are the spec's snake-case ones (calibrate.md §10).
+// gated. The JSON names are the spec's snake-case ones (docs/calibrate.md §10).
 type SLOTarget struct {
 	TTFTMs float64 `json:"ttft_ms,omitempty"`
 	ITLMs  float64 `json:"itl_ms,omitempty"`
@@ -35,7 +35,7 @@ type ObservedKV struct {
 	HitRate float64 // 0..1
 }
 
-// TraceHeader holds the trace header fields that calibration reads (tracev2.md §3).
+// TraceHeader holds the trace header fields that calibration reads (docs/tracev2.md §3).
 // The caller fills it from its decoded header.
 type TraceHeader struct {
 	Mode              string
@@ -62,7 +62,7 @@ type SimMetrics struct {
 }
 
 // Input is everything one calibration reads. Trace rows must already be on a
-// normalised time origin (tracev2.md §5); ITL timestamps on the same origin (only
+// normalised time origin (docs/tracev2.md §5); ITL timestamps on the same origin (only
 // their differences are used).
 type Input struct {
 	Header TraceHeader
@@ -88,13 +88,13 @@ type Input struct {
 	SameModel func(a, b string) bool
 }
 
-// TTFT reference points (calibrate.md §1 --ttft-from).
+// TTFT reference points (docs/calibrate.md §1 --ttft-from).
 const (
 	TTFTFromFirstChunk = "first-chunk"
 	TTFTFromFirstToken = "first-token"
 )
 
-// Config holds the calibration settings (calibrate.md §1). Start from
+// Config holds the calibration settings (docs/calibrate.md §1). Start from
 // DefaultConfig: the zero value is not the default.
 type Config struct {
 	// WarmupRequests excludes rows with request_id below it; -1 takes the header's
@@ -119,7 +119,7 @@ type Config struct {
 	Validity ValidityConfig
 }
 
-// DefaultConfig returns the defaults of calibrate.md §1.
+// DefaultConfig returns the defaults of docs/calibrate.md §1.
 func DefaultConfig() Config {
 	return Config{
 		WarmupRequests:     -1,
@@ -232,7 +232,7 @@ func mergeTargets(header, over map[string]SLOTarget) map[string]SLOTarget {
 	return out
 }
 
-// className names the empty SLO class "default" (calibrate.md §8).
+// className names the empty SLO class "default" (docs/calibrate.md §8).
 func className(c string) string {
 	if c == "" {
 		return "default"

@@ -36,7 +36,7 @@ func mdTable(b *strings.Builder, header []string, rows [][]string, right []bool)
 }
 
 // WriteMarkdown writes GitHub-flavoured Markdown for a CI job summary
-// (calibrate.md §11): plain Markdown, no raw HTML; the gate result, when gates
+// (docs/calibrate.md §11): plain Markdown, no raw HTML; the gate result, when gates
 // were applied, is the last line.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder

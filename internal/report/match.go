@@ -7,7 +7,7 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// Buckets of calibrate.md §2, in classification order.
+// Buckets of docs/calibrate.md §2, in classification order.
 const (
 	bucketWarmUp = iota
 	bucketNonOK
@@ -68,7 +68,7 @@ type row struct {
 	model  string // model tag, trace first, else sim
 }
 
-// matching is the result of §2–§5: buckets, counts and per-metric pairs.
+// matching is the result of docs/calibrate.md §2–§5: buckets, counts and per-metric pairs.
 type matching struct {
 	rows            []row
 	numRequests     int
@@ -139,7 +139,7 @@ func checkTraceIDs(in *Input) (idIndex, error) {
 	return seen, nil
 }
 
-// firstTime is the "first" instant of §4: the first chunk, or with --ttft-from
+// firstTime is the "first" instant of docs/calibrate.md §4: the first chunk, or with --ttft-from
 // first-token the first text token when it is recorded and in order.
 func firstTime(r *tracev2.Record, firstToken bool) int64 {
 	if firstToken && r.FirstTokenTimeUs > 0 && r.FirstTokenTimeUs >= r.SendTimeUs && r.FirstTokenTimeUs <= r.LastChunkTimeUs {
@@ -153,12 +153,12 @@ func validTiming(r *tracev2.Record) bool {
 		r.SendTimeUs <= r.FirstChunkTimeUs && r.FirstChunkTimeUs <= r.LastChunkTimeUs
 }
 
-// isWarmUp applies §3: request_id below N, or normalised arrival below D.
+// isWarmUp applies docs/calibrate.md §3: request_id below N, or normalised arrival below D.
 func (s *settings) isWarmUp(r *tracev2.Record) bool {
 	return r.RequestID < s.warmupN || (s.warmupDurUs > 0 && r.ArrivalTimeUs < s.warmupDurUs)
 }
 
-// delays are the network corrections of §5 in µs: RTT, upload, download.
+// delays are the network corrections of docs/calibrate.md §5 in µs: RTT, upload, download.
 func (s *settings) delays(sim *tracev2.SimResult) (rtt, up, down float64) {
 	rtt = float64(s.rttUs)
 	if s.bandwidthMbps > 0 {
@@ -180,7 +180,7 @@ func (s *settings) simE2E(sim *tracev2.SimResult) float64 {
 	return sim.E2EUs + rtt + up + down
 }
 
-// simITL is the sim's per-token latency (§4): itl_mean_us, else
+// simITL is the sim's per-token latency (docs/calibrate.md §4): itl_mean_us, else
 // (e2e − ttft)/(output − 1); ok is false when neither exists.
 func simITL(sim *tracev2.SimResult) (float64, bool) {
 	if sim.ITLMeanUs > 0 {
@@ -192,7 +192,7 @@ func simITL(sim *tracev2.SimResult) (float64, bool) {
 	return 0, false
 }
 
-// realPrompt is the real prompt length of §2 step 3.
+// realPrompt is the real prompt length of docs/calibrate.md §2 step 3.
 func realPrompt(r *tracev2.Record) int {
 	if r.ServerInputTokens > 0 {
 		return r.ServerInputTokens
@@ -255,7 +255,7 @@ func addBreakdown(m map[string]map[string]*pairs, key string, id int64, ttftR, t
 	b[MetricE2E].add(id, e2eR, e2eS)
 }
 
-// match runs §2–§5 over the input.
+// match runs docs/calibrate.md §2–§5 over the input.
 func match(in *Input, s *settings) (*matching, error) {
 	simIdx, err := indexSim(in)
 	if err != nil {

@@ -28,7 +28,7 @@ type benchRequest struct {
 }
 
 // realRecords turns a bench run into mode-real records on a t = 0 origin. The two
-// clocks are aligned as tracev2.md §5 aligns epoch send times: the offset is the
+// clocks are aligned as docs/tracev2.md §5 aligns epoch send times: the offset is the
 // smallest queued − arrival, since the lag from arrival to queueing is never
 // negative. The queue instant plays the send time.
 func realRecords(t *testing.T, path string) []tracev2.Record {

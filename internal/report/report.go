@@ -12,7 +12,7 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// TraceInfo counts the buckets of calibrate.md §2 (BLIS keys first).
+// TraceInfo counts the buckets of docs/calibrate.md §2 (BLIS keys first).
 type TraceInfo struct {
 	NumRequests     int    `json:"num_requests"`
 	WarmUpExcluded  int    `json:"warm_up_excluded"`
@@ -26,7 +26,7 @@ type TraceInfo struct {
 	UnmatchedSim    int    `json:"unmatched_sim"`
 }
 
-// Report is the whole calibration (calibrate.md §10). Field order is the JSON
+// Report is the whole calibration (docs/calibrate.md §10). Field order is the JSON
 // order; maps marshal in sorted key order, so the JSON is deterministic.
 type Report struct {
 	TraceInfo        TraceInfo                         `json:"trace_info"`
@@ -65,7 +65,7 @@ type RunInfo struct {
 	TTFTFrom         string
 }
 
-// Build runs the calibration of calibrate.md §2–§9 over in. Gates are applied
+// Build runs the calibration of docs/calibrate.md §2–§9 over in. Gates are applied
 // separately (ApplyGates), so outputs can show their result. Bad input or
 // settings give an *InputError (exit code 2).
 func Build(in Input, cfg Config) (*Report, error) {

@@ -64,7 +64,7 @@ func qualifies(r, s float64) bool {
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// Bias directions (calibrate.md §6).
+// Bias directions (docs/calibrate.md §6).
 const (
 	BiasOver    = "over-predict"
 	BiasUnder   = "under-predict"
@@ -108,7 +108,7 @@ func Pearson(real, sim []float64) float64 {
 	return r
 }
 
-// Quality grades, best first (calibrate.md §7).
+// Quality grades, best first (docs/calibrate.md §7).
 const (
 	GradeExcellent = "excellent"
 	GradeGood      = "good"
@@ -182,7 +182,7 @@ type RequestLevel struct {
 	Quality       string  `json:"quality"`
 }
 
-// Comparison is one metric's comparison (calibrate.md §10 `metrics.<name>`).
+// Comparison is one metric's comparison (docs/calibrate.md §10 `metrics.<name>`).
 type Comparison struct {
 	WorkloadLevel WorkloadLevel `json:"workload_level"`
 	RequestLevel  RequestLevel  `json:"request_level"`

@@ -18,7 +18,7 @@ func nonStreamed(id, send, done int64, in, out int) tracev2.Record {
 
 // TestNonStreamedCapture: a capture whose responses came whole has no TPOT
 // or ITL; calibrate says "not measured" instead of grading a 0 against the
-// simulator (which used to read MAPE 0.0%, grade poor).
+// simulator (a 0 would read MAPE 0.0%, grade poor).
 func TestNonStreamedCapture(t *testing.T) {
 	var recs []tracev2.Record
 	var sims []tracev2.SimResult

@@ -12,7 +12,7 @@ import (
 	"servesim/internal/quantile"
 )
 
-// Inline SVG plots for the HTML report (calibrate.md §11). Real and sim use the
+// Inline SVG plots for the HTML report (docs/calibrate.md §11). Real and sim use the
 // Okabe–Ito blue and vermillion, distinct for colour-blind readers, and also
 // differ in dash pattern (real solid, sim dashed).
 const (

@@ -163,7 +163,7 @@ func (r *Report) gateText() string {
 	return "gate: FAIL: " + strings.Join(r.Gate.Failures, "; ")
 }
 
-// WriteText writes the plain-text summary of calibrate.md §11 (stdout default).
+// WriteText writes the plain-text summary of docs/calibrate.md §11 (stdout default).
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(r.summaryLine() + "\n")

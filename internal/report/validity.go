@@ -10,7 +10,7 @@ import (
 	"servesim/internal/tracev2"
 )
 
-// ValidityConfig tunes the run-validity checks (issue 6 item 4). A zero field takes
+// ValidityConfig tunes the run-validity checks (docs/calibrate.md §9). A zero field takes
 // the default named in its comment; negative values are input errors.
 type ValidityConfig struct {
 	// MinRows is the fewest measured rows a trend check needs (default 8).

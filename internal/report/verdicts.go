@@ -4,7 +4,7 @@ import (
 	"math"
 )
 
-// TTFTTolerance is the TTFT tolerance verdict (calibrate.md §9).
+// TTFTTolerance is the TTFT tolerance verdict (docs/calibrate.md §9).
 type TTFTTolerance struct {
 	MAPE      float64 `json:"mape"`
 	Threshold float64 `json:"threshold"`
@@ -48,7 +48,7 @@ func hitRate(h TraceHeader, sm *SimMetrics, tolPP float64) (*HitRate, string) {
 	return nil, ""
 }
 
-// knownLimitations is the fixed list of calibrate.md §10, in our own words.
+// knownLimitations is the fixed list of docs/calibrate.md §10, in our own words.
 func knownLimitations() []string {
 	return []string{
 		"The simulator advances in discrete scheduler steps with modelled step times; a real server overlaps work and jitters, so tail latencies under heavy load carry the largest error.",

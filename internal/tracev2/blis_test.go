@@ -95,7 +95,7 @@ func TestBLISSample(t *testing.T) {
 	}
 }
 
-// TestOlderLayouts loads every BLIS column layout of spec §4.5.
+// TestOlderLayouts loads every BLIS column layout of docs/tracev2.md §4.5.
 func TestOlderLayouts(t *testing.T) {
 	base := Record{RequestID: 7, ClientID: "c", TenantID: "t", SLOClass: "standard", SessionID: "s", RoundIndex: 1,
 		PrefixGroup: "g", Streaming: true, InputTokens: 10, OutputTokens: 5, TextTokens: 10, ReasonRatio: 0.25,

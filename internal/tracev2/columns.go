@@ -138,7 +138,7 @@ func colByName(s string) colID {
 }
 
 // required reports whether a column has been present since the first v2
-// layout (22 columns, spec §4.5); the others default when absent.
+// layout (22 columns, docs/tracev2.md §4.5); the others default when absent.
 func (c colID) required() bool {
 	switch c {
 	case colRequestID, colClientID, colTenantID, colSLOClass, colSessionID, colRoundIndex,
@@ -156,14 +156,14 @@ func (c colID) required() bool {
 // it before the first row (they cannot look ahead when streaming); a column
 // may then hold only zeros or empty strings.
 type Columns struct {
-	// BLIS optional columns (spec §4.3).
+	// BLIS optional columns (docs/tracev2.md §4.3).
 	VLLMPriority bool // vllm_priority, right after slo_class
 	SLOTarget    bool // slo_target_us, right after deadline_us
 	XRequestID   bool // x_request_id, trailing 1st
 	Adapter      bool // adapter, trailing 2nd
 	ThinkTime    bool // think_time_us, trailing 3rd
 
-	// Our extension columns (spec §4.4), trailing after every BLIS column.
+	// Our extension columns (docs/tracev2.md §4.4), trailing after every BLIS column.
 	FirstTokenTime bool // ext_first_token_time_us
 	CachedTokens   bool // ext_cached_tokens
 	Instance       bool // ext_instance
@@ -240,7 +240,7 @@ func (c *Columns) set(id colID) {
 }
 
 // VLLMPriority is the priority observe sends in the request body for an SLO
-// class (spec §4.3): max − p(class) with p = critical 4, standard 3 (also
+// class (docs/tracev2.md §4.3): max − p(class) with p = critical 4, standard 3 (also
 // empty and unknown classes), batch −1, sheddable −2, background −3; lower
 // values are more urgent.
 func VLLMPriority(sloClass string) int {

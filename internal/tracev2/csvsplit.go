@@ -12,7 +12,7 @@ import (
 )
 
 const (
-	// maxRowBytes is the longest accepted row (spec §4.7), quoted line
+	// maxRowBytes is the longest accepted row (docs/tracev2.md §4.7), quoted line
 	// breaks included.
 	maxRowBytes = 1 << 20
 	// bufSize is the read buffer; most rows fit in it and are parsed in place.

@@ -32,7 +32,7 @@ func (r *Reader) decodeRow(line []byte, rec *Record) error {
 	return r.decode(rec)
 }
 
-// decode turns the current row into rec and validates it (spec §4.5, §4.7).
+// decode turns the current row into rec and validates it (docs/tracev2.md §4.5, §4.7).
 // Nothing here allocates except strings seen for the first time (one
 // allocation per row for all of them) and ext_hash_ids.
 func (r *Reader) decode(rec *Record) error {
@@ -103,7 +103,7 @@ func (r *Reader) decode(rec *Record) error {
 			}
 			rec.ReasonRatio = v
 		case colThinkTimeUs:
-			// Trimmed, and empty means 0 (spec §4.5).
+			// Trimmed, and empty means 0 (docs/tracev2.md §4.5).
 			if b := bytes.TrimSpace(r.fieldAt(i)); len(b) > 0 {
 				v, fail := parseInt(b)
 				if fail != parseOK || v < 0 {
@@ -219,7 +219,7 @@ func (r *Reader) finishRow(rec *Record) error {
 	return nil
 }
 
-// checkFieldCount compares a split row with the column row (spec §4.5).
+// checkFieldCount compares a split row with the column row (docs/tracev2.md §4.5).
 func (r *Reader) checkFieldCount() error {
 	f := r.sp.fields
 	if len(f) < r.ncols {
@@ -425,7 +425,7 @@ func (r *Reader) hashIDs(i int, b []byte) ([]int64, error) {
 	return out, nil
 }
 
-// checkRow applies the checks that involve several columns (spec §4.7).
+// checkRow applies the checks that involve several columns (docs/tracev2.md §4.7).
 func (r *Reader) checkRow(rec *Record) error {
 	if rec.PrefixLength+rec.InputTokens > MaxTokens {
 		return r.fieldError(r.idx[colInputTokens], fmt.Sprintf("prefix_length %d + input_tokens %d exceed %d, the largest prompt a trace may hold",
@@ -440,7 +440,7 @@ func (r *Reader) checkRow(rec *Record) error {
 	}{{colSendTimeUs, rec.SendTimeUs}, {colFirstChunkTimeUs, rec.FirstChunkTimeUs}, {colLastChunkTimeUs, rec.LastChunkTimeUs},
 		{colExtFirstTokenTimeUs, rec.FirstTokenTimeUs}} {
 		if c.v < 0 && r.idx[c.id] >= 0 {
-			// A recorded instant is at least 1 µs after t0 (spec §5); a
+			// A recorded instant is at least 1 µs after t0 (docs/tracev2.md §5); a
 			// replay injects a row without a positive send time at its
 			// arrival time.
 			v := c.v

@@ -1,6 +1,6 @@
 // Package tracev2 is the shared language of the suite: the TraceV2 trace
 // (header YAML + data CSV, in the two-file or the single-stream form), the
-// ITL CSV and the SimResult JSON of spec/tracev2.md, compatible with BLIS
+// ITL CSV and the SimResult JSON of docs/tracev2.md, compatible with BLIS
 // trace_version 2 and 3.
 //
 // Reading. Open resolves what the command line names (a path, "-" for stdin,
@@ -40,16 +40,15 @@
 // measured, declared, derived or absent). Header.Deployment and
 // SetDeployment are the one mapping between the two places.
 //
-// Deviation from spec/tracev2.md §2 and §3, on purpose: those sections say
-// that default two-file output must not contain x_ext, because BLIS's strict
-// loader rejects it. A trace that does not say which deployment and client
-// made it is the bigger harm (it gets replayed on the wrong server without a
-// word), so every writer now puts x_ext in the header by default. A header
-// that BLIS loads is one flag away (--blis-compatible-header, withExt false
-// in CreateFiles): the header then holds only BLIS's keys, and x_ext goes to
-// the sidecar NAME.ext.yaml beside NAME.yaml, which our readers merge back
-// into a header that has no x_ext of its own, so nothing is lost. The
-// single-stream form always carried x_ext and still does.
+// x_ext in every header: a trace that does not say which deployment and
+// client made it would be replayed on the wrong server without a word, so
+// every writer puts x_ext in the header (docs/tracev2.md §2, §3). A header
+// that BLIS's strict loader accepts is one flag away
+// (--blis-compatible-header, withExt false in CreateFiles): it then holds
+// only BLIS's keys, and x_ext goes to the sidecar NAME.ext.yaml beside
+// NAME.yaml, which our readers merge back into a header that has no x_ext
+// of its own, so nothing is lost. The single-stream form always carries
+// x_ext.
 //
 // Why the trace CSV is parsed by hand: the reader must sustain more than a
 // million rows per second with at most two allocations per row, report the

@@ -116,7 +116,7 @@ func oneLine(s string) string {
 }
 
 // maxWarnings is how many row-level warnings of one kind a reader reports
-// before it only counts them (spec §7).
+// before it only counts them (docs/tracev2.md §7).
 const maxWarnings = 20
 
 // warnLimiter forwards the first maxWarnings messages and counts the rest.

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Trace versions and header values (spec §3).
+// Trace versions and header values (docs/tracev2.md §3).
 const (
 	// TraceVersion is the version our writers emit.
 	TraceVersion = 3
@@ -32,7 +32,7 @@ const (
 	OriginEpoch    = "epoch"    // x_ext.time_origin: BLIS-style absolute times
 )
 
-// Header is the trace header YAML (spec §3). Field order is the order our
+// Header is the trace header YAML (docs/tracev2.md §3). Field order is the order our
 // writers emit. Optional maps are pointers (nil = absent); kv_offload keeps
 // pointer leaves so that it round-trips unchanged, explicit zeros included.
 type Header struct {

@@ -365,7 +365,7 @@ func kindWant(k reflect.Kind) string {
 	return "a string"
 }
 
-// check validates values against spec §3, with positions.
+// check validates values against docs/tracev2.md §3, with positions.
 func (d *headerDecoder) check(h *Header, root *yaml.Node, partial bool) error {
 	at := func(path string) *yaml.Node {
 		if n := d.pos[path]; n != nil {
@@ -495,7 +495,7 @@ func (d *headerDecoder) checkCounts(h *Header, at func(string) *yaml.Node) error
 }
 
 // mergeTrailer merges the trailer mapping into the header mapping in place
-// (spec §6): nested mappings merge key by key; a key present in both with a
+// (docs/tracev2.md §6): nested mappings merge key by key; a key present in both with a
 // non-mapping value is an error located at the trailer's key.
 func mergeTrailer(hdr, trailer *yaml.Node, name, path string) error {
 	if trailer.Kind != yaml.MappingNode {

@@ -100,7 +100,7 @@ func sampleColumns(mode string) Columns {
 		FirstTokenTime: true, CachedTokens: true, Instance: true, Preemptions: true, HashIDs: true}
 }
 
-// sampleRecords are the spec §10 rows, plus rows with awkward strings.
+// sampleRecords are the docs/tracev2.md §10 rows, plus rows with awkward strings.
 func sampleRecords(mode string) []Record {
 	switch mode {
 	case ModeReal:

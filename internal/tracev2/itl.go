@@ -9,7 +9,7 @@ import (
 	"github.com/gocarina/gocsv"
 )
 
-// ITLRow is one row of an ITL CSV (spec §8): one SSE data event of a
+// ITLRow is one row of an ITL CSV (docs/tracev2.md §8): one SSE data event of a
 // streamed request. TimestampUs is on the trace's time origin.
 type ITLRow struct {
 	RequestID   int64
@@ -21,7 +21,7 @@ type ITLRow struct {
 // for name-bound CSV; the ITL file is where speed matters less than in the
 // trace reader). Its fields are strings on purpose: gocsv's own number
 // conversion accepts "0x1F", truncates "1.9" and reads an empty field as 0,
-// all of which spec §7 makes errors, so values are parsed here with the
+// all of which docs/tracev2.md §7 makes errors, so values are parsed here with the
 // trace reader's strict parser and located with csv.Reader.FieldPos.
 type itlCSV struct {
 	RequestID   string `csv:"request_id"`

@@ -34,7 +34,7 @@ const (
 	FormSingle                  // "# " header lines, CSV, "#+ " trailer
 )
 
-// Open finds and opens a trace (spec §6) and returns a Reader positioned at
+// Open finds and opens a trace (docs/tracev2.md §6) and returns a Reader positioned at
 // the first data row, plus the resolved header (the same pointer as
 // Reader.Header; a single stream's trailer is merged into it when Read
 // returns io.EOF). Gzip input and a byte-order mark are handled

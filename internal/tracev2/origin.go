@@ -9,13 +9,13 @@ import (
 
 // EpochThresholdUs separates absolute Unix-epoch times from offsets: a time
 // value at or above 10^15 µs (2001-09-09) is epoch, a smaller one is an
-// offset from t0 (spec §5). Zero keeps its meaning "never".
+// offset from t0 (docs/tracev2.md §5). Zero keeps its meaning "never".
 const EpochThresholdUs int64 = 1_000_000_000_000_000
 
 // IsEpoch reports whether t is an absolute Unix-epoch time in µs.
 func IsEpoch(t int64) bool { return t >= EpochThresholdUs }
 
-// Origin rules (spec §5).
+// Origin rules (docs/tracev2.md §5).
 const (
 	// RuleOffsets: no epoch values; times are used as they are.
 	RuleOffsets = 1
@@ -249,7 +249,7 @@ func readChunked(r *Reader) ([]Record, []int, error) {
 }
 
 // IndexByID maps each request_id to its record's index. A duplicated
-// request_id is an *Error naming both lines (spec §7: uniqueness is checked
+// request_id is an *Error naming both lines (docs/tracev2.md §7: uniqueness is checked
 // by consumers that index the trace).
 func (t *Trace) IndexByID() (map[int64]int, error) {
 	idx := make(map[int64]int, len(t.Records))

@@ -13,7 +13,7 @@ import (
 // Reader streams the rows of a data CSV, one Record at a time, in memory that
 // grows only with the longest row. Columns are bound by the names of the
 // column row, so every BLIS layout (22, 25, 26, 27 columns, 27 + optional)
-// and our extension columns load. Every value is validated (spec §4.7); the
+// and our extension columns load. Every value is validated (docs/tracev2.md §4.7); the
 // first malformed row stops reading with an *Error unless Options.Lenient.
 //
 // Times are returned as they are in the file. A file written by BLIS observe
@@ -355,7 +355,7 @@ func (r *Reader) Columns() Columns { return r.cols }
 // Skipped is the number of rows skipped in lenient mode so far.
 func (r *Reader) Skipped() int { return r.skipped }
 
-// Origin is the file's time origin (spec §5), known once Read has returned
+// Origin is the file's time origin (docs/tracev2.md §5), known once Read has returned
 // io.EOF; before that it is an error.
 func (r *Reader) Origin() (Origin, error) {
 	if r.err != io.EOF {

@@ -216,7 +216,7 @@ func TestHeaderWarnings(t *testing.T) {
 	}
 }
 
-// TestHeaderEncoding pins the writer's layout against the spec §10 example.
+// TestHeaderEncoding pins the writer's layout against the docs/tracev2.md §10 example.
 func TestHeaderEncoding(t *testing.T) {
 	h := &Header{
 		TraceVersion: 3, TimeUnit: "us", CreatedAt: "2026-03-01T10:00:00.000000Z", Mode: ModeReal,

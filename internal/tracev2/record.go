@@ -16,14 +16,14 @@ const MaxTokens = 1 << 24
 const MaxHashIDs = 1 << 15
 
 // Record is one row of a TraceV2 data CSV: one request. Field comments give the
-// column name; times are integer microseconds on the file's time origin (spec §5),
+// column name; times are integer microseconds on the file's time origin (docs/tracev2.md §5),
 // and 0 means "never" for the chunk and token times.
 type Record struct {
 	RequestID    int64  // request_id
 	ClientID     string // client_id
 	TenantID     string // tenant_id
 	SLOClass     string // slo_class
-	VLLMPriority int    // vllm_priority (optional column, spec §4.3)
+	VLLMPriority int    // vllm_priority (optional column, docs/tracev2.md §4.3)
 	SessionID    string // session_id
 	RoundIndex   int    // round_index
 	PrefixGroup  string // prefix_group
@@ -55,7 +55,7 @@ type Record struct {
 	Adapter     string // adapter (optional trailing)
 	ThinkTimeUs int64  // think_time_us (optional trailing)
 
-	// Our extension columns (spec §4.4), trailing after every BLIS column.
+	// Our extension columns (docs/tracev2.md §4.4), trailing after every BLIS column.
 	FirstTokenTimeUs int64   // ext_first_token_time_us
 	CachedTokens     int     // ext_cached_tokens
 	Instance         string  // ext_instance
@@ -72,7 +72,7 @@ const DefaultHashBlockTokens = 512
 
 // ResendPromptTokens is the prompt length a row stands for when it is sent
 // again, to the simulator (replay) or to a live server (observe --trace),
-// simulator.md §13: server_input_tokens when > 0 and the row has no prefix
+// docs/simulator.md §13: server_input_tokens when > 0 and the row has no prefix
 // group (the server's own count of what it received), else prefix_length +
 // input_tokens.
 func (r *Record) ResendPromptTokens() int {
@@ -82,7 +82,7 @@ func (r *Record) ResendPromptTokens() int {
 	return r.PrefixLength + r.InputTokens
 }
 
-// KnownStatus reports whether s is one of the status values of spec §4.6
+// KnownStatus reports whether s is one of the status values of docs/tracev2.md §4.6
 // (ok, error, timeout, incomplete). Readers accept any status; a consumer
 // treats another as not ok and says so once (StatusTally).
 func KnownStatus(s string) bool {

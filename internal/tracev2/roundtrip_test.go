@@ -132,7 +132,7 @@ func TestRoundTripTwoFile(t *testing.T) {
 	}
 }
 
-// TestSplitSingleStream checks spec §6: the leading lines without "# ",
+// TestSplitSingleStream checks docs/tracev2.md §6: the leading lines without "# ",
 // plus the trailer, minus x_ext, form a header YAML; the other lines form
 // the CSV; and the pair reads back like the stream.
 func TestSplitSingleStream(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"slices"
 )
 
-// SimResult is one completed simulated request (spec §9), as replay writes it
+// SimResult is one completed simulated request (docs/tracev2.md §9), as replay writes it
 // and calibrate reads it. Times in µs. Fields marked ours are ignored by
 // BLIS's decoder.
 type SimResult struct {

@@ -22,7 +22,7 @@ func unsetSimResult() SimResult {
 }
 
 // checkSimResult validates a decoded object as strictly as a trace row
-// (spec §9): the five BLIS fields present, times finite, not negative and
+// (docs/tracev2.md §9): the five BLIS fields present, times finite, not negative and
 // below maxSimTimeUs with ttft_us ≤ e2e_us, counts within [0, MaxTokens].
 // line and col locate the object's '{'.
 func checkSimResult(r *SimResult, name string, line, col int) error {

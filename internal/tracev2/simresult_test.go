@@ -21,7 +21,7 @@ func TestSimResults(t *testing.T) {
 	if results[0].RequestID != 9 {
 		t.Error("WriteSimResults reordered the caller's slice")
 	}
-	// The spec §10 object, byte for byte.
+	// The docs/tracev2.md §10 object, byte for byte.
 	want := `[
   {
     "request_id": 2,

@@ -14,7 +14,7 @@ import (
 // Writer writes a data CSV: the column row at construction, then one row per
 // Write. Each row is formatted into a reused buffer and handed to the
 // underlying io.Writer in a single Write call, never buffered across rows,
-// so an interrupted producer leaves only whole rows (spec §7). Wrap w in a
+// so an interrupted producer leaves only whole rows (docs/tracev2.md §7). Wrap w in a
 // bufio.Writer (and Flush it) for throughput when that guarantee is not
 // needed.
 type Writer struct {
@@ -203,7 +203,7 @@ func needsQuotes(s string) bool {
 	return unicode.IsSpace(r)
 }
 
-// checkRecord rejects what a reader would reject (spec §4.7), so a writer
+// checkRecord rejects what a reader would reject (docs/tracev2.md §4.7), so a writer
 // never emits a row it cannot read back.
 func checkRecord(r *Record) error {
 	// The OR of the values is negative exactly when one of them is, so the

@@ -9,7 +9,7 @@ import (
 )
 
 // TestQuotingMatchesEncodingCSV: string fields are quoted exactly as
-// encoding/csv quotes them (spec §4.1).
+// encoding/csv quotes them (docs/tracev2.md §4.1).
 func TestQuotingMatchesEncodingCSV(t *testing.T) {
 	for _, s := range []string{"", "plain", "a,b", `say "hi"`, "two\nlines", "cr\rhere", " lead", "\tlead", "trail ",
 		`\.`, `\.x`, "\u00a0nbsp", "ünï", `"`, ","} {

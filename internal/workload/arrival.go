@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 )
 
-// Arrival process names (workload.md §4).
+// Arrival process names (docs/workload.md §4).
 const (
 	ProcessPoisson  = "poisson"
 	ProcessConstant = "constant"

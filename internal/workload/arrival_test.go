@@ -72,7 +72,7 @@ func TestArrivalProcessesStatistics(t *testing.T) {
 }
 
 func TestConstantArrivalIsFloorOfMean(t *testing.T) {
-	// workload.md §4: rate 5/s → 199999 µs, arrivals at 199999, 399998, …
+	// docs/workload.md §4: rate 5/s → 199999 µs, arrivals at 199999, 399998, …
 	s, err := newArrivalSampler(Arrival{Process: ProcessConstant}, 5)
 	if err != nil {
 		t.Fatal(err)

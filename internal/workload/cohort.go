@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Cohorts (BLIS WorkloadSpec v2, workload.md §3) describe a population of
+// Cohorts (BLIS WorkloadSpec v2, docs/workload.md §3) describe a population of
 // alike clients whose traffic follows a pattern over time. Each cohort
 // expands into `population` clients "<id>-<j>", each with rate_fraction /
 // population, sharing one lifecycle built from the patterns:

@@ -24,7 +24,7 @@ func Load(path string) (*Spec, []string, error) {
 	return Decode(path, data, filepath.Dir(path))
 }
 
-// Decode decodes and validates a workload spec (workload.md §1–§8). name is
+// Decode decodes and validates a workload spec (docs/workload.md §1–§8). name is
 // used in error messages (file:line:column); baseDir resolves relative
 // empirical `file:` paths. It returns the spec with defaults resolved and
 // warnings (each naming its place) for keys accepted but ignored. Every

@@ -146,7 +146,7 @@ func TestDecodeEmpiricalFileRelativeToSpec(t *testing.T) {
 }
 
 // TestNegativeEmpiricalWeightsWarn: negative empirical weights are dropped
-// like zero ones (workload.md), with a warning naming each, in the spec or
+// like zero ones (docs/workload.md), with a warning naming each, in the spec or
 // in the file.
 func TestNegativeEmpiricalWeightsWarn(t *testing.T) {
 	dir := t.TempDir()

@@ -152,7 +152,7 @@ func decodeClientSessions(rc *rawClient, c *Client, path string, pos *positions)
 	return warn, nil
 }
 
-// decodeArrival reads an arrival block at path (workload.md §4).
+// decodeArrival reads an arrival block at path (docs/workload.md §4).
 func decodeArrival(a *rawArrival, path string, pos *positions) (Arrival, []string, *Error) {
 	var warn []string
 	out := Arrival{Process: a.Process, CV: deref(a.CV), Shape: deref(a.Shape), Scale: deref(a.Scale)}

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Distribution types (workload.md §5).
+// Distribution types (docs/workload.md §5).
 const (
 	DistGaussian        = "gaussian"
 	DistExponential     = "exponential"
@@ -60,7 +60,7 @@ type lengthSampler struct {
 	ilo, ihi       int64   // uniform bounds
 	values         []int   // empirical support, ascending
 	// dropped names the empirical weights below zero, which are dropped
-	// like zero ones (workload.md): for a warning each, as path or
+	// like zero ones (docs/workload.md): for a warning each, as path or
 	// file:line, then what.
 	dropped []string
 	cdf     []float64

@@ -1,6 +1,6 @@
 // Package workload turns a workload description — a BLIS WorkloadSpec v2
 // YAML file, a named preset, or command-line options — into a seeded, lazy
-// stream of requests (spec: shared/spec/workload.md). observe sends the
+// stream of requests (spec: docs/workload.md). observe sends the
 // stream to a live server and run sends it to the simulator, so one spec and
 // seed mean the same requests on both sides.
 //
@@ -45,7 +45,7 @@
 // input length) for whatever count the server generated — Request.OutputIDs
 // does it, so a simulator can hand its KV cache the very ids the next round
 // will resend — and a replay that only preserves structure (the token-ids
-// stream of simulator.md §13) needs none of them.
+// stream of docs/simulator.md §13) needs none of them.
 // The prompt is the group prefix followed by the input ids; for round k + 1
 // of an accumulating session it is round k's whole prompt, then round k's
 // generated output ids, then round k + 1's new input ids (InputTokens counts
@@ -89,7 +89,7 @@
 // pre-generated; OnComplete(id, last-chunk time, generated tokens) returns
 // round k + 1 arriving think time later. closed_loop false: every round is
 // pre-generated at start + k·think and sent whatever happens (like replay's
-// fixed session mode). Concurrency users (§8) are endless sessions: a
+// fixed session mode). Concurrency users (docs/workload.md §8) are endless sessions: a
 // follow-up after each completion or failure, think time later. Session
 // ids: "sess_<id of round 0>", "concurrency_<client>_user_<u>".
 //
@@ -101,7 +101,7 @@
 // budget-exhausted (num_requests allowed no more rounds). A user whose first
 // request was never generated never started.
 //
-// # Windows, cohorts, stages, ramps (beyond workload.md §1)
+// # Windows, cohorts, stages, ramps (beyond docs/workload.md §1)
 //
 // Every key of BLIS's WorkloadSpec v2 is accepted except servegen_data (it
 // needs ServeGen's data files; it is an error saying so). A client's

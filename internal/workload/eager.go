@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// Eager generates every pre-generated request at once, the way workload.md
+// Eager generates every pre-generated request at once, the way docs/workload.md
 // §9 describes it: each client's requests in full (up to num_requests
 // slots), then a stable sort by arrival time (ties: client spec order, then
 // generation order), truncation to num_requests, and numbering. It gives

@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// An inference_perf block (BLIS's inference-perf compatibility, workload.md
+// An inference_perf block (BLIS's inference-perf compatibility, docs/workload.md
 // §3) expands into N × M clients per stage: system prompt p (group
 // "prompt-p", system_prompt_len tokens, also the tenant) times user u, with
 // constant question_len input and output_len output, SLO class standard.

@@ -7,7 +7,7 @@ import (
 )
 
 // Lifecycle restricts a client to activity windows (BLIS lifecycle,
-// workload.md §3): it sends only while one of its windows is open.
+// docs/workload.md §3): it sends only while one of its windows is open.
 type Lifecycle struct {
 	Windows []Window
 }
@@ -108,7 +108,7 @@ type rateKey struct {
 }
 
 // windowRates computes the rate, in requests (or sessions) per second, of
-// every window of every windowed client of s (workload.md §3):
+// every window of every windowed client of s (docs/workload.md §3):
 //
 //   - absolute mode (aggregate_rate 0): the window's trace_rate;
 //   - proportional mode: aggregate_rate × weight / Σ weights of the windows

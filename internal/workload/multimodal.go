@@ -5,7 +5,7 @@ import (
 )
 
 // Multimodal makes a client's input the sum of its parts (BLIS multimodal,
-// workload.md §3): text tokens (Text, else the client's input
+// docs/workload.md §3): text tokens (Text, else the client's input
 // distribution), then for images, audio and video, count × tokens per item
 // (a modality without its token distribution is absent; without a count
 // distribution it counts 1). The simulator and observe see the total as

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Options are the workload flags of observe and run (workload.md §11–§12).
+// Options are the workload flags of observe and run (docs/workload.md §11–§12).
 // A nil pointer means "not given on the command line": defaults apply, and
 // only given flags conflict with a spec or override it. The CLI maps its
 // flags one to one (--think-time-ms N becomes ThinkTime = N ms).
@@ -66,7 +66,7 @@ func (o *Options) ramp() (*RateRamp, *Error) {
 	return r, nil
 }
 
-// Synthesis defaults (workload.md §12).
+// Synthesis defaults (docs/workload.md §12).
 const (
 	DefaultRate        = 1.0
 	DefaultArrival     = ProcessConstant
@@ -76,7 +76,7 @@ const (
 	SynthPrefixGroup   = "shared"
 )
 
-// Preset is a named workload shape (workload.md §11): token counts as
+// Preset is a named workload shape (docs/workload.md §11): token counts as
 // mean / stdev / min / max.
 type Preset struct {
 	Name                               string

@@ -100,7 +100,7 @@ func TestResolvePresets(t *testing.T) {
 			}
 		})
 	}
-	// The numbers of workload.md §11.
+	// The numbers of docs/workload.md §11.
 	want := map[string][8]int{
 		"chatbot":       {256, 100, 2, 800, 256, 100, 1, 1024},
 		"summarization": {4096, 500, 100, 8192, 512, 150, 10, 2048},

@@ -1,7 +1,7 @@
 package workload
 
 // Request is one generated request: what a client sends and when
-// (workload.md §9). Times are µs from t = 0.
+// (docs/workload.md §9). Times are µs from t = 0.
 type Request struct {
 	ID           int64  // 0, 1, 2, … in arrival order; follow-ups after the pre-generated ones
 	Client       int    // index of the client in Spec.Clients

@@ -189,7 +189,7 @@ func requestSchema(obj string) map[string]field {
 }
 
 // unimplementedKey reports BLIS keys we recognise but do not implement
-// (workload.md §1): they are an error, never silently ignored.
+// (docs/workload.md §1): they are an error, never silently ignored.
 func unimplementedKey(obj, key string) bool {
 	if obj != "spec" && obj != "client" {
 		return false

@@ -2,7 +2,7 @@ package workload
 
 import "strconv"
 
-// Source is the lazy stream of a workload's requests (workload.md §9). Next
+// Source is the lazy stream of a workload's requests (docs/workload.md §9). Next
 // returns the pre-generated requests in arrival order; OnComplete and
 // OnFailed return the follow-ups that completions cause. Memory is constant
 // in num_requests: one pending draft per client, plus the sessions that are

@@ -1,7 +1,7 @@
 package workload
 
-// Spec is a workload: BLIS WorkloadSpec v2 (workload.md §2) with the defaults
-// of §3 resolved. Decode builds one from YAML; tests and programs may build
+// Spec is a workload: BLIS WorkloadSpec v2 (docs/workload.md §2) with the defaults
+// of docs/workload.md §3 resolved. Decode builds one from YAML; tests and programs may build
 // one directly and pass it to New, which validates it.
 type Spec struct {
 	Version       string   // "2" after decoding ("1" is upgraded)
@@ -25,14 +25,14 @@ type Spec struct {
 	pos *positions // key positions when decoded from a file; nil otherwise
 }
 
-// Client is one client of a Spec (workload.md §3), defaults resolved.
+// Client is one client of a Spec (docs/workload.md §3), defaults resolved.
 type Client struct {
 	ID           string
 	TenantID     string
 	SLOClass     string
 	Model        string
 	RateFraction float64 // share of AggregateRate; 0 for concurrency clients
-	Concurrency  int     // closed-loop virtual users (§8); 0 = rate-based
+	Concurrency  int     // closed-loop virtual users (docs/workload.md §8); 0 = rate-based
 	ThinkTimeUs  int64   // think time of concurrency users
 	Arrival      Arrival // rate-based clients only
 	Input        Distribution
@@ -59,7 +59,7 @@ type Client struct {
 	lead int
 }
 
-// Arrival is an inter-arrival process (workload.md §4). Zero CV, Shape and
+// Arrival is an inter-arrival process (docs/workload.md §4). Zero CV, Shape and
 // Scale mean "not given".
 type Arrival struct {
 	Process string  // poisson, constant, gamma, weibull
@@ -68,14 +68,14 @@ type Arrival struct {
 	Scale   float64 // µs
 }
 
-// Distribution is a length distribution (workload.md §5).
+// Distribution is a length distribution (docs/workload.md §5).
 type Distribution struct {
 	Type   string             // gaussian, exponential, lognormal, pareto_lognormal, constant, empirical, uniform
 	Params map[string]float64 // parameters; for empirical, "<token count>": weight
 	File   string             // empirical only: a PMF or a list of observed lengths (see doc.go)
 }
 
-// MultiTurn makes every arrival of a client start a session (workload.md §7).
+// MultiTurn makes every arrival of a client start a session (docs/workload.md §7).
 type MultiTurn struct {
 	MaxRounds     int
 	ThinkTimeUs   int64
@@ -93,7 +93,7 @@ type SLOTarget struct {
 // Context growth values.
 const ContextAccumulate = "accumulate"
 
-// Defaults of workload.md §2, §3, §6.
+// Defaults of docs/workload.md §2, §3, §6.
 const (
 	DefaultSeed         = 42
 	DefaultPrefixLength = 50

@@ -9,7 +9,7 @@ import (
 // so the two words differ even for a zero seed.
 const pcgIncrement = 0xda3e39cb94b95bdb
 
-// StreamSeed is the seed of the named random stream (simulator.md §1):
+// StreamSeed is the seed of the named random stream (docs/simulator.md §1):
 // seed XOR FNV-1a-64(name).
 func StreamSeed(seed int64, name string) uint64 {
 	h := fnv.New64a()

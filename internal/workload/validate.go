@@ -45,7 +45,7 @@ func upgradeClass(c string) string {
 	return c
 }
 
-// fromRaw applies the version upgrade and the defaults of §2–§8, checks
+// fromRaw applies the version upgrade and the defaults of docs/workload.md §2–§8, checks
 // what only the raw form can tell (presence of keys), then validates values.
 func fromRaw(raw *rawSpec, pos *positions, baseDir string) (*Spec, []string, *Error) {
 	var warn []string
@@ -345,7 +345,7 @@ func checkMix(s *Spec, m clientMix) *Error {
 	return nil
 }
 
-// checkArrival validates an arrival process (workload.md §4).
+// checkArrival validates an arrival process (docs/workload.md §4).
 func checkArrival(path string, a *Arrival) *Error {
 	for _, p := range []struct {
 		name string

@@ -57,7 +57,7 @@ func runChatbotSingle(tb testing.TB, n int) metrics.Summary {
 // BenchmarkClusterChatbot is sim's BenchmarkChatbot workload near
 // saturation (28 req/s per instance) on sim's single instance (the
 // baseline), and on clusters of 1 and 16 instances with several routing
-// policies. The target is a 16-instance per-request cost within 2×
+// policies. The target is a 16-instance per-request cost within 2×
 // of the single instance's: each cluster case reports x-single, its CPU
 // time per request over that of a baseline run made right before it (on a
 // shared machine the host's load drifts by tens of percent within a

@@ -121,7 +121,7 @@ func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
 	return c, nil
 }
 
-// streamSeed is seed XOR FNV-1a-64(name) (spec §1).
+// streamSeed is seed XOR FNV-1a-64(name) (docs/simulator.md §1).
 func streamSeed(seed int64, name string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(name))

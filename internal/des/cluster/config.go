@@ -11,7 +11,7 @@ import (
 	"servesim/internal/des/sim"
 )
 
-// AdmissionPolicy decides which arriving requests enter (spec §10).
+// AdmissionPolicy decides which arriving requests enter (docs/simulator.md §10).
 type AdmissionPolicy string
 
 // Admission policies.
@@ -21,7 +21,7 @@ const (
 	RejectAll   AdmissionPolicy = "reject-all"
 )
 
-// RoutingPolicy picks an instance for a request (spec §10).
+// RoutingPolicy picks an instance for a request (docs/simulator.md §10).
 type RoutingPolicy string
 
 // Routing policies.
@@ -39,7 +39,7 @@ func RoutingPolicies() []RoutingPolicy {
 	return []RoutingPolicy{RoundRobin, Random, LeastLoaded, LeastOutstanding, AlwaysBusiest, Weighted}
 }
 
-// Scorer names (spec §10 table).
+// Scorer names (docs/simulator.md §10 table).
 const (
 	ScorerPrefixAffinity     = "prefix-affinity"
 	ScorerPrecisePrefixCache = "precise-prefix-cache"
@@ -94,7 +94,7 @@ func ParseScorers(s string) ([]Scorer, error) {
 	return out, nil
 }
 
-// Decider picks which requests disaggregate (spec §12).
+// Decider picks which requests disaggregate (docs/simulator.md §12).
 type Decider string
 
 // P/D deciders.

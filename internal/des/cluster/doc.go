@@ -1,5 +1,5 @@
 // Package cluster simulates N vLLM instances on one shared engine
-// (simulator spec §10, §12): admission (always-admit, token bucket,
+// (docs/simulator.md §10, §12): admission (always-admit, token bucket,
 // reject-all), routing (round-robin, random, least-loaded,
 // least-outstanding, always-busiest, weighted scorers over fresh or stale
 // signals), admission and routing latencies, prefill/decode
@@ -7,7 +7,7 @@
 // pulls requests lazily from a Source, streams every result to a Sink
 // exactly once, and lets a caller inject follow-ups.
 //
-// Event order follows spec §2: cluster events (Arrival, Admission,
+// Event order follows docs/simulator.md §2: cluster events (Arrival, Admission,
 // Routing, TransferDone) sort before instance events at equal times, and
 // instance events of equal time and priority run in instance order (the
 // engine's sub-priority). Zero latencies collapse Arrival, Admission,

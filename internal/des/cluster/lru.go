@@ -4,7 +4,7 @@ import "servesim/internal/des/kvcache"
 
 // lru is a router-side prefix index of one instance: the block hashes of
 // requests routed there, most recently routed first, at most cap of them
-// (spec §10, prefix-affinity). It approximates the instance's real cache
+// (docs/simulator.md §10, prefix-affinity). It approximates the instance's real cache
 // without reading it.
 //
 // Routing touches it for every block of every routed request, so it is

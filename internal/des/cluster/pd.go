@@ -57,7 +57,7 @@ func newPD(c *Cluster, cfg PD) *pdState {
 }
 
 // route places an admitted request: whole on the decode pool, or
-// disaggregated, as the decider says (spec §12).
+// disaggregated, as the decider says (docs/simulator.md §12).
 func (p *pdState) route(now int64, r *instance.Request) {
 	c := p.c
 	switch p.decider {
@@ -207,7 +207,7 @@ func (p *pdState) transferUs(prompt, k int) int64 {
 }
 
 // onTransferDone: the prefill instance frees the part's blocks and the
-// decode part is enqueued with its blocks held (spec §12 step 3).
+// decode part is enqueued with its blocks held (docs/simulator.md §12 step 3).
 func (p *pdState) onTransferDone(now int64, data any) {
 	c := p.c
 	c.cev.Pop()

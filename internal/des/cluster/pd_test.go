@@ -87,7 +87,7 @@ func TestTransferTime(t *testing.T) {
 	}
 }
 
-// TestPDFlowHandChecked follows one disaggregated request (spec §12):
+// TestPDFlowHandChecked follows one disaggregated request (docs/simulator.md §12):
 // prefill [0,110) on instance 0; decode routing and transfer start at 110;
 // 12 tokens × 1000 bytes at 1000 bytes/µs + 50 µs = 62 µs, so the decode
 // part is enqueued at 172; its first step recomputes the last prompt token

@@ -7,7 +7,7 @@ import (
 	"servesim/internal/des/kvcache"
 )
 
-// signals are one instance's snapshot signals (spec §10, signal freshness).
+// signals are one instance's snapshot signals (docs/simulator.md §10, signal freshness).
 type signals struct {
 	queue, batch int
 	kvUtil       float64
@@ -68,7 +68,7 @@ type router struct {
 }
 
 // PrefixIndexBlocks is the capacity of the router-side prefix-affinity
-// index of each instance (spec §10).
+// index of each instance (docs/simulator.md §10).
 const PrefixIndexBlocks = 10000
 
 func newRouter(cfg *Config, insts []*instance.Instance, load []int, rng *rand.Rand, dec *decisionLog) *router {
@@ -330,7 +330,7 @@ func (rt *router) weighted(now int64, pool []int) {
 	scoreWeighted(rt.scorers, rt.cands, rt.n, rt.parts, rt.total)
 }
 
-// scoreWeighted is the weighted policy on candidates (spec §10 table):
+// scoreWeighted is the weighted policy on candidates (docs/simulator.md §10 table):
 // parts[s][k] is scorer s's score of candidate k and total[k] = Σ_s
 // clamp(parts[s][k], 0, 1)·w_s, with weights summing to 1. blocks is the
 // request's number of full prompt blocks.

@@ -2,7 +2,7 @@ package instance
 
 import "slices"
 
-// Asynchronous scheduling (simulator.md §8; vLLM's AsyncScheduler, on by
+// Asynchronous scheduling (docs/simulator.md §8; vLLM's AsyncScheduler, on by
 // default from vLLM 0.14).
 //
 // vLLM forms the batch of step N+1 as soon as step N is launched, while it

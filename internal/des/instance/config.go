@@ -11,7 +11,7 @@ import (
 	"servesim/internal/des/latency"
 )
 
-// Scheduler orders the wait queue (spec §9).
+// Scheduler orders the wait queue (docs/simulator.md §9).
 type Scheduler string
 
 // Schedulers.
@@ -21,7 +21,7 @@ const (
 	SchedSJF          Scheduler = "sjf"           // prompt length ascending, then arrival, then id
 )
 
-// PreemptionPolicy picks the preemption victim (spec §6.4).
+// PreemptionPolicy picks the preemption victim (docs/simulator.md §6.4).
 type PreemptionPolicy string
 
 // Preemption policies.
@@ -30,7 +30,7 @@ const (
 	PreemptPriority PreemptionPolicy = "priority" // largest priority value, ties to the latest arrival
 )
 
-// PreemptMode says what a preempted request keeps (spec §4 deviation).
+// PreemptMode says what a preempted request keeps (docs/simulator.md §4 deviation).
 type PreemptMode string
 
 // Preemption modes.
@@ -39,12 +39,12 @@ const (
 	ModeReset     PreemptMode = "reset"     // BLIS: start over, regenerate all output, re-record TTFT
 )
 
-// Batching selects the batch formation (spec §11).
+// Batching selects the batch formation (docs/simulator.md §11).
 type Batching string
 
 // Batching variants.
 const (
-	BatchVLLM              Batching = "vllm"               // §5, vLLM v1 continuous batching (default)
+	BatchVLLM              Batching = "vllm"               // docs/simulator.md §5, vLLM v1 continuous batching (default)
 	BatchVLLMv0            Batching = "vllm-v0"            // prefill-first, whole prompts
 	BatchSarathi           Batching = "sarathi"            // chunked prefill under a chunk budget
 	BatchOrca              Batching = "orca"               // iteration-level, whole prompts, M tokens reserved
@@ -60,7 +60,7 @@ func BatchingVariants() []Batching {
 // DefaultChunkSize is Sarathi's default chunk budget C.
 const DefaultChunkSize = 512
 
-// PriorityPolicy computes request priorities; lower is more urgent (spec §9).
+// PriorityPolicy computes request priorities; lower is more urgent (docs/simulator.md §9).
 type PriorityPolicy string
 
 // Priority policies.

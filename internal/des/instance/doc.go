@@ -1,5 +1,5 @@
-// Package instance simulates one vLLM instance on a des.Engine (simulator
-// spec §3-9): requests, enqueue guards, the wait queue and its scheduler, the
+// Package instance simulates one vLLM instance on a des.Engine (docs/simulator.md
+// §3-9): requests, enqueue guards, the wait queue and its scheduler, the
 // running batch, batch formation (running requests first, then waiting ones,
 // under a token budget and a sequence cap, with chunked prefill and prefix
 // caching), preemption, timeouts, the step cycle and its fast-forward.

@@ -189,7 +189,7 @@ func (in *Instance) register(r *Request, now int64) {
 
 // ReserveDecode registers the decode part of a disaggregated request at this
 // (decode) instance when its prefill ends, and reserves KV blocks for its
-// whole prompt (spec §12 step 2). It reports false, changing nothing, when
+// whole prompt (docs/simulator.md §12 step 2). It reports false, changing nothing, when
 // the blocks are not free: the cluster then drops the request. The request
 // stays pending (its deadline timer runs) until SubmitDecode.
 func (in *Instance) ReserveDecode(r *Request) (bool, error) {
@@ -225,7 +225,7 @@ func (in *Instance) SubmitDecode(r *Request) error {
 }
 
 // ReleaseKV frees the blocks a prefilled request (PrefillOnly, now
-// StatusPrefilled) kept for its KV transfer (spec §12 step 3).
+// StatusPrefilled) kept for its KV transfer (docs/simulator.md §12 step 3).
 func (in *Instance) ReleaseKV(r *Request) error {
 	if r.status != StatusPrefilled || r.inst != in {
 		return fmt.Errorf("instance %d: request %d holds no transfer blocks here (state %s)", in.cfg.ID, r.ID, r.status)
@@ -256,7 +256,7 @@ func Unservable(p, out, maxLen, blockSize, blocks int) bool {
 	return p == 0 || p >= maxLen || p+out > maxLen || (blockSize > 0 && (p+blockSize-1)/blockSize > blocks)
 }
 
-// enqueue applies the enqueue guards (spec §7) and puts r in the wait
+// enqueue applies the enqueue guards (docs/simulator.md §7) and puts r in the wait
 // queue. The guards read max_output_len, never the true output length.
 func (in *Instance) enqueue(r *Request, now int64) {
 	m := in.cfg.MaxModelLen

@@ -11,7 +11,7 @@ import (
 // only. Samples that are not one step's Δ (after a preemption or a step in
 // which the request got no tokens) are kept explicitly; they are rare.
 //
-// ITL distributions use the samples of completed requests only (spec §14):
+// ITL distributions use the samples of completed requests only (docs/simulator.md §14):
 // when a request completes its spans are added to a difference array over
 // step indices, and steps that no live request still references are folded
 // into a histogram (value → count). Memory is O(distinct step times + steps

@@ -2,7 +2,7 @@ package instance
 
 import "slices"
 
-// Fast-forward (issue 3 item 5) by lazy decoding.
+// Fast-forward by lazy decoding (docs/simulator.md §4).
 //
 // A steady decoder is a running request that produced a token at the end of
 // the previous step and needs exactly one token per step. While every running

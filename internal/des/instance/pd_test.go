@@ -9,7 +9,7 @@ import (
 	"servesim/internal/testkit/fake"
 )
 
-// TestDisaggregatedFlow drives spec §12 by hand on two instances sharing an
+// TestDisaggregatedFlow drives docs/simulator.md §12 by hand on two instances sharing an
 // engine: the prefill part keeps its blocks until the transfer ends; the
 // decode part reserves blocks, recomputes the last prompt token and produces
 // all O tokens.

@@ -7,9 +7,9 @@ import (
 	"servesim/internal/des/latency"
 )
 
-// Pipeline parallelism (spec §11, --pp P > 1). An instance holds up to P
+// Pipeline parallelism (docs/simulator.md §11, --pp P > 1). An instance holds up to P
 // micro-batches in flight, each of at most ⌈S/P⌉ requests, and a request
-// is in at most one. A micro-batch is formed by the vllm rules (§5) over
+// is in at most one. A micro-batch is formed by the vllm rules (docs/simulator.md §5) over
 // the requests not in flight when stage 0 is free; it passes stages
 // 0..P−1 in order, each stage running one micro-batch at a time: with τ the
 // stage time (StepTime of L/P layers) and x the activation transfer to the

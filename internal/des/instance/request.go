@@ -7,7 +7,7 @@ import (
 	"servesim/internal/des/kvcache"
 )
 
-// Status is where a request is in its lifecycle (spec §3).
+// Status is where a request is in its lifecycle (docs/simulator.md §3).
 type Status uint8
 
 // Statuses. Pending, Queued and Running are live; the rest are terminal.
@@ -66,7 +66,7 @@ type Request struct {
 	Private     bool
 	PrivateFrom int
 
-	// PrefillOnly marks the prefill part of a disaggregated request (spec
+	// PrefillOnly marks the prefill part of a disaggregated request (docs/simulator.md
 	// §12): it finishes as StatusPrefilled when its prefill completes,
 	// produces no token, and keeps its KV blocks until ReleaseKV.
 	PrefillOnly bool
@@ -272,12 +272,12 @@ func (r *Result) TPOTUs() float64 {
 	return float64(r.ITLSumUs) / float64(r.OutputTokens-1)
 }
 
-// legal[from] is the set of states a request may move to (spec §3).
+// legal[from] is the set of states a request may move to (docs/simulator.md §3).
 func legal(from, to Status) bool {
 	switch from {
 	case StatusNew:
 		// New → Dropped: a P/D decode part whose blocks could not be
-		// reserved (spec §12 step 2).
+		// reserved (docs/simulator.md §12 step 2).
 		return to == StatusPending || to == StatusRejected || to == StatusDropped
 	case StatusPending:
 		return to == StatusQueued || to == StatusDropped || to == StatusTimedOut

@@ -7,7 +7,7 @@ import (
 	"servesim/internal/des/latency"
 )
 
-// onStep is the Step event (spec §4). With fast-forward on, steady decoders
+// onStep is the Step event (docs/simulator.md §4). With fast-forward on, steady decoders
 // are advanced implicitly (lazy.go) and following steps run inline while no
 // other event can come first.
 func (in *Instance) onStep(now int64, _ any) {

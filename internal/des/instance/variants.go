@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Batching variants after Vidur (spec §11). They form the batch
+// Batching variants after Vidur (docs/simulator.md §11). They form the batch
 // differently and then share the execute and complete phases of the
 // reference step (execute); they never use lazy decoding. Decisions they
 // share with vllm: a request's grant is capped at max_model_len

@@ -1,5 +1,5 @@
 // Package kvcache is the paged KV cache of one simulated vLLM instance
-// (simulator spec §6): T blocks of b tokens with reference counts, prefix
+// (docs/simulator.md §6): T blocks of b tokens with reference counts, prefix
 // caching by chained block hashes, an LRU free list with lazy eviction,
 // transactional (all-or-nothing) allocation, and an optional CPU tier that
 // mirrors full blocks and reloads them at a cost.

@@ -6,7 +6,7 @@ import (
 	"sort"
 )
 
-// The free list (spec §6.1: LRU, the head is evicted first, released blocks
+// The free list (docs/simulator.md §6.1: LRU, the head is evicted first, released blocks
 // join the tail) is a FIFO ring of entries in release order. An entry is a
 // block id with two flags: freeFull when the block was full at its release
 // (taking it evicts cached tokens) and freePrivate for a private block

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Blackbox is the linear model of spec §8.1 (BLIS "blackbox"):
+// Blackbox is the linear model of docs/simulator.md §8.1 (BLIS "blackbox"):
 //
 //	StepTime = max(1, ⌊β₀ + β₁·P + β₂·D⌋) µs
 //	Q(prompt) = ⌊α₀ + α₁·prompt⌋, A_tok = ⌊α₂⌋, A_end = 0
@@ -77,7 +77,7 @@ type blackboxEntry struct {
 	alpha, beta [3]float64
 }
 
-// blackboxTable returns the fitted coefficients the spec lists (§8.1), keyed
+// blackboxTable returns the fitted coefficients the spec lists (docs/simulator.md §8.1), keyed
 // by canonical model name, GPU and TP; vLLM version recorded for reference.
 func blackboxTable() []blackboxEntry {
 	return []blackboxEntry{

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Memory constants of the KV capacity computation (spec §8.5, from the
+// Memory constants of the KV capacity computation (docs/simulator.md §8.5, from the
 // llm-d capacity planner that BLIS follows).
 const (
 	activationGiBDense = 5.5  // activation peak of a dense model, once per instance
@@ -17,7 +17,7 @@ const (
 )
 
 // WeightParams is the number of weight parameters KV capacity charges for
-// (spec §8.5): embeddings V·H, per layer attention H(H + 2d_kv) + H² and two
+// (docs/simulator.md §8.5): embeddings V·H, per layer attention H(H + 2d_kv) + H² and two
 // norms 2H, per dense layer an SwiGLU FFN 3·H·F, per MoE layer
 // 3·H·F_moe·N + 3·H·F_shared + N·H (router), lm_head V·H unless tied, and
 // the final norm H. Dense and MoE layers follow [ModelConfig.MoELayers].
@@ -48,7 +48,7 @@ func KVBytesPerTokenPerGPU(m *ModelConfig, tp int) float64 {
 }
 
 // KVBlocks derives the number of KV blocks of one instance from GPU memory
-// (spec §8.5):
+// (docs/simulator.md §8.5):
 //
 //	available = MemoryGiB·gpuMemUtil·TP
 //	overhead  = weights + activation (5.5 GiB dense, 8.0 MoE) + non-torch (0.15 GiB at TP 1, else 0.6)·TP
@@ -120,7 +120,7 @@ func swiGLU(act string) bool {
 	return false
 }
 
-// MaxModelLen is the default max_model_len M (spec §6.2): the model's
+// MaxModelLen is the default max_model_len M (docs/simulator.md §6.2): the model's
 // max_position_embeddings, scaled by rope_scaling.factor for the rope types
 // linear, dynamic, yarn, default and mrope, capped at totalBlocks·blockSize;
 // or totalBlocks·blockSize when the model does not say.

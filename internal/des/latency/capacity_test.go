@@ -6,7 +6,7 @@ import (
 )
 
 func TestKVBlocksCheckValues(t *testing.T) {
-	// The spec's check values (§8.5), H100, TP 1, utilisation 0.9, block 16.
+	// The spec's check values (docs/simulator.md §8.5), H100, TP 1, utilisation 0.9, block 16.
 	h100, err := LookupGPU("H100")
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 )
 
 // GPU holds one accelerator's specification as hardware_config.json gives it
-// (spec §8.2).
+// (docs/simulator.md §8.2).
 type GPU struct {
 	Name       string  // key in the hardware file, e.g. "H100"
 	TFlopsPeak float64 // dense 16-bit peak, 10¹² FLOP/s

@@ -3,7 +3,7 @@ package latency
 // PrefillWork is one prefill request's share of a step: a new prompt, a chunk
 // of one, or a recompute after preemption.
 //
-// Entries with NewTokens ≤ 0 do no work and are ignored by every model (spec
+// Entries with NewTokens ≤ 0 do no work and are ignored by every model (docs/simulator.md
 // §5: requests given no tokens do not count in StepTime).
 type PrefillWork struct {
 	NewTokens int // tokens whose KV this step computes (prefix-cache misses only)
@@ -16,7 +16,7 @@ type PrefillWork struct {
 // is linear in per-request decode context; that is what lets the simulator
 // advance a stretch of decode-only steps cheaply.
 //
-// A decode request (spec §5: g ≥ 1 and one token to compute) contributes 1 to
+// A decode request (docs/simulator.md §5: g ≥ 1 and one token to compute) contributes 1 to
 // DecodeCount and its progress to DecodeContextSum. A step with no prefill
 // work and no decode requests costs 1 µs.
 type Step struct {

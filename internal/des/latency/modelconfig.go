@@ -12,7 +12,7 @@ import (
 
 // ModelConfig is the architecture of a decoder-only transformer as the latency
 // models and the KV capacity computation need it, read from a HuggingFace
-// config.json (spec §8.2). All counts are for the whole model, not per GPU.
+// config.json (docs/simulator.md §8.2). All counts are for the whole model, not per GPU.
 type ModelConfig struct {
 	Name      string // lower-case model name (embedded name, or from the file path)
 	ModelType string // model_type, informational
@@ -101,7 +101,7 @@ func LoadModelConfig(path string) (*ModelConfig, error) {
 	return mc, nil
 }
 
-// ParseModelConfig parses the JSON text of a HuggingFace config.json (§8.2).
+// ParseModelConfig parses the JSON text of a HuggingFace config.json (docs/simulator.md §8.2).
 // Keys of a nested text_config (multimodal models) override top-level ones.
 func ParseModelConfig(name string, data []byte) (*ModelConfig, error) {
 	var raw map[string]any

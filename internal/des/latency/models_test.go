@@ -6,7 +6,7 @@ import (
 )
 
 // Synthetic models and GPUs with small round numbers, so every expected value
-// below is worked out by hand from the spec's formulas (§8), independently of
+// below is worked out by hand from the spec's formulas (docs/simulator.md §8), independently of
 // the code under test.
 
 // tinyDense: H 8, L 2, n_h 2, n_kv 1, d_h 4 (d_kv 4), F 16, V 32, bf16.
@@ -227,7 +227,7 @@ func TestRooflineFP8Peak(t *testing.T) {
 }
 
 func TestBlackbox(t *testing.T) {
-	// llama-3.1-8b-instruct on H100 TP 1 (spec §8.1): β = [6472.0076, 19.79721, 304.40210].
+	// llama-3.1-8b-instruct on H100 TP 1 (docs/simulator.md §8.1): β = [6472.0076, 19.79721, 304.40210].
 	//   P = 5 (3 + 2), D = 2: 6472.0076 + 98.98605 + 608.8042 = 7179.79785 → 7179
 	//   α = [10326.268, 0, 0]: Q = 10326 at any prompt, A_tok = 0.
 	// qwen3-14b: β = [13578.187, 39.44466, 27.32278]: 13578.187 + 197.2233 + 54.64556 = 13830.05586 → 13830

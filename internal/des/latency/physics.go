@@ -88,7 +88,7 @@ func PhysicsDefaultAlpha() []float64 { return []float64{1000, 0, 0} }
 // With these, Qwen3-14B on one H100 takes 34 ms for a decode step of 240
 // requests at 1,200 tokens of context and 380 ms for a step that prefills
 // 8,192 tokens beside them; the measured steps of such a server at
-// saturation are about 31 ms and 360 to 376 ms (issue 15).
+// saturation are about 31 ms and 360 to 376 ms (measured on a real vLLM 0.23 server).
 //
 // Other GPUs take the same shares of their own peaks until measured: the
 // shares are properties of the kernels as much as of the chip.
@@ -118,7 +118,7 @@ type PhysicsConfig struct {
 
 // Physics is the default latency model: a roofline with a knee, whose
 // coefficients are shares of the GPU's data-sheet peaks and fixed costs in
-// µs (simulator.md §8). Per step, with T the new tokens (prefill chunks and
+// µs (docs/simulator.md §8). Per step, with T the new tokens (prefill chunks and
 // decodes), S the sequences that sample a token, D the decodes and P the
 // prefill requests, and every quantity per GPU:
 //

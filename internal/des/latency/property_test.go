@@ -178,7 +178,7 @@ func checkNear(t *testing.T, what string, got int64, want float64) {
 	t.Fatalf("%s: StepTime %d, per-request reference %.9f", what, got, want)
 }
 
-// refPhysics evaluates spec §8.3 request by request (DP 1).
+// refPhysics evaluates docs/simulator.md §8.3 request by request (DP 1).
 func refPhysics(m *ModelConfig, g GPU, tp int, beta []float64, pf []PrefillWork, decode []int64) float64 {
 	if len(pf) == 0 && len(decode) == 0 {
 		return 1
@@ -240,7 +240,7 @@ func refPhysics(m *ModelConfig, g GPU, tp int, beta []float64, pf []PrefillWork,
 	return b[0]*pfc + b[8]*pfkv + b[1]*dcc + b[9]*dckv + b[2]*tw + b[3]*ttp + b[4]*L + b[5]*float64(len(pf)+len(decode)) + b[6] + b[7]*moe
 }
 
-// refRoofline evaluates spec §8.2 request by request.
+// refRoofline evaluates docs/simulator.md §8.2 request by request.
 func refRoofline(m *ModelConfig, g GPU, tp int, pf []PrefillWork, decode []int64) float64 {
 	if len(pf) == 0 && len(decode) == 0 {
 		return 1

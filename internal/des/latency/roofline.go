@@ -13,7 +13,7 @@ type RooflineConfig struct {
 	TP    int // ≥ 1; must divide the number of attention heads
 }
 
-// Roofline is the analytic model of spec §8.2: a step takes as long as the
+// Roofline is the analytic model of docs/simulator.md §8.2: a step takes as long as the
 // slower of its compute (FLOPs at an MFU-derated peak) and its memory traffic
 // (weights once per step plus KV reads/writes and activations) over HBM
 // bandwidth, both split evenly over TP GPUs. It has no overheads:

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Positions in the trained-physics beta vector (spec §8.3; BLIS order).
+// Positions in the trained-physics beta vector (docs/simulator.md §8.3; BLIS order).
 const (
 	BetaPrefillCompute = iota // β₁ₐ (β₁ on max(compute, kv) with < 9 betas)
 	BetaDecodeCompute         // β₂ₐ (β₂ on max(compute, kv) with < 10 betas)
@@ -42,7 +42,7 @@ type TrainedPhysicsConfig struct {
 	Beta  []float64
 }
 
-// TrainedPhysics is BLIS's default model (spec §8.3): roofline-shaped basis
+// TrainedPhysics is BLIS's default model (docs/simulator.md §8.3): roofline-shaped basis
 // terms without MFU, each scaled by a fitted coefficient:
 //
 //	StepTime = β₁ₐ·T_pf_compute + β₁ᵦ·T_pf_kv + β₂ₐ·T_dc_compute + β₂ᵦ·T_dc_kv + β₃·T_weight

@@ -1,5 +1,5 @@
 // Package metrics turns the simulator's per-request results into the
-// summary of simulator spec §14: counts, latency means and percentiles,
+// summary of docs/simulator.md §14: counts, latency means and percentiles,
 // throughput, goodput and SLO attainment per class, per-tenant totals and
 // Jain's fairness index, KV utilisation and cache hit rate.
 //

@@ -100,7 +100,7 @@ func TestAggregatorSummary(t *testing.T) {
 	}
 }
 
-// TestSummaryKeys: the summary JSON carries every key of spec §14.
+// TestSummaryKeys: the summary JSON carries every key of docs/simulator.md §14.
 func TestSummaryKeys(t *testing.T) {
 	agg, _ := NewAggregator(nil)
 	b, err := json.Marshal(agg.Summary(RunInfo{}))

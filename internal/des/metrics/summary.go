@@ -24,7 +24,7 @@ type TenantSummary struct {
 	OutputTokens int64 `json:"output_tokens"`
 }
 
-// Summary is the summary JSON of simulator spec §14: BLIS's keys first, then
+// Summary is the summary JSON of docs/simulator.md §14: BLIS's keys first, then
 // ours. Latencies are in ms.
 type Summary struct {
 	CompletedRequests      int64   `json:"completed_requests"`
@@ -81,7 +81,7 @@ type Summary struct {
 	InTransferRequests int64 `json:"in_transfer_requests,omitempty"` // P/D: between prefill and decode at the end
 	// DroppedNoDecodeKV counts the P/D requests dropped because their decode
 	// instance had no free KV blocks for the prompt when the prefill ended
-	// (simulator.md §12): a transient shortage, apart from dropped_unservable.
+	// (docs/simulator.md §12): a transient shortage, apart from dropped_unservable.
 	DroppedNoDecodeKV   int64             `json:"dropped_no_decode_kv,omitempty"`
 	RoutingDistribution []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
 	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)

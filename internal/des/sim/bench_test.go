@@ -54,7 +54,7 @@ func runChatbot(tb testing.TB, n int, ff, hashed bool) (metrics.Summary, Outcome
 	return sum, out, peak
 }
 
-// BenchmarkChatbot is the issue-3 workload near saturation, with the number
+// BenchmarkChatbot is the reference chatbot workload near saturation, with the number
 // of requests as a parameter (10k, 100k, 1M: run the large ones with
 // -benchtime=1x). It reports simulated requests per wall-second and per
 // CPU-second, the peak live heap (MB), the share of steps run inline and the

@@ -9,7 +9,7 @@ import (
 )
 
 // Client describes the load generator that sent the requests, as far as it
-// shapes when they reach the server (simulator.md §13). The zero value is an
+// shapes when they reach the server (docs/simulator.md §13). The zero value is an
 // open loop: every request is sent at its arrival.
 //
 // A capped client (`observe --max-concurrency N`, BLIS observe's default
@@ -51,7 +51,7 @@ func (c Client) Capped() bool { return c.MaxConcurrency > 0 }
 // Gate is a capped client between the arrivals and the server. Requests are
 // sent in arrival order (its queue is FIFO); a held request's ArrivalUs is
 // moved to its send time, since every latency the client measures starts at
-// the send (tracev2.md §4.2: TTFT = first chunk − send), and its deadline
+// the send (docs/tracev2.md §4.2: TTFT = first chunk − send), and its deadline
 // with it, keeping its budget (a client's timeout starts at the send).
 type Gate struct {
 	cfg      Client

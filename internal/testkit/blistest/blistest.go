@@ -8,10 +8,10 @@ import (
 )
 
 // StrictHeader loads a header YAML the way BLIS's strict loader does
-// (spec §2, §3): every key must be one BLIS knows (decoding with
+// (docs/simulator.md §2, §3): every key must be one BLIS knows (decoding with
 // KnownFields), values of its types, trace_version present. The mirror of
 // BLIS's header below is written from the spec's key table
-// (spec/tracev2.md §3), not from tracev2.Header, so that a key of ours that
+// (docs/tracev2.md §3), not from tracev2.Header, so that a key of ours that
 // leaks into a BLIS-compatible header is caught.
 func StrictHeader(data []byte) error {
 	type slo struct {

@@ -52,7 +52,7 @@
 // (or `file:line:column: csv syntax: ...` / `json syntax: ...` when no field
 // is involved). Line is the physical 1-based line; for a CSV row it is the line
 // where the row starts. Column is, for CSV value errors, the 1-based field
-// number (as in the TraceV2 spec §7) and, for CSV syntax errors, the 1-based
+// number (as in the docs/tracev2.md §7) and, for CSV syntax errors, the 1-based
 // byte position; for JSON it is the 1-based character position of the
 // offending value on its line (a byte offset mapped to line:column). ExitCode
 // on *Error returns 2. The first error stops the import: Next keeps returning

@@ -34,7 +34,7 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause, if any.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ExitCode is 2: bad input (DESIGN.md exit codes).
+// ExitCode is 2: bad input, as for every binary.
 func (e *Error) ExitCode() int { return 2 }
 
 // displayName is the file name used in errors.

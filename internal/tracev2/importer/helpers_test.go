@@ -44,7 +44,7 @@ func collect(t *testing.T, imp Importer) []tracev2.Record {
 	return recs
 }
 
-// checkRecord applies the TraceV2 value rules (spec §4.7) that an imported
+// checkRecord applies the TraceV2 value rules (docs/tracev2.md §4.7) that an imported
 // record must meet.
 func checkRecord(r tracev2.Record) error {
 	for _, f := range []struct {

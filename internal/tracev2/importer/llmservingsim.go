@@ -25,7 +25,7 @@ import (
 // Mapping. The two clocks share no origin; they are tied by the request that
 // reached the engine soonest after arriving: no request is queued before it
 // arrives, so E = min over requests of (queued_ts − arrival_time) converts
-// engine times to the front-end clock (the same reasoning as tracev2.md §5
+// engine times to the front-end clock (the same reasoning as docs/tracev2.md §5
 // for epoch send times). With t0 the earliest arrival:
 //
 //	arrival_time_us     = arrival_time − t0

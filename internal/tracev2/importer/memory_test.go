@@ -144,7 +144,7 @@ func TestMemoryFlatStreaming(t *testing.T) {
 }
 
 // The importer may import only the standard library, gocsv and its parent
-// package tracev2 (DESIGN.md: tracev2 is a leaf; importers know no simulator).
+// package tracev2 (docs/ARCHITECTURE.md: tracev2 is a leaf; importers know no simulator).
 func TestImportRules(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
