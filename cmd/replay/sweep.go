@@ -9,6 +9,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
@@ -17,9 +18,9 @@ import (
 func sweepCommand() cli.Command {
 	flags := append(cli.SpecFlags(sweep.Flags()), cli.ShardFlag())
 	flags = append(flags, traceFlags()...)
-	flags = append(flags, cli.ClientFlags(true)...)
-	flags = append(flags, cli.TraceDeploymentFlags()...)
-	flags = append(flags, cli.DeploymentFlags()...)
+	flags = append(flags, cli.SpecFlags(replay.ClientFlags(true))...)
+	flags = append(flags, cli.SpecFlags(replay.TraceDeploymentFlags())...)
+	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
 	return cli.Command{
 		Name:      "sweep",
 		Usage:     "replay a trace on a grid of deployments, or find each deployment's max rate for it, and answer capacity questions",
@@ -73,7 +74,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 		return err
 	}
 	return replay.ExecuteSweep(ctx, replay.SweepCommand{Input: traceInput(c, stdio), Trace: traceSettings(c),
-		CheckDeployment: func() error { _, err := cli.Deployment(c); return err }, Resolver: resolver{c},
+		CheckDeployment: func() error { _, err := deploy.FromFlags(cli.SpecValues(c, deploy.Flags())); return err }, Resolver: resolver{c},
 		Sweep: opts, Shard: shard, Pages: report.SweepPages{}, Stdout: stdio.Out, Log: log, Progress: sweepProgress(stdio, c.Bool("quiet"))})
 }
 

@@ -9,6 +9,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/deploy"
 	"servesim/internal/replay"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
@@ -19,9 +20,9 @@ import (
 func sweepCommand() cli.Command {
 	flags := append(cli.SpecFlags(sweep.Flags()), cli.ShardFlag())
 	flags = append(flags, cli.SeedFlag())
-	flags = append(flags, cli.WorkloadFlags()...)
-	flags = append(flags, cli.ClientFlags(false)...)
-	flags = append(flags, cli.DeploymentFlags()...)
+	flags = append(flags, cli.SpecFlags(workload.Flags())...)
+	flags = append(flags, cli.SpecFlags(replay.ClientFlags(false))...)
+	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
 	return cli.Command{
 		Name:      "sweep",
 		Usage:     "simulate a grid of deployments and loads, or search each deployment's max rate, and answer capacity questions",
@@ -83,7 +84,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if err != nil {
 		return err
 	}
-	wl, err := cli.WorkloadOptions(c, stdio)
+	wl, err := workload.FromFlags(cli.SpecValues(c, append(workload.Flags(), cli.SeedSpec())), stdio.In, cli.StdinName)
 	if err != nil {
 		return err
 	}
@@ -93,17 +94,17 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 			return cli.Usagef("--workload-spec: %v", err)
 		}
 	}
-	client, _, err := cli.ClientFromFlags(c)
+	client, _, err := replay.ClientFromFlags(cli.SpecValues(c, replay.ClientFlags(true)))
 	if err != nil {
 		return err
 	}
-	dep, err := cli.Deployment(c)
+	dep, err := deploy.FromFlags(cli.SpecValues(c, deploy.Flags()))
 	if err != nil {
 		return err
 	}
 	return replay.RunSweep(ctx, replay.WorkloadSweep{Sweep: opts, Shard: shard, Workload: wl, Client: client, Deploy: dep,
 		WorkloadFacts: func(w *workload.Workload) tracev2.Client {
-			facts := cli.WorkloadClient(w)
+			facts := w.Client()
 			facts.MaxConcurrency, facts.SendGapUs = client.MaxConcurrency, client.SendGapUs
 			return facts
 		},

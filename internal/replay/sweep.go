@@ -34,7 +34,7 @@ type Sweeper struct {
 	// --client-max-concurrency); a trace's is in Trace.Config.
 	Client Client
 	// WorkloadFacts, if set, describes a workload's client as run's summary
-	// records it (cli.WorkloadClient with the cap and send gap).
+	// records it (workload.Workload.Client with the cap and send gap).
 	WorkloadFacts func(*workload.Workload) tracev2.Client
 	// Summary, if set, is handed every run (its case, and the rate a
 	// max-rate search asked for, 0 for a grid case) with a function that
