@@ -211,9 +211,54 @@ func (in *Instance) steady(r *Request, end int64) bool {
 // reference step when its preconditions fail.
 func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 	lz := &in.lz
+	total, fits := in.lazyGrants()
+	if !fits {
+		return in.slowStep(t)
+	}
+	in.lazyGrow()
+	budget := in.cfg.MaxNumBatchedTokens - total
+
+	// Phase 2: admit waiting requests within what is left of the budget.
+	var reload int64
+	first := len(in.running)
+	for len(in.running) < in.cfg.MaxNumSeqs && in.wait.Len() > 0 && budget > 0 {
+		rl, n, ok := in.admit(in.wait.Head(), budget, t)
+		if !ok {
+			break
+		}
+		reload += rl
+		budget -= n
+	}
+	lz.active = append(lz.active, in.running[first:]...)
+
+	// Execute.
+	delta := in.stepTime(lz.active, lz.n, lz.ctx, reload)
+	end = t + delta
+	in.busyUntil = end
+	idx := in.log.add(delta)
+	lz.d++
+	lz.ctx += int64(lz.n)
+	gen := in.cnt.OutputTokens
+	in.cnt.OutputTokens += int64(lz.n)
+	in.cnt.LazySteps++
+	in.settleAll(lz.active, t, end, idx)
+	in.account(delta, 1)
+	if in.cfg.Steps != nil {
+		in.reportStep(t, end, in.cnt.OutputTokens-gen)
+	}
+
+	in.lazyComplete(t, end)
+	return end, len(in.running) > 0 || in.wait.Len() > 0 || in.async.len() > 0
+}
+
+// lazyGrants grants the active requests their tokens for the step and
+// reports the step's tokens and whether they and the blocks they need fit
+// the budget and the free KV blocks; if not, the step is the reference one.
+func (in *Instance) lazyGrants() (total int, fits bool) {
+	lz := &in.lz
 	b := int64(in.b)
 	budget := in.cfg.MaxNumBatchedTokens
-	total := lz.n
+	total = lz.n
 	blocks := len(lz.buckets[lz.d%b])
 	// When every lazy decoder comes before every active request in the
 	// running list and the budget covers the decoders, the reference step
@@ -234,11 +279,15 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 		total += n
 		blocks += in.kv.NewBlocksFor(&r.seq, n)
 	}
-	if total > budget || blocks > in.kv.FreeBlocks() {
-		return in.slowStep(t)
-	}
+	return total, total <= budget && blocks <= in.kv.FreeBlocks()
+}
 
-	// Phase 1: block events and active grants in running-list order (every
+// lazyGrow grows the KV of the requests that need it this step: the lazy
+// decoders crossing a block boundary and the active requests granted tokens.
+func (in *Instance) lazyGrow() {
+	lz := &in.lz
+	b := int64(in.b)
+	// Block events and active grants in running-list order (every
 	// list is kept sorted by admission sequence, so a merge suffices).
 	var ev []*Request
 	if b > 1 {
@@ -269,38 +318,15 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 		}
 	}
 	lz.ev = ev[:0]
-	budget -= total
+}
 
-	// Phase 2.
-	var reload int64
-	first := len(in.running)
-	for len(in.running) < in.cfg.MaxNumSeqs && in.wait.Len() > 0 && budget > 0 {
-		rl, n, ok := in.admit(in.wait.Head(), budget, t)
-		if !ok {
-			break
-		}
-		reload += rl
-		budget -= n
-	}
-	lz.active = append(lz.active, in.running[first:]...)
-
-	// Execute.
-	delta := in.stepTime(lz.active, lz.n, lz.ctx, reload)
-	end = t + delta
-	in.busyUntil = end
-	idx := in.log.add(delta)
-	lz.d++
-	lz.ctx += int64(lz.n)
-	gen := in.cnt.OutputTokens
-	in.cnt.OutputTokens += int64(lz.n)
-	in.cnt.LazySteps++
-	in.settleAll(lz.active, t, end, idx)
-	in.account(delta, 1)
-	if in.cfg.Steps != nil {
-		in.reportStep(t, end, in.cnt.OutputTokens-gen)
-	}
-
-	// Complete, in running-list order.
+// lazyComplete ends the step that ran from t to end: requests that reached
+// their last token finish (those with a deadline inside the step are kept
+// for the reference path's order), and active requests in a steady decode
+// become lazy.
+func (in *Instance) lazyComplete(t, end int64) {
+	lz := &in.lz
+	// In running-list order.
 	deferred := func(r *Request) bool { return r.DeadlineUs > t && r.DeadlineUs < end }
 	fin := lz.fin[:0]
 	for len(lz.done) > 0 && lz.done[0].d <= lz.d {
@@ -349,7 +375,6 @@ func (in *Instance) lazyStep(t int64) (end int64, more bool) {
 		}
 	}
 	lz.fin = fin[:0]
-	return end, len(in.running) > 0 || in.wait.Len() > 0 || in.async.len() > 0
 }
 
 // lazyFirst reports whether every lazy decoder precedes every active
