@@ -27,10 +27,42 @@ func command() cli.Command {
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
 	flags = append(flags, cli.SpecFlags(replay.DecisionFlags())...)
 	return cli.Command{
-		Name:      "replay",
-		Usage:     "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",
-		ArgsUsage: "[TRACE|-] [TRACE...]",
-		Description: `replay injects every request of a trace at its send time into a discrete-event
+		Name:        "replay",
+		Usage:       "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",
+		ArgsUsage:   "[TRACE|-] [TRACE...]",
+		Description: description,
+		Flags:       flags,
+		Action:      action,
+		Subcommands: []cli.Command{sweepCommand()},
+		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
+	}
+}
+
+// traceFlags are the flags that say how a trace is read and injected,
+// shared by replay and replay sweep.
+func traceFlags() []ucli.Flag {
+	var formats []string
+	for _, f := range importer.Formats() {
+		formats = append(formats, string(f))
+	}
+	return append(cli.InCategory(flagspec.CatTrace,
+		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML (two-file form, with --trace-data)"},
+		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV (two-file form)"},
+		&ucli.StringFlag{Name: "from", Usage: "force the format of a foreign trace: " + strings.Join(formats, ", "), DefaultText: "detected from the content"},
+		&ucli.BoolFlag{Name: "lenient", Usage: "skip malformed trace rows with a warning instead of stopping"},
+		&ucli.BoolFlag{Name: "strict", Usage: "unknown trace header keys are errors, not warnings"},
+		&ucli.StringFlag{Name: "inject-at", Value: "send", Usage: "inject each request at its send time (send) or its intended arrival (arrival); with a capped client (--client-max-concurrency, or one found in the trace) always the arrival"},
+		&ucli.BoolFlag{Name: "skip-failed", Usage: "leave out rows whose status is not ok"},
+		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
+		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
+		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m", DefaultText: "run to the end"},
+		&ucli.Float64Flag{Name: "rate", Usage: "replay the trace sped up or slowed down to this mean rate, requests/s: arrival gaps scaled, requests unchanged", DefaultText: "as recorded"},
+		&ucli.IntFlag{Name: "hash-block-tokens", Value: replay.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
+	), &ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids", DefaultText: "the trace's workload_seed, else 42"})
+}
+
+// description is replay's --help text, with its examples.
+const description = `replay injects every request of a trace at its send time into a discrete-event
 simulator of vLLM (continuous batching, chunked prefill, paged KV cache with prefix
 caching, preemption) and writes one SimResult per completed request.
 
@@ -107,33 +139,4 @@ Examples:
    calibrate cap.csv sim.json --sim-metrics sim-metrics.json --assert config.match==true
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input (located as
-file:line:column; nothing is written), 130 interrupted.`,
-		Flags:       flags,
-		Action:      action,
-		Subcommands: []cli.Command{sweepCommand()},
-		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
-	}
-}
-
-// traceFlags are the flags that say how a trace is read and injected,
-// shared by replay and replay sweep.
-func traceFlags() []ucli.Flag {
-	var formats []string
-	for _, f := range importer.Formats() {
-		formats = append(formats, string(f))
-	}
-	return append(cli.InCategory(flagspec.CatTrace,
-		&ucli.StringFlag{Name: "trace-header", Usage: "trace header YAML (two-file form, with --trace-data)"},
-		&ucli.StringFlag{Name: "trace-data", Usage: "trace data CSV (two-file form)"},
-		&ucli.StringFlag{Name: "from", Usage: "force the format of a foreign trace: " + strings.Join(formats, ", "), DefaultText: "detected from the content"},
-		&ucli.BoolFlag{Name: "lenient", Usage: "skip malformed trace rows with a warning instead of stopping"},
-		&ucli.BoolFlag{Name: "strict", Usage: "unknown trace header keys are errors, not warnings"},
-		&ucli.StringFlag{Name: "inject-at", Value: "send", Usage: "inject each request at its send time (send) or its intended arrival (arrival); with a capped client (--client-max-concurrency, or one found in the trace) always the arrival"},
-		&ucli.BoolFlag{Name: "skip-failed", Usage: "leave out rows whose status is not ok"},
-		&ucli.StringFlag{Name: "session-mode", Value: "fixed", DefaultText: "the trace's client, else fixed", Usage: "fixed: every row at its own time; closed-loop: later session rounds follow the simulated completions"},
-		&ucli.DurationFlag{Name: "think-time", Usage: "closed-loop think time when neither the row nor the trace gives one"},
-		&ucli.DurationFlag{Name: "horizon", Usage: "stop the simulation at this simulated time, e.g. 10m", DefaultText: "run to the end"},
-		&ucli.Float64Flag{Name: "rate", Usage: "replay the trace sped up or slowed down to this mean rate, requests/s: arrival gaps scaled, requests unchanged", DefaultText: "as recorded"},
-		&ucli.IntFlag{Name: "hash-block-tokens", Value: replay.DefaultHashBlockTokens, Usage: "prompt tokens per ext_hash_ids entry (Mooncake: 512)"},
-	), &ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the synthetic token ids", DefaultText: "the trace's workload_seed, else 42"})
-}
+file:line:column; nothing is written), 130 interrupted.`

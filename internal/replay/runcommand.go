@@ -40,23 +40,7 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	if cmd.Format != "json" && cmd.Format != "text" {
 		return usageError(fmt.Sprintf("--format %q: want json or text", cmd.Format))
 	}
-	opts, err := cmd.Workload()
-	if err != nil {
-		return err
-	}
-	wl, err := workload.Resolve(opts)
-	if err != nil {
-		return err
-	}
-	client, err := cmd.Client()
-	if err != nil {
-		return err
-	}
-	given, err := cmd.Deployment()
-	if err != nil {
-		return err
-	}
-	dep, err := deploy.Resolve(given)
+	wl, client, given, dep, err := cmd.resolve()
 	if err != nil {
 		return err
 	}
@@ -124,10 +108,43 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	for _, w := range res.Warnings {
 		cmd.Log.Warn(w)
 	}
+	return cmd.finish(&res, setup, out, decisions, tl.output())
+}
+
+// resolve reads what the command line describes: the workload, the
+// simulated client, and the deployment as given and as resolved.
+func (cmd RunCommand) resolve() (*workload.Workload, Client, deploy.Config, *deploy.Resolved, error) {
+	opts, err := cmd.Workload()
+	if err != nil {
+		return nil, Client{}, deploy.Config{}, nil, err
+	}
+	wl, err := workload.Resolve(opts)
+	if err != nil {
+		return nil, Client{}, deploy.Config{}, nil, err
+	}
+	client, err := cmd.Client()
+	if err != nil {
+		return nil, Client{}, deploy.Config{}, nil, err
+	}
+	given, err := cmd.Deployment()
+	if err != nil {
+		return nil, Client{}, deploy.Config{}, nil, err
+	}
+	dep, err := deploy.Resolve(given)
+	if err != nil {
+		return nil, Client{}, deploy.Config{}, nil, err
+	}
+	return wl, client, given, dep, nil
+}
+
+// finish commits a finished run's outputs (the trace and results, then
+// the decision log and the timeline), writes its metrics file and prints
+// its summary: on stderr when the trace took stdout.
+func (cmd RunCommand) finish(res *Outcome, setup *Setup, out *SimOutputs, files ...*outfile.Output) error {
 	if err := out.Commit(nil); err != nil {
 		return err
 	}
-	for _, o := range []*outfile.Output{decisions, tl.output()} {
+	for _, o := range files {
 		if o != nil {
 			if err := o.Commit(); err != nil {
 				return err
