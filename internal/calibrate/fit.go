@@ -45,11 +45,11 @@ func RunFit(ctx context.Context, f Fit) error {
 	if err := f.Resolver.Check(); err != nil {
 		return err // a bad flag or --deployment file, before the traces are read
 	}
-	out, err := createOutput(f.Output, f.Stdout)
+	out, err := outfile.Open(f.Output, f.Stdout)
 	if err != nil {
 		return err
 	}
-	defer out.abort()
+	defer out.Abort()
 	traces, first, kind, seed, err := prepareFit(f, inputs)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func RunFit(ctx context.Context, f Fit) error {
 	if _, err := out.Write(doc); err != nil {
 		return fmt.Errorf("write %s: %w", f.Output, err)
 	}
-	if err := out.commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return err
 	}
 	if !f.Quiet {
@@ -130,38 +130,4 @@ func prepareFit(f Fit, inputs []input.Config) ([]fit.Trace, deploy.Config, laten
 		traces = append(traces, p.Trace)
 	}
 	return traces, first, kind, seed, nil
-}
-
-// dataOutput is a data destination that never looks complete when it is not:
-// a file is written to a temporary sibling and renamed into place on commit.
-type dataOutput struct {
-	w io.Writer
-	f *outfile.File
-}
-
-// createOutput opens path for writing; "" and "-" mean stdout.
-func createOutput(path string, stdout io.Writer) (*dataOutput, error) {
-	if path == "" || path == "-" {
-		return &dataOutput{w: stdout}, nil
-	}
-	f, err := outfile.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return &dataOutput{w: f, f: f}, nil
-}
-
-func (o *dataOutput) Write(p []byte) (int, error) { return o.w.Write(p) }
-
-func (o *dataOutput) commit() error {
-	if o.f == nil {
-		return nil
-	}
-	return o.f.Commit()
-}
-
-func (o *dataOutput) abort() {
-	if o.f != nil {
-		o.f.Abort()
-	}
 }

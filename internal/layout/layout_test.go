@@ -25,7 +25,7 @@ type rule struct {
 func rules() []rule {
 	cliLibs := []string{"github.com/urfave/cli", "github.com/schollz/progressbar"}
 	return []rule{
-		{module + "/internal/tracev2", []string{module + "/internal/"}, "tracev2 is a leaf: it knows no other internal package but the leaves outfile, jsonscan and clip"},
+		{module + "/internal/tracev2", []string{module + "/internal/"}, "tracev2 is a leaf: it knows no other internal package but the leaves outfile, jsonscan, clip and strictyaml"},
 		{module + "/internal/tracev2/input", []string{module + "/internal/des", module + "/internal/replay", module + "/internal/cli", "github.com/urfave/cli"},
 			"the one trace input layer serves every command: it knows no simulator and no command line"},
 		{module + "/internal/tracev2/playback", []string{module + "/internal/des", module + "/internal/replay", module + "/internal/live", module + "/internal/httpload", module + "/internal/workload", module + "/internal/cli"}, "playback is the one trace playback of replay and observe: it knows TraceV2 only"},
@@ -64,11 +64,12 @@ func rules() []rule {
 // jsonscan, the JSON scanner of the load generator's chunks, the Mooncake
 // importer's lines and tracev2's SimResults, suggest, the did-you-mean of
 // strictyaml's unknown keys, clip, how tracev2's messages and the logs are
-// cut short, and flagspec, the flag descriptions of fanout's --shard.
+// cut short, strictyaml, whose words for a YAML node's kind tracev2's
+// header errors share, and flagspec, the flag descriptions of fanout's --shard.
 func leafDep(d string) bool {
 	switch d {
 	case module + "/internal/outfile", module + "/internal/jsonscan", module + "/internal/suggest",
-		module + "/internal/clip", module + "/internal/flagspec":
+		module + "/internal/clip", module + "/internal/strictyaml", module + "/internal/flagspec":
 		return true
 	}
 	return false

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"servesim/internal/des/metrics"
@@ -59,12 +60,7 @@ func TextSummary(s *metrics.Summary) string {
 	row("E2E", s.E2EMeanMs, s.E2EP50Ms, s.E2EP90Ms, s.E2EP95Ms, s.E2EP99Ms)
 	if len(s.PerClass) > 1 || s.GoodputRPS > 0 {
 		fmt.Fprintf(&b, "\n%-12s %8s %10s %10s %12s %12s\n", "class", "count", "attain", "goodput", "TTFT p99", "E2E p99")
-		classes := make([]string, 0, len(s.PerClass))
-		for k := range s.PerClass {
-			classes = append(classes, k)
-		}
-		sort.Strings(classes)
-		for _, k := range classes {
+		for _, k := range slices.Sorted(maps.Keys(s.PerClass)) {
 			c := s.PerClass[k]
 			fmt.Fprintf(&b, "%-12s %8d %9.1f%% %10.2f %12.2f %12.2f\n", k, c.Count, 100*c.SLOAttainment, c.GoodputRPS, c.TTFTP99Ms, c.E2EP99Ms)
 		}

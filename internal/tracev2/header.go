@@ -3,8 +3,10 @@ package tracev2
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -299,12 +301,7 @@ func (h *Header) Validate() error {
 	if h.SessionContextGrowth != "" && h.SessionContextGrowth != SessionAccumulate {
 		errs = append(errs, fmt.Errorf("session_context_growth %q is not empty or accumulate", h.SessionContextGrowth))
 	}
-	classes := make([]string, 0, len(h.GoodputSLOTargets))
-	for c := range h.GoodputSLOTargets {
-		classes = append(classes, c)
-	}
-	sort.Strings(classes)
-	for _, c := range classes {
+	for _, c := range slices.Sorted(maps.Keys(h.GoodputSLOTargets)) {
 		t := h.GoodputSLOTargets[c]
 		for _, v := range []float64{t.TTFTMs, t.ITLMs, t.E2EMs} {
 			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/strictyaml"
 )
 
 // maxHeaderBytes bounds a header (or trailer) YAML text.
@@ -201,16 +203,14 @@ func (d *headerDecoder) warnAt(n *yaml.Node, what, msg string) {
 	d.opts.warnf((&Error{File: d.name, Line: max(n.Line, 1), Column: n.Column, What: what, Msg: msg}).Error())
 }
 
+// kindName names what a node holds, for "want X, got Y": a scalar as "the
+// value" and its text quoted and cut short, anything else in strictyaml's
+// words ("a mapping", "a list"). Aliases never get here: remap rejects them.
 func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
+	if n.Kind == yaml.ScalarNode {
 		return "the value " + quote([]byte(n.Value))
 	}
-	return "nothing"
+	return strictyaml.Describe(n)
 }
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }

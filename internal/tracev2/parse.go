@@ -1,8 +1,9 @@
 package tracev2
 
 import (
-	"math"
 	"strconv"
+
+	"servesim/internal/jsonscan"
 )
 
 // Field parsers work on the reader's byte slices without converting them to
@@ -18,49 +19,33 @@ const (
 )
 
 // parseInt parses a base-10 int64 with an optional sign, as strconv.ParseInt
-// (base 10) does: no spaces, no underscores, no prefixes.
+// (base 10) does: no spaces, no underscores, no prefixes. The digits are
+// checked here; their value, and whether it fits, is jsonscan's ParseInt.
 func parseInt(b []byte) (int64, parseFail) {
 	if len(b) == 0 {
 		return 0, parseEmpty
 	}
-	neg := false
+	digits := b
 	switch b[0] {
 	case '-':
-		neg = true
-		b = b[1:]
+		digits = b[1:]
 	case '+':
-		b = b[1:]
+		digits = b[1:]
+		b = digits
 	}
-	if len(b) == 0 {
+	if len(digits) == 0 {
 		return 0, parseSyntax
 	}
-	var u uint64
-	for _, c := range b {
-		d := c - '0'
-		if d > 9 {
+	for _, c := range digits {
+		if c-'0' > 9 {
 			return 0, parseSyntax
 		}
-		if u > (math.MaxUint64-9)/10 {
-			// Keep scanning so that "12x" with many digits is a syntax error.
-			for _, c2 := range b {
-				if c2-'0' > 9 {
-					return 0, parseSyntax
-				}
-			}
-			return 0, parseRange
-		}
-		u = u*10 + uint64(d)
 	}
-	if neg {
-		if u > 1<<63 {
-			return 0, parseRange
-		}
-		return -int64(u), parseOK
-	}
-	if u > math.MaxInt64 {
+	v, ok := jsonscan.ParseInt(b)
+	if !ok {
 		return 0, parseRange
 	}
-	return int64(u), parseOK
+	return v, parseOK
 }
 
 // parseBool accepts strconv.ParseBool's set: 1 t T TRUE true True and the

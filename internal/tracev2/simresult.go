@@ -2,6 +2,7 @@ package tracev2
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,15 +48,7 @@ func WriteSimResults(w io.Writer, results []SimResult, format SimResultFormat) e
 	if sorted == nil {
 		sorted = []SimResult{}
 	}
-	slices.SortStableFunc(sorted, func(a, b SimResult) int {
-		switch {
-		case a.RequestID < b.RequestID:
-			return -1
-		case a.RequestID > b.RequestID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(sorted, func(a, b SimResult) int { return cmp.Compare(a.RequestID, b.RequestID) })
 	for i := range sorted {
 		r := &sorted[i]
 		for _, v := range []float64{r.TTFTUs, r.E2EUs, r.ITLMeanUs, r.SchedulingDelayUs} {

@@ -3,7 +3,8 @@ package instance
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"servesim/internal/des"
@@ -243,12 +244,7 @@ func (c *Config) validate() error {
 	if c.AgeWeight < 0 {
 		errs = append(errs, fmt.Sprintf("priority age weight %g must not be negative", c.AgeWeight))
 	}
-	keys := make([]string, 0, len(c.ClassPriorities))
-	for k := range c.ClassPriorities {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.ClassPriorities)) {
 		if v := c.ClassPriorities[k]; v < -100 || v > 100 {
 			errs = append(errs, fmt.Sprintf("priority %d of class %q outside [-100, 100]", v, k))
 		}
