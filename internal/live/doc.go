@@ -6,7 +6,8 @@
 //
 // A traffic is a workload (spec, preset, flags) or a trace played back
 // (rows at their recorded times, prefix groups and hash-id blocks as shared
-// leading text). A planner turns it into httpload jobs, and record turns
+// leading text), opened through the trace input layer every command uses
+// (internal/tracev2/input). A planner turns it into httpload jobs, and record turns
 // each finished job into a trace row on the run's one time origin t0
 // (docs/workload.md, docs/tracev2.md). The package also owns the run's life
 // cycle: set-up (model, tokenizer ratio, self-test, warm-up, prewarm), the

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"os"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
+	"servesim/internal/tracev2/input"
 	"servesim/internal/tracev2/playback"
 )
 
@@ -67,25 +67,17 @@ type playTrace struct {
 	skipped    int // rows before --trace-offset or after the limits
 }
 
-// rawRow is a row with its times still as the file has them.
+// rawRow is a row with the times the plan is made from, on the trace's
+// time origin.
 type rawRow struct {
 	playRow
-	injectUs, arrivalUs, lastChunkUs, deadlineUs int64
-	thinkUs                                      int64 // think_time_us
+	injectUs, arrivalUs, lastChunkUs int64
+	thinkUs                          int64 // think_time_us
 }
 
-// normalize puts the row's times on the trace's origin (docs/tracev2.md §5).
-func (r *rawRow) normalize(o tracev2.Origin) {
-	r.injectUs, r.arrivalUs = o.Time(r.injectUs), o.Time(r.arrivalUs)
-	r.lastChunkUs, r.deadlineUs = o.Time(r.lastChunkUs), o.Time(r.deadlineUs)
-	if r.deadlineUs > r.arrivalUs {
-		r.budgetUs = r.deadlineUs - r.arrivalUs
-	}
-}
-
-// loadPlay reads the trace to play: a TraceV2 trace in any form (single
-// stream, two files, gzip, stdin) or, with from, a foreign trace through
-// its importer.
+// loadPlay reads the trace to play through the trace input layer: a
+// TraceV2 trace in any form (single stream, two files, gzip, stdin, a
+// pipe) whole, or, with from, a foreign trace through its importer.
 func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, error) {
 	p := &playTrace{}
 	var raws []rawRow
@@ -98,7 +90,10 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 		return s
 	}
 	add := func(rec *tracev2.Record) {
-		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs, deadlineUs: rec.DeadlineUs}
+		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs}
+		if rec.DeadlineUs > rec.ArrivalTimeUs {
+			r.budgetUs = rec.DeadlineUs - rec.ArrivalTimeUs
+		}
 		r.injectUs = playback.InjectionUs(rec, o.atSend)
 		r.sloTargetUs, r.thinkUs = rec.SLOTargetUs, rec.ThinkTimeUs
 		r.prompt = int32(min(max(rec.ResendPromptTokens(), 0), math.MaxInt32))
@@ -113,20 +108,8 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 		}
 		raws = append(raws, r)
 	}
-	var (
-		origin tracev2.Origin // foreign traces: offsets from their own start
-		err    error
-	)
-	if o.from != "" {
-		err = readForeign(o, stdin, p, add, log)
-	} else {
-		origin, err = readTraceV2(o, stdin, p, add, log)
-	}
-	if err != nil {
+	if err := readPlay(o, stdin, p, add, log); err != nil {
 		return nil, err
-	}
-	for i := range raws {
-		raws[i].normalize(origin)
 	}
 	if len(raws) == 0 {
 		return nil, usagef("--trace %s: the trace has no requests", p.name)
@@ -139,58 +122,37 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 	return p, nil
 }
 
-// readTraceV2 reads a TraceV2 trace and finds its origin.
-func readTraceV2(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Record), log *slog.Logger) (tracev2.Origin, error) {
-	opts := tracev2.Options{Lenient: o.lenient, Warn: func(m string) { log.Warn(m) }}
-	r, _, err := tracev2.Open(tracev2.Input{Path: o.path, Stdin: stdin}, opts)
-	if err != nil {
-		return tracev2.Origin{}, err
+// readPlay hands every row of the trace to add, on the trace's time
+// origin, and names the trace in p. A TraceV2 trace is loaded whole
+// (input.Load); a foreign one is imported (input.Open) and its rows read
+// once. Only --from imports: without it the trace is read as TraceV2.
+func readPlay(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Record), log *slog.Logger) error {
+	cfg := input.Config{Paths: []string{o.path}, Lenient: o.lenient, Stdin: stdin, Log: log}
+	if o.from == "" {
+		l, err := input.Load(cfg)
+		if err != nil {
+			return err
+		}
+		for i := range l.Records {
+			add(&l.Records[i])
+		}
+		p.name, p.header = l.Name, l.Header
+		return nil
 	}
-	defer r.Close()
+	cfg.From = importer.Format(o.from)
+	t, err := input.Open(cfg)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	rd, err := t.Rows.Open()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
 	var rec tracev2.Record
 	for {
-		err := r.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return tracev2.Origin{}, err
-		}
-		add(&rec)
-	}
-	origin, err := r.Origin()
-	if err != nil {
-		return tracev2.Origin{}, err
-	}
-	if r.Skipped() > 0 {
-		log.Warn("malformed rows skipped (--lenient)", "rows", r.Skipped())
-	}
-	p.name, p.header = r.Name(), r.Header()
-	return origin, nil
-}
-
-// readForeign reads a foreign trace through its importer (offsets from the
-// trace's own start: no origin to find).
-func readForeign(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Record), log *slog.Logger) error {
-	format := importer.Format(o.from)
-	if !slices.Contains(importer.Formats(), format) {
-		return usagef("--from %q: want one of %v", o.from, importer.Formats())
-	}
-	rc, name, err := openInput(o.path, stdin)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	src, err := importer.Decompress(rc, name)
-	if err != nil {
-		return err
-	}
-	imp, err := importer.Open(format, name, src, importer.Options{})
-	if err != nil {
-		return err
-	}
-	for {
-		rec, err := imp.Next()
+		err := rd.Read(&rec)
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -199,10 +161,7 @@ func readForeign(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2
 		}
 		add(&rec)
 	}
-	for _, w := range imp.Warnings() {
-		log.Warn(w)
-	}
-	p.name, p.header = name, imp.Header()
+	p.name, p.header = t.Name, t.Header
 	return nil
 }
 
@@ -259,17 +218,4 @@ func traceName(p *playTrace) string {
 func describePlay(p *playTrace) string {
 	last := p.rows[len(p.rows)-1].atUs
 	return fmt.Sprintf("%s: %d requests over %v", p.name, len(p.rows), time.Duration(last)*time.Microsecond)
-}
-
-// openInput opens a foreign trace; "" and "-" are stdin. A file that cannot
-// be opened is an input error.
-func openInput(path string, stdin io.Reader) (io.ReadCloser, string, error) {
-	if path == "" || path == "-" {
-		return io.NopCloser(stdin), tracev2.StdinName, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, path, withCode(exitUsage, err)
-	}
-	return f, path, nil
 }
