@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"os"
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 	"servesim/internal/tracev2/playback"
@@ -129,11 +130,11 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 		raws[i].normalize(origin)
 	}
 	if len(raws) == 0 {
-		return nil, usagef("--trace %s: the trace has no requests", p.name)
+		return nil, exitcode.Usagef("--trace %s: the trace has no requests", p.name)
 	}
 	p.order(raws, o)
 	if len(p.rows) == 0 {
-		return nil, usagef("--trace %s: no request is left after --trace-offset, --duration and --num-requests", p.name)
+		return nil, exitcode.Usagef("--trace %s: no request is left after --trace-offset, --duration and --num-requests", p.name)
 	}
 	p.accumulate = p.header.SessionContextGrowth == tracev2.SessionAccumulate
 	return p, nil
@@ -174,7 +175,7 @@ func readTraceV2(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2
 func readForeign(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Record), log *slog.Logger) error {
 	format := importer.Format(o.from)
 	if !slices.Contains(importer.Formats(), format) {
-		return usagef("--from %q: want one of %v", o.from, importer.Formats())
+		return exitcode.Usagef("--from %q: want one of %v", o.from, importer.Formats())
 	}
 	rc, name, err := openInput(o.path, stdin)
 	if err != nil {
@@ -269,7 +270,7 @@ func openInput(path string, stdin io.Reader) (io.ReadCloser, string, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, path, withCode(exitUsage, err)
+		return nil, path, exitcode.WithCode(exitcode.Usage, err)
 	}
 	return f, path, nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/outfile"
 )
 
@@ -25,7 +26,7 @@ func checkFormat(f string) error {
 			return nil
 		}
 	}
-	return usagef("--format %q: want text, csv or json", f)
+	return exitcode.Usagef("--format %q: want text, csv or json", f)
 }
 
 // WriteTable writes a sweep's document as a text table with its answer
@@ -56,7 +57,7 @@ func Write(d *Doc, o Outputs, pages Pages, stdout io.Writer, log *slog.Logger) e
 	var page *outfile.Output
 	if o.HTML != "" {
 		if o.HTML == "-" {
-			return usagef("--html needs a file (stdout carries the table)")
+			return exitcode.Usagef("--html needs a file (stdout carries the table)")
 		}
 		if page, err = outfile.Open(o.HTML, nil); err != nil {
 			return err
@@ -118,7 +119,7 @@ func readAll(name string, stdin io.Reader) ([]byte, error) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, &openError{err}
+		return nil, exitcode.AsUsage(err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(f)
@@ -130,10 +131,3 @@ func readAll(name string, stdin io.Reader) ([]byte, error) {
 
 // stdinName is how errors name standard input (as cli.StdinName).
 const stdinName = "<stdin>"
-
-// openError is an input that cannot be opened (exit code 2).
-type openError struct{ err error }
-
-func (e *openError) Error() string { return e.err.Error() }
-func (e *openError) Unwrap() error { return e.err }
-func (e *openError) ExitCode() int { return 2 }
