@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"servesim/internal/exitcode"
+	"servesim/internal/flagspec"
 	"servesim/internal/outfile"
 )
 
@@ -84,6 +85,20 @@ func Write(d *Doc, o Outputs, pages Pages, stdout io.Writer, log *slog.Logger) e
 		}
 	}
 	return d.NotMet()
+}
+
+// MergeCommand is `sweep merge`, described for any command line: its flags
+// choose the outputs, its arguments are the shards' files, and pages
+// renders the HTML page when one is asked for.
+func MergeCommand(pages Pages) flagspec.Command {
+	return flagspec.Command{Name: "merge", Usage: MergeUsage, ArgsUsage: "SHARD.json...", Description: MergeDescription, Flags: MergeFlags(),
+		Run: func(v flagspec.Values, names []string, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
+			o, err := OutputsFrom(v)
+			if err != nil {
+				return err
+			}
+			return MergeFiles(names, stdin, o, pages, stdout, log)
+		}}
 }
 
 // MergeFiles is `sweep merge`: it reads the JSON documents of a sweep's
