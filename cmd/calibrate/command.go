@@ -12,6 +12,7 @@ import (
 	"servesim/internal/calibrate"
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
+	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
 	"servesim/internal/report"
 	"servesim/internal/tracev2/importer"
@@ -142,35 +143,35 @@ func config(c *ucli.Context) (report.Config, error) {
 	cfg := report.DefaultConfig()
 	cfg.WarmupRequests = c.Int64("warmup-requests")
 	if cfg.WarmupRequests < -1 {
-		return cfg, cli.Usagef("--warmup-requests %d: want -1 (the header's value) or a count >= 0", cfg.WarmupRequests)
+		return cfg, exitcode.Usagef("--warmup-requests %d: want -1 (the header's value) or a count >= 0", cfg.WarmupRequests)
 	}
 	cfg.WarmupDuration = c.Duration("warmup-duration")
 	if cfg.WarmupDuration < 0 {
-		return cfg, cli.Usagef("--warmup-duration %s is negative", cfg.WarmupDuration)
+		return cfg, exitcode.Usagef("--warmup-duration %s is negative", cfg.WarmupDuration)
 	}
 	cfg.NetworkRTTUs = c.Int64("network-rtt-us")
 	if cfg.NetworkRTTUs < -1 {
-		return cfg, cli.Usagef("--network-rtt-us %d: want -1 (the header's RTT) or a value >= 0", cfg.NetworkRTTUs)
+		return cfg, exitcode.Usagef("--network-rtt-us %d: want -1 (the header's RTT) or a value >= 0", cfg.NetworkRTTUs)
 	}
 	cfg.NetworkBandwidthMbps = c.Float64("network-bandwidth-mbps")
 	if !finiteNonNeg(cfg.NetworkBandwidthMbps) {
-		return cfg, cli.Usagef("--network-bandwidth-mbps %v: want a finite value >= 0", cfg.NetworkBandwidthMbps)
+		return cfg, exitcode.Usagef("--network-bandwidth-mbps %v: want a finite value >= 0", cfg.NetworkBandwidthMbps)
 	}
 	cfg.TTFTFrom = c.String("ttft-from")
 	if cfg.TTFTFrom != report.TTFTFromFirstChunk && cfg.TTFTFrom != report.TTFTFromFirstToken {
-		return cfg, cli.Usagef("--ttft-from %q: want %s or %s", cfg.TTFTFrom, report.TTFTFromFirstChunk, report.TTFTFromFirstToken)
+		return cfg, exitcode.Usagef("--ttft-from %q: want %s or %s", cfg.TTFTFrom, report.TTFTFromFirstChunk, report.TTFTFromFirstToken)
 	}
 	cfg.TTFTMAPEThreshold = c.Float64("ttft-mape-threshold")
 	if !finiteNonNeg(cfg.TTFTMAPEThreshold) {
-		return cfg, cli.Usagef("--ttft-mape-threshold %v: want a finite fraction >= 0", cfg.TTFTMAPEThreshold)
+		return cfg, exitcode.Usagef("--ttft-mape-threshold %v: want a finite fraction >= 0", cfg.TTFTMAPEThreshold)
 	}
 	cfg.HitRateTolerancePP = c.Float64("hit-rate-tolerance-pp")
 	if !finiteNonNeg(cfg.HitRateTolerancePP) {
-		return cfg, cli.Usagef("--hit-rate-tolerance-pp %v: want a finite value >= 0", cfg.HitRateTolerancePP)
+		return cfg, exitcode.Usagef("--hit-rate-tolerance-pp %v: want a finite value >= 0", cfg.HitRateTolerancePP)
 	}
 	slo, err := report.ParseSLOTargets(c.String("slo-ttft"), c.String("slo-itl"), c.String("slo-e2e"))
 	if err != nil {
-		return cfg, cli.Usagef("%v", err)
+		return cfg, exitcode.Usagef("%v", err)
 	}
 	cfg.SLOOverrides = slo
 	return cfg, nil
@@ -191,9 +192,9 @@ func parseGates(c *ucli.Context) (report.Gates, error) {
 	}
 	var syn *report.GateSyntaxError
 	if errors.As(err, &syn) && c.IsSet("assert") && syn.Expr == c.String("assert") {
-		return g, cli.Usagef("--assert: %v\n%s", err, indent(syn.Caret(), "    "))
+		return g, exitcode.Usagef("--assert: %v\n%s", err, indent(syn.Caret(), "    "))
 	}
-	return g, cli.Usagef("%v", err)
+	return g, exitcode.Usagef("%v", err)
 }
 
 func indent(s, prefix string) string {

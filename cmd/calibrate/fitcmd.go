@@ -10,6 +10,7 @@ import (
 	"servesim/internal/calibrate"
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
+	"servesim/internal/exitcode"
 	"servesim/internal/fit"
 	"servesim/internal/flagspec"
 	"servesim/internal/replay"
@@ -135,16 +136,16 @@ func fitJob(c *ucli.Context) (calibrate.Fit, error) {
 		Config: fit.Config{Holdout: c.Float64("holdout"), MaxIterations: c.Int("max-iterations"), FitTokenOverhead: c.Bool("fit-token-overhead")},
 	}
 	if h := job.Config.Holdout; math.IsNaN(h) || h < 0 || h >= 1 {
-		return job, cli.Usagef("--holdout %v: want a share in [0, 1)", h)
+		return job, exitcode.Usagef("--holdout %v: want a share in [0, 1)", h)
 	}
 	if job.Settings.WarmupRequests < -1 {
-		return job, cli.Usagef("--warmup-requests %d: want -1 (the header's value) or a count >= 0", job.Settings.WarmupRequests)
+		return job, exitcode.Usagef("--warmup-requests %d: want -1 (the header's value) or a count >= 0", job.Settings.WarmupRequests)
 	}
 	if job.Settings.NetworkRTTUs < -1 {
-		return job, cli.Usagef("--network-rtt-us %d: want -1 (the header's RTT) or a value >= 0", job.Settings.NetworkRTTUs)
+		return job, exitcode.Usagef("--network-rtt-us %d: want -1 (the header's RTT) or a value >= 0", job.Settings.NetworkRTTUs)
 	}
 	if n := job.Config.MaxIterations; n < 1 || n > 1000 {
-		return job, cli.Usagef("--max-iterations %d: want 1 to 1000", n)
+		return job, exitcode.Usagef("--max-iterations %d: want 1 to 1000", n)
 	}
 	for _, f := range []struct {
 		flag string
@@ -152,17 +153,17 @@ func fitJob(c *ucli.Context) (calibrate.Fit, error) {
 	}{{"hold-alpha", &job.Config.HoldAlpha}, {"fit-alpha", &job.Config.FitAlpha}} {
 		for _, i := range c.IntSlice(f.flag) {
 			if i < 0 || i > 2 {
-				return job, cli.Usagef("--%s %d: want an alpha index 0, 1 or 2", f.flag, i)
+				return job, exitcode.Usagef("--%s %d: want an alpha index 0, 1 or 2", f.flag, i)
 			}
 			f.dst[i] = true
 		}
 	}
 	if m := c.String("session-mode"); m != "fixed" && m != "closed-loop" {
-		return job, cli.Usagef("--session-mode %q: want fixed or closed-loop", m)
+		return job, exitcode.Usagef("--session-mode %q: want fixed or closed-loop", m)
 	}
 	d := c.Duration("think-time")
 	if d < 0 {
-		return job, cli.Usagef("--think-time %v is negative", d)
+		return job, exitcode.Usagef("--think-time %v is negative", d)
 	}
 	job.Settings.ThinkTimeUs = d.Microseconds()
 	return job, nil

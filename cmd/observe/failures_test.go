@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 	"servesim/internal/httpload/fakevllm"
 )
 
@@ -29,10 +29,10 @@ func TestFailedRequestsFailTheRun(t *testing.T) {
 		code  int
 		msg   string
 	}{
-		{"every request failed", every, nil, cli.ExitFailure, "every request failed (8: 8 errors, 0 timeouts)"},
-		{"half failed, no threshold", half, nil, cli.ExitOK, ""},
-		{"half failed, threshold 25%", half, []string{"--max-error-rate", "0.25"}, cli.ExitAssertion, "4 of 8 requests failed (50.0%), more than --max-error-rate 0.25"},
-		{"half failed, threshold 50%", half, []string{"--max-error-rate", "0.5"}, cli.ExitOK, ""},
+		{"every request failed", every, nil, exitcode.Failure, "every request failed (8: 8 errors, 0 timeouts)"},
+		{"half failed, no threshold", half, nil, exitcode.OK, ""},
+		{"half failed, threshold 25%", half, []string{"--max-error-rate", "0.25"}, exitcode.Assertion, "4 of 8 requests failed (50.0%), more than --max-error-rate 0.25"},
+		{"half failed, threshold 50%", half, []string{"--max-error-rate", "0.5"}, exitcode.OK, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +49,7 @@ func TestFailedRequestsFailTheRun(t *testing.T) {
 		})
 	}
 	o := observeIn(testCtx(t), "--url", "http://127.0.0.1:1", "--max-error-rate", "1.5")
-	if o.Code != cli.ExitUsage || !strings.Contains(o.Stderr, "--max-error-rate 1.5: want a share in [0, 1]") {
+	if o.Code != exitcode.Usage || !strings.Contains(o.Stderr, "--max-error-rate 1.5: want a share in [0, 1]") {
 		t.Errorf("--max-error-rate 1.5: exit %d, stderr %s", o.Code, o.Stderr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 	"servesim/internal/fanout"
 	"servesim/internal/flagspec"
 	"servesim/internal/live"
@@ -177,7 +178,7 @@ var workloadOnly = []string{"workload", "workload-spec", "rate", "arrival", "con
 func refuseTraceFlags(c *ucli.Context) error {
 	for _, f := range traceFlags() {
 		if n := f.Names()[0]; c.IsSet(n) {
-			return cli.Usagef("--%s applies to --trace only", n)
+			return exitcode.Usagef("--%s applies to --trace only", n)
 		}
 	}
 	return nil
@@ -187,7 +188,7 @@ func refuseTraceFlags(c *ucli.Context) error {
 func traceConfig(c *ucli.Context) (*live.TraceConfig, error) {
 	for _, n := range workloadOnly {
 		if c.IsSet(n) {
-			return nil, cli.Usagef("--%s does not apply to --trace: the trace gives the requests (see --time-scale, --trace-offset, --duration, --num-requests)", n)
+			return nil, exitcode.Usagef("--%s does not apply to --trace: the trace gives the requests (see --time-scale, --trace-offset, --duration, --num-requests)", n)
 		}
 	}
 	t := &live.TraceConfig{Path: c.String("trace"), From: c.String("from"), Lenient: c.Bool("lenient"),
@@ -211,7 +212,7 @@ func mergeOnly(c *ucli.Context) error {
 	allowed := []string{"merge", "trace-output", "blis-compatible-header", "trace-ext", "quiet", "log-level"}
 	for _, f := range c.Command.Flags {
 		if n := f.Names()[0]; c.IsSet(n) && !slices.Contains(allowed, n) {
-			return cli.Usagef("--merge only reads traces and writes one: --%s does not apply", n)
+			return exitcode.Usagef("--merge only reads traces and writes one: --%s does not apply", n)
 		}
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 )
 
 // TestDecisionsParity: run and replay of its trace on a four-instance
@@ -51,8 +51,8 @@ func TestClusterUsageErrors(t *testing.T) {
 		{[]string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "1"}, "num-instances 3 must equal"},
 	} {
 		r := replayIn(nil, append([]string{prefix + ".csv", "--results-path", filepath.Join(dir, "x.json"), "--quiet"}, tc.args...)...)
-		if cli.ExitCode(r.err) != 2 || !strings.Contains(r.err.Error(), tc.want) {
-			t.Errorf("replay %v: exit %d, err %v; want exit 2 mentioning %q", tc.args, cli.ExitCode(r.err), r.err, tc.want)
+		if exitcode.Of(r.err) != 2 || !strings.Contains(r.err.Error(), tc.want) {
+			t.Errorf("replay %v: exit %d, err %v; want exit 2 mentioning %q", tc.args, exitcode.Of(r.err), r.err, tc.want)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "x.json")); err == nil {
 			t.Errorf("replay %v left a results file", tc.args)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 	"servesim/internal/testkit/clitest"
 	"servesim/internal/tracev2"
 )
@@ -55,7 +55,7 @@ func mustReplay(t *testing.T, stdin io.Reader, args ...string) result {
 	t.Helper()
 	r := replayIn(stdin, append(args, "--quiet")...)
 	if r.err != nil {
-		t.Fatalf("replay %s: %v (exit %d)\nstderr:\n%s", strings.Join(args, " "), r.err, cli.ExitCode(r.err), r.stderr)
+		t.Fatalf("replay %s: %v (exit %d)\nstderr:\n%s", strings.Join(args, " "), r.err, exitcode.Of(r.err), r.stderr)
 	}
 	return r
 }

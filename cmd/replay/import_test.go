@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 	"servesim/internal/testkit/clitest"
 	"servesim/internal/testkit/shareddata"
 )
@@ -112,8 +112,8 @@ func TestDetectedImports(t *testing.T) {
 		writeFile(t, path, "a,b,c\n"+strings.Repeat("1,2,3\n", 50000))
 		got := replayIn(nil, path)
 		msg := got.err.Error()
-		if cli.ExitCode(got.err) != 2 || len(msg) > 400 || !strings.Contains(msg, "--from") || !strings.Contains(msg, path+":1:1") {
-			t.Errorf("error (exit %d, %d bytes) = %.500q; want exit 2, a located line under 400 bytes with a --from hint", cli.ExitCode(got.err), len(msg), msg)
+		if exitcode.Of(got.err) != 2 || len(msg) > 400 || !strings.Contains(msg, "--from") || !strings.Contains(msg, path+":1:1") {
+			t.Errorf("error (exit %d, %d bytes) = %.500q; want exit 2, a located line under 400 bytes with a --from hint", exitcode.Of(got.err), len(msg), msg)
 		}
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
 
@@ -142,7 +142,7 @@ func TestBadInput(t *testing.T) {
 			args = append(args, "--results-path", filepath.Join(dir, "sim.json"), "--metrics-out", filepath.Join(dir, "m.json"),
 				"--trace-output", filepath.Join(dir, "out"), "--timeline", filepath.Join(dir, "tl.json"))
 			r := replayIn(strings.NewReader(tt.stdin), args...)
-			if code := cli.ExitCode(r.err); code != 2 {
+			if code := exitcode.Of(r.err); code != 2 {
 				t.Fatalf("exit %d (err %v), want 2", code, r.err)
 			}
 			if want := strings.ReplaceAll(tt.wantErr, "DIR", dir); want != "" && r.err.Error() != want {
@@ -177,8 +177,8 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := replayIn(nil, tt.args...)
-		if cli.ExitCode(r.err) != 2 || r.err.Error() != tt.want {
-			t.Errorf("replay %q: err %v (exit %d), want %q (exit 2)", tt.args, r.err, cli.ExitCode(r.err), tt.want)
+		if exitcode.Of(r.err) != 2 || r.err.Error() != tt.want {
+			t.Errorf("replay %q: err %v (exit %d), want %q (exit 2)", tt.args, r.err, exitcode.Of(r.err), tt.want)
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 	"servesim/internal/testkit/clitest"
 	"servesim/internal/tracev2"
 )
@@ -24,7 +24,7 @@ func TestInterruptedReplay(t *testing.T) {
 	cancel()
 	r := clitest.Run(ctx, "replay", run, nil, trace, "--results-path", filepath.Join(dir, "sim.json"),
 		"--trace-output", filepath.Join(dir, "rep"), "--trace-ext", "--quiet")
-	if r.Code != cli.ExitInterrupted || r.Stdout != "" {
+	if r.Code != exitcode.Interrupted || r.Stdout != "" {
 		t.Fatalf("exit %d, stdout %q; want 130 and nothing\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, want := range []string{"interrupted before the first request was injected", "requests   injected 0",

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
 
@@ -323,7 +323,7 @@ func TestCappedClientIsFoundAndBinds(t *testing.T) {
 		t.Errorf("an open loop at the intended arrivals differs from the capped client on %d requests, want most", diff)
 	}
 	bad := replayIn(nil, prefix+".csv", "--client-max-concurrency", "16", "--inject-at", "send")
-	if cli.ExitCode(bad.err) != 2 || !strings.Contains(bad.stderr, "contradicts a capped client") {
-		t.Errorf("--inject-at send with a cap: exit %d, stderr %q; want 2 and a usage error", cli.ExitCode(bad.err), bad.stderr)
+	if exitcode.Of(bad.err) != 2 || !strings.Contains(bad.stderr, "contradicts a capped client") {
+		t.Errorf("--inject-at send with a cap: exit %d, stderr %q; want 2 and a usage error", exitcode.Of(bad.err), bad.stderr)
 	}
 }

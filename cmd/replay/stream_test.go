@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 	"servesim/internal/testkit/shareddata"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
@@ -203,7 +203,7 @@ func TestStreamedImportBadRow(t *testing.T) {
 		args := append([]string{path, "--log-level", "debug", "--metrics-out", filepath.Join(out, "m.json"),
 			"--timeline", filepath.Join(out, "t.json")}, flags...)
 		r := replayIn(nil, args...)
-		if code := cli.ExitCode(r.err); code != 2 || r.err.Error() != want {
+		if code := exitcode.Of(r.err); code != 2 || r.err.Error() != want {
 			t.Errorf("%v: exit %d, error %v; want 2 and %q", flags, code, r.err, want)
 		}
 		if r.stdout != "" {
@@ -234,7 +234,7 @@ func TestStdinCopyRemovedOnBadImport(t *testing.T) {
 		{"mooncake", "garbage\n", "json syntax"},
 	} {
 		r := replayIn(strings.NewReader(tc.content), "--from", tc.from, "-", "--quiet")
-		if code := cli.ExitCode(r.err); code != 2 || !strings.Contains(fmt.Sprint(r.err), tc.want) {
+		if code := exitcode.Of(r.err); code != 2 || !strings.Contains(fmt.Sprint(r.err), tc.want) {
 			t.Errorf("--from %s: exit %d, error %v; want 2 naming %q", tc.from, code, r.err, tc.want)
 		}
 		if left := dirEntries(t, tmp); len(left) != 0 {

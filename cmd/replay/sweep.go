@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 
@@ -75,26 +74,8 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	}
 	return replay.ExecuteSweep(ctx, replay.SweepCommand{Input: traceInput(c, stdio), Trace: traceSettings(c),
 		CheckDeployment: func() error { _, err := deploy.FromFlags(cli.SpecValues(c, deploy.Flags())); return err }, Resolver: resolver{c},
-		Sweep: opts, Shard: shard, Pages: report.SweepPages{}, Stdout: stdio.Out, Log: log, Progress: sweepProgress(stdio, c.Bool("quiet"))})
-}
-
-// sweepProgress is a progress bar over a sweep's runs.
-func sweepProgress(stdio cli.IO, quiet bool) func(int) (func(done, total int), func()) {
-	return func(total int) (func(done, total int), func()) {
-		p := cli.NewProgress(stdio.Err, quiet, int64(total), "sweeping")
-		return func(done, _ int) { p.Set(int64(done), fmt.Sprintf("sweeping: %d runs", done)) }, p.Finish
-	}
+		Sweep: opts, Shard: shard, Pages: report.SweepPages{}, Stdout: stdio.Out, Log: log, Progress: cli.StepsProgress(stdio.Err, c.Bool("quiet"), "sweeping", "runs")})
 }
 
 // sweepMergeCommand is `replay sweep merge`.
-func sweepMergeCommand() cli.Command {
-	return cli.Command{Name: "merge", Usage: sweep.MergeUsage, ArgsUsage: "SHARD.json...", Description: sweep.MergeDescription,
-		Flags: cli.SpecFlags(sweep.MergeFlags()),
-		Action: func(_ context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
-			o, err := sweep.OutputsFrom(cli.SpecValues(c, sweep.MergeFlags()))
-			if err != nil {
-				return err
-			}
-			return sweep.MergeFiles(c.Args().Slice(), stdio.In, o, report.SweepPages{}, stdio.Out, log)
-		}}
-}
+func sweepMergeCommand() cli.Command { return cli.SpecCommand(sweep.MergeCommand(report.SweepPages{})) }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 
@@ -10,6 +9,7 @@ import (
 
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
+	"servesim/internal/exitcode"
 	"servesim/internal/replay"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
@@ -91,7 +91,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if wl.SpecPath != "" && wl.SpecData == nil {
 		// Read once: every case resolves the workload again.
 		if wl.SpecData, err = os.ReadFile(wl.SpecPath); err != nil {
-			return cli.Usagef("--workload-spec: %v", err)
+			return exitcode.Usagef("--workload-spec: %v", err)
 		}
 	}
 	client, _, err := replay.ClientFromFlags(cli.SpecValues(c, replay.ClientFlags(true)))
@@ -108,26 +108,8 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 			facts.MaxConcurrency, facts.SendGapUs = client.MaxConcurrency, client.SendGapUs
 			return facts
 		},
-		Pages: report.SweepPages{}, Stdout: stdio.Out, Log: log, Progress: sweepProgress(stdio, c.Bool("quiet"))})
-}
-
-// sweepProgress is a progress bar over a sweep's runs.
-func sweepProgress(stdio cli.IO, quiet bool) func(int) (func(done, total int), func()) {
-	return func(total int) (func(done, total int), func()) {
-		p := cli.NewProgress(stdio.Err, quiet, int64(total), "sweeping")
-		return func(done, _ int) { p.Set(int64(done), fmt.Sprintf("sweeping: %d runs", done)) }, p.Finish
-	}
+		Pages: report.SweepPages{}, Stdout: stdio.Out, Log: log, Progress: cli.StepsProgress(stdio.Err, c.Bool("quiet"), "sweeping", "runs")})
 }
 
 // sweepMergeCommand is `run sweep merge`.
-func sweepMergeCommand() cli.Command {
-	return cli.Command{Name: "merge", Usage: sweep.MergeUsage, ArgsUsage: "SHARD.json...", Description: sweep.MergeDescription,
-		Flags: cli.SpecFlags(sweep.MergeFlags()),
-		Action: func(_ context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
-			o, err := sweep.OutputsFrom(cli.SpecValues(c, sweep.MergeFlags()))
-			if err != nil {
-				return err
-			}
-			return sweep.MergeFiles(c.Args().Slice(), stdio.In, o, report.SweepPages{}, stdio.Out, log)
-		}}
-}
+func sweepMergeCommand() cli.Command { return cli.SpecCommand(sweep.MergeCommand(report.SweepPages{})) }

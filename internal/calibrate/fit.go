@@ -9,6 +9,7 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/latency"
+	"servesim/internal/exitcode"
 	"servesim/internal/fit"
 	"servesim/internal/outfile"
 	"servesim/internal/tracev2/input"
@@ -65,7 +66,7 @@ func RunFit(ctx context.Context, f Fit) error {
 		if ctx.Err() != nil {
 			return err // interrupted: nothing was written
 		}
-		return asUsage(err) // traces or a deployment fit cannot use
+		return exitcode.AsUsage(err) // traces or a deployment fit cannot use
 	}
 	for _, w := range res.Warnings {
 		f.Log.Warn(w)
@@ -117,15 +118,15 @@ func prepareFit(f Fit, inputs []input.Config) ([]fit.Trace, deploy.Config, laten
 		}
 		k, err := latency.ParseKind(p.Deploy.LatencyModel)
 		if err != nil {
-			return nil, first, kind, seed, usagef("--latency-model: %v", err)
+			return nil, first, kind, seed, exitcode.Usagef("--latency-model: %v", err)
 		}
 		if k != latency.KindPhysics && k != latency.KindBlackbox && k != latency.KindTrainedPhysics {
-			return nil, first, kind, seed, usagef("%s: latency model %s (--latency-model, or the trace's deployment) has no coefficients to fit; use physics, blackbox or trained-physics", p.Trace.Name, k)
+			return nil, first, kind, seed, exitcode.Usagef("%s: latency model %s (--latency-model, or the trace's deployment) has no coefficients to fit; use physics, blackbox or trained-physics", p.Trace.Name, k)
 		}
 		if i == 0 {
 			first, kind = p.Deploy, k
 		} else if k != kind {
-			return nil, first, kind, seed, usagef("%s: latency model %s, but %s has %s: one fit fits one model's coefficients (--latency-model to choose one for all)", p.Trace.Name, k, traces[0].Name, kind)
+			return nil, first, kind, seed, exitcode.Usagef("%s: latency model %s, but %s has %s: one fit fits one model's coefficients (--latency-model to choose one for all)", p.Trace.Name, k, traces[0].Name, kind)
 		}
 		traces = append(traces, p.Trace)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/report"
 )
 
@@ -29,8 +30,8 @@ type Grade struct {
 
 // Run grades the simulator: it checks the inputs and outputs, opens the
 // output files, reads the inputs, builds the report, evaluates the gates,
-// writes every output, and only then returns a GateFailed when a gate
-// failed.
+// writes every output, and only then returns an error carrying exit code 3
+// when a gate failed.
 func Run(ctx context.Context, g Grade) error {
 	srcs, err := resolveInputs(g.Inputs)
 	if err != nil {
@@ -66,7 +67,7 @@ func Run(ctx context.Context, g Grade) error {
 	}
 	if gateErr != nil {
 		// GateError's own text starts with "calibrate:", which main adds.
-		return &GateFailed{err: fmt.Errorf("gate failed: %s", strings.Join(gateErr.Failures, "; "))}
+		return exitcode.WithCode(exitcode.Assertion, fmt.Errorf("gate failed: %s", strings.Join(gateErr.Failures, "; ")))
 	}
 	return nil
 }

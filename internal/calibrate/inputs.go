@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/report"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/input"
@@ -45,14 +46,14 @@ func splitArgs(a InputArgs) (reals []string, sim *string, err error) {
 		switch {
 		case keyed && (key == "real" || key == "sim"):
 			if val == "" {
-				return nil, nil, usagef("%s= needs a path (- for stdin)", key)
+				return nil, nil, exitcode.Usagef("%s= needs a path (- for stdin)", key)
 			}
 			if key == "real" {
 				reals = append(reals, val)
 				break
 			}
 			if sim != nil {
-				return nil, nil, usagef("sim= is given twice")
+				return nil, nil, exitcode.Usagef("sim= is given twice")
 			}
 			sim = &val
 		default:
@@ -64,7 +65,7 @@ func splitArgs(a InputArgs) (reals []string, sim *string, err error) {
 		last := bare[len(bare)-1]
 		return append(reals, bare[:len(bare)-1]...), &last, nil
 	case len(bare) >= 3:
-		return nil, nil, usagef("too many arguments: %s (the simulated results are already given)", strings.Join(a.Args, " "))
+		return nil, nil, exitcode.Usagef("too many arguments: %s (the simulated results are already given)", strings.Join(a.Args, " "))
 	}
 	for _, arg := range bare {
 		switch {
@@ -73,7 +74,7 @@ func splitArgs(a InputArgs) (reals []string, sim *string, err error) {
 		case sim == nil:
 			sim = &arg
 		default:
-			return nil, nil, usagef("argument %q: the real trace and the simulated results are already given", arg)
+			return nil, nil, exitcode.Usagef("argument %q: the real trace and the simulated results are already given", arg)
 		}
 	}
 	return reals, sim, nil
@@ -90,23 +91,23 @@ func resolveInputs(a InputArgs) (sources, error) {
 	hp, dp := a.TraceHeader, a.TraceData
 	switch {
 	case len(reals) > 0 && hp != "" && dp != "":
-		return s, usagef("the real trace is given twice: %q and --trace-header/--trace-data", reals[0])
+		return s, exitcode.Usagef("the real trace is given twice: %q and --trace-header/--trace-data", reals[0])
 	case len(reals) > 1 && (hp != "" || dp != "" || a.ITLData != ""):
-		return s, usagef("several real traces: --trace-header, --trace-data and --itl-data take one (the traces' own .itl.csv are used)")
+		return s, exitcode.Usagef("several real traces: --trace-header, --trace-data and --itl-data take one (the traces' own .itl.csv are used)")
 	case len(reals) == 0 && hp == "" && dp == "":
-		return s, usagef("no real trace: give REAL (a trace file, or - for stdin) or --trace-header and --trace-data")
+		return s, exitcode.Usagef("no real trace: give REAL (a trace file, or - for stdin) or --trace-header and --trace-data")
 	}
 	s.real = input.Config{Paths: reals, HeaderPath: hp, DataPath: dp}
 
 	switch {
 	case sim != nil && a.SimResults != "":
-		return s, usagef("the simulated results are given twice: %q and --sim-results %q", *sim, a.SimResults)
+		return s, exitcode.Usagef("the simulated results are given twice: %q and --sim-results %q", *sim, a.SimResults)
 	case sim != nil:
 		s.sim = *sim
 	case a.SimResults != "":
 		s.sim = a.SimResults
 	default:
-		return s, usagef("no simulated results: give SIM (replay's SimResult JSON, or - for stdin) or --sim-results")
+		return s, exitcode.Usagef("no simulated results: give SIM (replay's SimResult JSON, or - for stdin) or --sim-results")
 	}
 	s.simMetrics = a.SimMetrics
 	s.itl = a.ITLData
@@ -138,7 +139,7 @@ func (s sources) oneStdin() error {
 		}
 	}
 	if len(fromStdin) > 1 {
-		return usagef("stdin (-) can feed only one input, but %s read it", joinAnd(fromStdin))
+		return exitcode.Usagef("stdin (-) can feed only one input, but %s read it", joinAnd(fromStdin))
 	}
 	return nil
 }
@@ -306,9 +307,9 @@ func fitTraceInputs(a FitArgs) ([]input.Config, error) {
 	hp, dp := a.TraceHeader, a.TraceData
 	switch {
 	case len(a.Args) > 0 && (hp != "" || dp != ""):
-		return nil, usagef("give the real traces either as arguments or as --trace-header and --trace-data, not both")
+		return nil, exitcode.Usagef("give the real traces either as arguments or as --trace-header and --trace-data, not both")
 	case len(a.Args) > 1 && a.ITLDataSet:
-		return nil, usagef("--itl-data names the ITL file of one trace; with several, each is found beside its trace (NAME.itl.csv)")
+		return nil, exitcode.Usagef("--itl-data names the ITL file of one trace; with several, each is found beside its trace (NAME.itl.csv)")
 	case len(a.Args) > 0:
 		var ins []input.Config
 		stdin := 0
@@ -319,11 +320,11 @@ func fitTraceInputs(a FitArgs) ([]input.Config, error) {
 			ins = append(ins, input.Config{Paths: []string{arg}})
 		}
 		if stdin > 1 {
-			return nil, usagef("stdin (-) can be read only once")
+			return nil, exitcode.Usagef("stdin (-) can be read only once")
 		}
 		return ins, nil
 	case hp == "" && dp == "":
-		return nil, usagef("no real trace: give REAL [REAL...] (trace files, or - for stdin) or --trace-header and --trace-data")
+		return nil, exitcode.Usagef("no real trace: give REAL [REAL...] (trace files, or - for stdin) or --trace-header and --trace-data")
 	}
 	return []input.Config{{HeaderPath: hp, DataPath: dp}}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/jsonscan"
 	"servesim/internal/report"
 	"servesim/internal/tracev2"
@@ -148,7 +149,7 @@ func readSimMetrics(path string, stdin io.Reader) (*report.SimMetrics, error) {
 	}
 	if v := f.CacheHitRate; v != nil && !(*v >= 0 && *v <= 1) {
 		line, col := newPositions(data).at(max(bytes.Index(data, []byte(`"cache_hit_rate"`)), 0))
-		return nil, usagef("%s:%d:%d: field cache_hit_rate: %g is outside [0, 1]", name, line, col, *v)
+		return nil, exitcode.Usagef("%s:%d:%d: field cache_hit_rate: %g is outside [0, 1]", name, line, col, *v)
 	}
 	m := &report.SimMetrics{CacheHitRate: f.CacheHitRate, Deployment: f.Deployment}
 	if m.Deployment == nil {
@@ -170,8 +171,8 @@ func jsonError(name string, data []byte, err error) error {
 		msg = fmt.Sprintf("field %s: cannot read a JSON %s as %s", te.Field, te.Value, te.Type)
 	}
 	if off < 0 {
-		return usagef("%s: json: %s", name, msg)
+		return exitcode.Usagef("%s: json: %s", name, msg)
 	}
 	line, col := newPositions(data).at(off)
-	return usagef("%s:%d:%d: json: %s", name, line, col, msg)
+	return exitcode.Usagef("%s:%d:%d: json: %s", name, line, col, msg)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/outfile"
 	"servesim/internal/report"
 )
@@ -55,7 +56,7 @@ type OutputArgs struct {
 func planOutputs(a OutputArgs) (*plan, error) {
 	format := a.Format
 	if format != "text" && format != "json" && format != "markdown" {
-		return nil, usagef("--format %q: want text, json or markdown", format)
+		return nil, exitcode.Usagef("--format %q: want text, json or markdown", format)
 	}
 	p := &plan{}
 	var onStdout []string
@@ -76,7 +77,7 @@ func planOutputs(a OutputArgs) (*plan, error) {
 		onStdout = append([]string{"--format " + format}, onStdout...)
 	}
 	if len(onStdout) > 1 {
-		return nil, usagef("only one output can go to stdout, but %s all ask for it", joinAnd(onStdout))
+		return nil, exitcode.Usagef("only one output can go to stdout, but %s all ask for it", joinAnd(onStdout))
 	}
 	seen := map[string]string{}
 	for _, o := range p.outs {
@@ -88,7 +89,7 @@ func planOutputs(a OutputArgs) (*plan, error) {
 			abs = o.path
 		}
 		if other, ok := seen[abs]; ok {
-			return nil, usagef("%s and %s both write %s", other, o.flag, o.path)
+			return nil, exitcode.Usagef("%s and %s both write %s", other, o.flag, o.path)
 		}
 		seen[abs] = o.flag
 	}

@@ -13,6 +13,7 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/latency"
+	"servesim/internal/exitcode"
 )
 
 // parsed is what a command saw: the deployment and a few plain flags.
@@ -114,7 +115,7 @@ func TestSwitchFlags(t *testing.T) {
 	for _, tt := range tests {
 		got, _, err := parse(t, tt.args...)
 		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ExitCode(err) != ExitUsage {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || exitcode.Of(err) != exitcode.Usage {
 				t.Errorf("%q: %v, want a usage error containing %q", tt.args, err, tt.wantErr)
 			}
 			continue
@@ -138,8 +139,8 @@ func TestDidYouMean(t *testing.T) {
 		{"--xyzzy", "unknown flag --xyzzy (see --help)"},
 	} {
 		p, _, err := parse(t, tt.typed, "1")
-		if p.ran || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: %v (exit %d), want exit 2 and %q", tt.typed, err, ExitCode(err), tt.want)
+		if p.ran || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v (exit %d), want exit 2 and %q", tt.typed, err, exitcode.Of(err), tt.want)
 		}
 	}
 }
@@ -173,7 +174,7 @@ func TestListings(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`(?m)^H100\s+989\.5\s+1979\s+80\s+3\.35\s*$`).MatchString(out) {
 		t.Errorf("--list-gpus (%v) lacks H100's figures:\n%s", err, out)
 	}
-	if _, _, err := parse(t, "--list-models", "--gpu", "TPU9"); ExitCode(err) != ExitUsage {
+	if _, _, err := parse(t, "--list-models", "--gpu", "TPU9"); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("--list-models with an unknown GPU: %v, want exit 2", err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/exitcode"
 )
 
 // Version is the suite's version, printed by every binary's --version.
@@ -90,7 +92,7 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 		Action: func(c *ucli.Context) error {
 			if shell := c.String("completion"); shell != "" {
 				if strings.Contains(cmd.Name, " ") {
-					return Usagef("--completion: ask %s itself, whose script covers its subcommands", strings.Fields(cmd.Name)[0])
+					return exitcode.Usagef("--completion: ask %s itself, whose script covers its subcommands", strings.Fields(cmd.Name)[0])
 				}
 				return WriteCompletion(stdio.Out, shell, cmd.Name, cmd)
 			}
@@ -106,7 +108,7 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 	if errors.Is(err, errAnswered) {
 		return nil
 	}
-	var coded ExitCoder
+	var coded exitcode.Coder
 	if err != nil && !errors.As(err, &coded) && strings.HasPrefix(err.Error(), undefinedPrefix) {
 		return usageError(err, flags)
 	}
@@ -119,7 +121,7 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 func newLogger(w io.Writer, level string, quiet bool) (*slog.Logger, *capState, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, nil, Usagef("--log-level: %q is not one of debug, info, warn, error", level)
+		return nil, nil, exitcode.Usagef("--log-level: %q is not one of debug, info, warn, error", level)
 	}
 	if quiet && lv < slog.LevelWarn {
 		lv = slog.LevelWarn
@@ -150,14 +152,14 @@ func newLogger(w io.Writer, level string, quiet bool) (*slog.Logger, *capState, 
 func Positional(c *ucli.Context, max int) ([]string, error) {
 	args := c.Args().Slice()
 	if len(args) > max {
-		return nil, Usagef("too many arguments: %s (at most %d)", strings.Join(args, " "), max)
+		return nil, exitcode.Usagef("too many arguments: %s (at most %d)", strings.Join(args, " "), max)
 	}
 	return args, nil
 }
 
 // NotYet is returned by commands whose behaviour has not landed yet.
 func NotYet(what string) error {
-	return WithCode(ExitFailure, errors.New(what+" is not implemented yet"))
+	return exitcode.WithCode(exitcode.Failure, errors.New(what+" is not implemented yet"))
 }
 
 // Errorf is a runtime failure (exit 1) with a formatted message.

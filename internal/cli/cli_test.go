@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"testing"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/exitcode"
 )
 
 func TestReorderArgs(t *testing.T) {
@@ -33,24 +34,6 @@ func TestReorderArgs(t *testing.T) {
 	for _, tt := range tests {
 		if got := reorderArgs(flags, tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("reorderArgs(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	tests := []struct {
-		err  error
-		want int
-	}{
-		{nil, 0},
-		{errors.New("boom"), 1},
-		{Usagef("bad"), 2},
-		{fmt.Errorf("wrapped: %w", WithCode(ExitAssertion, errors.New("gate"))), 3},
-		{fmt.Errorf("stop: %w", context.Canceled), 130},
-	}
-	for _, tt := range tests {
-		if got := ExitCode(tt.err); got != tt.want {
-			t.Errorf("ExitCode(%v) = %d, want %d", tt.err, got, tt.want)
 		}
 	}
 }
@@ -83,8 +66,8 @@ func TestRunUnknownFlagIsUsageError(t *testing.T) {
 	var got []string
 	var out, errb bytes.Buffer
 	err := Run(context.Background(), testCommand(&got), []string{"t", "--nope"}, IO{Out: &out, Err: &errb})
-	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "-nope") {
-		t.Fatalf("err = %v (code %d), want usage error naming the flag", err, ExitCode(err))
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "-nope") {
+		t.Fatalf("err = %v (code %d), want usage error naming the flag", err, exitcode.Of(err))
 	}
 	if got != nil {
 		t.Error("action ran despite the bad flag")
@@ -112,7 +95,7 @@ func TestBadLogLevel(t *testing.T) {
 	var got []string
 	var out, errb bytes.Buffer
 	err := Run(context.Background(), testCommand(&got), []string{"t", "--log-level", "loud"}, IO{Out: &out, Err: &errb})
-	if ExitCode(err) != ExitUsage {
+	if exitcode.Of(err) != exitcode.Usage {
 		t.Fatalf("err = %v, want usage error", err)
 	}
 }
@@ -156,7 +139,7 @@ func TestOpenInputStdin(t *testing.T) {
 	if b.String() != "abc" {
 		t.Errorf("read %q", b.String())
 	}
-	if _, _, err := OpenInput("/nonexistent/x", nil); ExitCode(err) != ExitUsage {
-		t.Errorf("missing file: code %d, want 2", ExitCode(err))
+	if _, _, err := OpenInput("/nonexistent/x", nil); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("missing file: code %d, want 2", exitcode.Of(err))
 	}
 }

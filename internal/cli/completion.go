@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
 )
 
@@ -125,7 +126,7 @@ func WriteCompletion(w io.Writer, shell, prog string, cmd Command) error {
 	case "fish":
 		s = fishScript(prog, cmds)
 	default:
-		return Usagef("--completion %q: want bash, zsh or fish", shell)
+		return exitcode.Usagef("--completion %q: want bash, zsh or fish", shell)
 	}
 	_, err := io.WriteString(w, s)
 	return err

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/exitcode"
 )
 
 // compTestCommand is a binary "tool" with a flag of each kind, choices for
@@ -61,7 +63,7 @@ func TestCompletionSyntax(t *testing.T) {
 			}
 		})
 	}
-	if err := WriteCompletion(&bytes.Buffer{}, "powershell", "tool", compTestCommand()); ExitCode(err) != ExitUsage {
+	if err := WriteCompletion(&bytes.Buffer{}, "powershell", "tool", compTestCommand()); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("an unknown shell: %v, want a usage error", err)
 	}
 }

@@ -1,8 +1,8 @@
-// Package cli holds what the four commands share at their edge: exit codes and
-// the errors that carry them, the urfave/cli application shell (help grouped
-// under headings, version, usage errors with did-you-mean, flags after
-// positional arguments), common flags, logging, progress bars, shell
-// completion and '-' file handling.
+// Package cli holds what the four commands share at their edge: an error
+// reported on stderr with its exit code (internal/exitcode), the urfave/cli
+// application shell (help grouped under headings, version, usage errors with
+// did-you-mean, flags after positional arguments), common flags, logging,
+// progress bars, shell completion and '-' file handling.
 //
 // A package that owns settings describes its flags without a flag library
 // (internal/flagspec); SpecFlags turns the descriptions into urfave/cli flags

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/outfile"
 )
 
@@ -18,7 +19,7 @@ func OpenInput(path string, stdin io.Reader) (io.ReadCloser, string, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, path, WithCode(ExitUsage, err)
+		return nil, path, exitcode.WithCode(exitcode.Usage, err)
 	}
 	return f, path, nil
 }

@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"servesim/internal/exitcode"
 )
 
 // abortKey carries the second-interrupt channel in a context.
@@ -62,10 +64,10 @@ func MainAbortable(prog string, run RunFunc) int {
 				close(abort)
 				grace = time.After(abortGrace)
 			default:
-				return Report(prog, WithCode(ExitInterrupted, errors.New("interrupted again; exiting without waiting")), os.Stderr)
+				return Report(prog, exitcode.WithCode(exitcode.Interrupted, errors.New("interrupted again; exiting without waiting")), os.Stderr)
 			}
 		case <-grace:
-			return Report(prog, WithCode(ExitInterrupted, fmt.Errorf("still busy %v after the second interrupt; exiting", abortGrace)), os.Stderr)
+			return Report(prog, exitcode.WithCode(exitcode.Interrupted, fmt.Errorf("still busy %v after the second interrupt; exiting", abortGrace)), os.Stderr)
 		}
 	}
 }

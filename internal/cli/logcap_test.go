@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"servesim/internal/exitcode"
 )
 
 // TestStderrIsBounded: a command that logs without end, or long values,
@@ -27,7 +29,7 @@ func TestStderrIsBounded(t *testing.T) {
 	err := Run(context.Background(), cmd, []string{"t"}, IO{Out: &out, Err: &errb})
 	code := Report("t", err, &errb)
 	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
-	if code != ExitFailure || len(lines) != maxLogWarnings+3 {
+	if code != exitcode.Failure || len(lines) != maxLogWarnings+3 {
 		t.Fatalf("exit %d, %d lines of stderr; want 1 and %d (the warnings shown, the info line, the count, the error)", code, len(lines), maxLogWarnings+3)
 	}
 	if want := `level=WARN msg="99900 more warnings not shown"`; lines[len(lines)-2] != want {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -67,4 +68,14 @@ func (p *Progress) Finish() {
 		return
 	}
 	p.finish()
+}
+
+// StepsProgress makes a progress bar for a job counted in steps: given the
+// total, it returns the setter of the steps done (the bar reads "label: N
+// unit") and the finish of the bar.
+func StepsProgress(w io.Writer, quiet bool, label, unit string) func(total int) (func(done, total int), func()) {
+	return func(total int) (func(done, total int), func()) {
+		p := NewProgress(w, quiet, int64(total), label)
+		return func(done, _ int) { p.Set(int64(done), fmt.Sprintf("%s: %d %s", label, done, unit)) }, p.Finish
+	}
 }

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -11,6 +13,15 @@ import (
 
 	"servesim/internal/flagspec"
 )
+
+// SpecCommand turns a command description into a Command: its flags are
+// the description's, and its action hands their values to Run.
+func SpecCommand(d flagspec.Command) Command {
+	return Command{Name: d.Name, Usage: d.Usage, ArgsUsage: d.ArgsUsage, Description: d.Description, Flags: SpecFlags(d.Flags),
+		Action: func(_ context.Context, c *ucli.Context, stdio IO, log *slog.Logger) error {
+			return d.Run(SpecValues(c, d.Flags), c.Args().Slice(), stdio.In, stdio.Out, log)
+		}}
+}
 
 // SpecFlags turns flag descriptions into urfave/cli flags: the bridge that
 // lets a package describe its flags without importing a flag library.

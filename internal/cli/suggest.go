@@ -5,6 +5,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/suggest"
 )
 
@@ -17,13 +18,13 @@ const undefinedPrefix = "flag provided but not defined: "
 func usageError(err error, flags []ucli.Flag) error {
 	name, ok := strings.CutPrefix(err.Error(), undefinedPrefix)
 	if !ok {
-		return Usagef("%v (see --help)", err)
+		return exitcode.Usagef("%v (see --help)", err)
 	}
 	name = strings.TrimLeft(name, "-")
 	if s := suggestFlag(flags, name); s != "" {
-		return Usagef("unknown flag --%s: did you mean %s? (see --help)", name, s)
+		return exitcode.Usagef("unknown flag --%s: did you mean %s? (see --help)", name, s)
 	}
-	return Usagef("unknown flag --%s (see --help)", name)
+	return exitcode.Usagef("unknown flag --%s (see --help)", name)
 }
 
 // suggestFlag is the name of flags nearest to typed (suggest.Closest), with

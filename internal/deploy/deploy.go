@@ -1,12 +1,11 @@
 package deploy
 
 import (
-	"fmt"
-
 	"servesim/internal/des/cluster"
 	"servesim/internal/des/instance"
 	"servesim/internal/des/kvcache"
 	"servesim/internal/des/latency"
+	"servesim/internal/exitcode"
 )
 
 // Config is a deployment as a user describes it. YAML keys are the flag names
@@ -105,14 +104,9 @@ func Default() Config {
 // gave is smaller; Resolve does the same, taking this value as "not given".
 const DefaultMaxNumBatchedTokens = 2048
 
-// inputError is an invalid deployment description (exit code 2).
-type inputError struct{ msg string }
-
-func (e *inputError) Error() string { return e.msg }
-func (e *inputError) ExitCode() int { return 2 }
-
+// invalid is an invalid deployment description (exit code 2).
 func invalid(format string, args ...any) error {
-	return &inputError{msg: fmt.Sprintf(format, args...)}
+	return exitcode.Usagef(format, args...)
 }
 
 // Resolved is a deployment with every derived number filled in.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/strictyaml"
 )
 
@@ -18,7 +19,7 @@ type KeyError struct {
 func (e *KeyError) Error() string { return fmt.Sprintf("key %s: %s", e.Key, e.Msg) }
 
 // ExitCode is 2: invalid input.
-func (e *KeyError) ExitCode() int { return 2 }
+func (e *KeyError) ExitCode() int { return exitcode.Usage }
 
 // SetKey sets one key of cfg (by its YAML name) from value, the
 // key's value as a deployment file writes it after "key: " (YAML: 16,

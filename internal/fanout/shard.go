@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
 )
 
@@ -75,19 +76,19 @@ func Parse(v string, getenv func(string) string) (Shard, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(cnt))
 	if err != nil || n < 1 || n > MaxShards {
-		return Shard{}, usagef("--shard %q: the number of slices must be an integer in [1, %d]", v, MaxShards)
+		return Shard{}, exitcode.Usagef("--shard %q: the number of slices must be an integer in [1, %d]", v, MaxShards)
 	}
 	var i int
 	if explicit {
 		i, err = strconv.Atoi(strings.TrimSpace(idx))
 		if err != nil {
-			return Shard{}, usagef("--shard %q: the slice index must be an integer, as in 0/%d", v, n)
+			return Shard{}, exitcode.Usagef("--shard %q: the slice index must be an integer, as in 0/%d", v, n)
 		}
 	} else if i, err = shardFromEnv(getenv); err != nil {
-		return Shard{}, usagef("--shard %q: %v", v, err)
+		return Shard{}, exitcode.Usagef("--shard %q: %v", v, err)
 	}
 	if i < 0 || i >= n {
-		return Shard{}, usagef("--shard %q: slice index %d is outside [0, %d)", v, i, n)
+		return Shard{}, exitcode.Usagef("--shard %q: slice index %d is outside [0, %d)", v, i, n)
 	}
 	return Shard{Index: i, Count: n}, nil
 }
@@ -116,16 +117,4 @@ func shardFromEnv(getenv func(string) string) (int, error) {
 		return i, nil
 	}
 	return 0, fmt.Errorf("no slice index: give I/N, or run where $%s or $%s is set", EnvK8sIndex, EnvSlurmTask)
-}
-
-// usageError is a --shard value that cannot be read (exit code 2).
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-// ExitCode is 2: bad usage.
-func (e *usageError) ExitCode() int { return 2 }
-
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
 }

@@ -1,6 +1,9 @@
 package flagspec
 
-import "io"
+import (
+	"io"
+	"log/slog"
+)
 
 // Kind is the type of a flag's value.
 type Kind int
@@ -38,6 +41,15 @@ type Flag struct {
 // Values are the flags a command line gave explicitly, by their Name, as
 // their Kind's Go type. A flag left at its default is absent.
 type Values map[string]any
+
+// Command describes a command whose flags are all described here, so the
+// package that owns it needs no flag library: Run gets the flags given, the
+// positional arguments, stdin, stdout and a logger on stderr.
+type Command struct {
+	Name, Usage, ArgsUsage, Description string
+	Flags                               []Flag
+	Run                                 func(v Values, args []string, stdin io.Reader, stdout io.Writer, log *slog.Logger) error
+}
 
 // The --help headings, in the order --help lists them. A command's own
 // flags come first, under no heading.

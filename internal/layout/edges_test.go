@@ -17,6 +17,7 @@ import (
 // the domain describes its own flags (flagspec) for it.
 var cliLeaves = []string{
 	module + "/internal/clip",     // log values cut short
+	module + "/internal/exitcode", // exit codes
 	module + "/internal/fanout",   // --shard, as a flag description
 	module + "/internal/flagspec", // flag descriptions
 	module + "/internal/outfile",  // '-' and output files

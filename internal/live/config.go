@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/fanout"
 	"servesim/internal/tracev2"
 )
@@ -89,13 +90,13 @@ func parseGoodput(s string) (goodput, error) {
 	var g goodput
 	items := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
 	if len(items) == 0 && strings.TrimSpace(s) != "" {
-		return g, usagef("--goodput %q: want ttft:MS,tpot:MS,e2el:MS", s)
+		return g, exitcode.Usagef("--goodput %q: want ttft:MS,tpot:MS,e2el:MS", s)
 	}
 	for _, it := range items {
 		k, v, ok := strings.Cut(it, ":")
 		ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if !ok || err != nil || math.IsNaN(ms) || math.IsInf(ms, 0) || ms <= 0 {
-			return g, usagef("--goodput %q: %q is not KEY:MS with MS a positive number of milliseconds", s, it)
+			return g, exitcode.Usagef("--goodput %q: %q is not KEY:MS with MS a positive number of milliseconds", s, it)
 		}
 		switch strings.ToLower(strings.TrimSpace(k)) {
 		case "ttft":
@@ -105,7 +106,7 @@ func parseGoodput(s string) (goodput, error) {
 		case "e2el":
 			g.e2elMs = ms
 		default:
-			return g, usagef("--goodput %q: unknown metric %q (want ttft, tpot or e2el)", s, k)
+			return g, exitcode.Usagef("--goodput %q: unknown metric %q (want ttft, tpot or e2el)", s, k)
 		}
 	}
 	return g, nil
@@ -118,7 +119,7 @@ func parseHeaders(list []string) (http.Header, error) {
 		k, v, ok := strings.Cut(kv, ":")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
-			return nil, usagef("--header %q: want NAME:VALUE", kv)
+			return nil, exitcode.Usagef("--header %q: want NAME:VALUE", kv)
 		}
 		h.Add(k, strings.TrimSpace(v))
 	}
@@ -176,7 +177,7 @@ func newConfig(in *Config) (*config, error) {
 // checkClient checks what the self-test needs too: the client's flags.
 func (cfg *config) checkClient(in *Config) error {
 	if r := cfg.maxErrorRate; !(r >= 0 && r <= 1) {
-		return usagef("--max-error-rate %g: want a share in [0, 1]", r)
+		return exitcode.Usagef("--max-error-rate %g: want a share in [0, 1]", r)
 	}
 	var err error
 	if cfg.headers, err = parseHeaders(in.Headers); err != nil {
@@ -190,20 +191,20 @@ func (cfg *config) checkClient(in *Config) error {
 		v    int
 	}{{"--warmup-requests", cfg.warmup}, {"--prewarm", cfg.prewarm + 1}, {"--max-concurrency", cfg.maxConc}, {"--self-test-streams", cfg.selfTestStreams}} {
 		if f.v < 0 {
-			return usagef("%s: must be >= 0 (--prewarm: >= -1)", f.name)
+			return exitcode.Usagef("%s: must be >= 0 (--prewarm: >= -1)", f.name)
 		}
 	}
 	if cfg.selfTestStreams > maxSelfTestStreams {
-		return usagef("--self-test-streams %d: at most %d", cfg.selfTestStreams, maxSelfTestStreams)
+		return exitcode.Usagef("--self-test-streams %d: at most %d", cfg.selfTestStreams, maxSelfTestStreams)
 	}
 	if cfg.reqTimeout < 0 || cfg.drain < 0 {
-		return usagef("--request-timeout and --drain-timeout must not be negative")
+		return exitcode.Usagef("--request-timeout and --drain-timeout must not be negative")
 	}
 	if cfg.scrapeInterval <= 0 {
-		return usagef("--scrape-interval %v: must be > 0", cfg.scrapeInterval)
+		return exitcode.Usagef("--scrape-interval %v: must be > 0", cfg.scrapeInterval)
 	}
 	if cfg.selfTestOnly && cfg.noSelfTest {
-		return usagef("--self-test and --no-self-test exclude each other")
+		return exitcode.Usagef("--self-test and --no-self-test exclude each other")
 	}
 	return nil
 }
@@ -215,7 +216,7 @@ func (cfg *config) checkRun(in *Config) error {
 		return err
 	}
 	if len(cfg.sweepLevel) > 256 {
-		return usagef("--sweep-level: longer than 256 bytes")
+		return exitcode.Usagef("--sweep-level: longer than 256 bytes")
 	}
 	if cfg.result, err = parseResultFlags(in.ResultJSON, in.PercentileMetrics, in.MetricPercentiles,
 		in.ResultDetailed, in.Label, in.Metadata); err != nil {
@@ -227,13 +228,13 @@ func (cfg *config) checkRun(in *Config) error {
 	if cfg.sweep.active() {
 		switch {
 		case cfg.traceOut == "-":
-			return usagef("a sweep writes a trace per level: give --trace-output PREFIX")
+			return exitcode.Usagef("a sweep writes a trace per level: give --trace-output PREFIX")
 		case in.ITLOutput != "" || in.MetricsOutput != "":
-			return usagef("a sweep names its files after each level: --itl-output and --metrics-output do not apply")
+			return exitcode.Usagef("a sweep names its files after each level: --itl-output and --metrics-output do not apply")
 		case cfg.shard.Sharded() || in.StartAt != "" || in.DryRun:
-			return usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
+			return exitcode.Usagef("a sweep runs on one machine against the server: --shard, --start-at and --dry-run do not apply")
 		case cfg.sweep.html == "-" || cfg.sweep.output == "-":
-			return usagef("--html and --sweep-output need files: stdout carries the sweep's table")
+			return exitcode.Usagef("--html and --sweep-output need files: stdout carries the sweep's table")
 		}
 	}
 	if v := in.StartAt; v != "" {
@@ -243,13 +244,13 @@ func (cfg *config) checkRun(in *Config) error {
 	}
 	if cfg.dryRun = in.DryRun; cfg.dryRun {
 		if cfg.url != "" || cfg.scrape || cfg.recordITL || cfg.warmup > 0 || cfg.result.path != "" {
-			return usagef("--dry-run contacts no server: --server-url, --scrape-metrics, --record-itl, --warmup-requests and --result-json do not apply")
+			return exitcode.Usagef("--dry-run contacts no server: --server-url, --scrape-metrics, --record-itl, --warmup-requests and --result-json do not apply")
 		}
 		cfg.noSelfTest = true
 	} else if cfg.url == "" {
-		return usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test or --dry-run")
+		return exitcode.Usagef("--server-url is required (e.g. --server-url http://127.0.0.1:8000), or use --self-test or --dry-run")
 	} else if u, err := url.Parse(cfg.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("--server-url %q: want http(s)://host[:port]", cfg.url)
+		return exitcode.Usagef("--server-url %q: want http(s)://host[:port]", cfg.url)
 	}
 	return nil
 }
@@ -258,28 +259,28 @@ func (cfg *config) checkRun(in *Config) error {
 // --trace-output.
 func (cfg *config) checkOutputs(in *Config) error {
 	if cfg.traceOut == "" {
-		return usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
+		return exitcode.Usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
 	}
 	if in.Summary {
 		if cfg.traceOut == "-" {
-			return usagef("--summary puts the summary on stdout, which carries the trace; give --trace-output PREFIX")
+			return exitcode.Usagef("--summary puts the summary on stdout, which carries the trace; give --trace-output PREFIX")
 		}
 		cfg.summaryTo = "stdout"
 	}
 	if cfg.recordITL && cfg.itlOut == "" {
 		if cfg.traceOut == "-" {
-			return usagef("--record-itl with the trace on stdout needs --itl-output FILE")
+			return exitcode.Usagef("--record-itl with the trace on stdout needs --itl-output FILE")
 		}
 		_, _, cfg.itlOut = tracev2.PrefixPaths(cfg.traceOut)
 	}
 	if cfg.itlOut != "" && !cfg.recordITL {
-		return usagef("--itl-output needs --record-itl")
+		return exitcode.Usagef("--itl-output needs --record-itl")
 	}
 	if cfg.scrape && cfg.metricsOut == "" && cfg.traceOut != "-" {
 		cfg.metricsOut = cfg.traceOut + ".metrics.csv"
 	}
 	if cfg.metricsOut != "" && !cfg.scrape {
-		return usagef("--metrics-output needs --scrape-metrics")
+		return exitcode.Usagef("--metrics-output needs --scrape-metrics")
 	}
 	return checkDistinct(cfg)
 }
@@ -296,12 +297,12 @@ func checkDistinct(cfg *config) error {
 			abs = p
 		}
 		if other, ok := seen[abs]; ok {
-			return usagef("%s and %s both write %s", other, flag, p)
+			return exitcode.Usagef("%s and %s both write %s", other, flag, p)
 		}
 		seen[abs] = flag
 		// Fail before the run, not after its set-up: the directory must exist.
 		if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
-			return usagef("%s %s: directory %s does not exist", flag, p, filepath.Dir(p))
+			return exitcode.Usagef("%s %s: directory %s does not exist", flag, p, filepath.Dir(p))
 		}
 		return nil
 	}
@@ -344,5 +345,5 @@ func parseStartAt(v string) (time.Time, error) {
 		sec, frac := math.Modf(f)
 		return time.Unix(int64(sec), int64(math.Round(frac*1e9))), nil
 	}
-	return time.Time{}, usagef("--start-at %q: want an RFC 3339 time (2026-05-01T10:00:00Z) or Unix seconds", v)
+	return time.Time{}, exitcode.Usagef("--start-at %q: want an RFC 3339 time (2026-05-01T10:00:00Z) or Unix seconds", v)
 }

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"servesim/internal/deploy"
+	"servesim/internal/exitcode"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 )
@@ -31,7 +32,7 @@ type serverFacts struct {
 func readDeclared(path, args string) (fromFile, fromArgs map[string]any, err error) {
 	if args != "" {
 		if fromArgs, err = parseServeArgs(args); err != nil {
-			return nil, nil, usagef("--vllm-args: %v", err)
+			return nil, nil, exitcode.Usagef("--vllm-args: %v", err)
 		}
 	}
 	if path == "" {
@@ -42,10 +43,10 @@ func readDeclared(path, args string) (fromFile, fromArgs map[string]any, err err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, usagef("--server-config: %v", err)
+		return nil, nil, exitcode.Usagef("--server-config: %v", err)
 	}
 	if err := yaml.Unmarshal(data, &fromFile); err != nil {
-		return nil, nil, usagef("--server-config %s: %v", path, err)
+		return nil, nil, exitcode.Usagef("--server-config %s: %v", path, err)
 	}
 	return fromFile, fromArgs, nil
 }

@@ -3,6 +3,7 @@ package live
 import (
 	"fmt"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/httpload"
 )
 
@@ -18,7 +19,7 @@ func checkFailures(st httpload.Stats, maxRate float64) error {
 		return fmt.Errorf("every request failed (%d: %d errors, %d timeouts); the trace holds each one's error_message",
 			st.Results, st.Errors, st.Timeouts)
 	case float64(failed) > maxRate*float64(st.Results):
-		return withCode(exitAssertion, fmt.Errorf("%d of %d requests failed (%.1f%%), more than --max-error-rate %g",
+		return exitcode.WithCode(exitcode.Assertion, fmt.Errorf("%d of %d requests failed (%.1f%%), more than --max-error-rate %g",
 			failed, st.Results, 100*float64(failed)/float64(st.Results), maxRate))
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/fanout"
 	"servesim/internal/httpload"
 	"servesim/internal/workload"
@@ -148,7 +149,7 @@ func Run(ctx context.Context, in Config, stdio IO) (err error) {
 			return err
 		}
 		if cfg.sweep.active() {
-			return usagef("--trace plays a trace at its own times: --sweep and --rates do not apply")
+			return exitcode.Usagef("--trace plays a trace at its own times: --sweep and --rates do not apply")
 		}
 		if cfg.dryRun {
 			return dryRun(cfg, tr, stdio)
@@ -181,7 +182,7 @@ func resolveWorkload(in *Config, log *slog.Logger) (*workload.Workload, error) {
 	if in.Duration != nil {
 		d := *in.Duration
 		if d <= 0 {
-			return nil, usagef("--duration %v: must be > 0", d)
+			return nil, exitcode.Usagef("--duration %v: must be > 0", d)
 		}
 		if opts.Horizon == nil || *opts.Horizon > d {
 			opts.Horizon = &d

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
 
@@ -12,7 +13,7 @@ import (
 // (tracev2.Merge), written to out (- or a prefix). Nothing is sent.
 func mergeTraces(paths []string, out string, blisHeader bool, stdio IO, log *slog.Logger) error {
 	if len(paths) == 0 {
-		return usagef("--merge: name the traces to merge (the per-worker traces of a --shard run)")
+		return exitcode.Usagef("--merge: name the traces to merge (the per-worker traces of a --shard run)")
 	}
 	ins := make([]tracev2.Input, len(paths))
 	for i, p := range paths {
@@ -26,11 +27,11 @@ func mergeTraces(paths []string, out string, blisHeader bool, stdio IO, log *slo
 		log.Warn(w)
 	}
 	if out == "" {
-		return usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
+		return exitcode.Usagef("--trace-output: empty; use - for stdout or a PREFIX for PREFIX.yaml + PREFIX.csv")
 	}
 	tw, err := tracev2.Create(out, stdio.Out, tr.Header, tr.Columns, !blisHeader)
 	if err != nil && out != "-" {
-		err = withCode(exitFailure, err) // a file that cannot be written is a runtime failure
+		err = exitcode.WithCode(exitcode.Failure, err) // a file that cannot be written is a runtime failure
 	}
 	if err != nil {
 		return fmt.Errorf("--trace-output: %w", err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 )
@@ -84,7 +85,7 @@ func startRecording(p runParts) (*recording, error) {
 	if !cfg.startAt.IsZero() {
 		wait := cfg.startAt.Sub(r.t0) // wall clock: startAt has no monotonic reading
 		if wait < 0 {
-			return nil, usagef("--start-at %s passed %v ago, before set-up ended; give a later time (nothing was recorded)",
+			return nil, exitcode.Usagef("--start-at %s passed %v ago, before set-up ended; give a later time (nothing was recorded)",
 				cfg.startAt.UTC().Format(time.RFC3339Nano), (-wait).Round(time.Millisecond))
 		}
 		r.t0 = r.t0.Add(wait) // keeps the monotonic reading
@@ -210,7 +211,7 @@ func (r *recording) finish(ctx context.Context, dd dispatched) (*levelOutcome, e
 	case sideErr != nil:
 		return out, sideErr
 	case interrupted:
-		return out, withCode(exitInterrupted, fmt.Errorf("%v: %d requests recorded (%d ok, %d failed, cancelled or not sent)",
+		return out, exitcode.WithCode(exitcode.Interrupted, fmt.Errorf("%v: %d requests recorded (%d ok, %d failed, cancelled or not sent)",
 			context.Cause(ctx), stats.Results, stats.OK, stats.Results-stats.OK))
 	case dd.err != nil:
 		return out, dd.err

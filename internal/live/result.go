@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/httpload"
 	"servesim/internal/report"
 	"servesim/internal/workload"
@@ -36,26 +37,26 @@ func parseResultFlags(path, metrics, percentiles string, detailed bool, label st
 	for _, m := range strings.Split(metrics, ",") {
 		m = strings.TrimSpace(m)
 		if !slices.Contains(percentileMetrics, m) {
-			return r, usagef("--percentile-metrics %q: unknown metric %q (valid: %s)", metrics, m, strings.Join(percentileMetrics, ", "))
+			return r, exitcode.Usagef("--percentile-metrics %q: unknown metric %q (valid: %s)", metrics, m, strings.Join(percentileMetrics, ", "))
 		}
 		r.metrics = append(r.metrics, m)
 	}
 	for _, p := range strings.Split(percentiles, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil || !(v > 0 && v <= 100) {
-			return r, usagef("--metric-percentiles %q: %q is not a percentile in (0, 100]", percentiles, p)
+			return r, exitcode.Usagef("--metric-percentiles %q: %q is not a percentile in (0, 100]", percentiles, p)
 		}
 		r.percentiles = append(r.percentiles, v)
 	}
 	for _, kv := range metadata {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return r, usagef("--metadata %q: want KEY=VALUE", kv)
+			return r, exitcode.Usagef("--metadata %q: want KEY=VALUE", kv)
 		}
 		r.metadata = append(r.metadata, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
 	}
 	if path == "" && (detailed || label != "" || len(metadata) > 0) {
-		return r, usagef("--result-detailed, --label and --metadata shape --result-json: give it")
+		return r, exitcode.Usagef("--result-detailed, --label and --metadata shape --result-json: give it")
 	}
 	return r, nil
 }

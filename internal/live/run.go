@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 )
@@ -51,7 +52,7 @@ func observe(ctx context.Context, cfg *config, tr traffic, stdio IO, log *slog.L
 // written; an interrupt still exits 130.
 func beforeRun(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return withCode(exitInterrupted, fmt.Errorf("interrupted before the run started; no trace written: %w", context.Cause(ctx)))
+		return exitcode.WithCode(exitcode.Interrupted, fmt.Errorf("interrupted before the run started; no trace written: %w", context.Cause(ctx)))
 	}
 	return err
 }
@@ -86,7 +87,7 @@ func setUp(ctx context.Context, cfg *config, tr traffic, log *slog.Logger) (*set
 	s := &setup{info: info, model: cfg.model, maxModelLen: info.maxModelLen}
 	if s.model == "" {
 		if len(info.models) == 0 {
-			return nil, usagef("--model is required: the server lists no model at /v1/models")
+			return nil, exitcode.Usagef("--model is required: the server lists no model at /v1/models")
 		}
 		s.model = info.models[0]
 		log.Info("model taken from the server's /v1/models", "model", s.model)
@@ -94,7 +95,7 @@ func setUp(ctx context.Context, cfg *config, tr traffic, log *slog.Logger) (*set
 	hcfg := httpload.Config{BaseURL: cfg.url, Model: s.model, APIKey: cfg.apiKey, Headers: cfg.headers, InsecureSkipVerify: cfg.insecure}
 	probe, err := httpload.NewClient(hcfg)
 	if err != nil {
-		return nil, usagef("--server-url: %v", err)
+		return nil, exitcode.Usagef("--server-url: %v", err)
 	}
 	cal, err := probe.Calibrate(sctx)
 	if err != nil {
@@ -132,7 +133,7 @@ func setUp(ctx context.Context, cfg *config, tr traffic, log *slog.Logger) (*set
 	hcfg.Prompter = s.prompter
 	hcfg.MaxConns = max(4096, cfg.maxConc, prewarmConns(cfg, tr))
 	if s.client, err = httpload.NewClient(hcfg); err != nil {
-		return nil, usagef("--server-url: %v", err)
+		return nil, exitcode.Usagef("--server-url: %v", err)
 	}
 	if err := warmUp(ctx, cfg, tr, s, log); err != nil {
 		s.client.Close()

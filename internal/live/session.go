@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/httpload"
 	"servesim/internal/outfile"
 	"servesim/internal/tracev2"
@@ -42,7 +43,7 @@ func openSide(cfg *config, s *setup, log *slog.Logger) (*sideOutputs, error) {
 			InsecureSkipVerify: cfg.insecure, MaxConns: 2})
 		if err != nil {
 			o.close()
-			return nil, usagef("--server-url: %v", err)
+			return nil, exitcode.Usagef("--server-url: %v", err)
 		}
 		var w io.Writer // nil: no time series
 		if cfg.metricsOut != "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
 	"servesim/internal/workload"
@@ -38,17 +39,17 @@ const burstRPS = 1e6
 func parseSweep(full bool, levels int, rates, slo, output, html, overlay string) (sweepConfig, error) {
 	s := sweepConfig{full: full, levels: levels, output: output, html: html, overlay: overlay}
 	if levels < 0 || levels > 100 {
-		return s, usagef("--sweep-levels %d: want 0 to 100", levels)
+		return s, exitcode.Usagef("--sweep-levels %d: want 0 to 100", levels)
 	}
 	for _, r := range strings.FieldsFunc(rates, func(c rune) bool { return c == ',' || c == ' ' }) {
 		v, err := strconv.ParseFloat(r, 64)
 		if err != nil || !(v > 0) || v >= burstRPS {
-			return s, usagef("--rates %q: %q is not a rate in requests/s (> 0)", rates, r)
+			return s, exitcode.Usagef("--rates %q: %q is not a rate in requests/s (> 0)", rates, r)
 		}
 		s.rates = append(s.rates, v)
 	}
 	if rates != "" && len(s.rates) == 0 {
-		return s, usagef("--rates %q: give rates in requests/s, e.g. 2,4,8", rates)
+		return s, exitcode.Usagef("--rates %q: give rates in requests/s, e.g. 2,4,8", rates)
 	}
 	var err error
 	if s.slo, err = sweep.ParseSLO(slo); err != nil {
@@ -56,7 +57,7 @@ func parseSweep(full bool, levels int, rates, slo, output, html, overlay string)
 	}
 	s.bounds.ttftMs, s.bounds.tpotMs, s.bounds.e2elMs = s.slo.RequestTargets()
 	if (output != "" || html != "" || overlay != "" || slo != "") && !s.active() {
-		return s, usagef("--slo, --sweep-output, --html and --overlay shape a sweep: give --sweep or --rates")
+		return s, exitcode.Usagef("--slo, --sweep-output, --html and --overlay shape a sweep: give --sweep or --rates")
 	}
 	return s, nil
 }
@@ -102,13 +103,13 @@ type liveSweep struct {
 // simulated sweep's curves beside these with --overlay.
 func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO, log *slog.Logger) error {
 	if _, err := wl.AtRate(1); err != nil {
-		return usagef("a sweep sends the workload at several rates: %v", err)
+		return exitcode.Usagef("a sweep sends the workload at several rates: %v", err)
 	}
 	var sim *sweep.Doc
 	if cfg.sweep.overlay != "" {
 		data, err := os.ReadFile(cfg.sweep.overlay)
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("--overlay: %w", err))
+			return exitcode.WithCode(exitcode.Usage, fmt.Errorf("--overlay: %w", err))
 		}
 		if sim, err = sweep.DecodeDoc(cfg.sweep.overlay, data); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 	"servesim/internal/tracev2/input"
@@ -112,11 +113,11 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 		return nil, err
 	}
 	if len(raws) == 0 {
-		return nil, usagef("--trace %s: the trace has no requests", p.name)
+		return nil, exitcode.Usagef("--trace %s: the trace has no requests", p.name)
 	}
 	p.order(raws, o)
 	if len(p.rows) == 0 {
-		return nil, usagef("--trace %s: no request is left after --trace-offset, --duration and --num-requests", p.name)
+		return nil, exitcode.Usagef("--trace %s: no request is left after --trace-offset, --duration and --num-requests", p.name)
 	}
 	p.accumulate = p.header.SessionContextGrowth == tracev2.SessionAccumulate
 	return p, nil

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/playback"
 )
@@ -14,39 +15,39 @@ func readTrace(in *TraceConfig, cfg *config, stdio IO, log *slog.Logger) (*trace
 	o := playOptions{path: in.Path, from: in.From, lenient: in.Lenient, offset: in.Offset, hashBlock: in.HashBlock,
 		rule: playback.Rule{ThinkTimeUs: in.ThinkTime.Microseconds(), TimeScale: in.TimeScale}}
 	if o.path == "" {
-		return nil, usagef("--trace: name a file, or - for stdin")
+		return nil, exitcode.Usagef("--trace: name a file, or - for stdin")
 	}
 	if s := o.rule.TimeScale; !(s > 0) || math.IsInf(s, 0) || s > 1e6 {
-		return nil, usagef("--time-scale %v: must be > 0 (and at most 1e6)", s)
+		return nil, exitcode.Usagef("--time-scale %v: must be > 0 (and at most 1e6)", s)
 	}
 	if o.offset < 0 || o.rule.ThinkTimeUs < 0 {
-		return nil, usagef("--trace-offset and --think-time must not be negative")
+		return nil, exitcode.Usagef("--trace-offset and --think-time must not be negative")
 	}
 	if o.hashBlock < 1 || o.hashBlock > 1<<20 {
-		return nil, usagef("--hash-block-tokens %d: want 1 to %d", o.hashBlock, 1<<20)
+		return nil, exitcode.Usagef("--hash-block-tokens %d: want 1 to %d", o.hashBlock, 1<<20)
 	}
 	switch v := in.InjectAt; v {
 	case "arrival":
 	case "send":
 		o.atSend = true
 	default:
-		return nil, usagef("--inject-at %q: want arrival or send", v)
+		return nil, exitcode.Usagef("--inject-at %q: want arrival or send", v)
 	}
 	switch v := in.SessionMode; v {
 	case tracev2.SessionFixed:
 	case tracev2.SessionClosedLoop:
 		o.closed = true
 	default:
-		return nil, usagef("--session-mode %q: want fixed or closed-loop", v)
+		return nil, exitcode.Usagef("--session-mode %q: want fixed or closed-loop", v)
 	}
 	if in.NumRequests != nil {
 		if o.limit = *in.NumRequests; o.limit < 0 {
-			return nil, usagef("--num-requests %d: must be >= 0", o.limit)
+			return nil, exitcode.Usagef("--num-requests %d: must be >= 0", o.limit)
 		}
 	}
 	if cfg.duration != nil {
 		if d := *cfg.duration; d <= 0 {
-			return nil, usagef("--duration %v: must be > 0", d)
+			return nil, exitcode.Usagef("--duration %v: must be > 0", d)
 		} else {
 			o.horizonUs = d.Microseconds()
 		}

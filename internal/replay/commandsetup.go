@@ -1,10 +1,10 @@
 package replay
 
 import (
-	"fmt"
 	"log/slog"
 
 	"servesim/internal/deploy"
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/input"
 )
@@ -38,7 +38,7 @@ func (cmd *Command) settings() (*job, error) {
 		}
 	case "text":
 	default:
-		return nil, usageError(fmt.Sprintf("--format %q: want json, jsonl or text", cmd.Format))
+		return nil, exitcode.Usagef("--format %q: want json, jsonl or text", cmd.Format)
 	}
 	var err error
 	if j.opts, j.horizonUs, err = cmd.Trace.options(); err != nil {
@@ -59,7 +59,7 @@ func (cmd *Command) settings() (*job, error) {
 		if claims[0] == "--results-path" && cmd.ResultsPath == "" {
 			note = " (--results-path defaults to stdout with --format json or jsonl)"
 		}
-		return nil, usageError(fmt.Sprintf("%s all ask for stdout; give all but one of them a file%s", claimList(claims), note))
+		return nil, exitcode.Usagef("%s all ask for stdout; give all but one of them a file%s", claimList(claims), note)
 	}
 	if len(claims) == 1 && cmd.Format == "text" {
 		j.summaryTo = cmd.Stderr
@@ -88,26 +88,26 @@ func (f *TraceFlags) options() (opts TraceOptions, horizonUs int64, err error) {
 	case "arrival":
 		opts.InjectAtArrival = true
 	default:
-		return opts, 0, usageError(fmt.Sprintf("--inject-at %q: want send or arrival", f.InjectAt))
+		return opts, 0, exitcode.Usagef("--inject-at %q: want send or arrival", f.InjectAt)
 	}
 	switch f.SessionMode {
 	case SessionFixed, SessionClosedLoop:
 	default:
-		return opts, 0, usageError(fmt.Sprintf("--session-mode %q: want fixed or closed-loop", f.SessionMode))
+		return opts, 0, exitcode.Usagef("--session-mode %q: want fixed or closed-loop", f.SessionMode)
 	}
 	if f.ThinkTime < 0 {
-		return opts, 0, usageError(fmt.Sprintf("--think-time %v is negative", f.ThinkTime))
+		return opts, 0, exitcode.Usagef("--think-time %v is negative", f.ThinkTime)
 	}
 	opts.ThinkTimeUs = f.ThinkTime.Microseconds()
 	if f.Horizon < 0 {
-		return opts, 0, usageError(fmt.Sprintf("--horizon %v is negative", f.Horizon))
+		return opts, 0, exitcode.Usagef("--horizon %v is negative", f.Horizon)
 	}
 	horizonUs = f.Horizon.Microseconds()
 	if f.HashBlockTokens <= 0 {
-		return opts, 0, usageError(fmt.Sprintf("--hash-block-tokens %d must be positive", f.HashBlockTokens))
+		return opts, 0, exitcode.Usagef("--hash-block-tokens %d must be positive", f.HashBlockTokens)
 	}
 	if n := f.HashBlockTokens; n > tracev2.MaxTokens {
-		return opts, 0, usageError(fmt.Sprintf("--hash-block-tokens %d exceeds %d, the largest prompt a trace may hold", n, tracev2.MaxTokens))
+		return opts, 0, exitcode.Usagef("--hash-block-tokens %d exceeds %d, the largest prompt a trace may hold", n, tracev2.MaxTokens)
 	}
 	opts.SkipFailed = f.SkipFailed
 	return opts, horizonUs, nil
@@ -185,7 +185,7 @@ func traceClient(r Resolver, f *TraceFlags, in *input.Trace, stated *tracev2.Cli
 	}
 	if client.Capped() {
 		if f.InjectAtSet && f.InjectAt == "send" {
-			return client, usageError("--inject-at send contradicts a capped client: its requests arrive at their intended time and the cap decides when they are sent")
+			return client, exitcode.Usagef("--inject-at send contradicts a capped client: its requests arrive at their intended time and the cap decides when they are sent")
 		}
 		opts.InjectAtArrival = true
 	}

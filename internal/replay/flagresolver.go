@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"servesim/internal/deploy"
+	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
 	"servesim/internal/tracev2"
 )
@@ -78,7 +79,7 @@ func (r *FlagResolver) Deployment(name string, h *tracev2.Header, warn func(stri
 func (r *FlagResolver) SessionMode(name string, h *tracev2.Header, warn func(string)) (string, error) {
 	mode := r.GivenMode
 	if mode != SessionFixed && mode != SessionClosedLoop {
-		return "", usageError(fmt.Sprintf("--session-mode %q: want fixed or closed-loop", mode))
+		return "", exitcode.Usagef("--session-mode %q: want fixed or closed-loop", mode)
 	}
 	traced := traceSessionMode(h)
 	switch {

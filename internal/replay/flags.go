@@ -1,10 +1,10 @@
 package replay
 
 import (
-	"fmt"
 	"time"
 
 	"servesim/internal/des/sim"
+	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
 	"servesim/internal/outfile"
 )
@@ -53,10 +53,10 @@ func ClientFromFlags(v flagspec.Values) (Client, bool, error) {
 	n, capGiven := v[clientCapFlag].(int)
 	gap, _ := v[clientGapFlag].(time.Duration)
 	if gap < 0 || gap > time.Duration(sim.MaxSendGapUs)*time.Microsecond {
-		return Client{}, false, usageError(fmt.Sprintf("--client-send-gap %v is outside [0, %v]", gap, time.Duration(sim.MaxSendGapUs)*time.Microsecond))
+		return Client{}, false, exitcode.Usagef("--client-send-gap %v is outside [0, %v]", gap, time.Duration(sim.MaxSendGapUs)*time.Microsecond)
 	}
 	if n < -1 || n > sim.MaxClientConcurrency {
-		return Client{}, false, usageError(fmt.Sprintf("--client-max-concurrency %d is outside [0, %d]", n, sim.MaxClientConcurrency))
+		return Client{}, false, exitcode.Usagef("--client-max-concurrency %d is outside [0, %d]", n, sim.MaxClientConcurrency)
 	}
 	cl := Client{MaxConcurrency: max(n, 0), SendGapUs: gap.Microseconds()}
 	return cl, n >= 0 && capGiven, nil
@@ -91,15 +91,15 @@ func OpenDecisions(v flagspec.Values) (*outfile.Output, error) {
 	switch level {
 	case noDecisionsLevel:
 		if path != "" {
-			return nil, usageError("--decisions-out needs --trace-level decisions")
+			return nil, exitcode.Usagef("--decisions-out needs --trace-level decisions")
 		}
 		return nil, nil
 	case decisionsLevel:
 	default:
-		return nil, usageError(fmt.Sprintf("--trace-level %q: want none or decisions", level))
+		return nil, exitcode.Usagef("--trace-level %q: want none or decisions", level)
 	}
 	if path == "" || path == "-" {
-		return nil, usageError("--trace-level decisions needs --decisions-out FILE (stdout carries the results)")
+		return nil, exitcode.Usagef("--trace-level decisions needs --decisions-out FILE (stdout carries the results)")
 	}
 	return outfile.Open(path, nil)
 }

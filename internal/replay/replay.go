@@ -12,6 +12,7 @@ import (
 	"servesim/internal/des/instance"
 	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
 
@@ -307,7 +308,7 @@ func (d *driver) runCluster() (Outcome, error) {
 	if d.obs != nil {
 		co, ok := d.obs.(cluster.Observer)
 		if !ok {
-			return Outcome{}, &inputError{msg: "replay: this observer cannot follow a cluster"}
+			return Outcome{}, exitcode.Usagef("replay: this observer cannot follow a cluster")
 		}
 		cc.Observer = co
 		for i := range cc.Instances {

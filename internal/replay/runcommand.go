@@ -8,6 +8,7 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/metrics"
+	"servesim/internal/exitcode"
 	"servesim/internal/outfile"
 	"servesim/internal/tracev2"
 	"servesim/internal/workload"
@@ -38,7 +39,7 @@ type RunCommand struct {
 // writes the summary and the outputs asked for.
 func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	if cmd.Format != "json" && cmd.Format != "text" {
-		return usageError(fmt.Sprintf("--format %q: want json or text", cmd.Format))
+		return exitcode.Usagef("--format %q: want json or text", cmd.Format)
 	}
 	wl, client, given, dep, err := cmd.resolve()
 	if err != nil {
@@ -183,7 +184,7 @@ func writeMetrics(path string, sum *metrics.Summary, setup *Setup) error {
 		return nil
 	}
 	if path == "-" {
-		return usageError("--metrics-out needs a file (stdout carries the summary)")
+		return exitcode.Usagef("--metrics-out needs a file (stdout carries the summary)")
 	}
 	f, err := outfile.Open(path, nil)
 	if err != nil {
@@ -225,7 +226,7 @@ func openTimeline(path string, record func(io.Writer) Observer) (*timelineOut, e
 	case "":
 		return nil, nil
 	case "-":
-		return nil, usageError("--timeline needs a file (stdout carries the summary)")
+		return nil, exitcode.Usagef("--timeline needs a file (stdout carries the summary)")
 	}
 	f, err := outfile.Open(path, nil)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"servesim/internal/des/metrics"
+	"servesim/internal/exitcode"
 	"servesim/internal/outfile"
 	"servesim/internal/tracev2"
 )
@@ -74,19 +75,10 @@ func OpenSimOutputs(p SimOutputPaths, stdout io.Writer, h *tracev2.Header, cols 
 func createTrace(prefix string, stdout io.Writer, h *tracev2.Header, cols tracev2.Columns, withExt bool) (*tracev2.TraceWriter, error) {
 	tw, err := tracev2.Create(prefix, stdout, h, cols, withExt)
 	if err != nil && prefix != "-" {
-		return nil, &failure{err}
+		return nil, exitcode.WithCode(exitcode.Failure, err) // a runtime failure whatever its cause says
 	}
 	return tw, err
 }
-
-// failure is a runtime failure (exit code 1) whatever its cause says.
-type failure struct{ err error }
-
-func (e *failure) Error() string { return e.err.Error() }
-func (e *failure) Unwrap() error { return e.err }
-
-// ExitCode is 1: a runtime failure.
-func (e *failure) ExitCode() int { return 1 }
 
 // Writes reports whether an output takes the requests: without one, Write
 // does nothing and a simulation need not make its rows.

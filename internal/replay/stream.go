@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
 
@@ -30,9 +31,9 @@ var ErrNotInOrder = errors.New("replay: the rows are not in injection order")
 func StreamTrace(rd RowReader, opts TraceOptions) (*Trace, error) {
 	switch {
 	case opts.ClosedLoop:
-		return nil, usageError("a closed-loop replay cannot stream its trace")
+		return nil, exitcode.Usagef("a closed-loop replay cannot stream its trace")
 	case opts.ThinkTimeUs < 0:
-		return nil, usageError("think time is negative")
+		return nil, exitcode.Usagef("think time is negative")
 	}
 	t := &Trace{opts: opts, streamed: rd, buf: map[int32]*aheadRow{}}
 	if opts.Ordinals {

@@ -10,6 +10,7 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/metrics"
+	"servesim/internal/exitcode"
 	"servesim/internal/suggest"
 	"servesim/internal/sweep"
 	"servesim/internal/tracev2"
@@ -124,7 +125,7 @@ func (s *Sweeper) Check() error {
 		}
 	}
 	if s.Searching && s.Workload != nil && (s.Workload.Concurrency != nil || s.Grid.Axis("concurrency") != nil) {
-		return usageError("--find max-rate searches the rate of an open loop; a closed-loop workload (--concurrency) has none: sweep its users with --grid concurrency=... instead")
+		return exitcode.Usagef("--find max-rate searches the rate of an open loop; a closed-loop workload (--concurrency) has none: sweep its users with --grid concurrency=... instead")
 	}
 	if s.Trace != nil {
 		tr, err := NewTrace(s.Trace.Rows, s.Trace.Options)
@@ -141,7 +142,7 @@ func (s *Sweeper) Check() error {
 			}
 		}
 		if ax := s.Grid.Axis(RateKey); (ax != nil || s.Searching || s.Trace.BaseRate > 0) && s.Trace.RateRPS == 0 {
-			return usageError("every request of the trace is injected at once: it has no rate to scale")
+			return exitcode.Usagef("every request of the trace is injected at once: it has no rate to scale")
 		}
 	}
 	s.infeasible = map[int]string{}
@@ -174,7 +175,7 @@ func (s *Sweeper) Check() error {
 				return err // load values are never a matter of fit: located
 			}
 			if s.Searching && wl.Spec.NumRequests == 0 {
-				return usageError("--find max-rate needs a workload bounded by its number of requests (--num-requests or num_requests): bound by a horizon, it would generate rate × horizon requests at every rate tried")
+				return exitcode.Usagef("--find max-rate needs a workload bounded by its number of requests (--num-requests or num_requests): bound by a horizon, it would generate rate × horizon requests at every rate tried")
 			}
 		}
 	}
@@ -285,14 +286,14 @@ func (s *Sweeper) workload(c sweep.Case, rate float64) (*workload.Workload, erro
 // withRate sets the aggregate rate of a spec's rate-based clients.
 func withRate(wl *workload.Workload, rate float64) (*workload.Workload, error) {
 	if !(rate > 0) || math.IsInf(rate, 0) {
-		return nil, usageError(fmt.Sprintf("rate %g must be > 0", rate))
+		return nil, exitcode.Usagef("rate %g must be > 0", rate)
 	}
 	open := false
 	for _, c := range wl.Spec.Clients {
 		open = open || c.Concurrency == 0
 	}
 	if !open {
-		return nil, usageError("rate: the workload spec has only closed-loop (concurrency) clients; there is no rate to set")
+		return nil, exitcode.Usagef("rate: the workload spec has only closed-loop (concurrency) clients; there is no rate to set")
 	}
 	spec := wl.Spec
 	spec.AggregateRate = rate

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/playback"
 )
@@ -112,7 +113,7 @@ type session struct {
 // checks: SimResults are keyed by them).
 func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 	if opts.ThinkTimeUs < 0 {
-		return nil, usageError(fmt.Sprintf("think time %d µs is negative", opts.ThinkTimeUs))
+		return nil, exitcode.Usagef("think time %d µs is negative", opts.ThinkTimeUs)
 	}
 	t := &Trace{rows: rows, opts: opts}
 	keys, ids, err := t.scan()
@@ -120,11 +121,11 @@ func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 		return nil, err
 	}
 	if t.n == 0 {
-		return nil, usageError("the trace has no requests")
+		return nil, exitcode.Usagef("the trace has no requests")
 	}
 	t.count = t.n - t.skipped
 	if t.count == 0 {
-		return nil, usageError(fmt.Sprintf("no request is left: all %d rows have a status other than ok (--skip-failed)", t.skipped))
+		return nil, exitcode.Usagef("no request is left: all %d rows have a status other than ok (--skip-failed)", t.skipped)
 	}
 	order := make([]int32, 0, t.count)
 	low := int64(0)
@@ -243,11 +244,11 @@ func setArrival(rec *tracev2.Record, at int64) { playback.Move(rec, at) }
 func (t *Trace) SetRate(rps float64) error {
 	switch {
 	case !(rps > 0) || math.IsInf(rps, 0):
-		return usageError(fmt.Sprintf("rate %v must be positive and finite", rps))
+		return exitcode.Usagef("rate %v must be positive and finite", rps)
 	case t.streamed != nil:
-		return usageError("a streamed trace's rate is not known before it is replayed")
+		return exitcode.Usagef("a streamed trace's rate is not known before it is replayed")
 	case t.RateRPS() == 0:
-		return usageError("every request of the trace is injected at once: it has no rate to scale")
+		return exitcode.Usagef("every request of the trace is injected at once: it has no rate to scale")
 	}
 	t.speedup = rps / t.RateRPS()
 	return nil

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"servesim/internal/exitcode"
 )
 
 // InputError is a problem with the inputs or the settings: a duplicate id, no
@@ -18,7 +20,7 @@ func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
 // ExitCode is 2: bad usage or invalid input, as for every binary.
-func (e *InputError) ExitCode() int { return 2 }
+func (e *InputError) ExitCode() int { return exitcode.Usage }
 
 func inputErrorf(format string, a ...any) error {
 	return &InputError{Err: fmt.Errorf(format, a...)}
@@ -35,4 +37,4 @@ func (e *GateError) Error() string {
 }
 
 // ExitCode is 3: a calibrate assertion was not met (docs/calibrate.md §12).
-func (e *GateError) ExitCode() int { return 3 }
+func (e *GateError) ExitCode() int { return exitcode.Assertion }

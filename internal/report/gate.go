@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"servesim/internal/exitcode"
 )
 
 // GateGrammar documents the gate expression language, for --help.
@@ -84,7 +86,7 @@ func (e *GateSyntaxError) Error() string {
 }
 
 // ExitCode is 2: bad usage.
-func (e *GateSyntaxError) ExitCode() int { return 2 }
+func (e *GateSyntaxError) ExitCode() int { return exitcode.Usage }
 
 // Caret shows the expression with a caret under the offending column.
 func (e *GateSyntaxError) Caret() string {

@@ -1,6 +1,10 @@
 package sweep
 
-import "fmt"
+import (
+	"fmt"
+
+	"servesim/internal/exitcode"
+)
 
 // Pos is where something was written: a line and column of a file, or a
 // column in the value of a flag (Line 0).
@@ -47,19 +51,11 @@ func (e *InputError) Error() string {
 }
 
 // ExitCode is 2: invalid input.
-func (e *InputError) ExitCode() int { return 2 }
+func (e *InputError) ExitCode() int { return exitcode.Usage }
 
 func inputErr(pos Pos, field, format string, a ...any) *InputError {
 	return &InputError{Pos: pos, Field: field, Msg: fmt.Sprintf(format, a...)}
 }
-
-// usageError is a bad combination of options (exit code 2) with no position.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-func (e *usageError) ExitCode() int { return 2 }
-
-func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }
 
 // NotMetError says that no case of a sweep meets its SLO (exit code 3, like
 // a calibrate or observe assertion that does not hold). The tables are
@@ -69,4 +65,4 @@ type NotMetError struct{ Msg string }
 func (e *NotMetError) Error() string { return e.Msg }
 
 // ExitCode is 3: an assertion not met.
-func (e *NotMetError) ExitCode() int { return 3 }
+func (e *NotMetError) ExitCode() int { return exitcode.Assertion }

@@ -3,6 +3,7 @@ package sweep
 import (
 	"strings"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
 )
 
@@ -114,7 +115,7 @@ func Prepare(v flagspec.Values, rateKey string) (Options, error) {
 	}
 	o.Jobs, _ = v[FlagJobs].(int)
 	if o.Jobs < 0 || o.Jobs > MaxJobs {
-		return o, usagef("--jobs %d is outside [0, %d] (0: every core)", o.Jobs, MaxJobs)
+		return o, exitcode.Usagef("--jobs %d is outside [0, %d] (0: every core)", o.Jobs, MaxJobs)
 	}
 	o.Summaries, _ = v[FlagSummaries].(string)
 	if o.Spec, err = SpecFrom(v); err != nil {

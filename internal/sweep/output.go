@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"servesim/internal/exitcode"
 )
 
 // DocFormat names the JSON document of a sweep (and of a shard of one).
@@ -160,7 +162,7 @@ func DecodeDoc(name string, data []byte) (*Doc, error) {
 // there exactly once, from the same inputs.
 func Merge(names []string, docs []*Doc) (*Doc, error) {
 	if len(docs) == 0 {
-		return nil, usagef("nothing to merge: name the shard files")
+		return nil, exitcode.Usagef("nothing to merge: name the shard files")
 	}
 	first := docs[0]
 	n := 0
@@ -194,7 +196,7 @@ func Merge(names []string, docs []*Doc) (*Doc, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, usagef("shards missing: %s (every shard of the split is needed)", strings.Join(missing, ", "))
+		return nil, exitcode.Usagef("shards missing: %s (every shard of the split is needed)", strings.Join(missing, ", "))
 	}
 	out := *first
 	out.Shard, out.Rows = "", nil

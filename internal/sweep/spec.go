@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/strictyaml"
 )
 
@@ -154,7 +155,7 @@ func (s *Spec) Check(rateKey string) (*Grid, error) {
 		return nil, inputErr(s.findPos, "find", "%q: want max-rate, min-cost or min-gpus", s.Find)
 	}
 	if s.Find != "" && s.SLO.Empty() {
-		return nil, usagef("--find %s needs an SLO, e.g. --slo 'ttft.p99<500ms' (or slo: in the sweep file)", s.Find)
+		return nil, exitcode.Usagef("--find %s needs an SLO, e.g. --slo 'ttft.p99<500ms' (or slo: in the sweep file)", s.Find)
 	}
 	if s.Find == FindMaxRate {
 		for _, ax := range s.Axes {
@@ -163,7 +164,7 @@ func (s *Spec) Check(rateKey string) (*Grid, error) {
 			}
 		}
 	} else if len(s.Axes) == 0 {
-		return nil, usagef("the grid is empty: give --grid KEY=VALUES (e.g. --grid rate=5..40:5 --grid num_instances=1,2,4), a sweep file with a grid: section, or --find max-rate for one deployment")
+		return nil, exitcode.Usagef("the grid is empty: give --grid KEY=VALUES (e.g. --grid rate=5..40:5 --grid num_instances=1,2,4), a sweep file with a grid: section, or --find max-rate for one deployment")
 	}
 	return NewGrid(s.Axes)
 }

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 
+	"servesim/internal/exitcode"
+	"servesim/internal/flagspec"
 	"servesim/internal/outfile"
 )
 
@@ -25,7 +27,7 @@ func checkFormat(f string) error {
 			return nil
 		}
 	}
-	return usagef("--format %q: want text, csv or json", f)
+	return exitcode.Usagef("--format %q: want text, csv or json", f)
 }
 
 // WriteTable writes a sweep's document as a text table with its answer
@@ -56,7 +58,7 @@ func Write(d *Doc, o Outputs, pages Pages, stdout io.Writer, log *slog.Logger) e
 	var page *outfile.Output
 	if o.HTML != "" {
 		if o.HTML == "-" {
-			return usagef("--html needs a file (stdout carries the table)")
+			return exitcode.Usagef("--html needs a file (stdout carries the table)")
 		}
 		if page, err = outfile.Open(o.HTML, nil); err != nil {
 			return err
@@ -83,6 +85,20 @@ func Write(d *Doc, o Outputs, pages Pages, stdout io.Writer, log *slog.Logger) e
 		}
 	}
 	return d.NotMet()
+}
+
+// MergeCommand is `sweep merge`, described for any command line: its flags
+// choose the outputs, its arguments are the shards' files, and pages
+// renders the HTML page when one is asked for.
+func MergeCommand(pages Pages) flagspec.Command {
+	return flagspec.Command{Name: "merge", Usage: MergeUsage, ArgsUsage: "SHARD.json...", Description: MergeDescription, Flags: MergeFlags(),
+		Run: func(v flagspec.Values, names []string, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
+			o, err := OutputsFrom(v)
+			if err != nil {
+				return err
+			}
+			return MergeFiles(names, stdin, o, pages, stdout, log)
+		}}
 }
 
 // MergeFiles is `sweep merge`: it reads the JSON documents of a sweep's
@@ -118,7 +134,7 @@ func readAll(name string, stdin io.Reader) ([]byte, error) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, &openError{err}
+		return nil, exitcode.AsUsage(err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(f)
@@ -130,10 +146,3 @@ func readAll(name string, stdin io.Reader) ([]byte, error) {
 
 // stdinName is how errors name standard input (as cli.StdinName).
 const stdinName = "<stdin>"
-
-// openError is an input that cannot be opened (exit code 2).
-type openError struct{ err error }
-
-func (e *openError) Error() string { return e.err.Error() }
-func (e *openError) Unwrap() error { return e.err }
-func (e *openError) ExitCode() int { return 2 }

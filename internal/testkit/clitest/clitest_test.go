@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"servesim/internal/cli"
+	"servesim/internal/exitcode"
 )
 
 func TestRun(t *testing.T) {
@@ -17,7 +17,7 @@ func TestRun(t *testing.T) {
 		fmt.Fprintf(stdout, "%q %s", args, in)
 		fmt.Fprint(stderr, "log\n")
 		if len(args) > 1 && args[1] == "bad" {
-			return cli.Usagef("bad usage")
+			return exitcode.Usagef("bad usage")
 		}
 		return nil
 	}

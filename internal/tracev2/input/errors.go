@@ -1,25 +1,12 @@
 package input
 
 import (
-	"fmt"
 	"io"
 	"os"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
-
-// usageError is bad usage or bad input: exit code 2.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-// ExitCode is 2: bad usage or invalid input.
-func (e *usageError) ExitCode() int { return 2 }
-
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
 
 // unrecognised is a TraceV2 reading error of an input whose content named
 // no format: it adds that no foreign shape was recognised either.
@@ -40,7 +27,7 @@ func OpenFile(path string, stdin io.Reader) (io.ReadCloser, string, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, path, &usageError{err}
+		return nil, path, exitcode.AsUsage(err)
 	}
 	return f, path, nil
 }

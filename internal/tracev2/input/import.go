@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 )
@@ -27,7 +28,7 @@ type importSource struct {
 // bytes are copied to a spool file on the way (importSource.reopen).
 func openImport(format importer.Format, path string, stdin io.Reader, keep bool) (*importSource, error) {
 	if !slices.Contains(importer.Formats(), format) {
-		return nil, usagef("--from %q: want one of %v", format, importer.Formats())
+		return nil, exitcode.Usagef("--from %q: want one of %v", format, importer.Formats())
 	}
 	src := &importSource{format: format, path: path}
 	if keep && path == "-" {
@@ -154,7 +155,7 @@ func spoolImport(src *importSource, first *tracev2.Record, log *slog.Logger) (*T
 		log.Warn(w)
 	}
 	if t.N == 0 {
-		return nil, usagef("%s: the trace has no requests", src.name)
+		return nil, exitcode.Usagef("%s: the trace has no requests", src.name)
 	}
 	t.Rows = &spoolRows{path: f.Name(), name: src.name}
 	done = true

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/importer"
 )
@@ -89,7 +90,7 @@ func Open(cfg Config) (t *Trace, err error) {
 		return nil, err
 	}
 	if len(cfg.Paths) <= 1 && path == "" && hp == "" && dp == "" {
-		return nil, usagef("no trace: give TRACE, - for stdin, or --trace-header and --trace-data (see --help)")
+		return nil, exitcode.Usagef("no trace: give TRACE, - for stdin, or --trace-header and --trace-data (see --help)")
 	}
 	opts := cfg.options(log)
 	if len(cfg.Paths) > 1 {
@@ -107,7 +108,7 @@ func Open(cfg Config) (t *Trace, err error) {
 		cfg.Stdin = stdin
 		if d.Format != importer.FormatTraceV2 {
 			if hp != "" || dp != "" {
-				return nil, usagef("%s is a %s trace: give it alone, without --trace-header/--trace-data", path, d.Format)
+				return nil, exitcode.Usagef("%s is a %s trace: give it alone, without --trace-header/--trace-data", path, d.Format)
 			}
 			name := path
 			if name == "-" {
@@ -130,13 +131,13 @@ func Open(cfg Config) (t *Trace, err error) {
 func (cfg *Config) check(path, hp, dp string) error {
 	switch {
 	case len(cfg.Paths) > 1 && (hp != "" || dp != "" || cfg.From != ""):
-		return usagef("several traces are merged by time: --trace-header, --trace-data and --from take one")
+		return exitcode.Usagef("several traces are merged by time: --trace-header, --trace-data and --from take one")
 	case cfg.From != "" && (hp != "" || dp != ""):
-		return usagef("--from reads one file: give it as TRACE, not --trace-header/--trace-data")
+		return exitcode.Usagef("--from reads one file: give it as TRACE, not --trace-header/--trace-data")
 	case cfg.From != "" && path == "":
-		return usagef("--from %s: name the file to import, or - for stdin", cfg.From)
+		return exitcode.Usagef("--from %s: name the file to import, or - for stdin", cfg.From)
 	case path != "" && hp != "" && dp != "":
-		return usagef("give either TRACE or --trace-header with --trace-data, not both")
+		return exitcode.Usagef("give either TRACE or --trace-header with --trace-data, not both")
 	}
 	return nil
 }
@@ -190,7 +191,7 @@ func detect(path string, stdin io.Reader) (importer.Detection, io.Reader, error)
 	d, err := importer.DetectPath(path)
 	if err != nil {
 		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
-			return d, nil, usagef("%v", err)
+			return d, nil, exitcode.Usagef("%v", err)
 		}
 		return importer.Detection{Format: importer.FormatTraceV2, Sure: true}, stdin, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
 
@@ -40,7 +41,7 @@ func Load(cfg Config) (*Loaded, error) {
 		return nil, err
 	}
 	if cfg.From != "" {
-		return nil, usagef("--from %s: an imported trace is read row by row, not loaded whole", cfg.From)
+		return nil, exitcode.Usagef("--from %s: an imported trace is read row by row, not loaded whole", cfg.From)
 	}
 	opts := cfg.options(cfg.Log)
 	if len(cfg.Paths) > 1 {

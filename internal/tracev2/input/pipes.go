@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
 
@@ -36,7 +37,7 @@ func openPipes(path, header, data *string, stdin *io.Reader) (p pipes, err error
 	if isPipe(*path) {
 		f, err := os.Open(*path)
 		if err != nil {
-			return p, &usageError{err}
+			return p, exitcode.AsUsage(err)
 		}
 		p.stdin = f
 		p.renames = append(p.renames, rename{tracev2.StdinName, *path})
@@ -84,7 +85,7 @@ func isPipe(path string) bool {
 func copyPipe(path string, limit int64) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", &usageError{err}
+		return "", exitcode.AsUsage(err)
 	}
 	defer f.Close()
 	var src io.Reader = f

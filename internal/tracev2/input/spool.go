@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
 
@@ -78,7 +79,7 @@ func readTrace(src tracev2.Input, opts tracev2.Options, log *slog.Logger) (*Trac
 	}
 	t.Name, t.Header, t.Columns, t.N = r.Name(), r.Header(), r.Columns(), len(ids)
 	if t.N == 0 {
-		return nil, usagef("%s: the trace has no requests", t.Name)
+		return nil, exitcode.Usagef("%s: the trace has no requests", t.Name)
 	}
 	quiet := tracev2.Options{Lenient: opts.Lenient, Strict: opts.Strict}
 	if err := checkUnique(ids, again, quiet, t.Name); err != nil {
@@ -189,7 +190,7 @@ func merge(paths []string, opts tracev2.Options, stdin io.Reader, log *slog.Logg
 		return nil, fmt.Errorf("spool the merged traces: %w", err)
 	}
 	if t.N == 0 {
-		return nil, usagef("%s: the traces have no requests", tr.Name)
+		return nil, exitcode.Usagef("%s: the traces have no requests", tr.Name)
 	}
 	log.Info("merged traces", "inputs", len(paths), "rows", t.N)
 	t.Rows = &spoolRows{path: f.Name(), name: tr.Name}
