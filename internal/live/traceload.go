@@ -2,7 +2,6 @@ package live
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -146,21 +145,8 @@ func readPlay(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Re
 		return err
 	}
 	defer t.Close()
-	rd, err := t.Rows.Open()
-	if err != nil {
+	if err := input.Each(t.Rows, func(rec *tracev2.Record) error { add(rec); return nil }); err != nil {
 		return err
-	}
-	defer rd.Close()
-	var rec tracev2.Record
-	for {
-		err := rd.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		add(&rec)
 	}
 	p.name, p.header = t.Name, t.Header
 	return nil

@@ -1,11 +1,9 @@
 package replay
 
 import (
-	"errors"
-	"io"
-
 	"servesim/internal/des/sim"
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/input"
 )
 
 // Client is the load generator that sent a trace's requests, as the replay
@@ -28,25 +26,16 @@ type ClientFinding struct {
 // the count; a trace whose client never had to wait shows no cap, and none
 // is needed to replay it.
 func DetectClient(rows Rows) (ClientFinding, error) {
-	rd, err := rows.Open()
-	if err != nil {
-		return ClientFinding{}, err
-	}
-	defer rd.Close()
 	type span struct{ arrival, send, end int64 }
 	var spans []span
-	var rec tracev2.Record
-	for {
-		err := rd.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return ClientFinding{}, err
-		}
-		if a, s, e, ok := tracev2.RecordSpan(&rec); ok {
+	err := input.Each(rows, func(rec *tracev2.Record) error {
+		if a, s, e, ok := tracev2.RecordSpan(rec); ok {
 			spans = append(spans, span{a, s, e})
 		}
+		return nil
+	})
+	if err != nil {
+		return ClientFinding{}, err
 	}
 	f := ClientFinding{CapFinding: tracev2.FindClientCap(len(spans), func(i int) (int64, int64, int64) {
 		s := spans[i]

@@ -10,6 +10,7 @@ import (
 
 	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
+	"servesim/internal/tracev2/input"
 	"servesim/internal/tracev2/playback"
 )
 
@@ -169,23 +170,10 @@ func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 // rows are skipped (ordinal −1, the others 0 until sorted), and in closed
 // loop the session index.
 func (t *Trace) scan() (keys, ids []int64, err error) {
-	rd, err := t.rows.Open()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rd.Close()
 	if t.opts.ClosedLoop {
 		t.sessions = map[string]*session{}
 	}
-	var rec tracev2.Record
-	for {
-		err := rd.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
+	err = input.Each(t.rows, func(rec *tracev2.Record) error {
 		i := int32(t.n)
 		t.n++
 		t.scanFP = fingerprint(t.scanFP, rec.HashIDs)
@@ -195,12 +183,12 @@ func (t *Trace) scan() (keys, ids []int64, err error) {
 			}
 			t.prefixes.add(rec.HashIDs)
 		}
-		keys = append(keys, t.injection(&rec))
+		keys = append(keys, t.injection(rec))
 		ids = append(ids, rec.RequestID)
 		if t.opts.SkipFailed && rec.Status != "ok" {
 			t.ordinal = append(t.ordinal, -1)
 			t.skipped++
-			continue
+			return nil
 		}
 		t.ordinal = append(t.ordinal, 0)
 		if t.sessions != nil && rec.SessionID != "" {
@@ -212,6 +200,10 @@ func (t *Trace) scan() (keys, ids []int64, err error) {
 			s.rows = append(s.rows, i)
 			s.ids = append(s.ids, int64(rec.RoundIndex)) // rounds for now; ids after sorting
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, s := range t.sessions {
 		idx := make([]int, len(s.rows))

@@ -1,6 +1,8 @@
 package input
 
 import (
+	"errors"
+	"io"
 	"os"
 
 	"servesim/internal/tracev2"
@@ -60,3 +62,27 @@ type fileReader struct {
 }
 
 func (r *fileReader) Close() error { return r.f.Close() }
+
+// Each reads rows once from the first to the last, handing each to fn in
+// the same Record (fn must copy what it keeps), and stops at the first
+// error of the reading or of fn.
+func Each(rows Rows, fn func(rec *tracev2.Record) error) error {
+	rd, err := rows.Open()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	var rec tracev2.Record
+	for {
+		err := rd.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(&rec); err != nil {
+			return err
+		}
+	}
+}
