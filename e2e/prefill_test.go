@@ -68,7 +68,14 @@ func streamTimes(ctx context.Context, url, model, prompt string, maxTokens, n in
 // gaps in A's stream while B is in prefill counts the steps B's prefill
 // took: 1 without chunked prefill, ⌈promptTokens/chunk⌉ with it.
 type prefillProbe struct {
-	LongGaps    int     // gaps of A's stream during B's prefill longer than 5× A's median gap
+	// LongGaps counts the gaps of A's stream during B's prefill longer
+	// than 5× A's 90th-percentile gap before B was sent and than a tenth of
+	// the longest gap. The server sends a step's tokens in bursts (most
+	// gaps are microseconds), so the median gap is far below a decode step
+	// and a decode step slowed by the host (2–6 ms seen) would pass for a
+	// prefill step; a step holding 512 prompt tokens takes 70 ms and more,
+	// and the longest gap is one of those.
+	LongGaps    int
 	MedianGapMs float64 // A's median gap before B was sent
 	BTTFTMs     float64 // B's time to first token
 	GapsMs      []float64
@@ -118,8 +125,12 @@ func probePrefill(ctx context.Context, url, model string, promptTokens int) (pre
 	}
 	slices.Sort(before)
 	p.MedianGapMs = before[len(before)/2]
+	long := 5 * before[len(before)*9/10]
+	if len(p.GapsMs) > 0 {
+		long = max(long, slices.Max(p.GapsMs)/10)
+	}
 	for _, g := range p.GapsMs {
-		if g > 5*p.MedianGapMs {
+		if g > long {
 			p.LongGaps++
 		}
 	}
