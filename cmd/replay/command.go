@@ -100,12 +100,7 @@ and accumulating sessions become shared KV blocks. Several traces of one run (th
 per-worker traces of observe --shard) are merged by time onto the earliest worker's
 start, in memory.
 
-Ctrl+C stops injecting: the requests in flight run to their end, the summary of
-what was simulated goes to stderr, a --trace-output is kept and marked
-interrupted (x_ext.interrupted: in the header, or in the .ext.yaml beside it with
---blis-compatible-header), the other outputs are not written, and the exit code
-is 130.
-
+` + replay.InterruptedHelp + `
 Examples:
 
    # The same traffic as run generated, replayed on a smaller batch:

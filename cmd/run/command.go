@@ -38,12 +38,7 @@ func command() cli.Command {
 on the described deployment (default: Qwen3-14B on one H100, physics latency
 model) and prints aggregate metrics as JSON, or a table with --format text.
 
-Ctrl+C stops injecting: the requests in flight run to their end, the summary of
-what was simulated goes to stderr, a --trace-output is kept and marked
-interrupted (x_ext.interrupted: in the header, or in the .ext.yaml beside it with
---blis-compatible-header), the other outputs are not written, and the exit code
-is 130.
-
+` + replay.InterruptedHelp + `
 Examples:
 
    # What would a chatbot at 20 requests/s see on one H100?

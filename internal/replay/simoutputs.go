@@ -181,3 +181,12 @@ func (o *SimOutputs) Abort() {
 		o.reqs = nil
 	}
 }
+
+// InterruptedHelp says in run's and replay's --help what Ctrl+C leaves
+// (Interrupted writes the summary; SimOutputs.Interrupt marks the trace).
+const InterruptedHelp = `Ctrl+C stops injecting: the requests in flight run to their end, the summary of
+what was simulated goes to stderr, a --trace-output is kept and marked
+interrupted (x_ext.interrupted: in the header, or in the .ext.yaml beside it with
+--blis-compatible-header), the other outputs are not written, and the exit code
+is 130.
+`
