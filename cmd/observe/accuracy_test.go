@@ -165,5 +165,3 @@ func BenchmarkCommandTTFT(b *testing.B) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -214,8 +214,6 @@ func TestHelpStatesOneDefault(t *testing.T) { clitest.CheckHelp(t, command()) }
 // TestCompletionScripts: the bash, zsh and fish scripts name every flag.
 func TestCompletionScripts(t *testing.T) { clitest.CheckCompletion(t, command()) }
 
-func ptr[T any](v T) *T { return &v }
-
 // TestTextNamesDeployment: the text table says what was simulated, and with
 // P/D the instance fairness leaves the prefill pool out (it hands its
 // requests on, so its few tokens are no share of the decoding: counting it

@@ -156,11 +156,3 @@ func Positional(c *ucli.Context, max int) ([]string, error) {
 	}
 	return args, nil
 }
-
-// NotYet is returned by commands whose behaviour has not landed yet.
-func NotYet(what string) error {
-	return exitcode.WithCode(exitcode.Failure, errors.New(what+" is not implemented yet"))
-}
-
-// Errorf is a runtime failure (exit 1) with a formatted message.
-func Errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

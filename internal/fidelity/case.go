@@ -148,18 +148,3 @@ func (c *Case) replay(ctx context.Context, cfg deploy.Config, u Universal) (*rep
 	}
 	return out, nil
 }
-
-// meanITL is the mean over requests of their mean inter-token time (µs).
-func meanITL(sims []tracev2.SimResult) float64 {
-	var sum, n float64
-	for i := range sims {
-		if s := &sims[i]; s.OutputTokens > 1 {
-			sum += (s.E2EUs - s.TTFTUs) / float64(s.OutputTokens-1)
-			n++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return sum / n
-}

@@ -29,12 +29,6 @@ func DefaultUniversal() Universal {
 	return Universal{HostStepUs: 500, LinkInv: 2, LinkOpUs: 20}
 }
 
-// universalNames names the fitted linear terms, in the order of their
-// vector form.
-func universalNames() []string {
-	return []string{"host_step_us", "host_seq_us", "eager_layer_us", "link_inv", "link_op_us"}
-}
-
 func (u Universal) vector() []float64 {
 	return []float64{u.HostStepUs, u.HostSeqUs, u.EagerLayerUs, u.LinkInv, u.LinkOpUs}
 }

@@ -36,14 +36,6 @@ func NewSSEParser(maxEventBytes int) *SSEParser {
 	return &SSEParser{max: maxEventBytes}
 }
 
-// Reset forgets any partial line or event, keeping the buffers.
-func (p *SSEParser) Reset() {
-	p.line = p.line[:0]
-	p.data = p.data[:0]
-	p.hasData = false
-	p.skipLF = false
-}
-
 func (p *SSEParser) limit() int {
 	if p.max <= 0 {
 		return DefaultMaxEventBytes

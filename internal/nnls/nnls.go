@@ -28,9 +28,6 @@ func New(p int) (*Problem, error) {
 	return &Problem{p: p, g: make([]float64, p*p), b: make([]float64, p)}, nil
 }
 
-// Unknowns is p.
-func (n *Problem) Unknowns() int { return n.p }
-
 // Rows is the number of equations accepted.
 func (n *Problem) Rows() int { return n.rows }
 

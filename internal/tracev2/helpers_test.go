@@ -18,7 +18,6 @@ func i64(v int64) *int64     { return &v }
 func f64(v float64) *float64 { return &v }
 func str(v string) *string   { return &v }
 func boolp(v bool) *bool     { return &v }
-func sptr[T any](v T) *T     { return &v }
 func noWarn(t *testing.T) func(string) {
 	return func(msg string) { t.Errorf("unexpected warning: %s", msg) }
 }

@@ -129,9 +129,6 @@ func (t *TraceWriter) Write(rec *Record) error {
 	return t.rows.Write(rec)
 }
 
-// Rows is the number of rows written.
-func (t *TraceWriter) Rows() int { return t.rows.Rows() }
-
 // Close finishes the trace with final, the header as it stands at the end
 // (nil = unchanged). In the single-stream form the keys that final adds to
 // the header written at the start (e.g. observed_kv_metrics,

@@ -23,7 +23,6 @@ type Writer struct {
 	ids  []colID
 	buf  []byte
 	err  error
-	rows int
 }
 
 // NewWriter writes the column row for cols to w and returns the Writer.
@@ -45,12 +44,6 @@ func NewWriter(w io.Writer, cols Columns) (*Writer, error) {
 	}
 	return cw, nil
 }
-
-// Columns is the column set the writer was made with.
-func (w *Writer) Columns() Columns { return w.cols }
-
-// Rows is the number of rows written.
-func (w *Writer) Rows() int { return w.rows }
 
 // Write validates rec (the checks a reader would fail) and writes its row.
 // Write errors are sticky.
@@ -75,7 +68,6 @@ func (w *Writer) Write(rec *Record) error {
 		w.err = fmt.Errorf("write trace row (request_id %d): %w", rec.RequestID, err)
 		return w.err
 	}
-	w.rows++
 	return nil
 }
 

@@ -236,11 +236,3 @@ func windowSamplers(w *Window, path string, base *samplers, baseDir string) (*sa
 	}
 	return &s, nil
 }
-
-// lastEnd is the end of a client's last phase: it sends nothing after it.
-func lastEnd(ph []phase) int64 {
-	if len(ph) == 0 {
-		return 0
-	}
-	return ph[len(ph)-1].end
-}

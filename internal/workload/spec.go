@@ -103,9 +103,6 @@ const (
 // isConcurrency reports whether c is a closed-loop concurrency client.
 func (c *Client) isConcurrency() bool { return c.Concurrency > 0 }
 
-// closedSessions reports whether c's sessions are driven by completions.
-func (c *Client) closedSessions() bool { return c.MultiTurn != nil && c.ClosedLoop }
-
 // endless reports whether c generates an unbounded stream of requests unless
 // num_requests or the horizon stops it.
 func (c *Client) endless() bool {

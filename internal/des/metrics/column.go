@@ -30,8 +30,6 @@ func (c *column) add(v int64) {
 	c.wide = append(c.wide, v)
 }
 
-func (c *column) len() int { return len(c.narrow) + len(c.wide) }
-
 // clone returns a copy.
 func (c *column) clone() column {
 	return column{narrow: append([]uint32(nil), c.narrow...), wide: append([]int64(nil), c.wide...)}
