@@ -115,49 +115,41 @@ func spoolImport(src *importSource, first *tracev2.Record, log *slog.Logger) (*T
 			t.Close()
 		}
 	}()
-	f, err := os.CreateTemp("", "trace-import-*.csv")
-	if err != nil {
-		return nil, fmt.Errorf("spool the import: %w", err)
-	}
-	t.spools = append(t.spools, f.Name())
-	defer f.Close()
-	bw := bufio.NewWriterSize(f, 256<<10)
-	w, err := tracev2.NewWriter(bw, tracev2.Columns{HashIDs: true})
+	var ids []int64 // importers number their rows; checked all the same (8 bytes a row)
+	err := t.spool("trace-import-*.csv", "the import", tracev2.Columns{HashIDs: true}, func(w *tracev2.Writer) error {
+		for {
+			var rec tracev2.Record
+			var err error
+			if first != nil {
+				rec, first = *first, nil
+			} else if rec, err = src.imp.Next(); errors.Is(err, io.EOF) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if len(rec.HashIDs) > 0 {
+				t.Columns.HashIDs = true
+			}
+			if err := w.Write(&rec); err != nil {
+				return fmt.Errorf("spool the import: %w", err)
+			}
+			ids = append(ids, rec.RequestID)
+			t.Spans = t.Spans || hasSpan(&rec)
+			t.N++
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	var ids []int64 // importers number their rows; checked all the same (8 bytes a row)
-	for {
-		var rec tracev2.Record
-		if first != nil {
-			rec, first = *first, nil
-		} else if rec, err = src.imp.Next(); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, err
-		}
-		if len(rec.HashIDs) > 0 {
-			t.Columns.HashIDs = true
-		}
-		if err := w.Write(&rec); err != nil {
-			return nil, fmt.Errorf("spool the import: %w", err)
-		}
-		ids = append(ids, rec.RequestID)
-		t.Spans = t.Spans || hasSpan(&rec)
-		t.N++
-	}
 	slices.Sort(ids)
 	t.Unique = len(slices.Compact(ids)) == len(ids)
-	if err := bw.Flush(); err != nil {
-		return nil, fmt.Errorf("spool the import: %w", err)
-	}
 	for _, w := range src.imp.Warnings() {
 		log.Warn(w)
 	}
 	if t.N == 0 {
 		return nil, exitcode.Usagef("%s: the trace has no requests", src.name)
 	}
-	t.Rows = &spoolRows{path: f.Name(), name: src.name}
+	t.Rows = &spoolRows{path: t.spools[len(t.spools)-1], name: src.name}
 	done = true
 	return t, nil
 }

@@ -170,30 +170,46 @@ func merge(paths []string, opts tracev2.Options, stdin io.Reader, log *slog.Logg
 			t.Close()
 		}
 	}()
-	f, err := os.CreateTemp("", "trace-merge-*.csv")
-	if err != nil {
-		return nil, fmt.Errorf("spool the merged traces: %w", err)
-	}
-	t.spools = append(t.spools, f.Name())
-	defer f.Close()
-	bw := bufio.NewWriterSize(f, 256<<10)
-	w, err := tracev2.NewWriter(bw, tr.Columns)
+	err = t.spool("trace-merge-*.csv", "the merged traces", tr.Columns, func(w *tracev2.Writer) error {
+		for i := range tr.Records {
+			if err := w.Write(&tr.Records[i]); err != nil {
+				return fmt.Errorf("spool the merged traces: %w", err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	for i := range tr.Records {
-		if err := w.Write(&tr.Records[i]); err != nil {
-			return nil, fmt.Errorf("spool the merged traces: %w", err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return nil, fmt.Errorf("spool the merged traces: %w", err)
 	}
 	if t.N == 0 {
 		return nil, exitcode.Usagef("%s: the traces have no requests", tr.Name)
 	}
 	log.Info("merged traces", "inputs", len(paths), "rows", t.N)
-	t.Rows = &spoolRows{path: f.Name(), name: tr.Name}
+	t.Rows = &spoolRows{path: t.spools[len(t.spools)-1], name: tr.Name}
 	done = true
 	return t, nil
+}
+
+// spool writes rows through write into a new temporary file named by
+// pattern, which t removes when it is closed (the last of t.spools); what
+// names the rows in errors of creating and flushing it.
+func (t *Trace) spool(pattern, what string, cols tracev2.Columns, write func(*tracev2.Writer) error) error {
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return fmt.Errorf("spool %s: %w", what, err)
+	}
+	t.spools = append(t.spools, f.Name())
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 256<<10)
+	w, err := tracev2.NewWriter(bw, cols)
+	if err != nil {
+		return err
+	}
+	if err := write(w); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("spool %s: %w", what, err)
+	}
+	return nil
 }
