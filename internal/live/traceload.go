@@ -91,9 +91,7 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 	}
 	add := func(rec *tracev2.Record) {
 		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs}
-		if rec.DeadlineUs > rec.ArrivalTimeUs {
-			r.budgetUs = rec.DeadlineUs - rec.ArrivalTimeUs
-		}
+		r.budgetUs = playback.BudgetUs(rec)
 		r.injectUs = playback.InjectionUs(rec, o.atSend)
 		r.sloTargetUs, r.thinkUs = rec.SLOTargetUs, rec.ThinkTimeUs
 		r.prompt = int32(min(max(rec.ResendPromptTokens(), 0), math.MaxInt32))

@@ -99,11 +99,22 @@ func InjectionUs(row *tracev2.Record, atSend bool) int64 {
 	return row.ArrivalTimeUs
 }
 
+// BudgetUs is the time a row's client gave it from its arrival to its
+// deadline, max(0, deadline − arrival), or 0 when the row has no deadline
+// (a deadline_us of 0 or less is none: a row arriving before the origin,
+// at a negative time, must not get a deadline of its own).
+func BudgetUs(row *tracev2.Record) int64 {
+	if row.DeadlineUs <= 0 {
+		return 0
+	}
+	return max(0, row.DeadlineUs-row.ArrivalTimeUs)
+}
+
 // Move makes a row arrive at atUs, keeping its deadline's budget: a
-// positive deadline becomes atUs + max(0, deadline − arrival).
+// positive deadline becomes atUs + BudgetUs.
 func Move(row *tracev2.Record, atUs int64) {
 	if row.DeadlineUs > 0 {
-		row.DeadlineUs = atUs + max(0, row.DeadlineUs-row.ArrivalTimeUs)
+		row.DeadlineUs = atUs + BudgetUs(row)
 	}
 	row.ArrivalTimeUs = atUs
 }

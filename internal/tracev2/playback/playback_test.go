@@ -132,3 +132,24 @@ func TestMove(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetUs: the budget from arrival to deadline, none without a
+// deadline even for a row that arrives before the origin.
+func TestBudgetUs(t *testing.T) {
+	tests := []struct {
+		arrival, deadline, want int64
+	}{
+		{100, 150, 50}, // the client's timeout
+		{100, 0, 0},    // no deadline
+		{-40, 0, 0},    // before the origin, no deadline: still none
+		{-40, 60, 100}, // before the origin, with a deadline
+		{100, 80, 0},   // a deadline before the arrival: nothing left
+		{100, -5, 0},   // not positive: not a deadline
+	}
+	for _, tc := range tests {
+		row := &tracev2.Record{ArrivalTimeUs: tc.arrival, DeadlineUs: tc.deadline}
+		if got := BudgetUs(row); got != tc.want {
+			t.Errorf("BudgetUs(arrival %d, deadline %d) = %d, want %d", tc.arrival, tc.deadline, got, tc.want)
+		}
+	}
+}
