@@ -10,7 +10,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"servesim/internal/flagspec"
-	"servesim/internal/tracev2"
 )
 
 // taggedFields maps the yaml tag of every field of Config (inline structs
@@ -181,16 +180,7 @@ func TestLayers(t *testing.T) {
 // TestOnTrace: a flag that changes a key the trace states is one warning,
 // and the keys the trace's simulator derived are derived again.
 func TestOnTrace(t *testing.T) {
-	given := Default()
-	given.MaxNumSeqs = 32
-	res, err := Resolve(given)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := tracev2.DefaultHeader()
-	if err := Record(h, given, res); err != nil {
-		t.Fatal(err)
-	}
+	_, res, h := recorded(t)
 	var warns []string
 	l, _ := NewLayers("", flagspec.Values{"max-num-seqs": 64, "model": "Qwen/Qwen3-14B"})
 	got, err := l.OnTrace("t.yaml", h, func(s string) { warns = append(warns, s) })

@@ -57,16 +57,7 @@ func TestFromKeysErrorsAndUnknownKeys(t *testing.T) {
 // TestRecordAndFromTrace: what the simulator derived is marked so; a trace's
 // deployment reads back onto the defaults; an unknown model is set aside.
 func TestRecordAndFromTrace(t *testing.T) {
-	given := Default()
-	given.MaxNumSeqs = 32
-	res, err := Resolve(given)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := tracev2.DefaultHeader()
-	if err := Record(h, given, res); err != nil {
-		t.Fatal(err)
-	}
+	_, res, h := recorded(t)
 	for _, k := range []string{"total_kv_blocks", "max_model_len", "vllm_version", "async_scheduling"} {
 		if h.XExt.Sources["deployment."+k] != tracev2.SourceDerived {
 			t.Errorf("sources %v: %s is not derived", h.XExt.Sources, k)
@@ -108,4 +99,21 @@ func TestRecordAndFromTrace(t *testing.T) {
 	if !SameModel("Qwen/Qwen3-14B", "qwen3-14b") || SameModel("qwen3-14b", "llama-3.1-8b-instruct") {
 		t.Error("SameModel")
 	}
+}
+
+// recorded is the default deployment with 32 sequences, resolved, and the
+// trace header that records it.
+func recorded(t *testing.T) (Config, *Resolved, *tracev2.Header) {
+	t.Helper()
+	given := Default()
+	given.MaxNumSeqs = 32
+	res, err := Resolve(given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tracev2.DefaultHeader()
+	if err := Record(h, given, res); err != nil {
+		t.Fatal(err)
+	}
+	return given, res, h
 }
