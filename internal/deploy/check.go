@@ -67,8 +67,8 @@ func (c Config) problems() []problem {
 	if c.BlockSize > maxBlockSize {
 		add("block_size", "%d exceeds %d tokens", c.BlockSize, maxBlockSize)
 	}
-	positive("max_num_seqs", c.MaxNumSeqs)
-	positive("max_num_batched_tokens", c.MaxNumBatchedTokens)
+	nonNeg("max_num_seqs", c.MaxNumSeqs)
+	nonNeg("max_num_batched_tokens", c.MaxNumBatchedTokens)
 	nonNeg("total_kv_blocks", c.TotalKVBlocks)
 	nonNeg("max_model_len", c.MaxModelLen)
 	nonNeg("long_prefill_token_threshold", c.LongPrefillTokenThreshold)

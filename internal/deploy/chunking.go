@@ -21,7 +21,7 @@ func (res *Resolved) resolveChunking() error {
 	default:
 		return nil // the other variants never chunk
 	}
-	if res.MaxNumBatchedTokens == DefaultMaxNumBatchedTokens {
+	if !res.budgetGiven {
 		res.MaxNumBatchedTokens = max(res.MaxNumBatchedTokens, res.MaxModelLen)
 		return nil
 	}

@@ -27,8 +27,11 @@ type Config struct {
 	BlockSize            int     `yaml:"block_size"`
 	MaxModelLen          int     `yaml:"max_model_len"` // 0 = from the model config, capped at T·b
 
+	// MaxNumSeqs and MaxNumBatchedTokens are vLLM's batch limits; 0 =
+	// vLLM's default for the GPU and release (see engineDefaults). Without
+	// chunked prefill, the default budget rises to max_model_len.
 	MaxNumSeqs                int `yaml:"max_num_seqs"`
-	MaxNumBatchedTokens       int `yaml:"max_num_batched_tokens"` // without chunked prefill, the default rises to max_model_len
+	MaxNumBatchedTokens       int `yaml:"max_num_batched_tokens"`
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold"`
 
 	// vLLM's --enable-prefix-caching and --enable-chunked-prefill, both on
@@ -59,6 +62,12 @@ type Config struct {
 	// DefaultVLLMVersion); it decides AsyncScheduling unless that is set.
 	VLLMVersion     string `yaml:"vllm_version"`
 	AsyncScheduling *bool  `yaml:"async_scheduling"` // nil = on from vLLM 0.14 (AsyncSchedulingSince)
+	// EnforceEager is vLLM's --enforce-eager: no CUDA graphs, every step
+	// launches its kernels one by one.
+	EnforceEager bool `yaml:"enforce_eager"`
+	// MaxCUDAGraphCaptureSize is the largest step, in tokens, vLLM
+	// captures as a CUDA graph; 0 = vLLM's default (min(2·max_num_seqs, 512)).
+	MaxCUDAGraphCaptureSize int `yaml:"max_cudagraph_capture_size"`
 
 	PipelineParallel        int     `yaml:"pipeline_parallel"`         // pipeline stages per instance
 	PPInterconnectBandwidth float64 `yaml:"pp_interconnect_bandwidth"` // GB/s between stages
@@ -80,8 +89,6 @@ func Default() Config {
 		Instances:               1,
 		GPUMemoryUtilization:    0.9,
 		BlockSize:               16,
-		MaxNumSeqs:              256,
-		MaxNumBatchedTokens:     DefaultMaxNumBatchedTokens,
 		EnablePrefixCaching:     true,
 		EnableChunkedPrefill:    true,
 		LatencyModel:            string(latency.KindPhysics),
@@ -98,12 +105,6 @@ func Default() Config {
 	}
 }
 
-// DefaultMaxNumBatchedTokens is vLLM's default token budget of a step with
-// chunked prefill. Without it, vLLM raises its default to max_model_len (a
-// prompt must fit in one step) and refuses to start when a budget the user
-// gave is smaller; Resolve does the same, taking this value as "not given".
-const DefaultMaxNumBatchedTokens = 2048
-
 // invalid is an invalid deployment description (exit code 2).
 func invalid(format string, args ...any) error {
 	return exitcode.Usagef(format, args...)
@@ -117,6 +118,8 @@ type Resolved struct {
 	// Cluster is the cluster configuration (every instance, policies, P/D);
 	// the caller sets Seed, HorizonUs, OnDone and Decisions.
 	ClusterConfig cluster.Config
+	graphs        latency.CUDAGraphs
+	budgetGiven   bool // max_num_batched_tokens was given, not vLLM's default
 }
 
 // Resolve validates cfg and derives KV capacity, max_model_len and the
@@ -129,14 +132,17 @@ func Resolve(cfg Config) (*Resolved, error) {
 	if err != nil {
 		return nil, invalid("latency model: %v", err)
 	}
+	res := &Resolved{Config: cfg}
+	if err := res.resolveEngineDefaults(kind); err != nil {
+		return nil, err
+	}
 	lat, err := latency.New(latency.Config{
 		Kind: kind, Model: cfg.Model, GPU: cfg.GPU, HardwareFile: cfg.HardwareFile,
-		TP: cfg.TP, DP: cfg.DataParallel, Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
+		TP: cfg.TP, DP: cfg.DataParallel, Graphs: res.graphs, Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
 	})
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
-	res := &Resolved{Config: cfg}
 	if cfg.Model != "" {
 		if mc, err := latency.ResolveModel(cfg.Model); err == nil {
 			res.ModelConfig = mc
@@ -192,7 +198,7 @@ func Resolve(cfg Config) (*Resolved, error) {
 			CPUBlocks: cfg.KVCPUBlocks, CPUBandwidthTokensUs: cfg.KVCPUBandwidth, CPUBaseLatencyUs: cfg.KVCPUBaseLatencyUs,
 			NoPrefixCaching: !cfg.EnablePrefixCaching,
 		},
-		MaxNumSeqs:           cfg.MaxNumSeqs,
+		MaxNumSeqs:           res.MaxNumSeqs,
 		MaxNumBatchedTokens:  res.MaxNumBatchedTokens,
 		NoChunkedPrefill:     !cfg.EnableChunkedPrefill && cfg.Batching == string(instance.BatchVLLM),
 		LongPrefillThreshold: cfg.LongPrefillTokenThreshold,

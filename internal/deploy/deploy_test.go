@@ -20,7 +20,7 @@ func TestResolveDefault(t *testing.T) {
 	if r.MaxModelLen != 40960 {
 		t.Errorf("MaxModelLen = %d, want 40960", r.MaxModelLen)
 	}
-	if r.Instance.Latency == nil || r.Instance.KV.Blocks != 15909 || r.Instance.MaxNumSeqs != 256 {
+	if r.Instance.Latency == nil || r.Instance.KV.Blocks != 15909 || r.Instance.MaxNumSeqs != 1024 || r.Instance.MaxNumBatchedTokens != 8192 {
 		t.Errorf("instance config not filled: %+v", r.Instance)
 	}
 }
@@ -49,7 +49,7 @@ func TestDecodeStrict(t *testing.T) {
 		{"model: x\nmax_num_sequences: 3\n", `dep.yaml:2:1: unknown key "max_num_sequences"`},
 		{"model: x\n\nmax_num_sqs: 3\n", `dep.yaml:3:1: unknown key "max_num_sqs" (did you mean "max_num_seqs"?)`},
 		{"max_num_seqs: many\n", `dep.yaml:1:15: key max_num_seqs: "many" is not an integer`},
-		{"model: x\nmax_num_seqs: 0\n", `dep.yaml:2:15: key max_num_seqs: 0 must be positive`},
+		{"model: x\nmax_num_seqs: -1\n", `dep.yaml:2:15: key max_num_seqs: -1 must not be negative`},
 		{"max_num_seqs: 4\nmax_num_seqs: 8\n", `dep.yaml:2:1: key "max_num_seqs" is given twice (first on line 1)`},
 		{"priority_age_weight: .inf\n", `dep.yaml:1:22: key priority_age_weight: +Inf must be a finite number`},
 		{"routing_latency: soon\n", `dep.yaml:1:18: key routing_latency: "soon" is not a duration (e.g. 50ms)`},
@@ -77,7 +77,7 @@ func TestResolveErrors(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.MaxNumSeqs = 0 }, "max-num-seqs 0 must be positive"},
+		{func(c *Config) { c.MaxNumSeqs = -1 }, "max-num-seqs -1 must not be negative"},
 		{func(c *Config) { c.GPUMemoryUtilization = 1.5 }, "gpu-memory-utilization 1.5 must be in (0, 1]"},
 		{func(c *Config) { c.Model = "gpt-9" }, "gpt-9"},
 		{func(c *Config) { c.GPU = "TPU" }, "TPU"},

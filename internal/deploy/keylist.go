@@ -94,14 +94,16 @@ func kvKeys() []key {
 
 // batchingKeys are the keys of batching and scheduling.
 func batchingKeys() []key {
-	d := Default()
 	batch := flagspec.CatBatching
 	return []key{
 		{name: "max_num_seqs", aliases: []string{"max_num_running_reqs"}, category: batch, usage: "max requests in a batch",
+			defaultText: fmt.Sprintf("vLLM's: %d on a GPU of %d GiB or more that is not an A100 (H100, H200), else %d; %d with BLIS's latency models",
+				bigGPUSeqs, bigGPUMinGiB, baseSeqs, baseSeqs),
 			field: func(c *Config) any { return &c.MaxNumSeqs }},
 		{name: "max_num_batched_tokens", aliases: []string{"max_num_scheduled_tokens"}, category: batch, usage: "token budget of a step",
-			defaultText: fmt.Sprintf("%d; without chunked prefill, max-model-len", d.MaxNumBatchedTokens),
-			field:       func(c *Config) any { return &c.MaxNumBatchedTokens }},
+			defaultText: fmt.Sprintf("vLLM's: %d on a GPU of %d GiB or more that is not an A100, else %d (BLIS's models: %d); without chunked prefill, max-model-len",
+				bigGPUBatchedTokens, bigGPUMinGiB, baseBatchedTokens, baseBatchedTokens),
+			field: func(c *Config) any { return &c.MaxNumBatchedTokens }},
 		{name: "max_model_len", category: batch, usage: "max prompt + output tokens; 0 = from the model config, capped at the KV capacity",
 			field: func(c *Config) any { return &c.MaxModelLen }},
 		{name: "long_prefill_token_threshold", category: batch, usage: "max prefill tokens per request per step; 0 = off",
@@ -114,6 +116,13 @@ func batchingKeys() []key {
 			usage:       "vLLM's asynchronous scheduling: a step's batch is formed while the step before runs (--async-scheduling=false turns it off)",
 			defaultText: "on from vLLM " + AsyncSchedulingSince,
 			field:       func(c *Config) any { return &c.AsyncScheduling }},
+		{name: "enforce_eager", category: batch,
+			usage: "vLLM's --enforce-eager: no CUDA graphs, every step launches its kernels one by one (physics model)",
+			field: func(c *Config) any { return &c.EnforceEager }},
+		{name: "max_cudagraph_capture_size", category: batch,
+			usage:       "the largest step in tokens vLLM runs as a CUDA graph; larger steps launch kernels one by one (physics model)",
+			defaultText: fmt.Sprintf("min(2 × max-num-seqs, %d); %d decodes before vLLM %s", maxCaptureTokens, v0GraphBatch, V1Since),
+			field:       func(c *Config) any { return &c.MaxCUDAGraphCaptureSize }},
 		{name: "batching", category: batch, usage: "batch formation: vllm, vllm-v0, sarathi, orca, faster-transformer or lightllm",
 			field: func(c *Config) any { return &c.Batching }},
 		{name: "chunk_size", category: batch, usage: "sarathi: chunk budget in tokens per step",

@@ -133,7 +133,7 @@ func TestFlagsFromKeys(t *testing.T) {
 			t.Errorf("no --%s", n)
 		}
 	}
-	if f := byName["max-num-seqs"]; f.Kind != flagspec.Int || f.Default != 256 {
+	if f := byName["max-num-seqs"]; f.Kind != flagspec.Int || f.Default != 0 || !strings.Contains(f.DefaultText, "1024") {
 		t.Errorf("--max-num-seqs: %+v", f)
 	}
 }

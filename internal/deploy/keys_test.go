@@ -58,13 +58,13 @@ func TestFromKeysErrorsAndUnknownKeys(t *testing.T) {
 // deployment reads back onto the defaults; an unknown model is set aside.
 func TestRecordAndFromTrace(t *testing.T) {
 	_, res, h := recorded(t)
-	for _, k := range []string{"total_kv_blocks", "max_model_len", "vllm_version", "async_scheduling"} {
+	for _, k := range []string{"total_kv_blocks", "max_model_len", "vllm_version", "async_scheduling", "max_num_batched_tokens"} {
 		if h.XExt.Sources["deployment."+k] != tracev2.SourceDerived {
 			t.Errorf("sources %v: %s is not derived", h.XExt.Sources, k)
 		}
 	}
-	if len(h.XExt.Sources) != 4 {
-		t.Errorf("sources %v, want the four derived keys", h.XExt.Sources)
+	if len(h.XExt.Sources) != 5 {
+		t.Errorf("sources %v, want the five derived keys", h.XExt.Sources)
 	}
 	if h.Server.MaxNumSeqs != 32 || h.Server.MaxModelLen != int64(res.MaxModelLen) || h.Server.Model != "qwen3-14b" {
 		t.Errorf("server keys %+v", h.Server)

@@ -36,7 +36,7 @@ func (r *Resolved) resolvePipeline(kind latency.Kind) error {
 	case latency.KindRoofline:
 		m, err = latency.NewRoofline(latency.RooflineConfig{Model: &stage, GPU: gpu, TP: r.TP})
 	case latency.KindPhysics:
-		m, err = latency.NewPhysics(latency.PhysicsConfig{Model: &stage, GPU: gpu, TP: r.TP, DP: r.DataParallel, Alpha: r.AlphaCoeffs, Beta: r.BetaCoeffs})
+		m, err = latency.NewPhysics(latency.PhysicsConfig{Model: &stage, GPU: gpu, TP: r.TP, DP: r.DataParallel, Graphs: r.graphs, Alpha: r.AlphaCoeffs, Beta: r.BetaCoeffs})
 	default:
 		m, err = latency.NewTrainedPhysics(latency.TrainedPhysicsConfig{Model: &stage, GPU: gpu, TP: r.TP, Alpha: r.AlphaCoeffs, Beta: r.BetaCoeffs})
 	}

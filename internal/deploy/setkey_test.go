@@ -17,7 +17,7 @@ func TestSetKey(t *testing.T) {
 		t.Fatalf("alpha_coeffs [0.5, 2]: got %v, %v", cfg.AlphaCoeffs, err)
 	}
 	for _, tc := range []struct{ key, value, want string }{
-		{"max_num_seqs", "0", "key max_num_seqs: 0 must be positive"},
+		{"max_num_seqs", "-1", "key max_num_seqs: -1 must not be negative"},
 		{"max_num_seqs", "many", `key max_num_seqs: "many" is not an integer`},
 		{"max_num_seqs", `"16"`, `key max_num_seqs: "16" is not an integer`},
 		{"gpu", "[1]", "key gpu: want a string, got a list"},

@@ -67,13 +67,6 @@ func (v version) atLeast(w version) bool {
 // version, unless the deployment says). Asynchronous scheduling applies to
 // the vllm batching without pipeline parallelism, as in vLLM.
 func (r *Resolved) resolveScheduling(kind latency.Kind) error {
-	if r.VLLMVersion == "" {
-		r.VLLMVersion = DefaultVLLMVersion
-		switch kind {
-		case latency.KindTrainedPhysics, latency.KindRoofline, latency.KindBlackbox:
-			r.VLLMVersion = BLISVLLMVersion
-		}
-	}
 	v, err := parseVersion(r.VLLMVersion)
 	if err != nil {
 		return invalid("deployment: %v", err)

@@ -101,7 +101,7 @@ func TestResolveSwitches(t *testing.T) {
 		t.Errorf("sarathi without chunked prefill: %v, want a refusal", err)
 	}
 	c.Batching = "orca"
-	if r, err := Resolve(c); err != nil || r.Instance.NoChunkedPrefill || r.Instance.MaxNumBatchedTokens != DefaultMaxNumBatchedTokens {
+	if r, err := Resolve(c); err != nil || r.Instance.NoChunkedPrefill || r.Instance.MaxNumBatchedTokens != bigGPUBatchedTokens {
 		t.Errorf("orca (never chunks) without chunked prefill: %v", err)
 	}
 }

@@ -45,9 +45,10 @@ type Config struct {
 	// inside HardwareFile, or a path to a hardware JSON holding one GPU; see
 	// [ResolveGPU].
 	GPU          string
-	HardwareFile string // optional hardware JSON (hardware_config.json format)
-	TP           int    // tensor parallelism; 0 means 1
-	DP           int    // data-parallel ranks in lockstep (physics only); 0 means 1
+	HardwareFile string     // optional hardware JSON (hardware_config.json format)
+	TP           int        // tensor parallelism; 0 means 1
+	DP           int        // data-parallel ranks in lockstep (physics only); 0 means 1
+	Graphs       CUDAGraphs // the serving vLLM's CUDA-graph regime (physics only)
 	// Alpha and Beta override the model's coefficients; both or neither.
 	// blackbox: 3 and 3; trained-physics: 3 and 7 to 11; physics: 3 and
 	// PhNumBetas; roofline takes none.
@@ -98,7 +99,7 @@ func New(cfg Config) (Model, error) {
 	case KindRoofline:
 		return NewRoofline(RooflineConfig{Model: mc, GPU: gpu, TP: tp})
 	case KindPhysics:
-		return NewPhysics(PhysicsConfig{Model: mc, GPU: gpu, TP: tp, DP: cfg.DP, Alpha: cfg.Alpha, Beta: cfg.Beta})
+		return NewPhysics(PhysicsConfig{Model: mc, GPU: gpu, TP: tp, DP: cfg.DP, Graphs: cfg.Graphs, Alpha: cfg.Alpha, Beta: cfg.Beta})
 	}
 	return NewTrainedPhysics(TrainedPhysicsConfig{Model: mc, GPU: gpu, TP: tp, Alpha: cfg.Alpha, Beta: cfg.Beta})
 }

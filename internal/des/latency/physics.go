@@ -63,41 +63,47 @@ func PhysicsDefaultAlpha() []float64 { return []float64{1000, 0, 0} }
 // The kernel figures come from per-operation measurements on one H100
 // (vidur-profiling: the QKV, output and MLP GEMMs and the element-wise
 // kernels of six models at TP 1 to 8, 5,481 shapes from 1 to 4,096
-// tokens): with the layer's GEMM FLOPs at 74% of peak, half of the smaller
-// of weight read and FLOP time exposed and a per-layer floor, every model
-// and TP is within 5.2% MAPE when all four are fitted. The bandwidth share
-// is taken at 0.85, what decode weight reads reach once the floor is apart
-// (those profiles put it higher only by trading it against their floor),
-// and decode attention's KV read likewise; at these defaults the profiles
-// are within 8.0% MAPE (12.9% at worst, the smallest model at TP 8) with
-// a 51 µs floor (TestPhysicsDefaultsOnH100Kernels). Those kernels ran one
-// by one: vLLM replays decode steps as CUDA graphs (15 µs per layer taken)
-// but launches a step that prefills outside one; on the LLMServingSim runs
-// (vLLM 0.19) such steps cost 78 to 151 µs more per layer, fitted across
-// runs, and 80 is taken. The host's own share of a step, 300 µs, and 5 µs
-// per scheduled request are the same fits' order (68 to 425 µs); a prefill
-// request's attention work outside its FLOPs, 470 µs, theirs too.
-// Prefill attention (FlashAttention on Hopper) is taken at 55% of peak,
-// and a mixed prefill/decode step reads the decodes' KV 1.5 times as
-// slowly plus once more per 256 decodes (measured 1.3 to 4 times in
-// LLMServingSim's profiles, the more the more decodes). The all-reduce
-// reaches 73% of the NVLink bandwidth with 20 µs per call (vidur's NCCL
-// measurements on a DGX H100: 273 to 336 GB/s bus bandwidth on 2 to 8
-// GPUs, 7 to 40 µs for small messages).
+// tokens): timed one by one, the layer's GEMMs reach 74% of the FLOP/s
+// peak with half of the smaller of weight read and FLOP time exposed (the
+// kernel-level knee), and every model and TP is within 8.0% MAPE (12.9% at
+// worst, the smallest model at TP 8) with a 51 µs launch floor
+// (TestPhysicsDefaultsOnH100Kernels). The bandwidth share is taken at
+// 0.85, what decode weight reads reach once the floor is apart, and decode
+// attention's KV read likewise. In a step the kernels run back to back
+// and the next one's weight read fills what a lone kernel leaves idle, so
+// a step's knee is 0: a decode-only step of 253 requests then takes what
+// the real one does (TestPhysicsStepsOnH100).
 //
-// With these, Qwen3-14B on one H100 takes 34 ms for a decode step of 240
-// requests at 1,200 tokens of context and 380 ms for a step that prefills
-// 8,192 tokens beside them; the measured steps of such a server at
-// saturation are about 31 ms and 360 to 376 ms (measured on a real vLLM 0.23 server).
+// vLLM replays decode steps as CUDA graphs (15 µs per layer taken for
+// their small kernels); a step that runs outside a graph (see
+// [CUDAGraphs]) costs 80 µs more per layer, fitted across LLMServingSim's
+// runs of vLLM 0.19 (78 to 151). The host's own share of a step, 300 µs,
+// and 5 µs per scheduled request are the same fits' order (68 to 425 µs);
+// a prefill request's attention work outside its FLOPs, 470 µs, theirs
+// too. Prefill attention (FlashAttention on Hopper) is taken at 55% of
+// peak. A mixed prefill/decode step reads the decodes' KV more slowly:
+// half as slowly again plus a quarter per 256 decodes (a prompt and 252
+// decodes of Qwen3-14B on an H100 take 75.7 ms where their parts add to
+// 65; LLMServingSim's FlashAttention 2 profiles measure 1.3 to 4 times,
+// the more the more decodes, and its fits set them per GPU). The
+// all-reduce reaches 73% of the NVLink bandwidth (vidur's NCCL measurements
+// on a DGX H100: 273 to 336 GB/s bus bandwidth on 2 to 8 GPUs) with 8 µs
+// per call: small messages take 6 µs at best on two GPUs there, and
+// vLLM's own all-reduce inside a CUDA graph 5 to 10 µs.
+//
+// With these, Qwen3-14B on one H100 takes 27.9 ms for a decode step of
+// 253 requests at 1,050 tokens of context, 81.5 ms with a 990-token prompt
+// beside 252 of them and 355 ms for a step that fills the 8,192-token
+// budget; the real vLLM 0.23 steps take 27.8, 75.7 and 363 ms.
 //
 // Other GPUs take the same shares of their own peaks until measured: the
 // shares are properties of the kernels as much as of the chip.
 func PhysicsDefaultBeta(gpu GPU) []float64 {
 	b := make([]float64, PhNumBetas)
-	b[PhFlopsEff], b[PhBwEff], b[PhKnee], b[PhAttnEff], b[PhKVEff] = 0.74, 0.85, 0.5, 0.55, 0.85
-	b[PhMixedKV], b[PhMixedKVWide] = 0.5, 1
+	b[PhFlopsEff], b[PhBwEff], b[PhKnee], b[PhAttnEff], b[PhKVEff] = kernelFlopsEff, 0.85, 0, 0.55, 0.85
+	b[PhMixedKV], b[PhMixedKVWide] = 0.5, 0.25
 	b[PhLayerUs], b[PhEagerLayerUs], b[PhStepUs], b[PhSeqUs], b[PhPrefillSeqUs] = 15, 80, 300, 5, 470
-	b[PhLinkEff], b[PhLinkOpUs] = 0.73, 20
+	b[PhLinkEff], b[PhLinkOpUs] = 0.73, 8
 	return b
 }
 
@@ -111,9 +117,67 @@ type PhysicsConfig struct {
 	// DP is the number of data-parallel ranks stepping in lockstep as one
 	// instance (vLLM's data parallelism; with a mixture of experts, expert
 	// parallelism over all TP·DP GPUs); 0 means 1.
-	DP    int
-	Alpha []float64
-	Beta  []float64
+	DP int
+	// Graphs is the CUDA-graph regime of the vLLM that serves: which steps
+	// run as captured graphs and which launch their kernels one by one.
+	Graphs CUDAGraphs
+	Alpha  []float64
+	Beta   []float64
+}
+
+// DefaultMaxCaptureTokens is the largest batch vLLM captures as a CUDA
+// graph unless told otherwise: its max_cudagraph_capture_size defaults to
+// 512 tokens (less when max_num_seqs is small).
+const DefaultMaxCaptureTokens = 512
+
+// CUDAGraphs is the CUDA-graph regime of a vLLM server. The V1 engine
+// (from vLLM 0.8) replays a decode-only step as one captured graph. A step
+// that also prefills is captured whole only where the attention backend
+// allows it (FlashAttention 3, on Hopper); elsewhere its attention runs
+// between graph pieces, launched layer by layer, which LLMServingSim's
+// runs of vLLM 0.19 on RTX GPUs price like an eager step. A step of more
+// tokens than the largest captured size runs eagerly everywhere. The V0
+// engine captured decode-only steps alone (DecodeOnly), and
+// --enforce-eager captures nothing (Eager).
+type CUDAGraphs struct {
+	Eager            bool // no graphs: every step launches its kernels one by one
+	DecodeOnly       bool // graphs for decode-only steps only: a step that prefills runs eagerly
+	MaxCaptureTokens int  // the largest captured batch in tokens; 0 = DefaultMaxCaptureTokens
+}
+
+// eager reports whether a step of tokens new tokens, prefilling or not,
+// pays per-layer launches; mixedFull says whether the attention backend
+// lets a step that prefills run as one graph.
+func (g CUDAGraphs) eager(tokens float64, prefills, mixedFull bool) bool {
+	limit := g.MaxCaptureTokens
+	if limit <= 0 {
+		limit = DefaultMaxCaptureTokens
+	}
+	return g.Eager || tokens > float64(limit) || (prefills && (g.DecodeOnly || !mixedFull))
+}
+
+// attnTileRows is the number of query rows FlashAttention 3 processes per
+// tile. On Hopper (FlashAttention 3) a step that mixes prompts with decodes
+// still splits the decodes' KV read over the GPU, and its attention is
+// configured for its longest query: a prompt chunk of a full tile or more
+// costs the decodes' KV read the full mixed-batch penalty, a short chunk
+// (the uncached tail of a prompt the prefix cache served) the share of a
+// tile it fills, close to one more decode row. FlashAttention 2, on the
+// other GPUs, gives up splitting the decodes' KV as soon as any query is
+// longer than one token: LLMServingSim's profiles of an RTX PRO 6000 show
+// the same penalty behind a 16-token chunk as behind a 2,048-token one.
+const attnTileRows = 128
+
+// hopper reports whether vLLM runs FlashAttention 3 on the GPU: the
+// Hopper generation (H100, H200, H800, H20, GH200).
+func hopper(g GPU) bool {
+	n := strings.ToUpper(g.Name)
+	for _, p := range []string{"H100", "H200", "H800", "H20", "GH200"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Physics is the default latency model: a roofline with a knee, whose
@@ -123,14 +187,14 @@ type PhysicsConfig struct {
 // prefill requests, and every quantity per GPU:
 //
 //	StepTime = knee(W_d/BW′, T·F_d/peak′) + knee(W_lm/BW′, S·F_lm/peak′) + knee(W_e(T)/BW′, T·F_e/peak′)
-//	         + T·E/BW′ + A_pf/(η_attn·peak) + K·(1 + [P > 0 and D > 0]·(mixed + wide·D/256))/BW″
+//	         + T·E/BW′ + A_pf/(η_attn·peak) + K·(1 + [P > 0 and D > 0]·s·(mixed + wide·D/256))/BW″
 //	         + n_coll·(link_op + T·H·a·2(TP−1)/TP / (η_link·link))
-//	         + L·(layer + [P > 0]·eager) + step + (P + D)·seq + P·prefill_seq
+//	         + L·(layer + [eager]·eager) + step + (P + D)·seq + P′·prefill_seq
 //
 // with BW′ = η_bw·BW, BW″ = η_kv·BW and peak′ = η_fl·peak, and knee(a, b) = max(a, b) +
 // κ·min(a, b): a GEMM takes the larger of its weight read and its FLOP
 // time plus the share κ of the smaller that it does not hide (κ = 0 is the
-// hard roofline; measured H100 GEMMs sit at κ ≈ 0.5, the knee is soft).
+// hard roofline; H100 GEMMs timed one by one sit at κ ≈ 0.5, a step of them back to back at 0).
 // W_d and F_d are the dense GEMMs' weight bytes and FLOPs per token
 // (attention projections, dense FFNs, shared experts), W_lm and F_lm the
 // LM head's, W_e(T) the weights of the n_eff(T) = N(1 − (1 − k/N)^T)
@@ -141,6 +205,11 @@ type PhysicsConfig struct {
 // decodes' KV read L·2·(d_kv/TP)·a·Σ cⱼ, and n_coll = 2L all-reduces at
 // TP > 1. Peak FLOP/s is the FP8 peak for 1-byte weights.
 //
+// [eager] is whether the step runs outside a CUDA graph ([CUDAGraphs]).
+// Under FlashAttention 3 (Hopper) s is the share of an attention tile the
+// longest prompt chunk fills, min(n/128, 1), and P′ the sum of those shares
+// over the chunks; elsewhere s = 1 and P′ = P.
+//
 // A step that mixes prefill and decode runs both through one
 // variable-length attention kernel that reads the decodes' KV far less
 // efficiently than a decode-only step, the more so the more decodes
@@ -148,9 +217,11 @@ type PhysicsConfig struct {
 // wide factors. Decode requests enter through D and Σ cⱼ only, so a [Step]'s (count,
 // Σcontext) summary is exact. Q = ⌊α₀⌋, A_end = ⌊α₁⌋, A_tok = ⌊α₂⌋.
 type Physics struct {
-	alpha [3]float64
-	beta  [PhNumBetas]float64
-	t     physicsTerms
+	alpha  [3]float64
+	beta   [PhNumBetas]float64
+	t      physicsTerms
+	graphs CUDAGraphs
+	fa3    bool // FlashAttention 3: the mixed-batch penalty scales with the longest prompt chunk
 }
 
 // physicsTerms are the per-GPU constants of a deployment, at peak rates.
@@ -203,7 +274,10 @@ func NewPhysics(cfg PhysicsConfig) (*Physics, error) {
 	if dp > maxDim {
 		return nil, fmt.Errorf("physics latency model: data parallelism %d is out of range", cfg.DP)
 	}
-	p := &Physics{alpha: [3]float64(alpha), beta: [PhNumBetas]float64(beta)}
+	if cfg.Graphs.MaxCaptureTokens < 0 || cfg.Graphs.MaxCaptureTokens > maxDim {
+		return nil, fmt.Errorf("physics latency model: CUDA-graph capture size %d is out of range", cfg.Graphs.MaxCaptureTokens)
+	}
+	p := &Physics{alpha: [3]float64(alpha), beta: [PhNumBetas]float64(beta), graphs: cfg.Graphs, fa3: hopper(cfg.GPU)}
 	p.t = newPhysicsTerms(m, cfg.GPU, cfg.TP, dp)
 	return p, nil
 }
@@ -300,7 +374,7 @@ type PhysicsStep struct {
 // Quantities returns the step's raw quantities.
 func (p *Physics) Quantities(s *Step) PhysicsStep {
 	var q PhysicsStep
-	var tpf, attn, npf, sample float64
+	var tpf, attn, npf, tiles, widest, sample float64
 	for i := range s.Prefill {
 		w := &s.Prefill[i]
 		if w.NewTokens <= 0 {
@@ -310,6 +384,8 @@ func (p *Physics) Quantities(s *Step) PhysicsStep {
 		tpf += n
 		attn += n * (c + n/2)
 		npf++
+		tiles += min(n/attnTileRows, 1)
+		widest = max(widest, n)
 		if w.Context+w.NewTokens >= w.Target {
 			sample++
 		}
@@ -330,16 +406,25 @@ func (p *Physics) Quantities(s *Step) PhysicsStep {
 	q.Elem = tok * t.elemUs
 	q.Attn = attn * t.attnUs
 	q.KV = float64(max(s.DecodeContextSum, 0)) * t.kvUs
-	if npf > 0 && d > 0 {
-		q.MixedKV = q.KV
-		q.MixedKVWide = q.KV * d / 256
+	if tpf > 0 && d > 0 {
+		share := 1.0
+		if p.fa3 {
+			share = min(widest/attnTileRows, 1)
+		}
+		q.MixedKV = q.KV * share
+		q.MixedKVWide = q.MixedKV * d / 256
 	}
 	q.Link = tok * t.linkTokUs
 	q.Layers, q.LinkOps = t.layers, t.linkOps
-	if npf > 0 {
+	if p.graphs.eager(tok/t.dp, tpf > 0, p.fa3) {
 		q.EagerLayers = t.layers
 	}
-	q.Seqs, q.PrefillSeq = (npf+d)/t.dp, npf/t.dp // each rank's host works on its own share
+	// Each rank's host works on its own share. Under FlashAttention 3 a
+	// prompt chunk's own attention work scales with the tiles it fills.
+	if !p.fa3 {
+		tiles = npf
+	}
+	q.Seqs, q.PrefillSeq = (npf+d)/t.dp, tiles/t.dp
 	return q
 }
 
@@ -397,3 +482,14 @@ func (p *Physics) EndOverhead() int64 { return floorMicros(p.alpha[1], 0) }
 func (p *Physics) Coefficients() (alpha, beta []float64) {
 	return slices.Clone(p.alpha[:]), slices.Clone(p.beta[:])
 }
+
+// Kernel-level shares: what one GEMM reaches when timed on its own
+// (vidur's H100 profiles): 74% of the FLOP/s peak, and half of the
+// smaller of its weight read and FLOP time exposed. Back to back in a
+// step, the next kernel's weight read fills what a lone kernel leaves
+// idle: the step's knee is 0 (a decode-only step of 253 requests of
+// Qwen3-14B on an H100 takes 27.8 ms, what the hard roofline gives).
+const (
+	kernelFlopsEff = 0.74
+	kernelKnee     = 0.5
+)

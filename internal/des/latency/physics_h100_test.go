@@ -72,8 +72,10 @@ func TestPhysicsDefaultsOnH100Kernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Lone kernels: the kernel-level FLOP/s share and knee, which a step's
+	// back-to-back kernels do not show (TestPhysicsStepsOnH100 checks those).
 	beta := PhysicsDefaultBeta(h100)
-	ub, uf, knee := 1/beta[PhBwEff], 1/beta[PhFlopsEff], beta[PhKnee]
+	ub, uf, knee := 1/beta[PhBwEff], 1/kernelFlopsEff, kernelKnee
 	type key struct {
 		model string
 		tp    int

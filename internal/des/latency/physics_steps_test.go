@@ -1,0 +1,123 @@
+package latency
+
+import (
+	"math"
+	"testing"
+)
+
+// qwen3H100 is the physics model of Qwen3-14B on one H100 at its defaults.
+func qwen3H100(t *testing.T, graphs CUDAGraphs) *Physics {
+	t.Helper()
+	m, err := LookupModel("qwen3-14b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := LookupGPU("H100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPhysics(PhysicsConfig{Model: m, GPU: g, TP: 1, Graphs: graphs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// decodes is a step of n decodes at ctx tokens of context each.
+func decodes(n, ctx int) Step { return Step{DecodeCount: n, DecodeContextSum: int64(n * ctx)} }
+
+// prompts adds k whole prompts of n tokens to s.
+func prompts(s Step, k, n int) Step {
+	for range k {
+		s.Prefill = append(s.Prefill, PrefillWork{NewTokens: n, Target: n})
+	}
+	return s
+}
+
+// TestPhysicsStepsOnH100 checks the default physics model against the
+// steps of a real vLLM 0.23 server (Qwen3-14B on one H100, contexts of
+// about 1,050 tokens, prompts of about 990), read from the per-chunk
+// timestamps of its streams: each within 12%.
+func TestPhysicsStepsOnH100(t *testing.T) {
+	p := qwen3H100(t, CUDAGraphs{})
+	for _, c := range []struct {
+		name   string
+		step   Step
+		realMs float64
+	}{
+		{"2 decodes", decodes(2, 1050), 11.4},
+		{"253 decodes", decodes(253, 1050), 27.8},
+		{"a prompt and 2 decodes", prompts(decodes(2, 1050), 1, 990), 39.6},
+		{"a prompt and 252 decodes", prompts(decodes(252, 1050), 1, 990), 75.7},
+		{"two prompts and 252 decodes", prompts(decodes(252, 1050), 2, 990), 75.7 + 41},
+		{"the 8,192-token budget and 233 decodes", prompts(prompts(decodes(233, 1050), 7, 990), 1, 8192-233-7*990), 363},
+	} {
+		got := float64(p.StepTime(&c.step)) / 1000
+		if e := got/c.realMs - 1; math.Abs(e) > 0.12 {
+			t.Errorf("%s: %.1f ms, real %.1f ms (%+.0f%%)", c.name, got, c.realMs, 100*e)
+		}
+	}
+}
+
+// TestPhysicsPromptTail: on Hopper, a step whose prompt is the 9-token
+// uncached tail of a prompt the prefix cache served runs as one CUDA
+// graph and costs little more than its decodes alone (the share of an
+// attention tile the tail fills of the mixed-batch penalty: under 5%,
+// where a whole prompt's penalty and launches add 40%); on a GPU without
+// FlashAttention 3 it pays the mixed-batch penalty and the per-layer
+// launches in full.
+func TestPhysicsPromptTail(t *testing.T) {
+	p := qwen3H100(t, CUDAGraphs{})
+	tail := decodes(252, 1050)
+	tail.Prefill = []PrefillWork{{NewTokens: 9, Context: 981, Target: 990}}
+	base := decodes(252, 1050)
+	if got, whole := p.StepTime(&tail), p.StepTime(&base); float64(got) > 1.05*float64(whole) {
+		t.Errorf("a 9-token tail and 252 decodes take %d µs; the decodes alone %d µs", got, whole)
+	}
+	if q := p.Quantities(&tail); q.EagerLayers != 0 || q.MixedKV > 0.1*q.KV {
+		t.Errorf("tail step on H100: eager layers %v, mixed KV %v of %v", q.EagerLayers, q.MixedKV, q.KV)
+	}
+	m, _ := LookupModel("qwen3-14b")
+	l40, err := LookupGPU("L40S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fa2, err := NewPhysics(PhysicsConfig{Model: m, GPU: l40, TP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := fa2.Quantities(&tail); q.EagerLayers != 40 || q.MixedKV != q.KV || q.PrefillSeq != 1 {
+		t.Errorf("tail step on L40S: eager layers %v, mixed KV %v of %v, prefill requests %v", q.EagerLayers, q.MixedKV, q.KV, q.PrefillSeq)
+	}
+}
+
+// TestPhysicsGraphRegime: which steps pay per-layer launches.
+func TestPhysicsGraphRegime(t *testing.T) {
+	long := prompts(decodes(2, 100), 1, 990) // 992 tokens > 512 captured
+	short := prompts(decodes(2, 100), 1, 100)
+	dec := decodes(64, 100)
+	for _, c := range []struct {
+		name   string
+		graphs CUDAGraphs
+		step   Step
+		eager  bool
+	}{
+		{"decode-only under a full graph", CUDAGraphs{}, dec, false},
+		{"a short mixed step under a full graph (FlashAttention 3)", CUDAGraphs{}, short, false},
+		{"a step beyond the largest captured size", CUDAGraphs{}, long, true},
+		{"a larger capture size takes it in", CUDAGraphs{MaxCaptureTokens: 1024}, long, false},
+		{"enforce-eager: decodes too", CUDAGraphs{Eager: true}, dec, true},
+		{"V0: every step that prefills", CUDAGraphs{DecodeOnly: true}, short, true},
+		{"V0: decodes under a graph", CUDAGraphs{DecodeOnly: true}, dec, false},
+	} {
+		p := qwen3H100(t, c.graphs)
+		if got := p.Quantities(&c.step).EagerLayers > 0; got != c.eager {
+			t.Errorf("%s: eager %v, want %v", c.name, got, c.eager)
+		}
+	}
+	m, _ := LookupModel("qwen3-14b")
+	g, _ := LookupGPU("H100")
+	if _, err := NewPhysics(PhysicsConfig{Model: m, GPU: g, TP: 1, Graphs: CUDAGraphs{MaxCaptureTokens: -1}}); err == nil {
+		t.Error("a negative capture size was accepted")
+	}
+}
