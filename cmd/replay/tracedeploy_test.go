@@ -100,7 +100,7 @@ func TestOldTracesReplayAsBefore(t *testing.T) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.Deployment["model"] != "qwen3-14b" || m.Deployment["max_num_seqs"] != 256.0 || m.Client["session_mode"] != "fixed" {
+	if m.Deployment["model"] != "qwen3-14b" || m.Deployment["max_num_seqs"] != 1024.0 || m.Client["session_mode"] != "fixed" {
 		t.Errorf("the defaults were not replayed: deployment %v client %v", m.Deployment, m.Client)
 	}
 

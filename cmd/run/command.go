@@ -82,7 +82,13 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 			client, _, err := replay.ClientFromFlags(cli.SpecValues(c, replay.ClientFlags(false)))
 			return client, err
 		},
-		Deployment: func() (deploy.Config, error) { return deploy.FromFlags(cli.SpecValues(c, deploy.Flags())) },
+		Deployment: func() (deploy.Config, error) {
+			v := cli.SpecValues(c, deploy.Flags())
+			for _, note := range deploy.IgnoredFlagNotes(v) {
+				log.Warn(note)
+			}
+			return deploy.FromFlags(v)
+		},
 		OpenDecisions: func() (*outfile.Output, error) {
 			return replay.OpenDecisions(cli.SpecValues(c, replay.DecisionFlags()))
 		},

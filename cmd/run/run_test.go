@@ -135,7 +135,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--workload-spec", spec}, "clientz"},
 		{[]string{"--workload-spec", spec, "--rate", "3"}, "--rate"},
 		{[]string{"--model", "gpt-9"}, "gpt-9"},
-		{[]string{"--max-num-seqs", "0"}, "max-num-seqs"},
+		{[]string{"--max-num-seqs", "-1"}, "max-num-seqs"},
 		{[]string{"--num-instances", "100000000"}, "100000000 instances exceed 1048576"},
 		{[]string{"--num-instances", "500000"}, "500000 instances of 15909 KV blocks need about"},
 		{[]string{"--total-kv-blocks", "100000000000"}, "total-kv-blocks 100000000000 exceeds 1073741823"},
@@ -252,5 +252,28 @@ func TestTextNamesDeployment(t *testing.T) {
 	text, _, _ := runCmd(t, "", append(pd, "--format", "text")...)
 	if !strings.Contains(text, "instance fairness (Jain over the decode pool's output tokens)") {
 		t.Errorf("the P/D text table does not say the fairness is over the decode pool:\n%s", text)
+	}
+}
+
+// TestPastedServeFlags: the flags of a pasted `vllm serve` command run:
+// those that change performance are simulated, the others get a note.
+func TestPastedServeFlags(t *testing.T) {
+	args := []string{"--workload", "chatbot", "--rate", "4", "--num-requests", "20", "--format", "text",
+		"--trust-remote-code", "--served-model-name", "chat", "--enforce-eager", "--kv-cache-dtype", "fp8", "--swap-space", "4"}
+	out, errs, code := runCmd(t, "", args...)
+	if code != 0 || !strings.Contains(out, "completed 20") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	for _, want := range []string{"--trust-remote-code: a vLLM flag that does not change", "--served-model-name: a vLLM flag",
+		"--swap-space: a vLLM flag the simulator does not model"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("no note %q in %q", want, errs)
+		}
+	}
+	if strings.Contains(errs, "enforce-eager") || strings.Contains(errs, "kv-cache-dtype") {
+		t.Errorf("a modelled flag got a note: %q", errs)
+	}
+	if _, errs, code := runCmd(t, "", "--kv-cache-dtype", "int3"); code != 2 || !strings.Contains(errs, `kv-cache-dtype "int3" is not one of`) {
+		t.Errorf("a bad --kv-cache-dtype: exit %d, %q", code, errs)
 	}
 }

@@ -68,6 +68,10 @@ type Config struct {
 	// MaxCUDAGraphCaptureSize is the largest step, in tokens, vLLM
 	// captures as a CUDA graph; 0 = vLLM's default (min(2·max_num_seqs, 512)).
 	MaxCUDAGraphCaptureSize int `yaml:"max_cudagraph_capture_size"`
+	// KVCacheDtype and Quantization are vLLM's --kv-cache-dtype ("auto" =
+	// the model's type) and --quantization ("" = as the model config says).
+	KVCacheDtype string `yaml:"kv_cache_dtype"`
+	Quantization string `yaml:"quantization"`
 
 	PipelineParallel        int     `yaml:"pipeline_parallel"`         // pipeline stages per instance
 	PPInterconnectBandwidth float64 `yaml:"pp_interconnect_bandwidth"` // GB/s between stages
@@ -88,6 +92,7 @@ func Default() Config {
 		DataParallel:            1,
 		Instances:               1,
 		GPUMemoryUtilization:    0.9,
+		KVCacheDtype:            "auto",
 		BlockSize:               16,
 		EnablePrefixCaching:     true,
 		EnableChunkedPrefill:    true,
@@ -139,13 +144,16 @@ func Resolve(cfg Config) (*Resolved, error) {
 	lat, err := latency.New(latency.Config{
 		Kind: kind, Model: cfg.Model, GPU: cfg.GPU, HardwareFile: cfg.HardwareFile,
 		TP: cfg.TP, DP: cfg.DataParallel, Graphs: res.graphs, Alpha: cfg.AlphaCoeffs, Beta: cfg.BetaCoeffs,
+		KVCacheDtype: cfg.KVCacheDtype, Quantization: cfg.Quantization,
 	})
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
 	if cfg.Model != "" {
 		if mc, err := latency.ResolveModel(cfg.Model); err == nil {
-			res.ModelConfig = mc
+			if res.ModelConfig, err = mc.Serving(cfg.KVCacheDtype, cfg.Quantization); err != nil {
+				return nil, invalid("%v", err)
+			}
 		} else if cfg.TotalKVBlocks == 0 {
 			return nil, invalid("%v", err)
 		}

@@ -11,7 +11,8 @@ const FileFlag = "deployment"
 
 // Flags describe the deployment's flags, generated from its keys: --deployment
 // (a YAML file), then one flag per key with its other names, and --no-X for
-// the keys vLLM turns off that way. Defaults are Default()'s; a flag counts
+// the keys vLLM turns off that way, and hidden flags for the `vllm serve`
+// flags that a deployment has no key for (IgnoredFlagNotes). Defaults are Default()'s; a flag counts
 // only when given (Layers).
 func Flags() []flagspec.Flag {
 	d := Default()
@@ -32,7 +33,7 @@ func Flags() []flagspec.Flag {
 			out = append(out, flagspec.Flag{Name: "no-" + k.flagName(), Usage: k.negation, Category: k.category, Kind: flagspec.Bool})
 		}
 	}
-	return out
+	return append(out, vllmFlagSpecs()...)
 }
 
 // flagDefault is a field's value as its flag's default: a list flag and an

@@ -20,8 +20,7 @@ type serveFlag struct {
 
 // serveFlags are the `vllm serve` flags that say something the simulator
 // models, each mapped to its deployment key (the keys of run --deployment).
-// Keys a deployment does not have (async_scheduling, kv_cache_dtype) are
-// kept for the day it has them; observe records only those it knows.
+// observe records only the keys a deployment has.
 func serveFlags() []serveFlag {
 	num := func(s string) (any, error) { return parseCount(s) }
 	flt := func(s string) (any, error) { return strconv.ParseFloat(s, 64) }
@@ -52,6 +51,9 @@ func serveFlags() []serveFlag {
 		{key: "enable_chunked_prefill", value: on, names: []string{"enable-chunked-prefill"}},
 		{key: "async_scheduling", value: on, names: []string{"async-scheduling"}},
 		{key: "kv_cache_dtype", parse: str, names: []string{"kv-cache-dtype"}},
+		{key: "quantization", parse: str, names: []string{"quantization", "q"}},
+		{key: "enforce_eager", value: on, names: []string{"enforce-eager"}},
+		{key: "max_cudagraph_capture_size", parse: num, names: []string{"max-cudagraph-capture-size"}},
 	}
 }
 

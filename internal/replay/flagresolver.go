@@ -25,6 +25,7 @@ type FlagResolver struct {
 	GivenMode    string          // --session-mode (its default when not given)
 	GivenModeSet bool            // whether --session-mode was given
 	layers       *deploy.Layers
+	noted        bool // the notes on ignored vLLM flags were given
 }
 
 // Layers is what the command line lays over a deployment: the
@@ -58,12 +59,19 @@ func (r *FlagResolver) ignoreTrace() bool {
 }
 
 // Deployment is the deployment a trace is simulated on (deploy.Layers.OnTrace:
-// a warning for each key the trace states that the command line changes).
+// a warning for each key the trace states that the command line changes;
+// on the first call, a note for each ignored vLLM flag given).
 // With --ignore-trace-deployment the header is not read.
 func (r *FlagResolver) Deployment(name string, h *tracev2.Header, warn func(string)) (deploy.Config, error) {
 	l, err := r.Layers()
 	if err != nil {
 		return deploy.Default(), err
+	}
+	if !r.noted {
+		r.noted = true
+		for _, note := range deploy.IgnoredFlagNotes(r.Flags) {
+			warn(note)
+		}
 	}
 	if r.ignoreTrace() {
 		return l.On(deploy.Default())

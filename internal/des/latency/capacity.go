@@ -42,9 +42,9 @@ func WeightParams(m *ModelConfig) float64 {
 // qk_rope_head_dim)·bpp, which every GPU holds in full.
 func KVBytesPerTokenPerGPU(m *ModelConfig, tp int) float64 {
 	if m.IsMLA() {
-		return float64(m.Layers) * float64(m.KVLoraRank+m.QKRopeHeadDim) * m.DtypeBytes
+		return float64(m.Layers) * float64(m.KVLoraRank+m.QKRopeHeadDim) * m.KVBytes()
 	}
-	return float64(m.Layers) * 2 * kvDimPerGPU(m, tp) * m.DtypeBytes
+	return float64(m.Layers) * 2 * kvDimPerGPU(m, tp) * m.KVBytes()
 }
 
 // KVBlocks derives the number of KV blocks of one instance from GPU memory

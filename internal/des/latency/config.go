@@ -49,6 +49,9 @@ type Config struct {
 	TP           int        // tensor parallelism; 0 means 1
 	DP           int        // data-parallel ranks in lockstep (physics only); 0 means 1
 	Graphs       CUDAGraphs // the serving vLLM's CUDA-graph regime (physics only)
+	// KVCacheDtype and Quantization are vLLM's --kv-cache-dtype and
+	// --quantization ("" = the model's own); see [ModelConfig.Serving].
+	KVCacheDtype, Quantization string
 	// Alpha and Beta override the model's coefficients; both or neither.
 	// blackbox: 3 and 3; trained-physics: 3 and 7 to 11; physics: 3 and
 	// PhNumBetas; roofline takes none.
@@ -89,6 +92,9 @@ func New(cfg Config) (Model, error) {
 	}
 	mc, err := ResolveModel(cfg.Model)
 	if err != nil {
+		return nil, err
+	}
+	if mc, err = mc.Serving(cfg.KVCacheDtype, cfg.Quantization); err != nil {
 		return nil, err
 	}
 	gpu, err := ResolveGPU(cfg.GPU, cfg.HardwareFile)

@@ -31,6 +31,10 @@ type ModelConfig struct {
 
 	DtypeBytes  float64 // bytes per activation / KV element (torch_dtype or dtype; 2 when absent)
 	WeightBytes float64 // bytes per weight parameter: quantization_config when present, else DtypeBytes
+	// KVDtypeBytes is the bytes of a KV-cache element when the server
+	// stores the cache in another type (vLLM's --kv-cache-dtype); 0 =
+	// DtypeBytes.
+	KVDtypeBytes float64
 
 	// Mixture of experts. Experts ≤ 1 means dense.
 	Experts           int // N: num_local_experts, num_experts, n_routed_experts, num_routed_experts

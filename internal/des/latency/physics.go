@@ -317,11 +317,7 @@ func newPhysicsTerms(m *ModelConfig, g GPU, tpDeg, dpDeg int) physicsTerms {
 	ffn := lDense*float64(m.FFN) + lMoE*(t.topK*float64(m.ExpertFFN)+float64(m.SharedFFN))
 	t.elemUs = (L*(4*H+2*(nh+float64(m.KVHeads))*dh/tp) + 3*ffn/tp) * a / bw / dp
 	t.attnUs = L * 4 * (nh / tp) * dh / peak / dp
-	if m.IsMLA() {
-		t.kvUs = L * float64(m.KVLoraRank+m.QKRopeHeadDim) * a / bw / dp
-	} else {
-		t.kvUs = L * 2 * kvDimPerGPU(m, tpDeg) * a / bw / dp
-	}
+	t.kvUs = KVBytesPerTokenPerGPU(m, tpDeg) / bw / dp
 	link := linkGBs(g) * 1e3 // bytes/µs
 	if tpDeg > 1 {
 		// Two all-reduces per layer of a rank's tokens.
