@@ -180,7 +180,7 @@ func TestMergeErrors(t *testing.T) {
 	}{
 		{[]string{"a"}, []*Doc{s0}, "shards missing: 1/2"},
 		{[]string{"a", "b"}, []*Doc{s0, s0}, "b: shard: shard 0/2 is also a"},
-		{[]string{"a", "b"}, []*Doc{s0, other}, "b: fingerprint: made from other inputs than a"},
+		{[]string{"a", "b"}, []*Doc{s0, other}, `b: fingerprint: "g" here, "` + s0.Fingerprint + `" in a: shards of one sweep differ`},
 		{[]string{"a", "b"}, []*Doc{s0, mk("1/3", func(k int64) bool { return k%3 == 1 })}, "b: shard: 1/3 is one of 3 shards, a one of 2"},
 		{nil, nil, "nothing to merge"},
 	} {
@@ -188,10 +188,10 @@ func TestMergeErrors(t *testing.T) {
 			t.Errorf("got %v, want prefix %q", err, tc.want)
 		}
 	}
-	if _, err := DecodeDoc("x.json", []byte(`{"format":"other"}`)); err == nil || !strings.Contains(err.Error(), `x.json: format: "other"`) {
+	if _, err := DecodeDoc("x.json", []byte(`{"format":"other"}`)); err == nil || err.Error() != `x.json:1:11: format: "other": want "servesim-sweep/1" (the JSON a sweep writes with --format json)` {
 		t.Errorf("foreign document: got %v", err)
 	}
-	if _, err := DecodeDoc("x.csv", []byte("case,role\n")); err == nil || !strings.HasPrefix(err.Error(), "x.csv: not a sweep document") {
+	if _, err := DecodeDoc("x.csv", []byte("case,role\n")); err == nil || !strings.HasPrefix(err.Error(), "x.csv:1:1: not a sweep document") {
 		t.Errorf("CSV given to merge: got %v", err)
 	}
 	if d, err := Merge([]string{"a", "b"}, []*Doc{s1, s0}); err != nil || len(d.Rows) != 4 || d.Rows[0].Case != 0 {

@@ -143,10 +143,15 @@ func (r *Row) finish(slo SLO, prices Prices) {
 		return
 	}
 	if p, ok := prices.Lookup(r.GPU); ok {
+		// Prices are bounded (checkPrice), but a cost that still is not a
+		// finite number (a vanishing throughput) is left out, as JSON
+		// cannot hold it.
 		c := float64(r.GPUs) * p.USDPerHour
+		if !finite(c) {
+			return
+		}
 		r.CostPerHour = &c
-		if r.TokensPerSec > 0 {
-			m := c / (r.TokensPerSec * 3600 / 1e6)
+		if m := c / (r.TokensPerSec * 3600 / 1e6); r.TokensPerSec > 0 && finite(m) {
 			r.CostPerMTok = &m
 		}
 	}

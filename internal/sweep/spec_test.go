@@ -145,7 +145,7 @@ func TestDecodeSpecErrors(t *testing.T) {
 		{"slo: 'ttft.p99<5ms, itl.p42<1ms'\n", "s.yaml:1:25: slo: unknown statistic \"p42\" of itl"},
 		{"precision: 90%\n", "s.yaml:1:12: precision: \"90%\""},
 		{"prices:\n  H100: cheap\n", "s.yaml:2:9: prices.H100: \"cheap\" is not a number"},
-		{"prices:\n  H100: -1\n", "s.yaml:2:9: prices.H100: -1 USD per GPU-hour must be finite and not negative"},
+		{"prices:\n  H100: -1\n", "s.yaml:2:9: prices.H100: -1 USD per GPU-hour: want a finite price in [0, 1e+06]"},
 		{"find: a\nfind: b\n", "s.yaml:2:1: key \"find\" is given twice (first on line 1)"},
 		{"find: a\n  b: 2\n", "s.yaml:2: yaml syntax: mapping values are not allowed in this context"},
 		{"- 1\n", "s.yaml:1:1: want a mapping of grid, slo, find, precision and prices, got a list"},
