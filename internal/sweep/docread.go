@@ -64,25 +64,40 @@ func (s *docSource) row(i int, field, format string, a ...any) *InputError {
 // search, an SLO that parses, a question it knows). Errors name
 // file:line:column; name is the file's name.
 func DecodeDoc(name string, data []byte) (*Doc, error) {
+	d, _, err := decodeDoc(name, data)
+	return d, err
+}
+
+// DecodeWholeDoc is DecodeDoc of the document of a whole sweep: a shard's
+// document is refused, as its rows are a sweep only once merged.
+func DecodeWholeDoc(name string, data []byte) (*Doc, error) {
+	d, s, err := decodeDoc(name, data)
+	if err == nil && d.Shard != "" {
+		return nil, s.field("shard", "%q: the document of one shard of a sweep; merge the shards first (sweep merge --format json)", d.Shard)
+	}
+	return d, err
+}
+
+func decodeDoc(name string, data []byte) (*Doc, *docSource, error) {
 	s := &docSource{name: name, data: data, top: map[string]int{}}
 	sc := jsonscan.New(data)
 	if sc.Peek() != '{' {
-		return nil, s.at(sc.Offset(), "", "not a sweep document: want a JSON object (the JSON a sweep writes with --format json)")
+		return nil, nil, s.at(sc.Offset(), "", "not a sweep document: want a JSON object (the JSON a sweep writes with --format json)")
 	}
 	if err := s.walk(&sc, reflect.TypeOf(Doc{}), ""); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if sc.Peek() != 0 {
-		return nil, s.at(sc.Offset(), "", "data after the document")
+		return nil, nil, s.at(sc.Offset(), "", "data after the document")
 	}
 	var d Doc
 	if err := json.Unmarshal(data, &d); err != nil { // walk checked every value: not expected
-		return nil, inputErr(Pos{File: name}, "", "not a sweep document: %v", err)
+		return nil, nil, inputErr(Pos{File: name}, "", "not a sweep document: %v", err)
 	}
 	if err := s.check(&d); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &d, nil
+	return &d, s, nil
 }
 
 // walk reads the value at the scanner as Go type t decodes it, refusing

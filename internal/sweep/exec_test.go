@@ -289,6 +289,9 @@ func TestPrices(t *testing.T) {
 		{"H100: 1\nh100: 2\n", "p.yaml:2:1: prices: GPU h100 is priced twice"},
 		{"H100: [1]\n", "p.yaml:1:7: prices.H100"},
 		{"", "p.yaml: prices: the file is empty"},
+		{"H100: 1e308\n", "p.yaml:1:7: prices.H100: 1e+308 USD per GPU-hour: want a finite price in [0, 1e+06]"},
+		{"H100: .inf\n", "p.yaml:1:7: prices.H100: \".inf\" is not a number"},
+		{"H100: 2\n---\nH100: 3\n", "p.yaml:2:1: more than one YAML document"},
 	} {
 		if _, err := DecodePrices("p.yaml", []byte(tc.src), DefaultPrices()); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want prefix %q", tc.src, err, tc.want)
@@ -298,6 +301,10 @@ func TestPrices(t *testing.T) {
 	r.finish(SLO{}, DefaultPrices())
 	if r.CostPerHour == nil || *r.CostPerHour != 4*1.95 || r.CostPerMTok == nil || math.Abs(*r.CostPerMTok-4*1.95/3.6) > 1e-12 {
 		t.Errorf("costs: %v %v, want 7.8 $/h and 7.8/3.6 $ per million tokens", r.CostPerHour, r.CostPerMTok)
+	}
+	r = Row{Status: StatusOK, GPU: "H100", GPUs: 1 << 62, TokensPerSec: 1e-300}
+	if r.finish(SLO{}, DefaultPrices()); r.CostPerHour == nil || r.CostPerMTok != nil {
+		t.Errorf("a cost per token that is not a finite number is left out: %v %v", r.CostPerHour, r.CostPerMTok)
 	}
 	r = Row{Status: StatusOK, GPU: "TPU", GPUs: 4}
 	if r.finish(SLO{}, DefaultPrices()); r.CostPerHour != nil {

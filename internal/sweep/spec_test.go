@@ -151,6 +151,13 @@ func TestDecodeSpecErrors(t *testing.T) {
 		{"- 1\n", "s.yaml:1:1: want a mapping of grid, slo, find, precision and prices, got a list"},
 		{"", "s.yaml: the sweep file is empty"},
 		{"grid:\n  rate: [1, 2, 1]\n", "s.yaml:2:16: grid.rate: value 1 appears twice (first at s.yaml:2:10)"},
+		{"grid:\n  rate: 1\nfind: [min-cost]\nslo: ttft.p99<1s\n", "s.yaml:3:7: find: want max-rate, min-cost or min-gpus, got a list"},
+		{"grid:\n  rate: 1\nslo: [ttft.p99<1s]\n", "s.yaml:3:6: slo: want an SLO such as 'ttft.p99<500ms', got a list"},
+		{"grid:\n  rate: 1\nslo: {ttft.p99: 1s}\n", "s.yaml:3:6: slo: want an SLO such as 'ttft.p99<500ms', got a mapping"},
+		{"grid:\n  rate: 1\nfind:\nslo: ttft.p99<1s\n", "s.yaml:3:6: find: want max-rate, min-cost or min-gpus, got nothing"},
+		{"precision: [1%]\n", "s.yaml:1:12: precision: want a relative precision such as 1%, got a list"},
+		{"grid:\n  [rate]: 1\n", "s.yaml:2:3: grid: a key must be a name such as num_instances, got a list"},
+		{"grid:\n  rate: 1\n---\nfind: min-cost\n", "s.yaml:3:1: more than one YAML document"},
 	} {
 		s, err := DecodeSpec("s.yaml", []byte(tc.src), NewSpec())
 		if err == nil {
