@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/strictyaml"
 )
 
 // Bounds on what a sweep description may ask for, checked before anything
@@ -199,13 +201,17 @@ func ParseGridFlag(s string) (Axis, error) {
 	ax := Axis{Key: key, Pos: Pos{File: flag, Col: 1}}
 	trimmed := strings.TrimSpace(vals)
 	if strings.HasPrefix(trimmed, "[") {
-		var n yaml.Node
-		if err := yaml.Unmarshal([]byte(trimmed), &n); err != nil || len(n.Content) != 1 {
+		base := base.shift(leadingSpace(vals))
+		n, err := strictyaml.Parse(flag, []byte(trimmed))
+		if err != nil || n == nil {
 			return Axis{}, inputErr(base, key, "%q is not a YAML flow list", trimmed)
 		}
-		vs, err := axisValues(n.Content[0], flag, key)
+		vs, err := axisValues(n, flag, key)
 		if err != nil {
 			return Axis{}, flagColumns(err, base)
+		}
+		for i := range vs { // positions in the list are columns of the flag's value
+			vs[i].Pos = base.shift(vs[i].Pos.Col - 1)
 		}
 		ax.Values = vs
 		return ax, nil
