@@ -262,6 +262,7 @@ func TestSweepBadInput(t *testing.T) {
 			`--grid: column 31: grid.routing_scorers: value queue-depth:NaN: "queue-depth:NaN": scorer "queue-depth": weight "NaN" must be a positive number`},
 		{[]string{"--num-instances", "2", "--grid", "routing_policy=weighted", "--grid", `routing_scorers=["queue-depth:-1"]`}, 2,
 			`--grid: column 18: grid.routing_scorers: value queue-depth:-1: "queue-depth:-1": scorer "queue-depth": weight "-1" must be a positive number`},
+		{[]string{"--grid", "num_instances=1,01"}, 2, "--grid: column 17: grid.num_instances: value 01 is 1 again (first at --grid: column 15)"},
 		{nil, 2, "the grid is empty"},
 		{[]string{"--grid", "rate=5", "--find", "min-cost"}, 2, "--find min-cost needs an SLO"},
 		{[]string{"--grid", "rate=5", "--format", "xml"}, 2, "--format \"xml\": want text, csv or json"},

@@ -40,6 +40,30 @@ func (v Value) Float() (float64, bool) {
 	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
+// identity is what two values of an axis that make the same case share:
+// a number's value as YAML reads it (01 and 1 are one value; so are
+// 1000, 1_000 and 1e3), else the text.
+func (v Value) identity() string {
+	n := v.Node
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return v.Text
+	}
+	switch n.ShortTag() {
+	case "!!int":
+		var i int64
+		if n.Decode(&i) == nil && (i > 1<<53 || i < -1<<53) {
+			return "number " + strconv.FormatInt(i, 10) // beyond what a float64 holds exactly
+		}
+		fallthrough
+	case "!!float":
+		var f float64
+		if n.Decode(&f) == nil {
+			return "number " + strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	}
+	return v.Text
+}
+
 func scalarValue(text string, pos Pos) Value {
 	return Value{Text: text, Node: &yaml.Node{Kind: yaml.ScalarNode, Value: text}, Pos: pos}
 }
