@@ -128,21 +128,8 @@ func (s *Sweeper) Check() error {
 		return exitcode.Usagef("--find max-rate searches the rate of an open loop; a closed-loop workload (--concurrency) has none: sweep its users with --grid concurrency=... instead")
 	}
 	if s.Trace != nil {
-		tr, err := NewTrace(s.Trace.Rows, s.Trace.Options)
-		if err != nil {
+		if err := s.checkTraceRates(); err != nil {
 			return err
-		}
-		s.Trace.RateRPS = tr.RateRPS()
-		tr.Close()
-		if ax := s.Grid.Axis(RateKey); ax != nil {
-			for _, v := range ax.Values {
-				if f, ok := v.Float(); !ok || !(f > 0) {
-					return &sweep.InputError{Pos: v.Pos, Field: "grid.rate", Msg: fmt.Sprintf("%q: want a positive number of requests per second", v.Text)}
-				}
-			}
-		}
-		if ax := s.Grid.Axis(RateKey); (ax != nil || s.Searching || s.Trace.BaseRate > 0) && s.Trace.RateRPS == 0 {
-			return exitcode.Usagef("every request of the trace is injected at once: it has no rate to scale")
 		}
 	}
 	s.infeasible = map[int]string{}
@@ -181,6 +168,39 @@ func (s *Sweeper) Check() error {
 	}
 	if len(s.infeasible) == s.Grid.Len() {
 		return first
+	}
+	return nil
+}
+
+// checkTraceRates checks the rates a replay sweep plays its trace at: the
+// trace must have a rate to scale, and each rate of the grid must be one
+// the trace can be played at (Trace.SetRate), located at its value.
+func (s *Sweeper) checkTraceRates() error {
+	tr, err := NewTrace(s.Trace.Rows, s.Trace.Options)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	s.Trace.RateRPS = tr.RateRPS()
+	ax := s.Grid.Axis(RateKey)
+	if ax != nil {
+		for _, v := range ax.Values {
+			if f, ok := v.Float(); !ok || !(f > 0) {
+				return &sweep.InputError{Pos: v.Pos, Field: "grid.rate", Msg: fmt.Sprintf("%q: want a positive number of requests per second", v.Text)}
+			}
+		}
+	}
+	if (ax != nil || s.Searching || s.Trace.BaseRate > 0) && s.Trace.RateRPS == 0 {
+		return exitcode.Usagef("every request of the trace is injected at once: it has no rate to scale")
+	}
+	if ax == nil {
+		return nil
+	}
+	for _, v := range ax.Values {
+		f, _ := v.Float()
+		if err := tr.SetRate(f); err != nil {
+			return &sweep.InputError{Pos: v.Pos, Field: "grid.rate", Msg: err.Error()}
+		}
 	}
 	return nil
 }
