@@ -339,3 +339,16 @@ func TestSweepPrices(t *testing.T) {
 		t.Errorf("missing price file: exit %d, %s", code, errs)
 	}
 }
+
+// A deployment's GPUs count its data-parallel ranks: TP 2 × DP 2 is four
+// GPUs, and costs four GPU-hours an hour.
+func TestSweepCountsDataParallelGPUs(t *testing.T) {
+	d := decodeDoc(t, mustRun(t, "sweep", "--workload", "chatbot", "--rate", "5", "--num-requests", "50", "--tensor-parallel", "2",
+		"--grid", "data_parallel=1,2", "--slo", "ttft.p99<10s", "--find", "min-gpus", "--format", "json"))
+	for i, want := range []int{2, 4} {
+		r := d.Rows[i]
+		if r.GPUs != want || r.CostPerHour == nil || math.Abs(*r.CostPerHour-float64(want)*3.95) > 1e-9 {
+			t.Errorf("%s: %d GPUs at %v $/h, want %d GPUs at $%.2f/h", sweep.ParamText(r.Params), r.GPUs, r.CostPerHour, want, float64(want)*3.95)
+		}
+	}
+}

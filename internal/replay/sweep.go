@@ -332,7 +332,7 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 		return sweep.Row{}, err
 	}
 	if why, ok := s.infeasible[c.Index]; ok {
-		return sweep.Row{Status: sweep.StatusInfeasible, Reason: why, RateRPS: rate, GPU: cfg.GPU, GPUs: gpusOf(cfg)}, nil
+		return sweep.Row{Status: sweep.StatusInfeasible, Reason: why, RateRPS: rate, GPU: cfg.GPU, GPUs: cfg.GPUs()}, nil
 	}
 	dep, err := deploy.Resolve(cfg)
 	if err != nil {
@@ -372,7 +372,7 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 			return sweep.Row{}, err
 		}
 	}
-	return st.row(&out.Summary, offered, cfg.GPU, dep.Instances*dep.TP*dep.PipelineParallel), nil
+	return st.row(&out.Summary, offered, cfg.GPU, cfg.GPUs()), nil
 }
 
 // replayCase replays the trace on dep, sped up to rate (or to the case's
@@ -463,16 +463,6 @@ func (st *caseStats) row(s *metrics.Summary, rate float64, gpu string, gpus int)
 		r.E2E = &sweep.Latency{Mean: s.E2EMeanMs, P50: s.E2EP50Ms, P90: s.E2EP90Ms, P95: s.E2EP95Ms, P99: s.E2EP99Ms}
 	}
 	return r
-}
-
-// gpusOf counts the GPUs of a deployment without resolving it: instances
-// (the P/D pools when split) × tensor parallel × pipeline stages.
-func gpusOf(cfg deploy.Config) int {
-	n := cfg.Instances
-	if cfg.PrefillInstances > 0 {
-		n = cfg.PrefillInstances + cfg.DecodeInstances
-	}
-	return n * max(cfg.TP, 1) * max(cfg.PipelineParallel, 1)
 }
 
 // Base describes the main deployment keys the sweep does not vary.

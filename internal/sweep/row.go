@@ -90,7 +90,7 @@ type Row struct {
 	Preemptions       int64   `json:"preemptions"`
 
 	GPU         string   `json:"gpu"`
-	GPUs        int      `json:"gpus"` // instances × tensor parallel × pipeline stages
+	GPUs        int      `json:"gpus"` // instances × tensor parallel × pipeline stages × data parallel
 	CostPerHour *float64 `json:"cost_per_hour_usd,omitempty"`
 	// CostPerMTok is the cost of a million output tokens at the run's
 	// throughput: what the deployment costs per token at this load.
