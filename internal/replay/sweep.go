@@ -221,9 +221,25 @@ func (s *Sweeper) unknownKey(k string) string {
 	if s.Trace == nil {
 		load = sortedKeys(workloadKeys)
 	}
+	// A deployment key's other names (tp, tensor_parallel_size) are not
+	// grid keys, but they lead to the key they stand for.
+	names, aliasOf := append(deployKeys(), load...), map[string]string{}
+	for key, aliases := range deploy.KeyAliases() {
+		for _, a := range aliases {
+			aliasOf[a] = key
+			names = append(names, a)
+		}
+	}
+	near := aliasOf[k]
+	if near == "" && strings.Trim(k, "_") != "" {
+		near = suggest.Closest(k, names)
+		if key, ok := aliasOf[near]; ok {
+			near = key
+		}
+	}
 	hint := ""
-	if s := suggest.Closest(k, append(deployKeys(), load...)); s != "" {
-		hint = fmt.Sprintf(" (did you mean %q?)", s)
+	if near != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return fmt.Sprintf("unknown key %s%s: want a deployment key (%s) or a load key (%s)", k, hint,
 		strings.Join(deployKeys(), ", "), strings.Join(load, ", "))

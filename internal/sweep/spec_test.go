@@ -136,6 +136,7 @@ func TestDecodeSpecErrors(t *testing.T) {
 		{"grid:\n  rate: {from: 1}\n", "s.yaml:2:9: grid.rate: want a value, a list of values, or a range"},
 		{"grid:\n  rate: [1, {a: 2}]\n", "s.yaml:2:13: grid.rate: a value must be a scalar"},
 		{"grid:\n  Rate: 1\n", "s.yaml:2:3: grid: key \"Rate\""},
+		{"grid:\n  Num Instances: 1\n", "s.yaml:2:3: grid: key \"Num Instances\": keys are lower case with underscores (did you mean \"num_instances\"?)"},
 		{"grid: 3\n", "s.yaml:1:7: grid: want a map"},
 		{"grids:\n  rate: 1\n", "s.yaml:1:1: unknown key \"grids\" (did you mean \"grid\"?)"},
 		{"slo: ttft.p99<500\n", "s.yaml:1:18: slo: 500: give the unit of the bound: us, ms or s"},

@@ -277,10 +277,30 @@ func flagColumns(err error, base Pos) error {
 // checkKeyName refuses names that cannot be keys (the key's meaning is the
 // runner's business).
 func checkKeyName(key string, pos Pos) error {
-	for _, r := range key {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
-			return inputErr(pos, "grid", "key %q: keys are lower case with underscores, as in max_num_seqs (the YAML key of the flag --max-num-seqs)", key)
+	if keyName(key) == key {
+		return nil
+	}
+	if n := keyName(key); strings.Trim(n, "_") != "" {
+		return inputErr(pos, "grid", "key %q: keys are lower case with underscores (did you mean %q?)", key, n)
+	}
+	return inputErr(pos, "grid", "key %q: keys are lower case with underscores, as in max_num_seqs (the YAML key of the flag --max-num-seqs)", key)
+}
+
+// keyName is s written as a key: lower case, every run of other
+// characters (spaces, dashes, dots) an underscore.
+func keyName(s string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			if sep && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			sep = false
+		} else {
+			sep = true
 		}
 	}
-	return nil
+	return b.String()
 }
