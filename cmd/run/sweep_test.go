@@ -355,3 +355,31 @@ func TestSweepCountsDataParallelGPUs(t *testing.T) {
 		}
 	}
 }
+
+// sweep merge refuses a shard a sweep cannot have written, located, with
+// exit 2 and nothing on stdout; a shard's SLO verdicts are judged again.
+func TestSweepMergeRefusesTamperedShards(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i := 0; i < 2; i++ {
+		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		mustRun(t, append(append([]string{}, shardArgs...), "--shard", fmt.Sprintf("%d/2", i), "--format", "json", "-o", f)...)
+		files = append(files, f)
+	}
+	orig, _ := os.ReadFile(files[1])
+	write := func(s string) { os.WriteFile(files[1], []byte(s), 0o644) }
+	for _, tc := range []struct {
+		edit func(string) string
+		want string
+	}{
+		{func(s string) string { return s + "garbage" }, ":1: data after the document"},
+		{func(s string) string { return strings.Replace(s, `"case": 1,`, `"case": "1",`, 1) }, `: rows[0].case: want an integer, got a string`},
+		{func(s string) string { return strings.Replace(s, `"find": "min-cost"`, `"find": "min-gpus"`, 1) }, `: find: "min-gpus" here, "min-cost" in ` + files[0]},
+	} {
+		write(tc.edit(string(orig)))
+		out, errs, code := runCmd(t, "", "sweep", "merge", files[0], files[1])
+		if code != 2 || !strings.Contains(errs, tc.want) || out != "" {
+			t.Errorf("exit %d, stderr %q, stdout %d bytes; want exit 2 with %q", code, errs, len(out), tc.want)
+		}
+	}
+}

@@ -20,6 +20,8 @@ type docSource struct {
 	data []byte
 	top  map[string]int // top-level key → offset of its value
 	rows []int          // offset of each element of rows
+
+	fields map[reflect.Type]map[string]reflect.Type // jsonFields, by struct type
 }
 
 // pos is the line and column of byte offset off.
@@ -79,7 +81,7 @@ func DecodeWholeDoc(name string, data []byte) (*Doc, error) {
 }
 
 func decodeDoc(name string, data []byte) (*Doc, *docSource, error) {
-	s := &docSource{name: name, data: data, top: map[string]int{}}
+	s := &docSource{name: name, data: data, top: map[string]int{}, fields: map[reflect.Type]map[string]reflect.Type{}}
 	sc := jsonscan.New(data)
 	if sc.Peek() != '{' {
 		return nil, nil, s.at(sc.Offset(), "", "not a sweep document: want a JSON object (the JSON a sweep writes with --format json)")
@@ -157,7 +159,11 @@ func (s *docSource) walk(sc *jsonscan.Scanner, t reflect.Type, path string) erro
 
 // object reads an object as struct type t decodes it.
 func (s *docSource) object(sc *jsonscan.Scanner, t reflect.Type, path string) error {
-	fields := jsonFields(t)
+	fields := s.fields[t]
+	if fields == nil {
+		fields = jsonFields(t)
+		s.fields[t] = fields
+	}
 	seen := map[string]bool{}
 	return s.lex(sc.Object(func(key []byte) error {
 		k := string(key)
