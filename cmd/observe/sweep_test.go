@@ -136,6 +136,9 @@ func TestSweepOverlay(t *testing.T) {
 // TestSweepFlagErrors: a sweep needs a trace prefix and a rate-based workload.
 func TestSweepFlagErrors(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{})
+	shard := filepath.Join(t.TempDir(), "shard.json")
+	os.WriteFile(shard, []byte(`{"format": "servesim-sweep/1", "command": "run sweep", "fingerprint": "f", "shard": "0/2", "cases": 2,
+ "keys": ["rate"], "load_keys": ["rate"], "base": null, "prices": [], "rows": []}`), 0o644)
 	for _, tc := range []struct {
 		args []string
 		msg  string
@@ -145,6 +148,8 @@ func TestSweepFlagErrors(t *testing.T) {
 		{[]string{"--sweep", "--concurrency", "4", "-o", filepath.Join(t.TempDir(), "p")}, "a sweep sends the workload at several rates: clients[0]: a concurrency client has no rate to set"},
 		{[]string{"--sweep-output", "s.json", "-o", "p"}, "--slo, --sweep-output, --html and --overlay shape a sweep: give --sweep or --rates"},
 		{[]string{"--rates", "5", "--slo", "ttft.p98<1s", "-o", "p"}, "--slo"},
+		{[]string{"--rates", "5", "--overlay", shard, "-o", filepath.Join(t.TempDir(), "p")},
+			shard + `:1:85: shard: "0/2": the document of one shard of a sweep; merge the shards first`},
 	} {
 		o := observeIn(testCtx(t), baseArgs(srv, append([]string{"--no-self-test"}, tc.args...)...)...)
 		if o.Code != 2 || !strings.Contains(o.Stderr, tc.msg) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/sweep"
 )
 
@@ -81,4 +82,24 @@ func TestReplaySweepMaxRate(t *testing.T) {
 func sweepTextOf(t *testing.T, trace string) string {
 	r := mustReplay(t, nil, "sweep", trace, "--find", "max-rate", "--slo", "ttft.p99<200ms", "--precision", "10%")
 	return r.stdout
+}
+
+// A rate at which the trace would be played over millennia is refused at
+// the flag or grid value that gives it, before any case runs, instead of
+// overflowing the simulator's clock.
+func TestReplaySweepRateBounds(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "chat")
+	execRun(t, "--workload", "chatbot", "--rate", "10", "--num-requests", "50", "--trace-output", prefix)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", prefix + ".csv", "--grid", "rate=1,1e-300"}, "--grid: column 8: grid.rate: rate 1e-300 req/s would play the trace over more than 3.65e+04 years: the lowest rate for it is"},
+		{[]string{prefix + ".csv", "--rate", "1e-300"}, "--rate: rate 1e-300 req/s would play the trace over more than 3.65e+04 years"},
+	} {
+		r := replayIn(nil, append(tc.args, "--quiet")...)
+		if exitcode.Of(r.err) != 2 || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %d bytes; want exit 2 with %q and nothing on stdout", tc.args, exitcode.Of(r.err), r.stderr, len(r.stdout), tc.want)
+		}
+	}
 }

@@ -254,6 +254,18 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--sweep", file("grid:\n  pd_split: ['1:2', '3']\n")}, 2, "s.yaml:2:21: grid.pd_split: \"3\": want P:D"},
 		{[]string{"--sweep", file("slo: ttft.p99<1\n")}, 2, "s.yaml:1:16: slo: 1: give the unit"},
 		{[]string{"--sweep", file("grid:\n  rate: [5]\nfind: max-rate\nslo: ttft.p99<1s\n")}, 2, "s.yaml:2:3: grid.rate: --find max-rate searches the rate itself"},
+		{[]string{"--sweep", file("grid:\n  num_instances: [1, 2]\nfind: [min-cost]\nslo: ttft.p99<1s\n")}, 2, "s.yaml:3:7: find: want max-rate, min-cost or min-gpus, got a list"},
+		{[]string{"--sweep", file("grid:\n  num_instances: [1, 2]\nslo: [ttft.p99<1s]\n")}, 2, "s.yaml:3:6: slo: want an SLO such as 'ttft.p99<500ms', got a list"},
+		{[]string{"--sweep", file("grid:\n  num_instances: [1, 2]\n---\nfind: min-cost\n")}, 2, "s.yaml:3:1: more than one YAML document"},
+		{[]string{"--sweep", file("grid:\n  num_instances: [1, 2]\nprices:\n  H100: 1e308\n")}, 2, "s.yaml:4:9: prices.H100: 1e+308 USD per GPU-hour: want a finite price in [0, 1e+06]"},
+		{[]string{"--num-instances", "2", "--grid", "routing_scorers=queue-depth:1,queue-depth:NaN", "--grid", "routing_policy=weighted"}, 2,
+			`--grid: column 31: grid.routing_scorers: value queue-depth:NaN: "queue-depth:NaN": scorer "queue-depth": weight "NaN" must be a positive number`},
+		{[]string{"--num-instances", "2", "--grid", "routing_policy=weighted", "--grid", `routing_scorers=["queue-depth:-1"]`}, 2,
+			`--grid: column 18: grid.routing_scorers: value queue-depth:-1: "queue-depth:-1": scorer "queue-depth": weight "-1" must be a positive number`},
+		{[]string{"--grid", "num_instances=1,01"}, 2, "--grid: column 17: grid.num_instances: value 01 is 1 again (first at --grid: column 15)"},
+		{[]string{"--grid", "Num-Instances=1,2"}, 2, `--grid: column 1: grid: key "Num_Instances": keys are lower case with underscores (did you mean "num_instances"?)`},
+		{[]string{"--grid", "tp=1,2"}, 2, `--grid: column 1: grid: unknown key tp (did you mean "tensor_parallel"?)`},
+		{[]string{"--grid", "tensor_parallel_siz=1,2"}, 2, `--grid: column 1: grid: unknown key tensor_parallel_siz (did you mean "tensor_parallel"?)`},
 		{nil, 2, "the grid is empty"},
 		{[]string{"--grid", "rate=5", "--find", "min-cost"}, 2, "--find min-cost needs an SLO"},
 		{[]string{"--grid", "rate=5", "--format", "xml"}, 2, "--format \"xml\": want text, csv or json"},
@@ -328,5 +340,46 @@ func TestSweepPrices(t *testing.T) {
 	}
 	if _, errs, code := runCmd(t, "", append([]string{"sweep", "--grid", "rate=5", "--prices", filepath.Join(dir, "none.yaml")}, wl...)...); code != 2 || !strings.Contains(errs, "none.yaml: prices:") {
 		t.Errorf("missing price file: exit %d, %s", code, errs)
+	}
+}
+
+// A deployment's GPUs count its data-parallel ranks: TP 2 × DP 2 is four
+// GPUs, and costs four GPU-hours an hour.
+func TestSweepCountsDataParallelGPUs(t *testing.T) {
+	d := decodeDoc(t, mustRun(t, "sweep", "--workload", "chatbot", "--rate", "5", "--num-requests", "50", "--tensor-parallel", "2",
+		"--grid", "data_parallel=1,2", "--slo", "ttft.p99<10s", "--find", "min-gpus", "--format", "json"))
+	for i, want := range []int{2, 4} {
+		r := d.Rows[i]
+		if r.GPUs != want || r.CostPerHour == nil || math.Abs(*r.CostPerHour-float64(want)*3.95) > 1e-9 {
+			t.Errorf("%s: %d GPUs at %v $/h, want %d GPUs at $%.2f/h", sweep.ParamText(r.Params), r.GPUs, r.CostPerHour, want, float64(want)*3.95)
+		}
+	}
+}
+
+// sweep merge refuses a shard a sweep cannot have written, located, with
+// exit 2 and nothing on stdout; a shard's SLO verdicts are judged again.
+func TestSweepMergeRefusesTamperedShards(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i := 0; i < 2; i++ {
+		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		mustRun(t, append(append([]string{}, shardArgs...), "--shard", fmt.Sprintf("%d/2", i), "--format", "json", "-o", f)...)
+		files = append(files, f)
+	}
+	orig, _ := os.ReadFile(files[1])
+	write := func(s string) { os.WriteFile(files[1], []byte(s), 0o644) }
+	for _, tc := range []struct {
+		edit func(string) string
+		want string
+	}{
+		{func(s string) string { return s + "garbage" }, ":1: data after the document"},
+		{func(s string) string { return strings.Replace(s, `"case": 1,`, `"case": "1",`, 1) }, `: rows[0].case: want an integer, got a string`},
+		{func(s string) string { return strings.Replace(s, `"find": "min-cost"`, `"find": "min-gpus"`, 1) }, `: find: "min-gpus" here, "min-cost" in ` + files[0]},
+	} {
+		write(tc.edit(string(orig)))
+		out, errs, code := runCmd(t, "", "sweep", "merge", files[0], files[1])
+		if code != 2 || !strings.Contains(errs, tc.want) || out != "" {
+			t.Errorf("exit %d, stderr %q, stdout %d bytes; want exit 2 with %q", code, errs, len(out), tc.want)
+		}
 	}
 }

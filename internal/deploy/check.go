@@ -180,10 +180,10 @@ func (c Cluster) problems() []problem {
 			add(d.key, "%v must not be negative", d.v)
 		}
 	}
-	if c.RoutingPolicy == string(cluster.Weighted) {
-		if _, err := cluster.ParseScorers(c.RoutingScorers); err != nil {
-			add("routing_scorers", "%q: %v", c.RoutingScorers, err)
-		}
+	// Checked whatever the policy, so that a value is valid or not alone
+	// (SetKey, a sweep's grid) and not only once weighted routing is chosen.
+	if _, err := cluster.ParseScorers(c.RoutingScorers); err != nil {
+		add("routing_scorers", "%q: %v", c.RoutingScorers, err)
 	}
 	if c.PrefillInstances < 0 {
 		add("prefill_instances", "%d must not be negative", c.PrefillInstances)

@@ -19,8 +19,11 @@ func (r *Resolved) Describe() string {
 	if r.PipelineParallel > 1 {
 		par += fmt.Sprintf(" × PP %d", r.PipelineParallel)
 	}
+	if r.DataParallel > 1 {
+		par += fmt.Sprintf(" × DP %d", r.DataParallel)
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %d × %s (%s)", model, r.TP*r.PipelineParallel, r.GPU, par)
+	fmt.Fprintf(&b, "%s on %d × %s (%s)", model, r.GPUsPerInstance(), r.GPU, par)
 	switch {
 	case r.PrefillInstances > 0:
 		fmt.Fprintf(&b, " per instance, %d prefill + %d decode instances", r.PrefillInstances, r.DecodeInstances)

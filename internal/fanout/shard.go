@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -93,28 +94,39 @@ func Parse(v string, getenv func(string) string) (Shard, error) {
 	return Shard{Index: i, Count: n}, nil
 }
 
+// maxEnvIndex bounds the indices read from the environment: far above
+// any engine's (a Slurm array's task ids stay below a few million), and low
+// enough that the index relative to the array's first task cannot wrap.
+const maxEnvIndex = math.MaxInt32
+
 // shardFromEnv finds the worker's index in the fan-out engine's environment.
 func shardFromEnv(getenv func(string) string) (int, error) {
 	if s := strings.TrimSpace(getenv(EnvK8sIndex)); s != "" {
-		i, err := strconv.Atoi(s)
-		if err != nil {
-			return 0, fmt.Errorf("$%s=%q is not an integer", EnvK8sIndex, s)
-		}
-		return i, nil
+		return envIndex(EnvK8sIndex, s)
 	}
 	if s := strings.TrimSpace(getenv(EnvSlurmTask)); s != "" {
-		i, err := strconv.Atoi(s)
+		i, err := envIndex(EnvSlurmTask, s)
 		if err != nil {
-			return 0, fmt.Errorf("$%s=%q is not an integer", EnvSlurmTask, s)
+			return 0, err
 		}
 		if m := strings.TrimSpace(getenv(EnvSlurmMin)); m != "" {
-			lo, err := strconv.Atoi(m)
+			lo, err := envIndex(EnvSlurmMin, m)
 			if err != nil {
-				return 0, fmt.Errorf("$%s=%q is not an integer", EnvSlurmMin, m)
+				return 0, err
 			}
 			i -= lo
 		}
 		return i, nil
 	}
 	return 0, fmt.Errorf("no slice index: give I/N, or run where $%s or $%s is set", EnvK8sIndex, EnvSlurmTask)
+}
+
+// envIndex reads the index s of environment variable name: a decimal
+// integer in [0, maxEnvIndex].
+func envIndex(name, s string) (int, error) {
+	i, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || i < 0 || i > maxEnvIndex {
+		return 0, fmt.Errorf("$%s=%q is not an integer in [0, %d]", name, s, maxEnvIndex)
+	}
+	return int(i), nil
 }

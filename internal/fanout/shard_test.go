@@ -28,6 +28,12 @@ func TestParse(t *testing.T) {
 		{in: "1/99999999999", env: none, wantErr: "number of slices"},
 		{in: "a/4", env: none, wantErr: "slice index must be an integer"},
 		{in: "4", env: env(map[string]string{EnvK8sIndex: "x"}), wantErr: "is not an integer"},
+		{in: "4", env: env(map[string]string{EnvSlurmTask: "-9223372036854775808", EnvSlurmMin: "1"}),
+			wantErr: `$SLURM_ARRAY_TASK_ID="-9223372036854775808" is not an integer in [0, 2147483647]`},
+		{in: "4", env: env(map[string]string{EnvSlurmTask: "3", EnvSlurmMin: "-9223372036854775808"}),
+			wantErr: `$SLURM_ARRAY_TASK_MIN="-9223372036854775808" is not an integer in [0, 2147483647]`},
+		{in: "4", env: env(map[string]string{EnvK8sIndex: "99999999999999999999"}), wantErr: `$JOB_COMPLETION_INDEX="99999999999999999999" is not an integer in [0, 2147483647]`},
+		{in: "4", env: env(map[string]string{EnvSlurmTask: "2", EnvSlurmMin: "5"}), wantErr: "slice index -3 is outside [0, 4)"},
 	} {
 		got, err := Parse(tc.in, tc.env)
 		if tc.wantErr != "" {

@@ -111,7 +111,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO,
 		if err != nil {
 			return exitcode.WithCode(exitcode.Usage, fmt.Errorf("--overlay: %w", err))
 		}
-		if sim, err = sweep.DecodeDoc(cfg.sweep.overlay, data); err != nil {
+		if sim, err = sweep.DecodeWholeDoc(cfg.sweep.overlay, data); err != nil {
 			return err
 		}
 	}

@@ -128,21 +128,8 @@ func (s *Sweeper) Check() error {
 		return exitcode.Usagef("--find max-rate searches the rate of an open loop; a closed-loop workload (--concurrency) has none: sweep its users with --grid concurrency=... instead")
 	}
 	if s.Trace != nil {
-		tr, err := NewTrace(s.Trace.Rows, s.Trace.Options)
-		if err != nil {
+		if err := s.checkTraceRates(); err != nil {
 			return err
-		}
-		s.Trace.RateRPS = tr.RateRPS()
-		tr.Close()
-		if ax := s.Grid.Axis(RateKey); ax != nil {
-			for _, v := range ax.Values {
-				if f, ok := v.Float(); !ok || !(f > 0) {
-					return &sweep.InputError{Pos: v.Pos, Field: "grid.rate", Msg: fmt.Sprintf("%q: want a positive number of requests per second", v.Text)}
-				}
-			}
-		}
-		if ax := s.Grid.Axis(RateKey); (ax != nil || s.Searching || s.Trace.BaseRate > 0) && s.Trace.RateRPS == 0 {
-			return exitcode.Usagef("every request of the trace is injected at once: it has no rate to scale")
 		}
 	}
 	s.infeasible = map[int]string{}
@@ -185,6 +172,39 @@ func (s *Sweeper) Check() error {
 	return nil
 }
 
+// checkTraceRates checks the rates a replay sweep plays its trace at: the
+// trace must have a rate to scale, and each rate of the grid must be one
+// the trace can be played at (Trace.SetRate), located at its value.
+func (s *Sweeper) checkTraceRates() error {
+	tr, err := NewTrace(s.Trace.Rows, s.Trace.Options)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	s.Trace.RateRPS = tr.RateRPS()
+	ax := s.Grid.Axis(RateKey)
+	if ax != nil {
+		for _, v := range ax.Values {
+			if f, ok := v.Float(); !ok || !(f > 0) {
+				return &sweep.InputError{Pos: v.Pos, Field: "grid.rate", Msg: fmt.Sprintf("%q: want a positive number of requests per second", v.Text)}
+			}
+		}
+	}
+	if (ax != nil || s.Searching || s.Trace.BaseRate > 0) && s.Trace.RateRPS == 0 {
+		return exitcode.Usagef("every request of the trace is injected at once: it has no rate to scale")
+	}
+	if ax == nil {
+		return nil
+	}
+	for _, v := range ax.Values {
+		f, _ := v.Float()
+		if err := tr.SetRate(f); err != nil {
+			return &sweep.InputError{Pos: v.Pos, Field: "grid.rate", Msg: err.Error()}
+		}
+	}
+	return nil
+}
+
 func cmpOr(a, b error) error {
 	if a != nil {
 		return a
@@ -201,9 +221,25 @@ func (s *Sweeper) unknownKey(k string) string {
 	if s.Trace == nil {
 		load = sortedKeys(workloadKeys)
 	}
+	// A deployment key's other names (tp, tensor_parallel_size) are not
+	// grid keys, but they lead to the key they stand for.
+	names, aliasOf := append(deployKeys(), load...), map[string]string{}
+	for key, aliases := range deploy.KeyAliases() {
+		for _, a := range aliases {
+			aliasOf[a] = key
+			names = append(names, a)
+		}
+	}
+	near := aliasOf[k]
+	if near == "" && strings.Trim(k, "_") != "" {
+		near = suggest.Closest(k, names)
+		if key, ok := aliasOf[near]; ok {
+			near = key
+		}
+	}
 	hint := ""
-	if s := suggest.Closest(k, append(deployKeys(), load...)); s != "" {
-		hint = fmt.Sprintf(" (did you mean %q?)", s)
+	if near != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return fmt.Sprintf("unknown key %s%s: want a deployment key (%s) or a load key (%s)", k, hint,
 		strings.Join(deployKeys(), ", "), strings.Join(load, ", "))
@@ -312,7 +348,7 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 		return sweep.Row{}, err
 	}
 	if why, ok := s.infeasible[c.Index]; ok {
-		return sweep.Row{Status: sweep.StatusInfeasible, Reason: why, RateRPS: rate, GPU: cfg.GPU, GPUs: gpusOf(cfg)}, nil
+		return sweep.Row{Status: sweep.StatusInfeasible, Reason: why, RateRPS: rate, GPU: cfg.GPU, GPUs: cfg.GPUs()}, nil
 	}
 	dep, err := deploy.Resolve(cfg)
 	if err != nil {
@@ -352,7 +388,7 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 			return sweep.Row{}, err
 		}
 	}
-	return st.row(&out.Summary, offered, cfg.GPU, dep.Instances*dep.TP*dep.PipelineParallel), nil
+	return st.row(&out.Summary, offered, cfg.GPU, cfg.GPUs()), nil
 }
 
 // replayCase replays the trace on dep, sped up to rate (or to the case's
@@ -443,16 +479,6 @@ func (st *caseStats) row(s *metrics.Summary, rate float64, gpu string, gpus int)
 		r.E2E = &sweep.Latency{Mean: s.E2EMeanMs, P50: s.E2EP50Ms, P90: s.E2EP90Ms, P95: s.E2EP95Ms, P99: s.E2EP99Ms}
 	}
 	return r
-}
-
-// gpusOf counts the GPUs of a deployment without resolving it: instances
-// (the P/D pools when split) × tensor parallel × pipeline stages.
-func gpusOf(cfg deploy.Config) int {
-	n := cfg.Instances
-	if cfg.PrefillInstances > 0 {
-		n = cfg.PrefillInstances + cfg.DecodeInstances
-	}
-	return n * max(cfg.TP, 1) * max(cfg.PipelineParallel, 1)
 }
 
 // Base describes the main deployment keys the sweep does not vary.

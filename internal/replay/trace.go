@@ -242,9 +242,20 @@ func (t *Trace) SetRate(rps float64) error {
 	case t.RateRPS() == 0:
 		return exitcode.Usagef("every request of the trace is injected at once: it has no rate to scale")
 	}
-	t.speedup = rps / t.RateRPS()
+	speedup := rps / t.RateRPS()
+	if last := float64(t.first) + float64(t.last-t.first)/speedup; !(last <= maxScaledUs) {
+		lowest := t.RateRPS() * float64(t.last-t.first) / (maxScaledUs - float64(t.first))
+		return exitcode.Usagef("rate %v req/s would play the trace over more than %.3g years: the lowest rate for it is %.3g req/s",
+			rps, maxScaledUs/(365.25*24*3600e6), lowest)
+	}
+	t.speedup = speedup
 	return nil
 }
+
+// maxScaledUs bounds the last injection time of a trace played at another
+// rate (SetRate), far below the simulator's int64 µs clock so that every
+// time of the replay stays in range.
+const maxScaledUs = float64(1 << 60)
 
 // scaled applies SetRate's speed-up to an injection time.
 func (t *Trace) scaled(at int64) int64 {

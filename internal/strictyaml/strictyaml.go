@@ -77,7 +77,7 @@ func Parse(file string, data []byte) (n *yaml.Node, err error) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, &Error{File: file, Line: extra.Line, Msg: "more than one YAML document"}
+		return nil, &Error{File: file, Line: extra.Line, Column: extra.Column, Msg: "more than one YAML document"}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, nil

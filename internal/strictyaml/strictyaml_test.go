@@ -8,7 +8,9 @@ import (
 func TestParse(t *testing.T) {
 	for _, tt := range []struct{ src, want string }{
 		{"a: [1\n", "f.yaml:1: yaml syntax: did not find expected ',' or ']'"},
-		{"a: 1\n---\nb: 2\n", "f.yaml:2: more than one YAML document"},
+		{"a: 1\n---\nb: 2\n", "f.yaml:2:1: more than one YAML document"},
+		{"a: 1\n---\n", "f.yaml:2:1: more than one YAML document"},
+		{"a: 1\n...\n--- x\n", "f.yaml:3:1: more than one YAML document"},
 	} {
 		if _, err := Parse("f.yaml", []byte(tt.src)); err == nil || err.Error() != tt.want {
 			t.Errorf("Parse(%q) = %v, want %q", tt.src, err, tt.want)

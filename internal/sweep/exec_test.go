@@ -180,7 +180,7 @@ func TestMergeErrors(t *testing.T) {
 	}{
 		{[]string{"a"}, []*Doc{s0}, "shards missing: 1/2"},
 		{[]string{"a", "b"}, []*Doc{s0, s0}, "b: shard: shard 0/2 is also a"},
-		{[]string{"a", "b"}, []*Doc{s0, other}, "b: fingerprint: made from other inputs than a"},
+		{[]string{"a", "b"}, []*Doc{s0, other}, `b: fingerprint: "g" here, "` + s0.Fingerprint + `" in a: shards of one sweep differ`},
 		{[]string{"a", "b"}, []*Doc{s0, mk("1/3", func(k int64) bool { return k%3 == 1 })}, "b: shard: 1/3 is one of 3 shards, a one of 2"},
 		{nil, nil, "nothing to merge"},
 	} {
@@ -188,10 +188,10 @@ func TestMergeErrors(t *testing.T) {
 			t.Errorf("got %v, want prefix %q", err, tc.want)
 		}
 	}
-	if _, err := DecodeDoc("x.json", []byte(`{"format":"other"}`)); err == nil || !strings.Contains(err.Error(), `x.json: format: "other"`) {
+	if _, err := DecodeDoc("x.json", []byte(`{"format":"other"}`)); err == nil || err.Error() != `x.json:1:11: format: "other": want "servesim-sweep/1" (the JSON a sweep writes with --format json)` {
 		t.Errorf("foreign document: got %v", err)
 	}
-	if _, err := DecodeDoc("x.csv", []byte("case,role\n")); err == nil || !strings.HasPrefix(err.Error(), "x.csv: not a sweep document") {
+	if _, err := DecodeDoc("x.csv", []byte("case,role\n")); err == nil || !strings.HasPrefix(err.Error(), "x.csv:1:1: not a sweep document") {
 		t.Errorf("CSV given to merge: got %v", err)
 	}
 	if d, err := Merge([]string{"a", "b"}, []*Doc{s1, s0}); err != nil || len(d.Rows) != 4 || d.Rows[0].Case != 0 {
@@ -289,6 +289,9 @@ func TestPrices(t *testing.T) {
 		{"H100: 1\nh100: 2\n", "p.yaml:2:1: prices: GPU h100 is priced twice"},
 		{"H100: [1]\n", "p.yaml:1:7: prices.H100"},
 		{"", "p.yaml: prices: the file is empty"},
+		{"H100: 1e308\n", "p.yaml:1:7: prices.H100: 1e+308 USD per GPU-hour: want a finite price in [0, 1e+06]"},
+		{"H100: .inf\n", "p.yaml:1:7: prices.H100: \".inf\" is not a number"},
+		{"H100: 2\n---\nH100: 3\n", "p.yaml:2:1: more than one YAML document"},
 	} {
 		if _, err := DecodePrices("p.yaml", []byte(tc.src), DefaultPrices()); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want prefix %q", tc.src, err, tc.want)
@@ -298,6 +301,10 @@ func TestPrices(t *testing.T) {
 	r.finish(SLO{}, DefaultPrices())
 	if r.CostPerHour == nil || *r.CostPerHour != 4*1.95 || r.CostPerMTok == nil || math.Abs(*r.CostPerMTok-4*1.95/3.6) > 1e-12 {
 		t.Errorf("costs: %v %v, want 7.8 $/h and 7.8/3.6 $ per million tokens", r.CostPerHour, r.CostPerMTok)
+	}
+	r = Row{Status: StatusOK, GPU: "H100", GPUs: 1 << 62, TokensPerSec: 1e-300}
+	if r.finish(SLO{}, DefaultPrices()); r.CostPerHour == nil || r.CostPerMTok != nil {
+		t.Errorf("a cost per token that is not a finite number is left out: %v %v", r.CostPerHour, r.CostPerMTok)
 	}
 	r = Row{Status: StatusOK, GPU: "TPU", GPUs: 4}
 	if r.finish(SLO{}, DefaultPrices()); r.CostPerHour != nil {

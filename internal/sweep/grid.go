@@ -20,7 +20,7 @@ type Grid struct {
 }
 
 // NewGrid checks the axes: no key twice, no axis without values, no value
-// twice in an axis, at most MaxCases cases. A grid without axes has one
+// twice in an axis (01 and 1 are one value: Value.identity), at most MaxCases cases. A grid without axes has one
 // case: the base deployment and workload as they are.
 func NewGrid(axes []Axis) (*Grid, error) {
 	n := 1
@@ -33,12 +33,16 @@ func NewGrid(axes []Axis) (*Grid, error) {
 		if len(ax.Values) == 0 {
 			return nil, inputErr(ax.Pos, "grid."+ax.Key, "no values: give at least one")
 		}
-		texts := map[string]Pos{}
+		values := map[string]Value{}
 		for _, v := range ax.Values {
-			if p, dup := texts[v.Text]; dup {
-				return nil, inputErr(v.Pos, "grid."+ax.Key, "value %s appears twice (first at %s)", v.Text, p)
+			id := v.identity()
+			if first, dup := values[id]; dup {
+				if first.Text == v.Text {
+					return nil, inputErr(v.Pos, "grid."+ax.Key, "value %s appears twice (first at %s)", v.Text, first.Pos)
+				}
+				return nil, inputErr(v.Pos, "grid."+ax.Key, "value %s is %s again (first at %s)", v.Text, first.Text, first.Pos)
 			}
-			texts[v.Text] = v.Pos
+			values[id] = v
 		}
 		if n > MaxCases/len(ax.Values) {
 			return nil, inputErr(ax.Pos, "grid", "the grid has more than %d cases; split it into several sweeps", MaxCases)

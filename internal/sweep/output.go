@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -132,34 +131,12 @@ func csvRecord(r *Row, keys []string) []string {
 		strconv.Itoa(r.GPUs), opt(r.CostPerHour), opt(r.CostPerMTok), met, strings.Join(r.SLOFailures, "; "), r.Reason)
 }
 
-// DecodeDoc reads a sweep's JSON document; name is used in errors.
-func DecodeDoc(name string, data []byte) (*Doc, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var d Doc
-	if err := dec.Decode(&d); err != nil {
-		return nil, inputErr(Pos{File: name}, "", "not a sweep document: %v", err)
-	}
-	if d.Format != DocFormat {
-		return nil, inputErr(Pos{File: name}, "format", "%q: want %q (the JSON a sweep writes with --format json)", d.Format, DocFormat)
-	}
-	if d.Cases < 1 || d.Cases > MaxCases {
-		return nil, inputErr(Pos{File: name}, "cases", "%d is outside [1, %d]", d.Cases, MaxCases)
-	}
-	if _, _, err := parseShard(d.Shard); err != nil {
-		return nil, inputErr(Pos{File: name}, "shard", "%v", err)
-	}
-	for i, r := range d.Rows {
-		if r.Case < 0 || r.Case >= d.Cases {
-			return nil, inputErr(Pos{File: name}, fmt.Sprintf("rows[%d].case", i), "%d is outside [0, %d)", r.Case, d.Cases)
-		}
-	}
-	return &d, nil
-}
-
 // Merge joins the documents of the shards of one sweep into the document
 // the sweep prints when it runs whole. Every shard of the split must be
-// there exactly once, from the same inputs.
+// there exactly once, from the same inputs: every field but the shard and
+// the rows is the same in every document, and a GPU has one price. Each
+// row's SLO verdict and costs are computed again from the SLO, the prices
+// and the row's measurements, whatever the shard said.
 func Merge(names []string, docs []*Doc) (*Doc, error) {
 	if len(docs) == 0 {
 		return nil, exitcode.Usagef("nothing to merge: name the shard files")
@@ -172,10 +149,10 @@ func Merge(names []string, docs []*Doc) (*Doc, error) {
 		if err != nil {
 			return nil, inputErr(Pos{File: names[i]}, "shard", "%v", err)
 		}
-		switch {
-		case d.Fingerprint != first.Fingerprint || d.Command != first.Command || d.Cases != first.Cases:
-			return nil, inputErr(Pos{File: names[i]}, "fingerprint", "made from other inputs than %s (another grid, workload, trace, deployment, SLO or price table)", names[0])
-		case i > 0 && cnt != n:
+		if err := sameSweep(names[0], first, names[i], d); err != nil {
+			return nil, err
+		}
+		if i > 0 && cnt != n {
 			return nil, inputErr(Pos{File: names[i]}, "shard", "%s is one of %d shards, %s one of %d", d.Shard, cnt, names[0], n)
 		}
 		n = cnt
@@ -198,18 +175,23 @@ func Merge(names []string, docs []*Doc) (*Doc, error) {
 	if len(missing) > 0 {
 		return nil, exitcode.Usagef("shards missing: %s (every shard of the split is needed)", strings.Join(missing, ", "))
 	}
+	prices, err := mergePrices(names, docs)
+	if err != nil {
+		return nil, err
+	}
+	slo, err := parseSLO(first.SLO, Pos{File: names[0]})
+	if err != nil {
+		return nil, err
+	}
 	out := *first
 	out.Shard, out.Rows = "", nil
-	prices := Prices{}
 	for _, d := range docs {
 		out.Rows = append(out.Rows, d.Rows...)
-		for _, p := range d.Prices {
-			prices = prices.set(p)
-		}
 	}
 	seen := make([]bool, first.Cases)
-	for _, r := range out.Rows {
-		seen[r.Case] = true
+	for i := range out.Rows {
+		seen[out.Rows[i].Case] = true
+		out.Rows[i].finish(slo, prices)
 	}
 	for k, ok := range seen {
 		if !ok {
@@ -218,6 +200,50 @@ func Merge(names []string, docs []*Doc) (*Doc, error) {
 	}
 	out.Finish(prices)
 	return &out, nil
+}
+
+// sameSweep checks that document d (file name) is a shard of the sweep of
+// document first (file firstName): every field but the shard, the rows and
+// the prices of the GPUs its rows ran on is equal.
+func sameSweep(firstName string, first *Doc, name string, d *Doc) error {
+	for _, f := range []struct {
+		field string
+		a, b  any
+	}{
+		{"format", first.Format, d.Format}, {"command", first.Command, d.Command},
+		{"fingerprint", first.Fingerprint, d.Fingerprint}, {"cases", first.Cases, d.Cases},
+		{"keys", first.Keys, d.Keys}, {"load_keys", first.LoadKeys, d.LoadKeys}, {"base", first.Base, d.Base},
+		{"slo", first.SLO, d.SLO}, {"find", first.Find, d.Find}, {"precision", first.Precision, d.Precision},
+	} {
+		if a, b := jsonText(f.a), jsonText(f.b); a != b {
+			return inputErr(Pos{File: name}, f.field, "%s here, %s in %s: shards of one sweep differ only in their shard and rows", b, a, firstName)
+		}
+	}
+	return nil
+}
+
+// mergePrices joins the shards' price tables: a GPU priced in several
+// shards must have one price.
+func mergePrices(names []string, docs []*Doc) (Prices, error) {
+	var out Prices
+	from := map[string]int{}
+	for i, d := range docs {
+		for _, p := range d.Prices {
+			key := strings.ToLower(p.GPU)
+			if j, ok := from[key]; ok {
+				if q, _ := out.Lookup(p.GPU); q != p {
+					return out, inputErr(Pos{File: names[i]}, "prices", "%s at $%v/h (%s) here, $%v/h (%s) in %s", p.GPU, p.USDPerHour, p.Source, q.USDPerHour, q.Source, names[j])
+				}
+				continue
+			}
+			if err := checkPrice(p.USDPerHour); err != nil {
+				return out, inputErr(Pos{File: names[i]}, "prices", "%s: %v", p.GPU, err)
+			}
+			from[key] = i
+			out = out.set(p)
+		}
+	}
+	return out, nil
 }
 
 // maxShards bounds the shards of a merge (cli.MaxShards, which this

@@ -33,10 +33,29 @@ func Overlay(real, sim *Doc) *Doc {
 
 // Between are n rates evenly spaced strictly between lo and hi: the
 // levels of a live sweep between its synchronous and its throughput level.
+// Each is rounded to the fewest significant digits, three at least, that
+// keep the rates apart and strictly between lo and hi, so that they read
+// short in tables and in the levels' file names (8.31, not
+// 8.309601508941244) and every level keeps a name of its own.
 func Between(lo, hi float64, n int) []float64 {
-	var out []float64
+	var exact []float64
 	for i := 1; i <= n; i++ {
-		out = append(out, lo+(hi-lo)*float64(i)/float64(n+1))
+		exact = append(exact, lo+(hi-lo)*float64(i)/float64(n+1))
 	}
-	return out
+	for digits := 3; digits < 17 && len(exact) > 0; digits++ {
+		out := make([]float64, len(exact))
+		ok := true
+		for i, r := range exact {
+			out[i] = roundSig(r, digits)
+			prev := lo
+			if i > 0 {
+				prev = out[i-1]
+			}
+			ok = ok && out[i] > prev && out[i] < hi
+		}
+		if ok {
+			return out
+		}
+	}
+	return exact
 }

@@ -10,6 +10,20 @@ func TestBetween(t *testing.T) {
 	if got, want := Between(2, 10, 3), []float64{4, 6, 8}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Between(2, 10, 3): got %v, want %v", got, want)
 	}
+	for _, tc := range []struct {
+		lo, hi float64
+		n      int
+		want   []float64
+	}{
+		{2.0123, 10.7891, 3, []float64{4.21, 6.4, 8.59}},
+		{1.3, 31.2, 1, []float64{16.2}},
+		{1, 1.001, 3, []float64{1.0002, 1.0005, 1.0008}},
+		{0.9999, 1.0001, 1, []float64{1}},
+	} {
+		if got := Between(tc.lo, tc.hi, tc.n); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Between(%v, %v, %d): got %v, want %v (short, apart, strictly inside)", tc.lo, tc.hi, tc.n, got, tc.want)
+		}
+	}
 	if got := Between(2, 10, 0); got != nil {
 		t.Errorf("Between(2, 10, 0): got %v, want none", got)
 	}

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -134,8 +133,8 @@ func pricesFrom(m *yaml.Node, file, field string, base Prices) (Prices, error) {
 		if v.Kind != yaml.ScalarNode || err != nil {
 			return base, inputErr(vpos, field+"."+name, "%q is not a number of USD per GPU-hour", v.Value)
 		}
-		if !(usd >= 0) || math.IsInf(usd, 0) {
-			return base, inputErr(vpos, field+"."+name, "%v USD per GPU-hour must be finite and not negative", usd)
+		if err := checkPrice(usd); err != nil {
+			return base, inputErr(vpos, field+"."+name, "%v", err)
 		}
 		out = out.set(Price{GPU: name, USDPerHour: usd, Source: file})
 	}

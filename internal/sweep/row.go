@@ -90,7 +90,7 @@ type Row struct {
 	Preemptions       int64   `json:"preemptions"`
 
 	GPU         string   `json:"gpu"`
-	GPUs        int      `json:"gpus"` // instances × tensor parallel × pipeline stages
+	GPUs        int      `json:"gpus"` // instances × tensor parallel × pipeline stages × data parallel
 	CostPerHour *float64 `json:"cost_per_hour_usd,omitempty"`
 	// CostPerMTok is the cost of a million output tokens at the run's
 	// throughput: what the deployment costs per token at this load.
@@ -143,10 +143,15 @@ func (r *Row) finish(slo SLO, prices Prices) {
 		return
 	}
 	if p, ok := prices.Lookup(r.GPU); ok {
+		// Prices are bounded (checkPrice), but a cost that still is not a
+		// finite number (a vanishing throughput) is left out, as JSON
+		// cannot hold it.
 		c := float64(r.GPUs) * p.USDPerHour
+		if !finite(c) {
+			return
+		}
 		r.CostPerHour = &c
-		if r.TokensPerSec > 0 {
-			m := c / (r.TokensPerSec * 3600 / 1e6)
+		if m := c / (r.TokensPerSec * 3600 / 1e6); r.TokensPerSec > 0 && finite(m) {
 			r.CostPerMTok = &m
 		}
 	}

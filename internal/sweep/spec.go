@@ -88,15 +88,22 @@ func DecodeSpec(name string, data []byte, base Spec) (Spec, error) {
 		case "grid":
 			err = s.decodeGrid(v, name)
 		case "slo":
-			at := vpos
-			if v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
-				at.Col++
+			var text string
+			if text, err = scalarText(name, k, v, "an SLO such as 'ttft.p99<500ms'"); err == nil {
+				at := vpos
+				if v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+					at.Col++
+				}
+				s.SLO, err = parseSLO(text, at)
 			}
-			s.SLO, err = parseSLO(v.Value, at)
 		case "find":
-			s.Find, s.findPos = v.Value, vpos
+			s.Find, err = scalarText(name, k, v, "max-rate, min-cost or min-gpus")
+			s.findPos = vpos
 		case "precision":
-			s.Precision, err = ParsePrecision(v.Value, vpos)
+			var text string
+			if text, err = scalarText(name, k, v, "a relative precision such as 1%"); err == nil {
+				s.Precision, err = ParsePrecision(text, vpos)
+			}
 		case "prices":
 			s.Prices, err = pricesFrom(v, name, "prices", s.Prices)
 		default:
@@ -109,6 +116,21 @@ func DecodeSpec(name string, data []byte, base Spec) (Spec, error) {
 	return s, nil
 }
 
+// scalarText is the text of the value v of key k, which must be one
+// scalar (a list, a mapping or nothing is an error saying what it wants).
+func scalarText(file string, k, v *yaml.Node, want string) (string, error) {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch {
+	case v.Kind != yaml.ScalarNode:
+		return "", fromYAML(strictyaml.At(file, v, k.Value, "want %s, got %s", want, strictyaml.Describe(v)))
+	case v.Tag == "!!null":
+		return "", fromYAML(strictyaml.At(file, v, k.Value, "want %s, got nothing (leave the key out to give none)", want))
+	}
+	return v.Value, nil
+}
+
 func (s *Spec) decodeGrid(m *yaml.Node, file string) error {
 	if err := strictyaml.WantMapping(file, m, "grid", "keys to values (e.g. num_instances: 1..4)"); err != nil {
 		return fromYAML(err)
@@ -116,6 +138,9 @@ func (s *Spec) decodeGrid(m *yaml.Node, file string) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		kpos := Pos{File: file, Line: k.Line, Col: k.Column}
+		if k.Kind != yaml.ScalarNode || k.Value == "" {
+			return inputErr(kpos, "grid", "a key must be a name such as num_instances, got %s", strictyaml.Describe(k))
+		}
 		if err := checkKeyName(k.Value, kpos); err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/strictyaml"
 )
 
 // Bounds on what a sweep description may ask for, checked before anything
@@ -36,6 +38,30 @@ func (v Value) Float() (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(v.Text), 64)
 	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+}
+
+// identity is what two values of an axis that make the same case share:
+// a number's value as YAML reads it (01 and 1 are one value; so are
+// 1000, 1_000 and 1e3), else the text.
+func (v Value) identity() string {
+	n := v.Node
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return v.Text
+	}
+	switch n.ShortTag() {
+	case "!!int":
+		var i int64
+		if n.Decode(&i) == nil && (i > 1<<53 || i < -1<<53) {
+			return "number " + strconv.FormatInt(i, 10) // beyond what a float64 holds exactly
+		}
+		fallthrough
+	case "!!float":
+		var f float64
+		if n.Decode(&f) == nil {
+			return "number " + strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	}
+	return v.Text
 }
 
 func scalarValue(text string, pos Pos) Value {
@@ -199,13 +225,17 @@ func ParseGridFlag(s string) (Axis, error) {
 	ax := Axis{Key: key, Pos: Pos{File: flag, Col: 1}}
 	trimmed := strings.TrimSpace(vals)
 	if strings.HasPrefix(trimmed, "[") {
-		var n yaml.Node
-		if err := yaml.Unmarshal([]byte(trimmed), &n); err != nil || len(n.Content) != 1 {
+		base := base.shift(leadingSpace(vals))
+		n, err := strictyaml.Parse(flag, []byte(trimmed))
+		if err != nil || n == nil {
 			return Axis{}, inputErr(base, key, "%q is not a YAML flow list", trimmed)
 		}
-		vs, err := axisValues(n.Content[0], flag, key)
+		vs, err := axisValues(n, flag, key)
 		if err != nil {
 			return Axis{}, flagColumns(err, base)
+		}
+		for i := range vs { // positions in the list are columns of the flag's value
+			vs[i].Pos = base.shift(vs[i].Pos.Col - 1)
 		}
 		ax.Values = vs
 		return ax, nil
@@ -247,10 +277,30 @@ func flagColumns(err error, base Pos) error {
 // checkKeyName refuses names that cannot be keys (the key's meaning is the
 // runner's business).
 func checkKeyName(key string, pos Pos) error {
-	for _, r := range key {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
-			return inputErr(pos, "grid", "key %q: keys are lower case with underscores, as in max_num_seqs (the YAML key of the flag --max-num-seqs)", key)
+	if keyName(key) == key {
+		return nil
+	}
+	if n := keyName(key); strings.Trim(n, "_") != "" {
+		return inputErr(pos, "grid", "key %q: keys are lower case with underscores (did you mean %q?)", key, n)
+	}
+	return inputErr(pos, "grid", "key %q: keys are lower case with underscores, as in max_num_seqs (the YAML key of the flag --max-num-seqs)", key)
+}
+
+// keyName is s written as a key: lower case, every run of other
+// characters (spaces, dashes, dots) an underscore.
+func keyName(s string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			if sep && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			sep = false
+		} else {
+			sep = true
 		}
 	}
-	return nil
+	return b.String()
 }

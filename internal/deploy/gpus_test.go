@@ -1,0 +1,36 @@
+package deploy
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every GPU a deployment runs on is counted: each data-parallel rank holds
+// its own TP × PP shards, and every instance of every pool has them all.
+func TestGPUs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(c *Config)
+		want int
+	}{
+		{"the default", func(c *Config) {}, 1},
+		{"TP 2 × DP 2", func(c *Config) { c.TP, c.DataParallel = 2, 2 }, 4},
+		{"TP 2 × PP 2 × DP 2, 3 instances", func(c *Config) { c.TP, c.PipelineParallel, c.DataParallel, c.Instances = 2, 2, 2, 3 }, 24},
+		{"P/D 1 + 2 of TP 2 × DP 2", func(c *Config) { c.TP, c.DataParallel, c.PrefillInstances, c.DecodeInstances = 2, 2, 1, 2 }, 12},
+	} {
+		c := Default()
+		tc.set(&c)
+		if got := c.GPUs(); got != tc.want {
+			t.Errorf("%s: %d GPUs, want %d", tc.name, got, tc.want)
+		}
+	}
+	c := Default()
+	c.TP, c.DataParallel = 2, 2
+	r, err := Resolve(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Describe(); !strings.Contains(d, "on 4 × H100 (TP 2 × DP 2)") {
+		t.Errorf("Describe() = %q, want the 4 GPUs of TP 2 × DP 2", d)
+	}
+}
