@@ -29,7 +29,7 @@ func TestImporterSamples(t *testing.T) {
 		{"vidur", "vidur/azure_code_head20_vidur.csv", 20, false},
 		{"vidur", "vidur/prefix_blocks.csv", 5, true},
 		{"vllm-bench", "vllm/bench_detailed.json", 4, false},
-		{"vllm-bench", "vllm/bench_detailed_old.json --model qwen3-14b", 2, false}, // its facebook/opt-125m is not embedded
+		{"vllm-bench", "vllm/bench_detailed_old.json --model qwen3-14b", 2, false},       // its facebook/opt-125m is not embedded
 		{"llmservingsim", "llmservingsim/rtx4090", 20, false},                            // a run directory
 		{"llmservingsim", "llmservingsim/rtxpro6000_qwen3_32b/requests.jsonl", 5, false}, // meta.json beside it
 	}
