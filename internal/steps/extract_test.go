@@ -130,7 +130,7 @@ func TestExtractExact(t *testing.T) {
 			if got.StartUs != w.start || got.EndUs != w.end || got.Decodes != w.decodes || !slices.Equal(fin, w.finishing) {
 				t.Errorf("budget %d step %d: %+v, want %+v", budget, i+1, got, w)
 			}
-			if budget == 0 && (len(got.Prefills) != w.prompts || tokens != w.promptTokens) {
+			if len(got.Prefills) != w.prompts || tokens != w.promptTokens {
 				t.Errorf("budget %d step %d: %d prompts of %d tokens, want %d of %d", budget, i+1, len(got.Prefills), tokens, w.prompts, w.promptTokens)
 			}
 		}
@@ -192,7 +192,12 @@ func TestExtractNoisy(t *testing.T) {
 // TestExtractFirstAndLast: with only each request's first and last chunk,
 // the steps found are true ones, and every request is consistent.
 func TestExtractFirstAndLast(t *testing.T) {
-	s := sampleServer(0)
+	// Short requests, so that their first and last chunks tie ends together.
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := &server{}
+	for i := range 40 {
+		s.reqs = append(s.reqs, simReq{join: 2 * i, prompt: 50 + rng.IntN(400), output: 2 + rng.IntN(3)})
+	}
 	reqs, want := s.run()
 	for i := range reqs {
 		c := reqs[i].Chunks
@@ -202,8 +207,14 @@ func TestExtractFirstAndLast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.ExplainedShare() != 1 || ex.Sparse != len(reqs) {
-		t.Errorf("explained %.3f, %d sparse of %d", ex.ExplainedShare(), ex.Sparse, len(reqs))
+	sparse := 0 // a request of two tokens has all its chunks
+	for _, r := range reqs {
+		if r.Output > 2 {
+			sparse++
+		}
+	}
+	if ex.ExplainedShare() != 1 || ex.Sparse != sparse {
+		t.Errorf("explained %.3f, %d sparse; want all, %d", ex.ExplainedShare(), ex.Sparse, sparse)
 	}
 	byEnd := map[int64]truth{}
 	for _, w := range want {
@@ -215,7 +226,9 @@ func TestExtractFirstAndLast(t *testing.T) {
 			t.Errorf("step %+v is no true step (%+v)", got, w)
 		}
 	}
-	t.Logf("%d of %d steps found from first and last chunks", len(ex.Steps), len(want))
+	if len(ex.Steps) < len(want)/5 {
+		t.Errorf("%d of %d steps found from first and last chunks, want at least a fifth", len(ex.Steps), len(want))
+	}
 }
 
 // TestExtractContradiction: a request whose chunks say fewer steps than
