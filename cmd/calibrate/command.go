@@ -44,6 +44,11 @@ To fit the simulator to the trace instead of grading it, see calibrate fit --hel
 
    calibrate fit cap.csv --latency-model blackbox --holdout 0.2 -o coeffs.yaml
 
+To compare the real engine steps, read from the chunk times, with the latency
+model's step times, see calibrate steps --help:
+
+   calibrate steps cap.csv --format markdown -o steps.md
+
 Example: capture a live server, replay the capture, grade the simulator in CI.
 
    observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \

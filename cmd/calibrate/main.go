@@ -12,12 +12,16 @@ func main() { os.Exit(cli.Main("calibrate", run)) }
 
 // run is the testable entry point: everything the process gives a command
 // arrives as arguments.
-// `calibrate fit ...` is the fitting subcommand (fit.go); anything else
-// is the comparison. (A trace file named fit is ./fit.)
+// `calibrate fit ...` is the fitting subcommand (fitcmd.go), `calibrate
+// steps ...` the step table (stepscmd.go); anything else is the
+// comparison. (A trace file named fit or steps is ./fit or ./steps.)
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	stdio := cli.IO{In: stdin, Out: stdout, Err: stderr}
 	if len(args) > 1 && args[1] == "fit" {
 		return cli.Run(ctx, fitCommand(), append([]string{args[0] + " fit"}, args[2:]...), stdio)
+	}
+	if len(args) > 1 && args[1] == "steps" {
+		return cli.Run(ctx, stepsCommand(), append([]string{args[0] + " steps"}, args[2:]...), stdio)
 	}
 	return cli.Run(ctx, command(), args, stdio)
 }

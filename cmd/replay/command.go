@@ -82,8 +82,8 @@ max_model_len) and its client (concurrency cap, closed-loop users, session mode)
 that 'run --trace-output T; replay T' reproduces the run exactly. --deployment and the
 flags still override; each override that contradicts the trace is a one-line warning
 naming both values; --ignore-trace-deployment simulates on the defaults and the flags
-alone, silently. A model the simulator does not know stays at the default, with a
-warning. KV blocks and max_model_len the trace's simulator derived are derived again
+alone, silently. A trace naming a model the simulator does not know is an error (exit
+2) unless --model gives one (an embedded name or a config.json path). KV blocks and max_model_len the trace's simulator derived are derived again
 when another key changes (--gpu L40S gets L40S's KV capacity). --metrics-out records
 the resolved deployment and client beside the summary, for calibrate's config verdict.
 

@@ -29,7 +29,7 @@ func TestImporterSamples(t *testing.T) {
 		{"vidur", "vidur/azure_code_head20_vidur.csv", 20, false},
 		{"vidur", "vidur/prefix_blocks.csv", 5, true},
 		{"vllm-bench", "vllm/bench_detailed.json", 4, false},
-		{"vllm-bench", "vllm/bench_detailed_old.json", 2, false},
+		{"vllm-bench", "vllm/bench_detailed_old.json --model qwen3-14b", 2, false},       // its facebook/opt-125m is not embedded
 		{"llmservingsim", "llmservingsim/rtx4090", 20, false},                            // a run directory
 		{"llmservingsim", "llmservingsim/rtxpro6000_qwen3_32b/requests.jsonl", 5, false}, // meta.json beside it
 	}
@@ -37,7 +37,8 @@ func TestImporterSamples(t *testing.T) {
 		t.Run(tt.path, func(t *testing.T) {
 			dir := t.TempDir()
 			mpath, spath := filepath.Join(dir, "m.json"), filepath.Join(dir, "s.json")
-			mustReplay(t, nil, "--from", tt.format, importerSamples+tt.path, "--metrics-out", mpath, "--results-path", spath)
+			args := strings.Fields(importerSamples + tt.path)
+			mustReplay(t, nil, append([]string{"--from", tt.format, "--metrics-out", mpath, "--results-path", spath}, args...)...)
 			b, err := os.ReadFile(mpath)
 			if err != nil {
 				t.Fatal(err)
@@ -102,7 +103,7 @@ func TestDetectedImports(t *testing.T) {
 		}
 	})
 	t.Run("a TraceV2 trace is read as one", func(t *testing.T) {
-		got := replayIn(nil, "../../internal/tracev2/testdata/golden/real.trace")
+		got := replayIn(nil, "../../internal/tracev2/testdata/golden/real.trace", "--model", "qwen3-14b") // its acme/chat-8b is not embedded
 		if got.err != nil || strings.Contains(got.stderr, "detected") {
 			t.Errorf("replay of a TraceV2 trace: %v\n%s", got.err, got.stderr)
 		}

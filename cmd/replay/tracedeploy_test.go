@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/testkit/blistest"
 	"servesim/internal/tracev2"
 )
@@ -65,8 +66,7 @@ func TestOverrideIsWarnedAndTheConfigVerdictFails(t *testing.T) {
 // TestOldTracesReplayAsBefore: a trace whose header states no deployment
 // and no client (as older releases and BLIS write it) replays on the defaults, silently,
 // exactly as with --ignore-trace-deployment; a BLIS header naming a model
-// the simulator does not know replays on the default model with a warning
-// instead of failing.
+// the simulator does not know fails (exit 2) unless --model names one.
 func TestOldTracesReplayAsBefore(t *testing.T) {
 	dir := t.TempDir()
 	prefix := filepath.Join(dir, "old")
@@ -104,12 +104,22 @@ func TestOldTracesReplayAsBefore(t *testing.T) {
 		t.Errorf("the defaults were not replayed: deployment %v client %v", m.Deployment, m.Client)
 	}
 
-	// A BLIS trace (server keys only) naming an unknown model.
-	r = mustReplay(t, nil, "../../internal/tracev2/testdata/blis/real.csv", "--results-path", filepath.Join(dir, "blis.json"))
-	if !strings.Contains(r.stderr, `the trace's model \"acme/chat-8b\" is not one the simulator knows; simulating qwen3-14b instead`) {
-		t.Errorf("no warning for the unknown model:\n%s", r.stderr)
+	// A BLIS trace (server keys only) naming an unknown model fails before
+	// anything is written, unless --model names one.
+	blis := "../../internal/tracev2/testdata/blis/real.csv"
+	r = replayIn(nil, blis, "--quiet", "--results-path", filepath.Join(dir, "blis.json"))
+	wantErr := `the trace's model: unknown model "acme/chat-8b"; known models near it: qwen3-8b, llama-3-8b, `
+	if exitcode.Of(r.err) != exitcode.Usage || r.err == nil || !strings.Contains(r.err.Error(), wantErr) || strings.Contains(r.err.Error(), "\n") {
+		t.Errorf("unknown model: %v (exit %d), want one line, exit 2, containing %q", r.err, exitcode.Of(r.err), wantErr)
 	}
-	mustReplay(t, nil, "../../internal/tracev2/testdata/blis/real.csv", "--ignore-trace-deployment", "--results-path", filepath.Join(dir, "blis-flags.json"))
+	if _, err := os.Stat(filepath.Join(dir, "blis.json")); !os.IsNotExist(err) {
+		t.Errorf("a failed replay wrote its results: %v", err)
+	}
+	r = mustReplay(t, nil, blis, "--model", "qwen3-14b", "--results-path", filepath.Join(dir, "blis.json"))
+	if strings.Contains(r.stderr, "WARN") {
+		t.Errorf("--model over an unknown trace model warns:\n%s", r.stderr)
+	}
+	mustReplay(t, nil, blis, "--ignore-trace-deployment", "--results-path", filepath.Join(dir, "blis-flags.json"))
 	compareResults(t, readSimResults(t, filepath.Join(dir, "blis.json")), readSimResults(t, filepath.Join(dir, "blis-flags.json")))
 }
 

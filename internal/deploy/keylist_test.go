@@ -9,7 +9,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
+	"servesim/internal/tracev2"
 )
 
 // taggedFields maps the yaml tag of every field of Config (inline structs
@@ -204,5 +206,23 @@ func writeFile(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOnTraceUnknownModel: a trace naming a model the simulator does not
+// know is an input error (exit 2) that names the trace and the models near
+// it, unless --model gives one; then that model is simulated, silently.
+func TestOnTraceUnknownModel(t *testing.T) {
+	h := &tracev2.Header{Server: &tracev2.Server{Model: "acme/llama-3.1-8b-chat", TensorParallel: 2, MaxNumSeqs: 8}}
+	l, _ := NewLayers("", nil)
+	_, err := l.OnTrace("b.yaml", h, func(s string) { t.Error(s) })
+	want := `b.yaml: the trace's model: unknown model "acme/llama-3.1-8b-chat"; known models near it: llama-3.1-8b, llama-3.1-8b-instruct,`
+	if exitcode.Of(err) != exitcode.Usage || err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "(give it with --model)") {
+		t.Errorf("unknown model: %v (exit %d), want exit 2 and %q…(give it with --model)", err, exitcode.Of(err), want)
+	}
+	l, _ = NewLayers("", flagspec.Values{"model": "meta-llama/Llama-3.1-8B-Instruct"})
+	got, err := l.OnTrace("b.yaml", h, func(s string) { t.Error(s) })
+	if err != nil || got.Model != "meta-llama/Llama-3.1-8B-Instruct" || got.TP != 2 || got.MaxNumSeqs != 8 {
+		t.Errorf("with --model: %+v, %v; want the flag's model on the trace's TP 2 and 8 seqs", got, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 
+	"servesim/internal/des/latency"
 	"servesim/internal/flagspec"
 	"servesim/internal/tracev2"
 )
@@ -82,7 +83,10 @@ func (l *Layers) apply(base Config) (Config, map[string]string, error) {
 // the flags. Every key the trace states that the file or a flag changes is
 // one warning naming both values. Keys the trace's own simulator derived
 // (KV blocks from GPU memory, max_model_len) are derived again when
-// another key changed. name is the trace's, for messages.
+// another key changed. A model the trace names that the simulator does not
+// know is an error unless --model (the file or a flag) gives one: simulating
+// another model would answer for the wrong server. name is the trace's, for
+// messages.
 func (l *Layers) OnTrace(name string, h *tracev2.Header, warn func(string)) (Config, error) {
 	base := Default()
 	td, err := FromTrace(name, h, base)
@@ -97,8 +101,8 @@ func (l *Layers) OnTrace(name string, h *tracev2.Header, warn func(string)) (Con
 		return final, err
 	}
 	if td.UnknownModel != "" && given["model"] == "" {
-		warn(fmt.Sprintf("%s: the trace's model %q is not one the simulator knows; simulating %s instead (give --model: an embedded name or a config.json path)",
-			name, td.UnknownModel, final.Model))
+		_, err := latency.ResolveModel(td.UnknownModel)
+		return final, invalid("%s: the trace's model: %v (give it with --model)", name, err)
 	}
 	byName := keysByName()
 	changed := false

@@ -57,8 +57,8 @@ type TraceDeployment struct {
 // BLIS's server keys) onto base. name is the trace's file, for messages. A
 // header that states nothing gives base and no keys. A model the simulator
 // cannot resolve is left out (see UnknownModel), so that a capture of a
-// server running a model we have no config for still replays on the rest
-// of its deployment.
+// server running a model we have no name for replays on the rest of its
+// deployment with the model a --model flag or file gives.
 func FromTrace(name string, h *tracev2.Header, base Config) (*TraceDeployment, error) {
 	td := &TraceDeployment{Config: base, Derived: map[string]bool{}}
 	keys := h.Deployment()

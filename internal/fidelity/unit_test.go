@@ -66,9 +66,19 @@ func TestDeployment(t *testing.T) {
 			t.Errorf("%s: %v", r.Name, err)
 		}
 	}
-	// Qwen3-32B is not embedded: its config comes from the asset folder.
-	if m, err := resolveModel("Qwen/Qwen3-32B", pkgAssets()); err != nil || m != "data/models/qwen3-32b" {
+	// Qwen3-32B is embedded; a model that is not comes from the asset folder.
+	if m, err := resolveModel("Qwen/Qwen3-32B", pkgAssets()); err != nil || m != "qwen3-32b" {
 		t.Errorf("Qwen3-32B: %q, %v", m, err)
+	}
+	assets := Assets{ModelDir: t.TempDir()}
+	if err := os.MkdirAll(filepath.Join(assets.ModelDir, "acme-7b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(assets.ModelDir, "acme-7b", "config.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := resolveModel("acme/Acme-7B", assets); err != nil || m != filepath.Join(assets.ModelDir, "acme-7b") {
+		t.Errorf("a model of the asset folder: %q, %v", m, err)
 	}
 	if _, err := resolveModel("acme/unknown-7b", pkgAssets()); err == nil || !strings.Contains(err.Error(), "neither embedded") {
 		t.Errorf("unknown model: %v", err)

@@ -1,6 +1,9 @@
 package suggest
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // maxLen bounds the names compared: the edit distance costs len(a)·len(b).
 const maxLen = 64
@@ -48,4 +51,61 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Near is at most n names of names that resemble typed, nearest first: those
+// sharing a word with it (words are the runs between '-', '_', '.', '/' and
+// spaces; one of them longer than a byte, so that a lone "5" is no
+// likeness) or within Closest's reach, more shared words first, then fewer
+// edits, then in sorted order. typed itself is left out. It is nil when
+// nothing resembles typed ("gpt-5" among model names).
+func Near(typed string, names []string, n int) []string {
+	type cand struct {
+		name          string
+		shared, edits int
+	}
+	limit := max(2, len(typed)/4)
+	tw := words(typed)
+	var cs []cand
+	for _, name := range names {
+		if name == typed {
+			continue
+		}
+		c := cand{name: name, edits: distance(typed, name)}
+		long := false
+		for _, w := range words(name) {
+			if slices.Contains(tw, w) {
+				c.shared++
+				long = long || len(w) > 1
+			}
+		}
+		if long || c.edits <= limit {
+			cs = append(cs, c)
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.shared != b.shared {
+			return b.shared - a.shared
+		}
+		if a.edits != b.edits {
+			return a.edits - b.edits
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var out []string
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// words are the distinct runs of s between separators.
+func words(s string) []string {
+	var ws []string
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune("-_./ ", r) }) {
+		if !slices.Contains(ws, w) {
+			ws = append(ws, w)
+		}
+	}
+	return ws
 }

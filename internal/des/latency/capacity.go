@@ -81,8 +81,8 @@ func KVBlocks(m *ModelConfig, g GPU, tp int, gpuMemUtil float64, blockSize int) 
 	if m.Vocab <= 0 {
 		return 0, fmt.Errorf("kv capacity: model %s has no vocab_size; give the number of KV blocks", m.Name)
 	}
-	if !swiGLU(m.HiddenAct) {
-		return 0, fmt.Errorf("kv capacity: model %s uses activation %q; only SwiGLU-family activations (silu, swiglu, geglu) are supported; give the number of KV blocks",
+	if !gatedFFN(m) {
+		return 0, fmt.Errorf("kv capacity: model %s uses activation %q; only gated FFNs (activations silu, swiglu, geglu; Gemma's GeGLU) are supported; give the number of KV blocks",
 			m.Name, m.HiddenAct)
 	}
 	available := g.MemoryGiB * gpuMemUtil * float64(tp)
@@ -112,12 +112,15 @@ func KVBlocks(m *ModelConfig, g GPU, tp int, gpuMemUtil float64, blockSize int) 
 	return int64(blocks), nil
 }
 
-func swiGLU(act string) bool {
-	switch strings.ToLower(act) {
+// gatedFFN reports whether the model's FFN has three matrices (gate, up,
+// down), which the weight estimate assumes: a SwiGLU-family activation, or
+// a Gemma model, whose GeGLU FFN names its activation gelu_pytorch_tanh.
+func gatedFFN(m *ModelConfig) bool {
+	switch strings.ToLower(m.HiddenAct) {
 	case "", "silu", "swish", "swiglu", "geglu":
 		return true
 	}
-	return false
+	return strings.HasPrefix(m.ModelType, "gemma")
 }
 
 // MaxModelLen is the default max_model_len M (docs/simulator.md §6.2): the model's

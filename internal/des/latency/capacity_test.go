@@ -123,6 +123,14 @@ func TestKVBlocksFitOnEveryGPU(t *testing.T) {
 	if got, err := KVBlocks(m, g, 8, 0.9, 16); err != nil || got != 281980 {
 		t.Errorf("llama-3.1-8b-instruct on 8 × H100: %d, %v; want 281980", got, err)
 	}
+	// Gemma's gated FFN (GeGLU, activation gelu_pytorch_tanh) has the three
+	// matrices the weight estimate assumes: its capacity is computed.
+	for _, name := range []string{"gemma-2-9b-it", "gemma-2-27b-it"} {
+		m, _ := LookupModel(name)
+		if got, err := KVBlocks(m, g, 1, 0.9, 16); err != nil || got < 1000 {
+			t.Errorf("%s on one H100: %d blocks, %v; want its capacity", name, got, err)
+		}
+	}
 }
 
 func TestKVBlocksErrors(t *testing.T) {
@@ -141,7 +149,7 @@ func TestKVBlocksErrors(t *testing.T) {
 		b    int
 		want string
 	}{
-		{"non-SwiGLU activation", gelu, unitGPU, 1, 0.9, 16, `activation "gelu"; only SwiGLU-family`},
+		{"non-SwiGLU activation", gelu, unitGPU, 1, 0.9, 16, `activation "gelu"; only gated FFNs`},
 		{"does not fit", big, h100, 1, 0.9, 16, "does not fit on 1 × H100: 131.42 GiB weights"},
 		{"utilisation 0", dense, unitGPU, 1, 0, 16, "utilization must be in (0, 1]"},
 		{"utilisation above 1", dense, unitGPU, 1, 1.5, 16, "utilization must be in (0, 1]"},

@@ -20,8 +20,9 @@
 //   - [Blackbox]: linear α/β in prefill tokens and decode requests;
 //
 // and the inputs they need: HuggingFace config.json parsing ([ModelConfig]),
-// GPU specifications ([GPU]), both embedded from BLIS (Apache-2.0, see
-// data/PROVENANCE.md) so the simulator runs with no files at hand, and the KV
+// GPU specifications ([GPU]), both embedded (BLIS's, Apache-2.0, and model
+// configs transcribed from their publishers; see data/PROVENANCE.md) so the
+// simulator runs with no files at hand, and the KV
 // capacity and max_model_len defaults ([KVBlocks], [MaxModelLen]).
 //
 // Every model is linear in the per-request context of decode requests, so a

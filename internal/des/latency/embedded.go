@@ -15,8 +15,9 @@ import (
 	"servesim/internal/suggest"
 )
 
-// embedded holds the BLIS model configs and GPU table (Apache-2.0; see
-// data/PROVENANCE.md). It is read-only.
+// embedded holds the model configs (BLIS's, Apache-2.0, and others
+// transcribed from their publishers' config.json) and the GPU table; see
+// data/PROVENANCE.md. It is read-only.
 //
 //go:embed data/hardware_config.json data/models/*.json data/LICENSE data/PROVENANCE.md
 var embedded embed.FS
@@ -58,18 +59,50 @@ func embeddedGPUs() ([]GPU, error) {
 
 // CanonicalModelName maps a model reference to the embedded naming: the part
 // after the last "/" (so HuggingFace ids like "Qwen/Qwen3-14B" work),
-// lower-cased, with a leading "meta-" dropped when that names a known model
-// ("Meta-Llama-3.1-8B-Instruct").
+// lower-cased, through the aliases people type ("llama-2-70b" is
+// "llama-2-70b-chat-hf", see [ModelAliases]), with a leading "meta-" dropped
+// when that names a known model ("Meta-Llama-3.1-8B-Instruct"). A name it
+// does not know comes back lower-cased.
 func CanonicalModelName(name string) string {
 	n := strings.ToLower(strings.TrimSpace(name))
 	n = strings.TrimSuffix(n, "/")
 	if i := strings.LastIndex(n, "/"); i >= 0 {
 		n = n[i+1:]
 	}
-	if rest, ok := strings.CutPrefix(n, "meta-"); ok && slices.Contains(KnownModels(), rest) {
-		return rest
+	known, aliases := KnownModels(), ModelAliases()
+	for _, c := range []string{n, strings.TrimPrefix(n, "meta-")} {
+		if slices.Contains(known, c) {
+			return c
+		}
+		if a, ok := aliases[c]; ok {
+			return a
+		}
 	}
 	return n
+}
+
+// ModelAliases maps the other names people type for an embedded model to
+// its embedded name: the short name without "-instruct", "-chat-hf" or
+// "-it", and the base model of an embedded chat or instruct model whose
+// config.json states the same architecture (same layers, widths, heads,
+// vocabulary and context).
+func ModelAliases() map[string]string {
+	return map[string]string{
+		"llama-2-7b": "llama-2-7b-hf", "llama-2-7b-chat": "llama-2-7b-chat-hf",
+		"llama-2-13b": "llama-2-13b-chat-hf", "llama-2-13b-hf": "llama-2-13b-chat-hf", "llama-2-13b-chat": "llama-2-13b-chat-hf",
+		"llama-2-70b": "llama-2-70b-chat-hf", "llama-2-70b-hf": "llama-2-70b-chat-hf", "llama-2-70b-chat": "llama-2-70b-chat-hf",
+		"llama-3-8b": "llama-3-8b-instruct", "llama-3-70b": "llama-3-70b-instruct",
+		"llama-3.1-8b": "llama-3.1-8b-instruct", "llama-3.1-70b": "llama-3.1-70b-instruct",
+		"llama-3.2-1b": "llama-3.2-1b-instruct", "llama-3.2-3b": "llama-3.2-3b-instruct",
+		"llama-3.3-70b": "llama-3.3-70b-instruct",
+		"qwen2.5-7b":    "qwen2.5-7b-instruct", "qwen2.5-14b": "qwen2.5-14b-instruct",
+		"qwen2.5-32b": "qwen2.5-32b-instruct", "qwen2.5-72b": "qwen2.5-72b-instruct",
+		"mistral-7b-instruct": "mistral-7b-instruct-v0.3", "mistral-7b-v0.3": "mistral-7b-instruct-v0.3",
+		"mixtral-8x7b": "mixtral-8x7b-v0.1", "mixtral-8x7b-instruct": "mixtral-8x7b-instruct-v0.1",
+		"mixtral-8x22b": "mixtral-8x22b-v0.1", "mixtral-8x22b-instruct": "mixtral-8x22b-instruct-v0.1",
+		"gemma-2-9b": "gemma-2-9b-it", "gemma-2-27b": "gemma-2-27b-it",
+		"deepseek-v2-lite-chat": "deepseek-v2-lite",
+	}
 }
 
 // LookupModel returns the embedded config of a model by name
@@ -80,8 +113,7 @@ func LookupModel(name string) (*ModelConfig, error) {
 	canon := CanonicalModelName(name)
 	known := KnownModels()
 	if canon == "" || !slices.Contains(known, canon) {
-		return nil, fmt.Errorf("unknown model %q%s; known models: %s; for another model pass the path to its HuggingFace config.json (or to the directory holding it) instead of a name",
-			name, didYouMean(canon, known), strings.Join(known, ", "))
+		return nil, unknownModel(name, canon, known)
 	}
 	data, err := embedded.ReadFile(path.Join("data/models", canon+".json"))
 	if err != nil {
@@ -119,13 +151,27 @@ func LookupGPU(name string) (GPU, error) {
 		name, hint, gpuNames(gpus))
 }
 
-// didYouMean is ` (did you mean "x"?)` when a known name is near typed
-// (suggest.Closest), else "".
-func didYouMean(typed string, known []string) string {
-	if s := suggest.Closest(typed, known); s != "" {
-		return fmt.Sprintf(" (did you mean %q?)", s)
+// maxNear is how many resembling names an unknown-model error lists.
+const maxNear = 6
+
+// unknownModel is the error for a model name typed that canonicalises to
+// canon and is not embedded: the names (embedded and aliases) that resemble
+// it (suggest.Near), led by a "did you mean" when the nearest of those is
+// also a typo of it (suggest.Closest); all the embedded models when none
+// resembles it.
+func unknownModel(typed, canon string, known []string) error {
+	names := slices.Concat(known, slices.Collect(maps.Keys(ModelAliases())))
+	near := suggest.Near(canon, names, maxNear)
+	list := "known models: " + strings.Join(known, ", ")
+	hint := ""
+	if len(near) > 0 {
+		list = fmt.Sprintf("known models near it: %s (%d in all: --list-models)", strings.Join(near, ", "), len(known))
+		if suggest.Closest(canon, names) == near[0] {
+			hint = fmt.Sprintf(" (did you mean %q?)", near[0])
+		}
 	}
-	return ""
+	return fmt.Errorf("unknown model %q%s; %s; for another model pass the path to its HuggingFace config.json (or to the directory holding it) instead of a name",
+		typed, hint, list)
 }
 
 // ResolveModel accepts what a user types for a model: an existing file, or a

@@ -231,6 +231,11 @@ func (m *ModelConfig) complete(raw map[string]any, k shapeKeys) error {
 		if m.SharedFFN == 0 && k.nShared > 0 {
 			m.SharedFFN = k.nShared * m.ExpertFFN
 		}
+		if m.SharedFFN == 0 && strings.HasPrefix(m.ModelType, "llama4") {
+			// Every Llama 4 MoE layer holds one shared expert as wide as a
+			// routed one (intermediate_size); its config has no key for it.
+			m.SharedFFN = m.ExpertFFN
+		}
 		m.MoELayers = countMoELayers(m.Layers, k.firstDense, m.InterleaveMoEStep, k.sparseStep, k.layerFreq, k.mlpOnly)
 	} else {
 		m.Experts, m.ExpertsPerToken, m.SharedFFN, m.InterleaveMoEStep = 0, 0, 0, 0

@@ -135,9 +135,14 @@ func TestParseModelConfigErrors(t *testing.T) {
 
 func TestEmbeddedModels(t *testing.T) {
 	want := []string{
-		"codellama-34b-instruct-hf", "deepseek-v2-lite", "glm-5.2-fp8", "llama-2-7b-hf", "llama-3.1-70b-instruct",
-		"llama-3.1-8b-instruct", "llama-4-scout-17b-16e-instruct-fp8-dynamic", "mistral-nemo-instruct-2407",
-		"mixtral-8x7b-v0.1", "qwen2.5-7b-instruct", "qwen3-14b", "qwen3-30b-a3b", "yi-34b",
+		"codellama-34b-instruct-hf", "deepseek-v2-lite", "gemma-2-27b-it", "gemma-2-9b-it", "glm-5.2-fp8",
+		"llama-2-13b-chat-hf", "llama-2-70b-chat-hf", "llama-2-7b-chat-hf", "llama-2-7b-hf",
+		"llama-3-70b-instruct", "llama-3-8b-instruct", "llama-3.1-70b-instruct", "llama-3.1-8b-instruct",
+		"llama-3.2-1b-instruct", "llama-3.2-3b-instruct", "llama-3.3-70b-instruct",
+		"llama-4-scout-17b-16e-instruct-fp8-dynamic", "mistral-7b-instruct-v0.3", "mistral-nemo-instruct-2407",
+		"mixtral-8x22b-instruct-v0.1", "mixtral-8x22b-v0.1", "mixtral-8x7b-instruct-v0.1", "mixtral-8x7b-v0.1",
+		"qwen2.5-14b-instruct", "qwen2.5-32b-instruct", "qwen2.5-72b-instruct", "qwen2.5-7b-instruct",
+		"qwen3-14b", "qwen3-235b-a22b", "qwen3-30b-a3b", "qwen3-32b", "qwen3-8b", "yi-34b",
 	}
 	if got := KnownModels(); !slices.Equal(got, want) {
 		t.Fatalf("KnownModels() = %v, want %v", got, want)
@@ -152,8 +157,8 @@ func TestEmbeddedModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if scout.Hidden != 5120 || scout.WeightBytes != 1 || scout.DtypeBytes != 2 || scout.Experts != 16 || scout.FFN != 16384 || scout.ExpertFFN != 8192 || scout.MoELayers != 48 {
-		t.Errorf("scout parsed as %+v; want text_config merged, 1-byte weights, 16 experts, FFN 16384/8192, 48 MoE layers", *scout)
+	if scout.Hidden != 5120 || scout.WeightBytes != 1 || scout.DtypeBytes != 2 || scout.Experts != 16 || scout.FFN != 16384 || scout.ExpertFFN != 8192 || scout.MoELayers != 48 || scout.SharedFFN != 8192 {
+		t.Errorf("scout parsed as %+v; want text_config merged, 1-byte weights, 16 experts, FFN 16384/8192, a shared expert of 8192, 48 MoE layers", *scout)
 	}
 	glm, err := LookupModel("glm-5.2-fp8")
 	if err != nil {
@@ -173,6 +178,22 @@ func TestLookupModelNames(t *testing.T) {
 		{"meta-llama/Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b-instruct"},
 		{"RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", "llama-4-scout-17b-16e-instruct-fp8-dynamic"},
 		{"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b-v0.1"},
+		{"meta-llama/Llama-2-70b-chat-hf", "llama-2-70b-chat-hf"},
+		{"meta-llama/Llama-2-70b-hf", "llama-2-70b-chat-hf"},
+		{"llama-2-70b", "llama-2-70b-chat-hf"},
+		{"meta-llama/Meta-Llama-3-8B-Instruct", "llama-3-8b-instruct"},
+		{"meta-llama/Meta-Llama-3-70B", "llama-3-70b-instruct"},
+		{"meta-llama/Llama-3.1-8B", "llama-3.1-8b-instruct"},
+		{"meta-llama/Llama-3.3-70B-Instruct", "llama-3.3-70b-instruct"},
+		{"meta-llama/Llama-3.2-1B-Instruct", "llama-3.2-1b-instruct"},
+		{"Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b-instruct"},
+		{"qwen2.5-32b", "qwen2.5-32b-instruct"},
+		{"Qwen/Qwen3-32B", "qwen3-32b"},
+		{"mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b-instruct-v0.1"},
+		{"mixtral-8x22b", "mixtral-8x22b-v0.1"},
+		{"mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-instruct-v0.3"},
+		{"google/gemma-2-27b-it", "gemma-2-27b-it"},
+		{"deepseek-ai/DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"},
 	}
 	for _, tt := range tests {
 		m, err := LookupModel(tt.in)
@@ -316,6 +337,19 @@ func TestParseGPUsErrors(t *testing.T) {
 		_, err := ParseGPUs("", []byte(tt.json))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ParseGPUs(%s): got %v, want an error containing %q", tt.json, err, tt.want)
+		}
+	}
+}
+
+// TestModelAliases: every alias names an embedded model and none hides one.
+func TestModelAliases(t *testing.T) {
+	known := KnownModels()
+	for alias, name := range ModelAliases() {
+		if !slices.Contains(known, name) {
+			t.Errorf("alias %q names %q, which is not embedded", alias, name)
+		}
+		if slices.Contains(known, alias) {
+			t.Errorf("alias %q is itself an embedded model", alias)
 		}
 	}
 }

@@ -1,0 +1,126 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+
+	"servesim/internal/deploy"
+	"servesim/internal/exitcode"
+	"servesim/internal/outfile"
+	"servesim/internal/steps"
+	"servesim/internal/tracev2"
+)
+
+// DeploymentResolver decides a trace's deployment from the command line,
+// as replay does.
+type DeploymentResolver interface {
+	// Check validates the flags and the --deployment file before any
+	// trace is read.
+	Check() error
+	Deployment(name string, h *tracev2.Header, warn func(string)) (deploy.Config, error)
+}
+
+// Steps is one run of calibrate steps, every flag already checked.
+type Steps struct {
+	Trace    FitArgs // one trace and its ITL data
+	Resolver DeploymentResolver
+	WindowUs int64  // steps.Options.WindowUs
+	Format   string // text, json or markdown
+	Output   string // "" or "-" is Stdout
+
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Log            *slog.Logger
+}
+
+// RunSteps extracts the engine steps of a real trace from its chunk times
+// and writes them by step type beside the step times its deployment's
+// latency model predicts (docs/calibrate.md).
+func RunSteps(ctx context.Context, s Steps) error {
+	if !slices.Contains(steps.Formats(), s.Format) {
+		return exitcode.Usagef("--format %q: want one of %v", s.Format, steps.Formats())
+	}
+	if s.WindowUs < 0 {
+		return exitcode.Usagef("--step-window %d µs is negative", s.WindowUs)
+	}
+	inputs, err := fitTraceInputs(s.Trace)
+	if err != nil {
+		return err
+	}
+	if len(inputs) != 1 {
+		return exitcode.Usagef("calibrate steps reads one trace, got %d", len(inputs))
+	}
+	if err := s.Resolver.Check(); err != nil {
+		return err
+	}
+	out, err := outfile.Open(s.Output, s.Stdout)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	tr, itl, err := readFitTrace(inputs[0], s.Trace.ITLData, s.Stdin, s.Log)
+	if err != nil {
+		return err
+	}
+	cfg, err := s.Resolver.Deployment(tr.Name, tr.Header, func(w string) { s.Log.Warn(w) })
+	if err != nil {
+		return err
+	}
+	res, err := deploy.Resolve(cfg)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ex, err := steps.Extract(StepRequests(tr, itl), steps.Options{WindowUs: s.WindowUs, Budget: cfg.MaxNumBatchedTokens})
+	if err != nil {
+		return exitcode.Usagef("%s: %v", tr.Name, err)
+	}
+	rep := steps.NewReport(ex, steps.Table(ex.Steps, res.Instance.Latency.StepTime))
+	rep.Trace, rep.Model, rep.GPU, rep.Latency, rep.WindowUs = tr.Name, cfg.Model, cfg.GPU, cfg.LatencyModel, s.WindowUs
+	if err := rep.Write(out, s.Format); err != nil {
+		return fmt.Errorf("write %s: %w", s.Output, err)
+	}
+	return out.Commit()
+}
+
+// StepRequests are the chunk timelines of tr's streamed, ok requests: every
+// chunk from the ITL rows when they have the request, else its first token
+// (or first chunk) and last chunk. A request's prompt is what the server
+// computed: its server-side prompt less the tokens its prefix cache held.
+func StepRequests(tr *tracev2.Trace, itl []tracev2.ITLRow) []steps.Request {
+	chunks := map[int64][]int64{}
+	for _, r := range itl {
+		chunks[r.RequestID] = append(chunks[r.RequestID], r.TimestampUs)
+	}
+	var reqs []steps.Request
+	for i := range tr.Records {
+		rec := &tr.Records[i]
+		if rec.Status != "ok" || !rec.Streaming || rec.OutputTokens < 1 || rec.FirstChunkTimeUs <= 0 {
+			continue
+		}
+		prompt := rec.ServerInputTokens
+		if prompt <= 0 {
+			prompt = rec.InputTokens + rec.PrefixLength
+		}
+		r := steps.Request{ID: rec.RequestID, Prompt: max(prompt-rec.CachedTokens, 1), Output: rec.OutputTokens}
+		if c, ok := chunks[rec.RequestID]; ok {
+			r.Chunks = slices.Sorted(slices.Values(c))
+		} else {
+			first := rec.FirstChunkTimeUs
+			if rec.FirstTokenTimeUs > 0 {
+				first = rec.FirstTokenTimeUs
+			}
+			r.Chunks = []int64{first}
+			if rec.LastChunkTimeUs > first {
+				r.Chunks = append(r.Chunks, rec.LastChunkTimeUs)
+			}
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs
+}
