@@ -29,8 +29,9 @@ const readBufBytes = 4 << 10
 // "cancelled: <cause>" message (the cause is context.Cause(ctx)).
 func (c *Client) Send(ctx context.Context, clock Clock, p Prepared) (r Result) {
 	r = Result{Job: p.Job}
-	// A server or proxy may echo the request's credentials in an error.
-	defer func() { r.Error = c.red.Text(r.Error) }()
+	// A server or proxy may echo the request's credentials in an error, or
+	// send control bytes that would corrupt a CSV cell or a terminal.
+	defer func() { r.Error = c.red.Text(Printable(r.Error)) }()
 	if p.err != nil {
 		r.fail(StatusError, "request error: "+p.err.Error(), clock)
 		return r
@@ -356,10 +357,11 @@ func causeText(ctx context.Context) string {
 	return "context cancelled"
 }
 
-// oneLine turns a body into a single trimmed line of valid UTF-8.
+// oneLine turns a body into a single trimmed line of valid, printable
+// UTF-8 (see Printable).
 func oneLine(b []byte) string {
 	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	s = strings.Join(strings.Fields(s), " ")
+	s = Printable(strings.Join(strings.Fields(s), " "))
 	if len(s) > maxErrorBodyBytes {
 		s = s[:maxErrorBodyBytes]
 		for !utf8.ValidString(s) {

@@ -175,6 +175,8 @@ func TestParseServeArgs(t *testing.T) {
 				"enable_prefix_caching": false, "async_scheduling": true}, ""},
 		{`serve m --trust-remote-code --served-model-name x --num-gpu-blocks-override 100 --enable-chunked-prefill=false`,
 			map[string]any{"model": "m", "total_kv_blocks": 100, "enable_chunked_prefill": false}, ""},
+		{`VLLM_API_KEY=sk-abc HF_TOKEN=hf_x env CUDA_VISIBLE_DEVICES=0 vllm serve Qwen/Qwen3-14B --api-key k --max-num-seqs 8`,
+			map[string]any{"model": "Qwen/Qwen3-14B", "max_num_seqs": 8}, ""},
 		{`--max-num-seqs lots`, nil, `--max-num-seqs: "lots" is not a count`},
 		{`--max-num-seqs`, nil, `--max-num-seqs needs a value`},
 		{`--scheduling-policy lifo`, nil, `--scheduling-policy: "lifo" is not fcfs or priority`},
