@@ -122,11 +122,31 @@ func (e *streamFailure) Error() string { return e.msg }
 
 // streamDecoder turns SSE bytes into the streaming fields of a Result.
 type streamDecoder struct {
-	r      *Result
-	parser SSEParser
-	ch     chunk
-	now    int64 // stamp of the bytes being fed
-	done   bool  // [DONE] seen
+	r         *Result
+	parser    SSEParser
+	ch        chunk
+	now       int64 // stamp of the bytes being fed
+	done      bool  // [DONE] seen
+	maxChunks int   // data events accepted before the response is ended as an error
+}
+
+// Bounds of the chunks of one streamed response (MaxChunks).
+const (
+	chunkSlack         = 64      // chunks without tokens: role, finish, usage, keep-alives
+	maxChunksUnlimited = 1 << 20 // without max_tokens: 8 MiB of chunk times
+)
+
+// MaxChunks is the most SSE data events a streamed response to a job
+// asking for maxTokens (0 = not asked) may carry: one token per chunk at
+// worst, plus a quarter for tokenizers that split a token's text, plus
+// chunkSlack. A server that keeps streaming past it (an endless response)
+// has its response ended as an error, so that one request cannot exhaust
+// the client's memory with chunk times.
+func MaxChunks(maxTokens int) int {
+	if maxTokens <= 0 || maxTokens >= maxChunksUnlimited {
+		return maxChunksUnlimited
+	}
+	return maxTokens + maxTokens/4 + chunkSlack
 }
 
 func newStreamDecoder(r *Result, maxEventBytes int) *streamDecoder {
@@ -135,7 +155,7 @@ func newStreamDecoder(r *Result, maxEventBytes int) *streamDecoder {
 		hint = 64
 	}
 	r.ChunkUS = make([]int64, 0, hint)
-	return &streamDecoder{r: r, parser: SSEParser{max: maxEventBytes}}
+	return &streamDecoder{r: r, parser: SSEParser{max: maxEventBytes}, maxChunks: MaxChunks(r.Job.MaxTokens)}
 }
 
 // feed parses bytes that arrived at now; every event they complete gets
@@ -157,6 +177,9 @@ func (d *streamDecoder) event(data []byte) error {
 		d.done = true
 		r.DoneUS = now
 		return nil
+	}
+	if r.NumChunks >= d.maxChunks {
+		return &streamFailure{fmt.Sprintf("more than %d chunks (max_tokens %d): response ended", d.maxChunks, r.Job.MaxTokens)}
 	}
 	r.NumChunks++
 	r.ChunkUS = append(r.ChunkUS, now)

@@ -2,6 +2,7 @@ package httpload
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -56,5 +57,42 @@ func TestOneLine(t *testing.T) {
 	}
 	if got := jsonText([]byte(`a \"q\" \u00e9`)); got != `a "q" é` {
 		t.Errorf("jsonText: %q", got)
+	}
+}
+
+// TestEndlessStreamEnds: a server that streams tokens forever has the
+// response ended as an error row once it passes MaxChunks(max_tokens); the
+// chunk times kept stay bounded.
+func TestEndlessStreamEnds(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for r.Context().Err() == nil {
+			if _, err := w.Write([]byte("data: {\"choices\":[{\"text\":\"a\"}]}\n\n")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	c, err := NewClient(Config{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, maxTokens := range []int{4, 1000} {
+		r := c.Do(ctx, NewClock(time.Now()), Job{Prompt: "x", Stream: true, MaxTokens: maxTokens})
+		limit := MaxChunks(maxTokens)
+		want := fmt.Sprintf("streaming error: more than %d chunks (max_tokens %d): response ended", limit, maxTokens)
+		if r.Status != StatusError || r.Error != want || r.NumChunks != limit || len(r.ChunkUS) != limit {
+			t.Errorf("max_tokens %d: got %s %q, %d chunks (%d times), want error %q after %d", maxTokens, r.Status, r.Error,
+				r.NumChunks, len(r.ChunkUS), want, limit)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Error("the endless response was not ended before the test's bound")
+	}
+	if got := MaxChunks(0); got != maxChunksUnlimited {
+		t.Errorf("without max_tokens: %d chunks, want %d", got, maxChunksUnlimited)
 	}
 }
