@@ -96,3 +96,27 @@ func TestEndlessStreamEnds(t *testing.T) {
 		t.Errorf("without max_tokens: %d chunks, want %d", got, maxChunksUnlimited)
 	}
 }
+
+// TestUsageMismatch: a usage the stream contradicts beyond the tolerance
+// is flagged, and the streamed count is the output.
+func TestUsageMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		maxTokens, completion, textChunks int
+		mismatch                          bool
+		tokens                            int
+	}{
+		{4, 4, 4, false, 4},
+		{128, 100, 40, false, 100},  // speculative decoding: several tokens a chunk
+		{0, 16_000_000, 3, true, 3}, // absurd
+		{64, 100, 90, true, 90},     // past max_tokens
+		{0, 2, 40, true, 40},        // fewer tokens than text chunks
+		{0, 3*maxTokensPerChunk + 16, 3, false, 3*maxTokensPerChunk + 16},
+	} {
+		r := Result{Job: Job{Stream: true, MaxTokens: tc.maxTokens}, Status: StatusOK, HasUsage: true,
+			CompletionTokens: tc.completion, TextChunks: tc.textChunks}
+		why := r.UsageMismatch()
+		if (why != "") != tc.mismatch || r.GeneratedTokens() != tc.tokens {
+			t.Errorf("%+v: mismatch %q, tokens %d; want mismatch %v, tokens %d", tc, why, r.GeneratedTokens(), tc.mismatch, tc.tokens)
+		}
+	}
+}
