@@ -57,6 +57,10 @@ func TestSecretsNeverWritten(t *testing.T) {
 	if len(tr.Records) != 3 {
 		t.Fatalf("%d rows, want 3\n%s", len(tr.Records), o.Stderr)
 	}
+	// --record-itl streams every request, and the header says so.
+	if c := tr.Header.XExt.Client; c == nil || c.Streaming != "all" || !tr.Records[0].Streaming {
+		t.Errorf("--record-itl: client %+v, row streaming %v; want streaming all", c, tr.Records[0].Streaming)
+	}
 	want := `HTTP 502: {"error": "upstream refused", "request_headers": {"Authorization": "Bearer [REDACTED]", "X-Team": "[REDACTED]"}}`
 	if got := tr.Records[0].ErrorMessage; got != want {
 		t.Errorf("error_message\n got %s\nwant %s", got, want)

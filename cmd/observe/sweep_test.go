@@ -126,6 +126,7 @@ func TestSweepOverlay(t *testing.T) {
 	if err != nil || !strings.Contains(string(page), "source=real") || !strings.Contains(string(page), "source=simulated") {
 		t.Errorf("the page does not name both curves: %v", err)
 	}
+	checkSweepIgnored(t, dir)
 	// An SLO no level meets is an assertion not met: exit 3, the files written.
 	o = observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "-n", "20", "--rates", "20", "--slo", "ttft.p50<1us", "-o", prefix+"-x")...)
 	if _, err := os.Stat(prefix + "-x.sweep.json"); o.Code != 3 || err != nil {
@@ -149,6 +150,33 @@ func TestSweepFlagErrors(t *testing.T) {
 		o := observeIn(testCtx(t), baseArgs(srv, append([]string{"--no-self-test"}, tc.args...)...)...)
 		if o.Code != 2 || !strings.Contains(o.Stderr, tc.msg) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, o.Code, o.Stderr, tc.msg)
+		}
+	}
+}
+
+// checkSweepIgnored: what the --help sweep example writes (sw-<k>-<level>
+// traces, sw.sweep.json, sim.json, an .html page) is ignored by git like
+// the other examples' outputs, checked on the files a sweep wrote in dir.
+func checkSweepIgnored(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	cmd := exec.Command("git", "-C", "../..", "check-ignore", "--no-index", "--stdin")
+	cmd.Stdin = strings.NewReader(strings.Join(names, "\n") + "\n")
+	out, _ := cmd.Output() // exit 1 when none is ignored
+	ignored := map[string]bool{}
+	for _, l := range strings.Fields(string(out)) {
+		ignored[l] = true
+	}
+	for _, n := range names {
+		if !ignored[n] {
+			t.Errorf("a sweep wrote %s, which git does not ignore at the repository's root (add it to .gitignore)", n)
 		}
 	}
 }

@@ -175,9 +175,13 @@ func recordFacts(h *tracev2.Header, f serverFacts, client tracev2.Client) {
 }
 
 // observedClient is the client observe runs: the workload's (declared) with
-// the cap, prewarmed connections, request timeout and sweep level.
+// the cap, prewarmed connections, request timeout and sweep level; every
+// request streams under --record-itl, whatever the workload says.
 func observedClient(cfg *config, tr traffic) tracev2.Client {
 	c := tr.client()
+	if cfg.recordITL {
+		c.Streaming = "all"
+	}
 	c.MaxConcurrency = cfg.maxConc
 	c.PrewarmConnections = prewarmConns(cfg, tr)
 	c.RequestTimeoutUs = cfg.reqTimeout.Microseconds()
