@@ -13,6 +13,7 @@ import (
 	"servesim/internal/fanout"
 	"servesim/internal/httpload"
 	"servesim/internal/testkit/clitest"
+	"servesim/internal/tracev2/playback"
 	"servesim/internal/workload"
 )
 
@@ -259,3 +260,37 @@ func TestOverSaturated(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestPlayWindow: reading stops at the first row that arrives more than
+// the slack after the window's end: the limit-th earliest arrival after
+// the offset, or the duration's end scaled to trace time.
+func TestPlayWindow(t *testing.T) {
+	s := reorderSlackUs
+	for _, tc := range []struct {
+		name     string
+		o        playOptions
+		arrivals []int64
+		stopAt   int // index of the first row past the window; -1 = none
+	}{
+		{"limit", playOptions{limit: 3}, []int64{50, 10, 30, 20, 40, 30 + s, 30 + s + 1}, 6},
+		{"limit, a late early row lowers the end", playOptions{limit: 2}, []int64{100, 200, 0, 100 + s + 1}, 3},
+		{"offset", playOptions{limit: 1, offset: time.Microsecond * 100}, []int64{0, 50 + s + 1, 100, 100 + s + 1}, 3},
+		{"duration at half speed", playOptions{horizonUs: 1000, rule: playback.Rule{TimeScale: 0.5}}, []int64{0, 2000 + s, 2000 + s + 1}, 2},
+		{"no window", playOptions{rule: playback.Rule{TimeScale: 1}}, []int64{0, 1 << 60}, -1},
+	} {
+		if tc.o.rule.TimeScale == 0 {
+			tc.o.rule.TimeScale = 1
+		}
+		w := newPlayWindow(tc.o)
+		got := -1
+		for i, a := range tc.arrivals {
+			if w.past(a) {
+				got = i
+				break
+			}
+		}
+		if got != tc.stopAt {
+			t.Errorf("%s: stopped at row %d, want %d", tc.name, got, tc.stopAt)
+		}
+	}
+}
