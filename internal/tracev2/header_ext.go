@@ -289,6 +289,11 @@ func checkExt(x *Ext) (path, msg string, warn bool) {
 	if x == nil {
 		return "", "", false
 	}
+	if x.Shard != "" {
+		if _, _, err := ParseShard(x.Shard); err != nil {
+			return "x_ext.shard", err.Error(), false
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(x.Sources)) {
 		switch x.Sources[k] {
 		case SourceMeasured, SourceDeclared, SourceDerived, SourceAbsent:
