@@ -180,3 +180,23 @@ func checkSweepIgnored(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestSweepKeepsHealthyLongLevels: a server without a capacity limit whose
+// requests last 800 ms, far longer than three sampling periods of a 2 s
+// level, runs every level whole: the backlog's ramp to rate × latency is
+// not over-saturation.
+func TestSweepKeepsHealthyLongLevels(t *testing.T) {
+	srv := startFake(t, fakevllm.Config{TTFT: 500 * time.Millisecond, ITL: 100 * time.Millisecond})
+	prefix := filepath.Join(t.TempDir(), "sw")
+	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "120", "--rates", "20,40",
+		"--drain-timeout", "30s", "-o", prefix)...)
+	d := sweepDoc(t, o, prefix)
+	for _, r := range d.Rows {
+		if r.Status != sweep.StatusOK || r.Completed != 120 {
+			t.Errorf("level %s: %s (%q), %d completed; want ok and 120", r.Param("rate"), r.Status, r.Reason, r.Completed)
+		}
+	}
+	if strings.Contains(o.Stderr, "over-saturated") {
+		t.Errorf("a healthy level was stopped:\n%s", head(o.Stderr, 800))
+	}
+}

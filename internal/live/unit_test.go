@@ -234,27 +234,33 @@ func TestPyFloat(t *testing.T) {
 	}
 }
 
-// TestOverSaturated judges backlog samples without a clock: growth at each
-// of the last three samples, at ≥ 10% of the offered rate, to ≥ 16
-// requests behind.
+// TestOverSaturated judges samples without a clock (100 ms apart): a
+// backlog that grows at each of the last three samples, faster than the
+// level completes, while its completions no longer rise (they came at the
+// same pace in the three samples before), by ≥ 10% of the offered rate, to
+// ≥ 16 requests behind.
 func TestOverSaturated(t *testing.T) {
+	type pt = satSample
 	for _, tc := range []struct {
+		name    string
 		rate    float64
-		backlog []int64
+		samples []satSample
 		want    bool
 	}{
-		{100, []int64{0, 5, 10, 20, 30}, true},     // 20 more in 0.3 s: 67/s against 100/s offered
-		{100, []int64{0, 2, 3, 2, 3}, false},       // steady around rate × latency
-		{1000, []int64{30, 31, 32, 33, 34}, false}, // growing 10/s, 1% of 1,000/s: noise
-		{100, []int64{30, 31, 32, 33, 34}, true},   // the same growth is 10% of 100/s
-		{100, []int64{0, 1, 2, 3, 4}, false},       // growing, but only 4 behind
-		{100, []int64{40, 30, 35, 40, 45}, true},   // the last three steps count
-		{100, []int64{20, 30, 40, 39, 50}, false},  // one step back
-		{100, []int64{18, 19, 20}, false},          // too few samples
+		{"capped: completes 2/sample, grows 8", 100, []pt{{0, 0}, {8, 2}, {16, 4}, {24, 6}, {32, 8}, {40, 10}, {48, 12}}, true},
+		{"unlimited, long requests: ramp before the first completion", 100,
+			[]pt{{10, 0}, {20, 0}, {30, 0}, {40, 0}, {50, 0}, {60, 0}, {70, 0}}, false},
+		{"unlimited: completions start", 100, []pt{{30, 0}, {40, 0}, {50, 0}, {60, 0}, {69, 1}, {75, 5}, {80, 15}}, false},
+		{"unlimited: steady", 100, []pt{{70, 0}, {70, 10}, {70, 20}, {70, 30}, {70, 40}, {70, 50}, {71, 60}}, false},
+		{"grows as fast as it completes", 100, []pt{{0, 0}, {5, 5}, {10, 10}, {15, 15}, {20, 20}, {25, 25}, {30, 30}}, false},
+		{"growth below 10% of the rate", 1000, []pt{{30, 0}, {31, 0}, {31, 0}, {31, 0}, {32, 0}, {33, 0}, {34, 0}}, false},
+		{"only 4 behind", 100, []pt{{0, 0}, {1, 0}, {1, 0}, {1, 1}, {2, 1}, {3, 1}, {4, 1}}, false},
+		{"one step back", 100, []pt{{0, 0}, {8, 2}, {16, 4}, {24, 6}, {32, 8}, {31, 10}, {48, 12}}, false},
+		{"too few samples", 100, []pt{{8, 2}, {16, 4}, {24, 6}, {32, 8}}, false},
 	} {
 		m := &saturation{rate: tc.rate, period: 100 * time.Millisecond}
-		if why, got := m.overSaturated(tc.backlog); got != tc.want {
-			t.Errorf("%g req/s, backlog %v: over-saturated %v (%q), want %v", tc.rate, tc.backlog, got, why, tc.want)
+		if why, got := m.overSaturated(tc.samples); got != tc.want {
+			t.Errorf("%s: over-saturated %v (%q), want %v", tc.name, got, why, tc.want)
 		}
 	}
 }
