@@ -113,7 +113,7 @@ func TestSweepOverlay(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
 	prefix := filepath.Join(dir, "sw")
 	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "40", "--rates", "20,40",
-		"--overlay", sim, "--html", prefix+".html", "-o", prefix)...)
+		"--overlay", sim, "--html", prefix+".html", "--slo", "ttft.p99<10s", "-o", prefix)...)
 	d := sweepDoc(t, o, prefix)
 	sources := map[string]int{}
 	for _, r := range d.Rows {
@@ -125,6 +125,14 @@ func TestSweepOverlay(t *testing.T) {
 	page, err := os.ReadFile(prefix + ".html")
 	if err != nil || !strings.Contains(string(page), "source=real") || !strings.Contains(string(page), "source=simulated") {
 		t.Errorf("the page does not name both curves: %v", err)
+	}
+	// The answer is the live server's: its two levels, not the simulated
+	// cases; and a live server has no cost to chart.
+	if a := d.Answer; a == nil || len(a.Verdict) != 1 || a.Verdict[0] != "2 of 2 cases meet ttft.p99<10s" || len(a.Pareto) != 0 {
+		t.Errorf("answer %+v; want the verdict of the 2 live levels and no cost front", a)
+	}
+	if strings.Contains(string(page), "<h2>Cost</h2>") || !strings.Contains(o.Stdout, "2 of 2 cases meet") {
+		t.Errorf("the page draws costs, or the table counts simulated cases:\n%s", o.Stdout)
 	}
 	checkSweepIgnored(t, dir)
 	// An SLO no level meets is an assertion not met: exit 3, the files written.
