@@ -196,9 +196,14 @@ func checkSweepIgnored(t *testing.T, dir string) {
 func TestSweepKeepsHealthyLongLevels(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{TTFT: 500 * time.Millisecond, ITL: 100 * time.Millisecond})
 	prefix := filepath.Join(t.TempDir(), "sw")
-	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "120", "--rates", "20,40",
-		"--drain-timeout", "30s", "-o", prefix)...)
+	args := baseArgs(srv, "--no-self-test", "--streaming", "-n", "120", "--rates", "20,40", "--drain-timeout", "30s", "-o", prefix)
+	args[1] = strings.Replace(args[1], "http://", "http://alice:hunter2hunter2@", 1) // a URL with a password
+	o := observeIn(testCtx(t), args...)
 	d := sweepDoc(t, o, prefix)
+	// The URL's password is written nowhere: not in the document, not in the table.
+	if b, _ := os.ReadFile(prefix + ".sweep.json"); strings.Contains(string(b)+o.Stdout+o.Stderr, "hunter2") {
+		t.Errorf("the URL's password was written:\n%s", o.Stdout)
+	}
 	for _, r := range d.Rows {
 		if r.Status != sweep.StatusOK || r.Completed != 120 {
 			t.Errorf("level %s: %s (%q), %d completed; want ok and 120", r.Param("rate"), r.Status, r.Reason, r.Completed)

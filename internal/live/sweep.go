@@ -143,7 +143,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO,
 	}
 	rows = append(rows, more...)
 	d := &sweep.Doc{Command: "observe sweep", Cases: len(rows), Keys: []string{"rate"}, LoadKeys: []string{"rate"},
-		Base: []sweep.Param{{Key: "server", Value: cfg.url}, {Key: "model", Value: s.model}, {Key: "workload", Value: workloadName(wl)}},
+		Base: []sweep.Param{{Key: "server", Value: cfg.redactor().Text(cfg.url)}, {Key: "model", Value: s.model}, {Key: "workload", Value: workloadName(wl)}},
 		SLO:  cfg.sweep.slo.String(), Rows: rows}
 	d.Finish(sweep.DefaultPrices())
 	liveOnly := d.Answer
