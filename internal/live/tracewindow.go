@@ -11,25 +11,29 @@ const (
 	// each): a longer trace is played a window at a time (--num-requests,
 	// --duration, --trace-offset).
 	maxPlayRows = 1 << 22
-	// reorderSlackUs is how far out of time order a trace's rows may be
-	// listed and still be played in order: observe writes a row when its
-	// request ends, within its request timeout (5 minutes by default) of
-	// its arrival. Reading stops at the first row that arrives this much
-	// after the window's end.
-	reorderSlackUs = int64(10 * 60 * 1e6)
+	// minSlackUs is the least time past the window's end that is read
+	// before reading stops (see playWindow.slackUs).
+	minSlackUs = int64(30 * 1e6)
 )
 
 // playWindow tells when reading a trace to play may stop: once a row
-// arrives reorderSlackUs after the end of the window the player takes
-// (the limit-th earliest row after the offset, or the duration's end),
-// no row still to come can belong to the window. Times are the trace's
-// arrival_time_us as written (one kind of time per column, whatever the
-// origin). With neither a limit nor a duration the window never ends.
+// arrives well after the end of the window the player takes (the
+// limit-th earliest row after the offset, or the duration's end), no row
+// still to come is expected to belong to the window. A trace lists its
+// rows in about time order (observe writes a row when its request ends,
+// so rows are out of arrival order by up to a request's latency): the
+// slack read past the window's end is twice the most any row came after
+// a later-arriving one so far, and at least minSlackUs. Times are the
+// trace's arrival_time_us as written (one kind of time per column,
+// whatever the origin). With neither a limit nor a duration the window
+// never ends.
 type playWindow struct {
 	limit    int64 // rows to play; 0 = all
 	spanUs   int64 // trace time the duration covers (duration / time scale); 0 = all
 	offsetUs int64 // --trace-offset
 	minUs    int64 // earliest arrival read
+	maxUs    int64 // latest arrival read
+	disorder int64 // most a row arrived before one listed earlier
 	seen     bool
 	nearest  maxHeap // the limit earliest arrivals at or after the offset
 }
@@ -45,9 +49,11 @@ func newPlayWindow(o playOptions) *playWindow {
 // past takes the next row's arrival and reports whether it lies beyond the
 // window by more than the slack (reading can stop before it).
 func (w *playWindow) past(arrivalUs int64) bool {
-	if !w.seen || arrivalUs < w.minUs {
-		w.minUs, w.seen = arrivalUs, true
+	if !w.seen {
+		w.minUs, w.maxUs, w.seen = arrivalUs, arrivalUs, true
 	}
+	w.minUs, w.maxUs = min(w.minUs, arrivalUs), max(w.maxUs, arrivalUs)
+	w.disorder = max(w.disorder, w.maxUs-arrivalUs)
 	start := w.minUs + w.offsetUs
 	end, bounded := int64(math.MaxInt64), false
 	if w.limit > 0 && int64(len(w.nearest)) >= w.limit {
@@ -56,7 +62,7 @@ func (w *playWindow) past(arrivalUs int64) bool {
 	if w.spanUs > 0 {
 		end, bounded = min(end, start+w.spanUs), true
 	}
-	if bounded && arrivalUs > end && arrivalUs-end > reorderSlackUs {
+	if bounded && arrivalUs > end && arrivalUs-end > w.slackUs() {
 		return true
 	}
 	if w.limit > 0 && arrivalUs >= start {
@@ -69,6 +75,11 @@ func (w *playWindow) past(arrivalUs int64) bool {
 		}
 	}
 	return false
+}
+
+// slackUs is how far past the window's end reading goes on.
+func (w *playWindow) slackUs() int64 {
+	return max(minSlackUs, 2*min(w.disorder, math.MaxInt64/4))
 }
 
 // maxHeap is a max-heap of times (container/heap).

@@ -269,9 +269,10 @@ func ptr[T any](v T) *T { return &v }
 
 // TestPlayWindow: reading stops at the first row that arrives more than
 // the slack after the window's end: the limit-th earliest arrival after
-// the offset, or the duration's end scaled to trace time.
+// the offset, or the duration's end scaled to trace time; the slack is
+// twice the rows' disorder so far, at least minSlackUs.
 func TestPlayWindow(t *testing.T) {
-	s := reorderSlackUs
+	s := minSlackUs
 	for _, tc := range []struct {
 		name     string
 		o        playOptions
@@ -280,9 +281,10 @@ func TestPlayWindow(t *testing.T) {
 	}{
 		{"limit", playOptions{limit: 3}, []int64{50, 10, 30, 20, 40, 30 + s, 30 + s + 1}, 6},
 		{"limit, a late early row lowers the end", playOptions{limit: 2}, []int64{100, 200, 0, 100 + s + 1}, 3},
-		{"offset", playOptions{limit: 1, offset: time.Microsecond * 100}, []int64{0, 50 + s + 1, 100, 100 + s + 1}, 3},
+		{"offset", playOptions{limit: 1, offset: time.Microsecond * 100}, []int64{0, 100, 100 + s, 100 + s + 1}, 3},
 		{"duration at half speed", playOptions{horizonUs: 1000, rule: playback.Rule{TimeScale: 0.5}}, []int64{0, 2000 + s, 2000 + s + 1}, 2},
 		{"no window", playOptions{rule: playback.Rule{TimeScale: 1}}, []int64{0, 1 << 60}, -1},
+		{"disordered rows widen the slack", playOptions{limit: 1}, []int64{2 * s, 0, 2*s + 1, 4 * s, 4*s + 1}, 4},
 	} {
 		if tc.o.rule.TimeScale == 0 {
 			tc.o.rule.TimeScale = 1
