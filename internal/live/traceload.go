@@ -200,6 +200,11 @@ func (p *playTrace) order(raws []rawRow, o playOptions) {
 		return cmp.Or(cmp.Compare(a.injectUs, b.injectUs), cmp.Compare(a.round, b.round))
 	})
 	start := raws[0].injectUs + o.offset.Microseconds()
+	want := int64(len(raws))
+	if o.limit > 0 {
+		want = min(want, o.limit)
+	}
+	p.rows = make([]playRow, 0, want) // sized once: a million rows are not copied as they grow
 	first := -1
 	lastChunk := map[string]int64{} // session → its previous round's last chunk
 	for i := range raws {
