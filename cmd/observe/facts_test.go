@@ -2,6 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,5 +162,54 @@ func TestSingleStreamTrailerCarriesTheMeasuredClient(t *testing.T) {
 	if x.Client == nil || x.Client.MaxConcurrency != 3 || x.Client.PeakInFlight < 1 || x.Client.PeakInFlight > 3 ||
 		x.Sources["client.peak_in_flight"] != "measured" || x.Sources["deployment.max_model_len"] != "measured" {
 		t.Errorf("x_ext after the trailer: client %+v sources %v", x.Client, x.Sources)
+	}
+}
+
+// TestHostileServerFactsDropped: a server that reports facts no trace can
+// hold (a context of 2^63-1 tokens, a /version of markup, a block size of
+// 0, negative and absurd GPU figures) has each dropped with a warning;
+// the trace records none of them, and replay accepts it.
+func TestHostileServerFactsDropped(t *testing.T) {
+	srv := startFake(t, fakevllm.Config{Model: "fake-model"})
+	target, err := url.Parse(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/version":
+			fmt.Fprint(w, `{"version": "<script>alert(1)</script>"}`)
+		case "/metrics":
+			fmt.Fprint(w, `vllm:cache_config_info{block_size="0",num_gpu_blocks="-5",gpu_memory_utilization="7",enable_prefix_caching="True",engine="0"} 1.0`+"\n")
+		case "/v1/models":
+			fmt.Fprint(w, `{"data": [{"id": "fake-model", "max_model_len": 9223372036854775807}]}`)
+		default:
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(hostile.Close)
+	prefix := filepath.Join(t.TempDir(), "cap")
+	o := observeIn(testCtx(t), "--url", hostile.URL, "--prompt-tokens", "8", "--prompt-tokens-stdev", "0", "--output-tokens", "4",
+		"--output-tokens-stdev", "0", "--num-requests", "2", "--rate", "100", "--no-self-test", "--trace-output", prefix)
+	if o.Err != nil {
+		t.Fatalf("exit %d: %v\n%s", o.Code, o.Err, o.Stderr)
+	}
+	for _, key := range []string{"vllm_version", "block_size", "total_kv_blocks", "gpu_memory_utilization", "max_model_len"} {
+		if !strings.Contains(o.Stderr, "the server reports "+key+" ") {
+			t.Errorf("no warning for %s:\n%s", key, o.Stderr)
+		}
+	}
+	h := loadFiles(t, prefix).Header
+	wantDep := map[string]any{"model": "fake-model", "enable_prefix_caching": true}
+	if !reflect.DeepEqual(h.XExt.Deployment, wantDep) || h.Server.MaxModelLen != 0 || h.Server.BlockSize != 0 || h.Server.Model != "fake-model" {
+		t.Errorf("deployment %v, server %+v; want %v and no block size or context length", h.XExt.Deployment, h.Server, wantDep)
+	}
+	if si := h.XExt.ServerInfo; si == nil || si.VLLMVersion != "" || h.XExt.Sources["server_info.vllm_version"] != "absent" {
+		t.Errorf("server_info %+v, version source %q; want no version, absent", si, h.XExt.Sources["server_info.vllm_version"])
+	}
+	cmd := exec.Command(bins.Path(t, "replay"), prefix+".csv", "--format", "text", "--quiet", "--metrics-out", filepath.Join(t.TempDir(), "m.json"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("replay refuses the trace: %v\n%s", err, out)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"servesim/internal/httpload/fakevllm"
+	"servesim/internal/testkit/clitest"
 	"servesim/internal/tracev2"
 )
 
@@ -311,5 +312,57 @@ func TestPlayCaptureReplayCalibrate(t *testing.T) {
 	}
 	if rep.TraceInfo.NumRequests != 10 || rep.TraceInfo.MatchedPairs != 10 {
 		t.Errorf("calibrate: %+v, want 10 requests, all matched", rep.TraceInfo)
+	}
+}
+
+// endlessTrace is a single-stream trace whose rows never end: one request
+// every 10 ms, written as a server would list them (a little out of order).
+type endlessTrace struct {
+	buf  []byte
+	next int64
+}
+
+func (e *endlessTrace) Read(p []byte) (int, error) {
+	if e.buf == nil {
+		e.buf = []byte("# trace_version: 3\n# time_unit: us\n# mode: real\n# warm_up_requests: 0\n" +
+			"request_id,client_id,tenant_id,slo_class,session_id,round_index,prefix_group,prefix_length,streaming,input_tokens," +
+			"output_tokens,text_tokens,image_tokens,audio_tokens,video_tokens,reason_ratio,model,deadline_us,server_input_tokens," +
+			"arrival_time_us,send_time_us,first_chunk_time_us,last_chunk_time_us,num_chunks,status,error_message,finish_reason\n")
+	}
+	for len(e.buf) < len(p) {
+		id := e.next ^ 1 // pairs swapped
+		at := 10_000 * id
+		e.buf = fmt.Appendf(e.buf, "%d,c,,,,0,,0,true,8,4,0,0,0,0,0,,0,8,%d,%d,%d,%d,5,ok,,length\n", id, at, at, at+1000, at+2000)
+		e.next++
+	}
+	n := copy(p, e.buf)
+	e.buf = e.buf[n:]
+	return n, nil
+}
+
+// TestTraceWindowOfEndlessPipe: --trace - with -n 100 (or --duration) on a
+// trace that never ends reads as far as the window needs and plays its
+// first 100 requests (or the first second's), in order.
+func TestTraceWindowOfEndlessPipe(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-n", "100"}, 100},
+		{[]string{"--duration", "1s"}, 101}, // 0 ms … 1000 ms
+	} {
+		o := clitest.Run(testCtx(t), "observe", run, &endlessTrace{}, append([]string{"--dry-run", "--quiet", "--trace", "-", "-o", "-"}, tc.args...)...)
+		if o.Err != nil {
+			t.Fatalf("%v: exit %d: %v\n%s", tc.args, o.Code, o.Err, o.Stderr)
+		}
+		tr := loadStream(t, o.Stdout)
+		if len(tr.Records) != tc.want {
+			t.Fatalf("%v: %d rows planned, want %d", tc.args, len(tr.Records), tc.want)
+		}
+		for i, r := range tr.Records {
+			if r.ArrivalTimeUs != int64(i)*10_000 {
+				t.Fatalf("%v: row %d arrives at %d µs, want %d", tc.args, i, r.ArrivalTimeUs, i*10_000)
+			}
+		}
 	}
 }

@@ -113,7 +113,7 @@ func TestSweepOverlay(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
 	prefix := filepath.Join(dir, "sw")
 	o := observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "--streaming", "-n", "40", "--rates", "20,40",
-		"--overlay", sim, "--html", prefix+".html", "-o", prefix)...)
+		"--overlay", sim, "--html", prefix+".html", "--slo", "ttft.p99<10s", "-o", prefix)...)
 	d := sweepDoc(t, o, prefix)
 	sources := map[string]int{}
 	for _, r := range d.Rows {
@@ -126,6 +126,15 @@ func TestSweepOverlay(t *testing.T) {
 	if err != nil || !strings.Contains(string(page), "source=real") || !strings.Contains(string(page), "source=simulated") {
 		t.Errorf("the page does not name both curves: %v", err)
 	}
+	// The answer is the live server's: its two levels, not the simulated
+	// cases; and a live server has no cost to chart.
+	if a := d.Answer; a == nil || len(a.Verdict) != 1 || a.Verdict[0] != "2 of 2 cases meet ttft.p99<10s" || len(a.Pareto) != 0 {
+		t.Errorf("answer %+v; want the verdict of the 2 live levels and no cost front", a)
+	}
+	if strings.Contains(string(page), "<h2>Cost</h2>") || !strings.Contains(o.Stdout, "2 of 2 cases meet") {
+		t.Errorf("the page draws costs, or the table counts simulated cases:\n%s", o.Stdout)
+	}
+	checkSweepIgnored(t, dir)
 	// An SLO no level meets is an assertion not met: exit 3, the files written.
 	o = observeIn(testCtx(t), baseArgs(srv, "--no-self-test", "-n", "20", "--rates", "20", "--slo", "ttft.p50<1us", "-o", prefix+"-x")...)
 	if _, err := os.Stat(prefix + "-x.sweep.json"); o.Code != 3 || err != nil {
@@ -155,5 +164,57 @@ func TestSweepFlagErrors(t *testing.T) {
 		if o.Code != 2 || !strings.Contains(o.Stderr, tc.msg) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, o.Code, o.Stderr, tc.msg)
 		}
+	}
+}
+
+// checkSweepIgnored: what the --help sweep example writes (sw-<k>-<level>
+// traces, sw.sweep.json, sim.json, an .html page) is ignored by git like
+// the other examples' outputs, checked on the files a sweep wrote in dir.
+func checkSweepIgnored(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	cmd := exec.Command("git", "-C", "../..", "check-ignore", "--no-index", "--stdin")
+	cmd.Stdin = strings.NewReader(strings.Join(names, "\n") + "\n")
+	out, _ := cmd.Output() // exit 1 when none is ignored
+	ignored := map[string]bool{}
+	for _, l := range strings.Fields(string(out)) {
+		ignored[l] = true
+	}
+	for _, n := range names {
+		if !ignored[n] {
+			t.Errorf("a sweep wrote %s, which git does not ignore at the repository's root (add it to .gitignore)", n)
+		}
+	}
+}
+
+// TestSweepKeepsHealthyLongLevels: a server without a capacity limit whose
+// requests last 800 ms, far longer than three sampling periods of a 2 s
+// level, runs every level whole: the backlog's ramp to rate × latency is
+// not over-saturation.
+func TestSweepKeepsHealthyLongLevels(t *testing.T) {
+	srv := startFake(t, fakevllm.Config{TTFT: 500 * time.Millisecond, ITL: 100 * time.Millisecond})
+	prefix := filepath.Join(t.TempDir(), "sw")
+	args := baseArgs(srv, "--no-self-test", "--streaming", "-n", "120", "--rates", "20,40", "--drain-timeout", "30s", "-o", prefix)
+	args[1] = strings.Replace(args[1], "http://", "http://alice:hunter2hunter2@", 1) // a URL with a password
+	o := observeIn(testCtx(t), args...)
+	d := sweepDoc(t, o, prefix)
+	// The URL's password is written nowhere: not in the document, not in the table.
+	if b, _ := os.ReadFile(prefix + ".sweep.json"); strings.Contains(string(b)+o.Stdout+o.Stderr, "hunter2") {
+		t.Errorf("the URL's password was written:\n%s", o.Stdout)
+	}
+	for _, r := range d.Rows {
+		if r.Status != sweep.StatusOK || r.Completed != 120 {
+			t.Errorf("level %s: %s (%q), %d completed; want ok and 120", r.Param("rate"), r.Status, r.Reason, r.Completed)
+		}
+	}
+	if strings.Contains(o.Stderr, "over-saturated") {
+		t.Errorf("a healthy level was stopped:\n%s", head(o.Stderr, 800))
 	}
 }

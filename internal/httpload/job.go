@@ -1,6 +1,7 @@
 package httpload
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -106,4 +107,44 @@ func (r *Result) LagUS() int64 {
 		return 0
 	}
 	return r.SendUS - r.Job.IntendedUS
+}
+
+// Tolerance of the comparison of usage.completion_tokens with the stream
+// (UsageMismatch): a chunk may carry several tokens (speculative decoding,
+// a server's stream interval), and a few chunks may carry text without a
+// token of their own.
+const (
+	maxTokensPerChunk = 16
+	usageSlackTokens  = 16
+)
+
+// UsageMismatch says why a streamed response's usage.completion_tokens
+// cannot be what was streamed ("" when it can, or when there is nothing to
+// compare): more tokens than max_tokens allows, more than
+// maxTokensPerChunk per text chunk, or fewer than the text chunks, each
+// beyond usageSlackTokens.
+func (r *Result) UsageMismatch() string {
+	if !r.HasUsage || !r.Job.Stream || r.Status != StatusOK {
+		return ""
+	}
+	got, streamed := r.CompletionTokens, r.TextChunks
+	switch {
+	case r.Job.MaxTokens > 0 && got > r.Job.MaxTokens+usageSlackTokens,
+		got > maxTokensPerChunk*streamed+usageSlackTokens,
+		got+usageSlackTokens < streamed:
+		return fmt.Sprintf("usage disagrees with the stream: completion_tokens %d for %d text chunks (max_tokens %d); output_tokens is the streamed count",
+			got, streamed, r.Job.MaxTokens)
+	}
+	return ""
+}
+
+// GeneratedTokens is the output length of a completed request: the
+// server's usage.completion_tokens, or the chunks that carried text when
+// the server sent no usage or a usage the stream contradicts
+// (UsageMismatch).
+func (r *Result) GeneratedTokens() int {
+	if r.HasUsage && r.UsageMismatch() == "" {
+		return r.CompletionTokens
+	}
+	return r.TextChunks
 }

@@ -111,6 +111,13 @@ func TestParseCacheConfig(t *testing.T) {
 	if got, err := ParseCacheConfig(strings.NewReader("vllm:num_requests_running 1\n")); got != nil || err != nil {
 		t.Errorf("a page without it: %v, %v", got, err)
 	}
+	// Only the known labels, each short and printable, are copied.
+	page := `vllm:cache_config_info{block_size="16",hf_token="hf_secret123",cache_dtype="` + strings.Repeat("x", 65) +
+		`",engine="0\u001b",swap_space="4"} 1.0` + "\n"
+	got, err = ParseCacheConfig(strings.NewReader(strings.ReplaceAll(page, `\u001b`, "\x1b")))
+	if want := map[string]string{"block_size": "16", "swap_space": "4"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("hostile labels: got %v, %v, want %v", got, err, want)
+	}
 	for _, bad := range []string{`{a="1",b=2}`, `{a="1`, `{="x"}`, `x`} {
 		if got := parseLabels([]byte(bad)); len(got) > 1 {
 			t.Errorf("parseLabels(%q) = %v: malformed labels must stop the read", bad, got)

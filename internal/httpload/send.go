@@ -29,8 +29,9 @@ const readBufBytes = 4 << 10
 // "cancelled: <cause>" message (the cause is context.Cause(ctx)).
 func (c *Client) Send(ctx context.Context, clock Clock, p Prepared) (r Result) {
 	r = Result{Job: p.Job}
-	// A server or proxy may echo the request's credentials in an error.
-	defer func() { r.Error = c.red.Text(r.Error) }()
+	// A server or proxy may echo the request's credentials in an error, or
+	// send control bytes that would corrupt a CSV cell or a terminal.
+	defer func() { r.Error = c.red.Text(Printable(r.Error)) }()
 	if p.err != nil {
 		r.fail(StatusError, "request error: "+p.err.Error(), clock)
 		return r
@@ -121,11 +122,31 @@ func (e *streamFailure) Error() string { return e.msg }
 
 // streamDecoder turns SSE bytes into the streaming fields of a Result.
 type streamDecoder struct {
-	r      *Result
-	parser SSEParser
-	ch     chunk
-	now    int64 // stamp of the bytes being fed
-	done   bool  // [DONE] seen
+	r         *Result
+	parser    SSEParser
+	ch        chunk
+	now       int64 // stamp of the bytes being fed
+	done      bool  // [DONE] seen
+	maxChunks int   // data events accepted before the response is ended as an error
+}
+
+// Bounds of the chunks of one streamed response (MaxChunks).
+const (
+	chunkSlack         = 64      // chunks without tokens: role, finish, usage, keep-alives
+	maxChunksUnlimited = 1 << 20 // without max_tokens: 8 MiB of chunk times
+)
+
+// MaxChunks is the most SSE data events a streamed response to a job
+// asking for maxTokens (0 = not asked) may carry: one token per chunk at
+// worst, plus a quarter for tokenizers that split a token's text, plus
+// chunkSlack. A server that keeps streaming past it (an endless response)
+// has its response ended as an error, so that one request cannot exhaust
+// the client's memory with chunk times.
+func MaxChunks(maxTokens int) int {
+	if maxTokens <= 0 || maxTokens >= maxChunksUnlimited {
+		return maxChunksUnlimited
+	}
+	return maxTokens + maxTokens/4 + chunkSlack
 }
 
 func newStreamDecoder(r *Result, maxEventBytes int) *streamDecoder {
@@ -134,7 +155,7 @@ func newStreamDecoder(r *Result, maxEventBytes int) *streamDecoder {
 		hint = 64
 	}
 	r.ChunkUS = make([]int64, 0, hint)
-	return &streamDecoder{r: r, parser: SSEParser{max: maxEventBytes}}
+	return &streamDecoder{r: r, parser: SSEParser{max: maxEventBytes}, maxChunks: MaxChunks(r.Job.MaxTokens)}
 }
 
 // feed parses bytes that arrived at now; every event they complete gets
@@ -156,6 +177,9 @@ func (d *streamDecoder) event(data []byte) error {
 		d.done = true
 		r.DoneUS = now
 		return nil
+	}
+	if r.NumChunks >= d.maxChunks {
+		return &streamFailure{fmt.Sprintf("more than %d chunks (max_tokens %d): response ended", d.maxChunks, r.Job.MaxTokens)}
 	}
 	r.NumChunks++
 	r.ChunkUS = append(r.ChunkUS, now)
@@ -356,10 +380,11 @@ func causeText(ctx context.Context) string {
 	return "context cancelled"
 }
 
-// oneLine turns a body into a single trimmed line of valid UTF-8.
+// oneLine turns a body into a single trimmed line of valid, printable
+// UTF-8 (see Printable).
 func oneLine(b []byte) string {
 	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	s = strings.Join(strings.Fields(s), " ")
+	s = Printable(strings.Join(strings.Fields(s), " "))
 	if len(s) > maxErrorBodyBytes {
 		s = s[:maxErrorBodyBytes]
 		for !utf8.ValidString(s) {

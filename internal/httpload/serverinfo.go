@@ -17,9 +17,26 @@ import (
 // num_gpu_blocks_override="None", ...) plus engine="0".
 const cacheConfigInfo = "vllm:cache_config_info"
 
-// ParseCacheConfig returns the labels of vllm:cache_config_info on a
-// Prometheus text page (the first engine's sample), nil when the page has
-// none. The page bounds are ParseMetrics'.
+// cacheConfigLabels are the labels of vllm:cache_config_info that are
+// copied into a trace: the fields of vLLM's CacheConfig and the engine. A
+// server may add others (a token, a path, kilobytes of text); they are
+// never copied.
+func cacheConfigLabels() []string {
+	return []string{"block_size", "cache_dtype", "calculate_kv_scales", "cpu_offload_gb", "enable_prefix_caching",
+		"engine", "gpu_memory_utilization", "is_attention_free", "kv_cache_dtype_skip_layers", "kv_offloading_backend", "kv_offloading_size",
+		"kv_sharing_fast_prefill", "mamba_cache_dtype", "mamba_page_size_padded", "mamba_ssm_cache_dtype",
+		"num_cpu_blocks", "num_gpu_blocks", "num_gpu_blocks_override", "prefix_caching_hash_algo",
+		"sliding_window", "swap_space"}
+}
+
+// maxCacheLabelBytes bounds one copied label value of
+// vllm:cache_config_info; a longer value is left out.
+const maxCacheLabelBytes = 64
+
+// ParseCacheConfig returns the known labels (cacheConfigLabels) of
+// vllm:cache_config_info on a Prometheus text page (the first engine's
+// sample), each at most maxCacheLabelBytes of printable text; nil when the
+// page has none. The page bounds are ParseMetrics'.
 func ParseCacheConfig(r io.Reader) (map[string]string, error) {
 	var labels map[string]string
 	err := scanSamples(r, func(name, line []byte, _ float64) {
@@ -27,10 +44,16 @@ func ParseCacheConfig(r io.Reader) (map[string]string, error) {
 			labels = parseLabels(line[len(name):])
 		}
 	})
-	if err != nil {
+	if err != nil || labels == nil {
 		return nil, err
 	}
-	return labels, nil
+	known := map[string]string{}
+	for _, k := range cacheConfigLabels() {
+		if v, ok := labels[k]; ok && len(v) <= maxCacheLabelBytes && Printable(v) == v {
+			known[k] = v
+		}
+	}
+	return known, nil
 }
 
 // parseLabels reads `{k="v",k2="v2"} ...` into a map; escapes \\, \" and \n

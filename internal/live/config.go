@@ -13,6 +13,7 @@ import (
 
 	"servesim/internal/exitcode"
 	"servesim/internal/fanout"
+	"servesim/internal/httpload"
 	"servesim/internal/tracev2"
 )
 
@@ -174,6 +175,12 @@ func newConfig(in *Config) (*config, error) {
 	return cfg, nil
 }
 
+// redactor removes the run's secrets (its API key, header values and URL
+// password) and credentials in general from text before it is written.
+func (cfg *config) redactor() httpload.Redactor {
+	return httpload.NewRedactor(httpload.Config{BaseURL: cfg.url, APIKey: cfg.apiKey, Headers: cfg.headers})
+}
+
 // checkClient checks what the self-test needs too: the client's flags.
 func (cfg *config) checkClient(in *Config) error {
 	if r := cfg.maxErrorRate; !(r >= 0 && r <= 1) {
@@ -212,6 +219,11 @@ func (cfg *config) checkClient(in *Config) error {
 // checkRun checks what the run declares, records and sweeps.
 func (cfg *config) checkRun(in *Config) error {
 	var err error
+	if len(cfg.vllmArgs) > maxServeArgsBytes {
+		return exitcode.Usagef("--vllm-args: longer than %d bytes", maxServeArgsBytes)
+	}
+	// Only the redacted line is kept: it is recorded in the header.
+	cfg.vllmArgs = cfg.redactor().Args(cfg.vllmArgs)
 	if cfg.fromFile, cfg.fromArgs, err = readDeclared(cfg.serverConfig, cfg.vllmArgs); err != nil {
 		return err
 	}

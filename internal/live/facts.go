@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -57,15 +58,15 @@ func readDeclared(path, args string) (fromFile, fromArgs map[string]any, err err
 // over a declared one that contradicts it, with a warning, except the
 // model: a declared model names the served one for the simulator (served
 // names are often aliases). A server that answers neither endpoint leaves
-// those facts absent, never guessed.
+// those facts absent, never guessed; a fact no trace can hold (factProblem:
+// a block size of 0, a context of 2^63-1 tokens, a version of markup) is
+// dropped with a warning and absent too.
 func learnServer(ctx context.Context, c *httpload.Client, cfg *config, s *setup, log *slog.Logger) serverFacts {
 	f := serverFacts{sources: map[string]string{}, infoSources: map[string]string{}}
 	measured := map[string]any{}
 	if v, err := c.Version(ctx); err == nil {
-		f.info.VLLMVersion, measured["vllm_version"] = v, v
-		f.infoSources["vllm_version"] = tracev2.SourceMeasured
+		measured["vllm_version"] = v
 	} else {
-		f.infoSources["vllm_version"] = tracev2.SourceAbsent
 		log.Debug("no server version", "error", err)
 	}
 	labels, _, err := c.CacheConfig(ctx)
@@ -82,11 +83,21 @@ func learnServer(ctx context.Context, c *httpload.Client, cfg *config, s *setup,
 		f.infoSources["cache_config"] = tracev2.SourceAbsent
 		log.Debug("no vllm:cache_config_info on /metrics", "error", err)
 	}
-	if s.maxModelLen > 0 {
-		measured["max_model_len"] = int(s.maxModelLen)
+	if s.maxModelLen != 0 {
+		measured["max_model_len"] = int(min(s.maxModelLen, math.MaxInt))
 	}
 	if slices.Contains(s.info.models, s.model) {
 		measured["model"] = s.model
+	}
+	dropBadFacts(measured, func(m string) { log.Warn(m) })
+	if v, ok := measured["vllm_version"].(string); ok {
+		f.info.VLLMVersion = v
+		f.infoSources["vllm_version"] = tracev2.SourceMeasured
+	} else {
+		f.infoSources["vllm_version"] = tracev2.SourceAbsent
+	}
+	if _, ok := measured["max_model_len"]; !ok {
+		s.maxModelLen = 0 // unknown rather than wrong
 	}
 	if cfg.vllmArgs != "" {
 		f.info.ServeArgs = cfg.vllmArgs
@@ -115,7 +126,7 @@ func learnServer(ctx context.Context, c *httpload.Client, cfg *config, s *setup,
 		}
 		dep[k], f.sources[k] = v, tracev2.SourceMeasured
 	}
-	if _, ok := dep["model"]; !ok {
+	if _, ok := dep["model"]; !ok && factProblem("model", s.model) == "" {
 		dep["model"], f.sources["model"] = s.model, tracev2.SourceDeclared // --model, not listed by the server
 	}
 	known := map[string]bool{}
@@ -175,9 +186,13 @@ func recordFacts(h *tracev2.Header, f serverFacts, client tracev2.Client) {
 }
 
 // observedClient is the client observe runs: the workload's (declared) with
-// the cap, prewarmed connections, request timeout and sweep level.
+// the cap, prewarmed connections, request timeout and sweep level; every
+// request streams under --record-itl, whatever the workload says.
 func observedClient(cfg *config, tr traffic) tracev2.Client {
 	c := tr.client()
+	if cfg.recordITL {
+		c.Streaming = "all"
+	}
 	c.MaxConcurrency = cfg.maxConc
 	c.PrewarmConnections = prewarmConns(cfg, tr)
 	c.RequestTimeoutUs = cfg.reqTimeout.Microseconds()

@@ -8,7 +8,6 @@ import (
 
 	"servesim/internal/exitcode"
 	"servesim/internal/fanout"
-	"servesim/internal/httpload"
 	"servesim/internal/workload"
 )
 
@@ -137,7 +136,7 @@ func Run(ctx context.Context, in Config, stdio IO) (err error) {
 	if err != nil {
 		return err
 	}
-	red := httpload.NewRedactor(httpload.Config{BaseURL: cfg.url, APIKey: cfg.apiKey, Headers: cfg.headers})
+	red := cfg.redactor()
 	log = slog.New(&redactHandler{h: log.Handler(), red: red})
 	defer func() { err = redactError(err, red) }()
 	if cfg.selfTestOnly {

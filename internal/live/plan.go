@@ -211,7 +211,7 @@ func (pl *specPlanner) followUp(res httpload.Result) (httpload.Job, bool) {
 		if done == 0 {
 			done = res.DoneUS
 		}
-		r, ok = pl.src.OnComplete(id, done, generatedTokens(&res))
+		r, ok = pl.src.OnComplete(id, done, res.GeneratedTokens())
 	} else {
 		reason := workload.FailError
 		if res.Status == httpload.StatusTimeout {
@@ -351,16 +351,6 @@ func (in *infos) take(id int64) *reqInfo {
 	info := in.m[id]
 	delete(in.m, id)
 	return info
-}
-
-// generatedTokens is the output length of a completed request: the server's
-// usage.completion_tokens, or the chunks that carried text when the server
-// sent no usage.
-func generatedTokens(r *httpload.Result) int {
-	if r.HasUsage {
-		return r.CompletionTokens
-	}
-	return r.TextChunks
 }
 
 // newUUID returns a random (version 4) UUID from crypto/rand, for the

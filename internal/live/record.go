@@ -48,8 +48,11 @@ func record(res *httpload.Result, info *reqInfo) tracev2.Record {
 	if j.HasPriority {
 		rec.VLLMPriority = j.Priority
 	}
-	if res.Status == httpload.StatusOK && !res.HasUsage {
-		rec.OutputTokens = res.TextChunks
+	if res.Status == httpload.StatusOK {
+		rec.OutputTokens = res.GeneratedTokens()
+		if why := res.UsageMismatch(); why != "" {
+			rec.ErrorMessage = why // the row stays ok: it was answered
+		}
 	}
 	if info != nil {
 		rec.ClientID, rec.TenantID, rec.SLOClass = info.clientID, info.tenantID, info.sloClass

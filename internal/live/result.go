@@ -99,7 +99,7 @@ func (c *resultRows) add(r *httpload.Result, info *reqInfo) {
 		row.in = info.prefixLength + info.inputTokens
 	}
 	if row.ok {
-		row.out = generatedTokens(r)
+		row.out = r.GeneratedTokens()
 		first := r.FirstTokenUS
 		if first == 0 {
 			first = r.FirstChunkUS

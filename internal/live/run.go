@@ -234,7 +234,7 @@ func header(cfg *config, tr traffic, s *setup, t0 time.Time) *tracev2.Header {
 	h.CreatedAt = tracev2.FormatCreatedAt(t0)
 	h.Mode = tracev2.ModeReal
 	h.WarmUpRequests = cfg.warmup
-	h.Server = &tracev2.Server{Type: "vllm", Model: s.model, MaxModelLen: s.maxModelLen}
+	h.Server = &tracev2.Server{Type: "vllm"} // its model and context length: the checked facts (recordFacts)
 	if s.info.rttMs > 0 {
 		h.Network = &tracev2.Network{MeasuredRTTMs: s.info.rttMs}
 	}

@@ -17,12 +17,17 @@ import (
 var errOverSaturated = errors.New("over-saturated")
 
 // saturation watches an open-loop level for a queue growing without bound:
-// the requests sent but not finished (the backlog) sampled every period;
-// when it has grown at each of the last satSteps samples, by at least
-// satGrowth of the level's rate on average, to at least satMinBacklog, the
-// server completes clearly fewer requests than arrive and the level is
-// stopped (a server that keeps up holds its backlog steady around rate ×
-// latency). A nil *saturation watches nothing.
+// the requests sent but not finished (the backlog) and the requests
+// finished, sampled every period. A server that keeps up holds its backlog
+// steady around rate × latency, after a ramp that lasts one latency, in
+// which the backlog grows and the completions rise from 0 to the rate. A
+// level is stopped only when, over the last satSteps samples, its
+// completions no longer rise (they came at the same pace over the
+// satSteps samples before, none of them 0) and yet its backlog grew at
+// every sample, by more than it completed, by at least satGrowth of the
+// level's rate, to at least satMinBacklog: the server completes at its
+// limit, clearly fewer requests than arrive. A nil *saturation watches
+// nothing.
 type saturation struct {
 	rate   float64 // the level's arrival rate, requests/s
 	period time.Duration
@@ -37,7 +42,14 @@ const (
 	satSteps      = 3
 	satGrowth     = 0.1
 	satMinBacklog = 16
+	satRise       = 1.25 // completions rising by more than this factor (plus one) are still ramping up
 )
+
+// satSample is one sample of a level's requests.
+type satSample struct {
+	backlog int64 // sent, not finished
+	done    int64 // finished so far
+}
 
 // newSaturation watches a level at rate requests/s lasting about dur.
 func newSaturation(rate float64, dur time.Duration) *saturation {
@@ -89,7 +101,7 @@ func (m *saturation) run(ctx context.Context, t0 time.Time, stop context.CancelC
 	}
 	tick := time.NewTicker(m.period)
 	defer tick.Stop()
-	var backlog []int64
+	var samples []satSample
 	for {
 		select {
 		case <-ctx.Done():
@@ -98,8 +110,9 @@ func (m *saturation) run(ctx context.Context, t0 time.Time, stop context.CancelC
 		}
 		// The dispatcher takes a job before waiting for its time: one
 		// counted job may not be sent yet.
-		backlog = append(backlog, max(m.sent.Load()-1-m.done.Load(), 0))
-		if why, ok := m.overSaturated(backlog); ok {
+		done := m.done.Load()
+		samples = append(samples, satSample{backlog: max(m.sent.Load()-1-done, 0), done: done})
+		if why, ok := m.overSaturated(samples); ok {
 			m.mu.Lock()
 			m.why = why
 			m.mu.Unlock()
@@ -110,22 +123,28 @@ func (m *saturation) run(ctx context.Context, t0 time.Time, stop context.CancelC
 	}
 }
 
-// overSaturated judges the backlog samples (pure: tested without a clock).
-func (m *saturation) overSaturated(backlog []int64) (string, bool) {
-	n := len(backlog)
-	if n <= satSteps || backlog[n-1] < satMinBacklog {
+// overSaturated judges the samples (pure: tested without a clock).
+func (m *saturation) overSaturated(s []satSample) (string, bool) {
+	n, k := len(s), satSteps
+	if n <= 2*k || s[n-1].backlog < satMinBacklog {
 		return "", false
 	}
-	for k := n - satSteps; k < n; k++ {
-		if backlog[k] <= backlog[k-1] {
+	for i := n - k; i < n; i++ {
+		if s[i].backlog <= s[i-1].backlog {
 			return "", false
 		}
 	}
-	span := time.Duration(satSteps) * m.period
-	growth := float64(backlog[n-1]-backlog[n-1-satSteps]) / span.Seconds()
+	grown := s[n-1].backlog - s[n-1-k].backlog
+	completed := s[n-1].done - s[n-1-k].done
+	before := s[n-1-k].done - s[n-1-2*k].done
+	if before == 0 || float64(completed) > satRise*float64(before)+1 || grown <= completed {
+		return "", false // still ramping up, or completing as fast as the queue grows
+	}
+	span := time.Duration(k) * m.period
+	growth := float64(grown) / span.Seconds()
 	if growth < satGrowth*m.rate {
 		return "", false
 	}
-	return fmt.Sprintf("%d requests behind and growing by %.1f/s at %.1f req/s offered (%d samples %v apart)",
-		backlog[n-1], growth, m.rate, satSteps+1, m.period), true
+	return fmt.Sprintf("%d requests behind and growing by %.1f/s while completing %.1f/s at %.1f req/s offered (%d samples %v apart)",
+		s[n-1].backlog, growth, float64(completed)/span.Seconds(), m.rate, k+1, m.period), true
 }

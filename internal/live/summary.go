@@ -89,7 +89,7 @@ func (t *tally) add(r *httpload.Result) {
 	}
 	t.lastEndUS = max(t.lastEndUS, r.LastChunkUS)
 	t.ok++
-	out := generatedTokens(r)
+	out := r.GeneratedTokens()
 	t.inputTokens += int64(r.PromptTokens)
 	t.outputTokens += int64(out)
 	first := r.FirstTokenUS

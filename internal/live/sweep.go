@@ -143,13 +143,27 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO,
 	}
 	rows = append(rows, more...)
 	d := &sweep.Doc{Command: "observe sweep", Cases: len(rows), Keys: []string{"rate"}, LoadKeys: []string{"rate"},
-		Base: []sweep.Param{{Key: "server", Value: cfg.url}, {Key: "model", Value: s.model}, {Key: "workload", Value: workloadName(wl)}},
+		Base: []sweep.Param{{Key: "server", Value: cfg.redactor().Text(cfg.url)}, {Key: "model", Value: s.model}, {Key: "workload", Value: workloadName(wl)}},
 		SLO:  cfg.sweep.slo.String(), Rows: rows}
+	d.Finish(sweep.DefaultPrices())
+	liveOnly := d.Answer
 	if sim != nil {
 		d = sweep.Overlay(d, sim)
+		d.Finish(sweep.DefaultPrices())
 	}
-	d.Finish(sweep.DefaultPrices())
+	liveAnswer(d.Answer, liveOnly)
 	return sw.write(d)
+}
+
+// liveAnswer makes a's verdict the live server's alone (live is the answer
+// of the live rows): simulated rows drawn beside them (--overlay) are no
+// case of this server, and costs, a simulated deployment's prices, say
+// nothing of it, so no cost front is drawn.
+func liveAnswer(a, live *sweep.Answer) {
+	if a == nil || live == nil {
+		return
+	}
+	a.Met, a.Verdict, a.Best, a.Pareto = live.Met, live.Verdict, live.Best, nil
 }
 
 // workloadName names the workload in the sweep's base line.

@@ -2,6 +2,7 @@ package live
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -55,7 +56,7 @@ type playRow struct {
 	hashIDs     []int64
 }
 
-// playTrace is a trace read whole and ordered for playing.
+// playTrace is the window of a trace to play, ordered for playing.
 type playTrace struct {
 	name       string
 	header     *tracev2.Header
@@ -67,17 +68,21 @@ type playTrace struct {
 	skipped    int // rows before --trace-offset or after the limits
 }
 
-// rawRow is a row with the times the plan is made from, on the trace's
-// time origin.
+// rawRow is a row with the times the plan is made from, as the trace
+// writes them (normalise puts them on the trace's origin).
 type rawRow struct {
 	playRow
 	injectUs, arrivalUs, lastChunkUs int64
+	sendUs, deadlineUs               int64
 	thinkUs                          int64 // think_time_us
 }
 
 // loadPlay reads the trace to play through the trace input layer: a
 // TraceV2 trace in any form (single stream, two files, gzip, stdin, a
-// pipe) whole, or, with from, a foreign trace through its importer.
+// pipe) once, row by row, or, with from, a foreign trace through its
+// importer. Reading stops once the window to play is passed (playWindow),
+// so a window of a trace that never ends can be played; at most
+// maxPlayRows rows are kept.
 func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, error) {
 	p := &playTrace{}
 	var raws []rawRow
@@ -89,10 +94,18 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 		intern[s] = s
 		return s
 	}
-	add := func(rec *tracev2.Record) {
-		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs}
-		r.budgetUs = playback.BudgetUs(rec)
-		r.injectUs = playback.InjectionUs(rec, o.atSend)
+	win := newPlayWindow(o)
+	var tooMany error
+	add := func(rec *tracev2.Record) (stop bool) {
+		if win.past(rec.ArrivalTimeUs) {
+			return true
+		}
+		if len(raws) >= maxPlayRows {
+			tooMany = exitcode.Usagef("--trace %s: more than %d rows to play; play a window of it with --num-requests, --duration or --trace-offset",
+				o.path, maxPlayRows)
+			return true
+		}
+		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs, sendUs: rec.SendTimeUs, deadlineUs: rec.DeadlineUs}
 		r.sloTargetUs, r.thinkUs = rec.SLOTargetUs, rec.ThinkTimeUs
 		r.prompt = int32(min(max(rec.ResendPromptTokens(), 0), math.MaxInt32))
 		r.prefixLen = int32(min(max(rec.PrefixLength, 0), int(r.prompt)))
@@ -105,13 +118,19 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 			r.hashIDs = slices.Clone(rec.HashIDs)
 		}
 		raws = append(raws, r)
+		return false
 	}
-	if err := readPlay(o, stdin, p, add, log); err != nil {
+	origin, err := readPlay(o, stdin, p, add, log)
+	if err == nil {
+		err = tooMany
+	}
+	if err != nil {
 		return nil, err
 	}
 	if len(raws) == 0 {
 		return nil, exitcode.Usagef("--trace %s: the trace has no requests", p.name)
 	}
+	normalise(raws, origin, o.atSend)
 	p.order(raws, o)
 	if len(p.rows) == 0 {
 		return nil, exitcode.Usagef("--trace %s: no request is left after --trace-offset, --duration and --num-requests", p.name)
@@ -120,34 +139,55 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 	return p, nil
 }
 
-// readPlay hands every row of the trace to add, on the trace's time
-// origin, and names the trace in p. A TraceV2 trace is loaded whole
-// (input.Load); a foreign one is imported (input.Open) and its rows read
-// once. Only --from imports: without it the trace is read as TraceV2.
-func readPlay(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Record), log *slog.Logger) error {
+// normalise puts the rows' times on the trace's origin and derives their
+// injection time and deadline budget (the playback's rules).
+func normalise(raws []rawRow, o tracev2.Origin, atSend bool) {
+	for i := range raws {
+		r := &raws[i]
+		rec := tracev2.Record{ArrivalTimeUs: r.arrivalUs, SendTimeUs: r.sendUs, LastChunkTimeUs: r.lastChunkUs, DeadlineUs: r.deadlineUs}
+		o.Normalize(&rec)
+		r.arrivalUs, r.lastChunkUs = rec.ArrivalTimeUs, rec.LastChunkTimeUs
+		r.injectUs = playback.InjectionUs(&rec, atSend)
+		r.budgetUs = playback.BudgetUs(&rec)
+	}
+}
+
+// readPlay hands the rows of the trace to add, in file order, until add
+// says stop, names the trace in p and returns the origin of the rows it
+// handed. A TraceV2 trace is scanned once (input.Scan); a foreign one is
+// imported (input.Open) onto its origin and its rows read once. Only
+// --from imports: without it the trace is read as TraceV2.
+func readPlay(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Record) bool, log *slog.Logger) (tracev2.Origin, error) {
 	cfg := input.Config{Paths: []string{o.path}, Lenient: o.lenient, Stdin: stdin, Log: log}
 	if o.from == "" {
-		l, err := input.Load(cfg)
+		sc, err := input.Scan(cfg, add)
 		if err != nil {
-			return err
+			return tracev2.Origin{}, err
 		}
-		for i := range l.Records {
-			add(&l.Records[i])
+		if !sc.Complete {
+			log.Info("read the trace as far as the window to play", "trace", sc.Name)
 		}
-		p.name, p.header = l.Name, l.Header
-		return nil
+		p.name, p.header = sc.Name, sc.Header
+		return sc.Origin, nil
 	}
 	cfg.From = importer.Format(o.from)
 	t, err := input.Open(cfg)
 	if err != nil {
-		return err
+		return tracev2.Origin{}, err
 	}
 	defer t.Close()
-	if err := input.Each(t.Rows, func(rec *tracev2.Record) error { add(rec); return nil }); err != nil {
-		return err
+	errStop := errors.New("window passed")
+	err = input.Each(t.Rows, func(rec *tracev2.Record) error {
+		if add(rec) {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return tracev2.Origin{}, err
 	}
 	p.name, p.header = t.Name, t.Header
-	return nil
+	return tracev2.Origin{}, nil
 }
 
 // order sorts the rows by injection time (ties: round, then file order, so
@@ -160,6 +200,11 @@ func (p *playTrace) order(raws []rawRow, o playOptions) {
 		return cmp.Or(cmp.Compare(a.injectUs, b.injectUs), cmp.Compare(a.round, b.round))
 	})
 	start := raws[0].injectUs + o.offset.Microseconds()
+	want := int64(len(raws))
+	if o.limit > 0 {
+		want = min(want, o.limit)
+	}
+	p.rows = make([]playRow, 0, want) // sized once: a million rows are not copied as they grow
 	first := -1
 	lastChunk := map[string]int64{} // session → its previous round's last chunk
 	for i := range raws {

@@ -13,6 +13,7 @@ import (
 	"servesim/internal/fanout"
 	"servesim/internal/httpload"
 	"servesim/internal/testkit/clitest"
+	"servesim/internal/tracev2/playback"
 	"servesim/internal/workload"
 )
 
@@ -175,6 +176,8 @@ func TestParseServeArgs(t *testing.T) {
 				"enable_prefix_caching": false, "async_scheduling": true}, ""},
 		{`serve m --trust-remote-code --served-model-name x --num-gpu-blocks-override 100 --enable-chunked-prefill=false`,
 			map[string]any{"model": "m", "total_kv_blocks": 100, "enable_chunked_prefill": false}, ""},
+		{`VLLM_API_KEY=sk-abc HF_TOKEN=hf_x env CUDA_VISIBLE_DEVICES=0 vllm serve Qwen/Qwen3-14B --api-key k --max-num-seqs 8`,
+			map[string]any{"model": "Qwen/Qwen3-14B", "max_num_seqs": 8}, ""},
 		{`--max-num-seqs lots`, nil, `--max-num-seqs: "lots" is not a count`},
 		{`--max-num-seqs`, nil, `--max-num-seqs needs a value`},
 		{`--scheduling-policy lifo`, nil, `--scheduling-policy: "lifo" is not fcfs or priority`},
@@ -231,29 +234,71 @@ func TestPyFloat(t *testing.T) {
 	}
 }
 
-// TestOverSaturated judges backlog samples without a clock: growth at each
-// of the last three samples, at ≥ 10% of the offered rate, to ≥ 16
-// requests behind.
+// TestOverSaturated judges samples without a clock (100 ms apart): a
+// backlog that grows at each of the last three samples, faster than the
+// level completes, while its completions no longer rise (they came at the
+// same pace in the three samples before), by ≥ 10% of the offered rate, to
+// ≥ 16 requests behind.
 func TestOverSaturated(t *testing.T) {
+	type pt = satSample
 	for _, tc := range []struct {
+		name    string
 		rate    float64
-		backlog []int64
+		samples []satSample
 		want    bool
 	}{
-		{100, []int64{0, 5, 10, 20, 30}, true},     // 20 more in 0.3 s: 67/s against 100/s offered
-		{100, []int64{0, 2, 3, 2, 3}, false},       // steady around rate × latency
-		{1000, []int64{30, 31, 32, 33, 34}, false}, // growing 10/s, 1% of 1,000/s: noise
-		{100, []int64{30, 31, 32, 33, 34}, true},   // the same growth is 10% of 100/s
-		{100, []int64{0, 1, 2, 3, 4}, false},       // growing, but only 4 behind
-		{100, []int64{40, 30, 35, 40, 45}, true},   // the last three steps count
-		{100, []int64{20, 30, 40, 39, 50}, false},  // one step back
-		{100, []int64{18, 19, 20}, false},          // too few samples
+		{"capped: completes 2/sample, grows 8", 100, []pt{{0, 0}, {8, 2}, {16, 4}, {24, 6}, {32, 8}, {40, 10}, {48, 12}}, true},
+		{"unlimited, long requests: ramp before the first completion", 100,
+			[]pt{{10, 0}, {20, 0}, {30, 0}, {40, 0}, {50, 0}, {60, 0}, {70, 0}}, false},
+		{"unlimited: completions start", 100, []pt{{30, 0}, {40, 0}, {50, 0}, {60, 0}, {69, 1}, {75, 5}, {80, 15}}, false},
+		{"unlimited: steady", 100, []pt{{70, 0}, {70, 10}, {70, 20}, {70, 30}, {70, 40}, {70, 50}, {71, 60}}, false},
+		{"grows as fast as it completes", 100, []pt{{0, 0}, {5, 5}, {10, 10}, {15, 15}, {20, 20}, {25, 25}, {30, 30}}, false},
+		{"growth below 10% of the rate", 1000, []pt{{30, 0}, {31, 0}, {31, 0}, {31, 0}, {32, 0}, {33, 0}, {34, 0}}, false},
+		{"only 4 behind", 100, []pt{{0, 0}, {1, 0}, {1, 0}, {1, 1}, {2, 1}, {3, 1}, {4, 1}}, false},
+		{"one step back", 100, []pt{{0, 0}, {8, 2}, {16, 4}, {24, 6}, {32, 8}, {31, 10}, {48, 12}}, false},
+		{"too few samples", 100, []pt{{8, 2}, {16, 4}, {24, 6}, {32, 8}}, false},
 	} {
 		m := &saturation{rate: tc.rate, period: 100 * time.Millisecond}
-		if why, got := m.overSaturated(tc.backlog); got != tc.want {
-			t.Errorf("%g req/s, backlog %v: over-saturated %v (%q), want %v", tc.rate, tc.backlog, got, why, tc.want)
+		if why, got := m.overSaturated(tc.samples); got != tc.want {
+			t.Errorf("%s: over-saturated %v (%q), want %v", tc.name, got, why, tc.want)
 		}
 	}
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestPlayWindow: reading stops at the first row that arrives more than
+// the slack after the window's end: the limit-th earliest arrival after
+// the offset, or the duration's end scaled to trace time; the slack is
+// twice the rows' disorder so far, at least minSlackUs.
+func TestPlayWindow(t *testing.T) {
+	s := minSlackUs
+	for _, tc := range []struct {
+		name     string
+		o        playOptions
+		arrivals []int64
+		stopAt   int // index of the first row past the window; -1 = none
+	}{
+		{"limit", playOptions{limit: 3}, []int64{50, 10, 30, 20, 40, 30 + s, 30 + s + 1}, 6},
+		{"limit, a late early row lowers the end", playOptions{limit: 2}, []int64{100, 200, 0, 100 + s + 1}, 3},
+		{"offset", playOptions{limit: 1, offset: time.Microsecond * 100}, []int64{0, 100, 100 + s, 100 + s + 1}, 3},
+		{"duration at half speed", playOptions{horizonUs: 1000, rule: playback.Rule{TimeScale: 0.5}}, []int64{0, 2000 + s, 2000 + s + 1}, 2},
+		{"no window", playOptions{rule: playback.Rule{TimeScale: 1}}, []int64{0, 1 << 60}, -1},
+		{"disordered rows widen the slack", playOptions{limit: 1}, []int64{2 * s, 0, 2*s + 1, 4 * s, 4*s + 1}, 4},
+	} {
+		if tc.o.rule.TimeScale == 0 {
+			tc.o.rule.TimeScale = 1
+		}
+		w := newPlayWindow(tc.o)
+		got := -1
+		for i, a := range tc.arrivals {
+			if w.past(a) {
+				got = i
+				break
+			}
+		}
+		if got != tc.stopAt {
+			t.Errorf("%s: stopped at row %d, want %d", tc.name, got, tc.stopAt)
+		}
+	}
+}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"servesim/internal/httpload"
 )
 
 // maxServeArgsBytes bounds --vllm-args.
@@ -88,7 +89,8 @@ func parseCount(s string) (int, error) {
 }
 
 // parseServeArgs reads a `vllm serve` command line (with or without
-// "vllm serve", the model as its first positional argument or --model) and
+// "vllm serve", after any environment words VAR=value, the model as its
+// first positional argument or --model) and
 // returns the deployment keys its flags state. Flags it does not model are
 // skipped, and so is the next word when it does not start with "-" (taken
 // as their value: give the model first, as vLLM's own usage line does); a
@@ -97,7 +99,7 @@ func parseServeArgs(line string) (map[string]any, error) {
 	if len(line) > maxServeArgsBytes {
 		return nil, fmt.Errorf("longer than %d bytes", maxServeArgsBytes)
 	}
-	words, err := shellWords(line)
+	words, err := httpload.CommandWords(line)
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +112,13 @@ func parseServeArgs(line string) (map[string]any, error) {
 	out := map[string]any{}
 	positional := 0
 	for i := 0; i < len(words); i++ {
-		w := words[i]
+		w := words[i].Text
 		if !strings.HasPrefix(w, "-") || w == "-" {
-			if positional == 0 && (w == "vllm" || w == "serve") {
+			if positional == 0 && (w == "vllm" || w == "serve" || w == "env") {
 				continue
+			}
+			if _, _, env := httpload.EnvWord(w); env && positional == 0 {
+				continue // VAR=value before the command: the environment, not the model
 			}
 			if positional == 0 {
 				out["model"] = w
@@ -131,7 +136,7 @@ func parseServeArgs(line string) (map[string]any, error) {
 				}
 			}
 		}
-		takesNext := func() bool { return !hasVal && i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") }
+		takesNext := func() bool { return !hasVal && i+1 < len(words) && !strings.HasPrefix(words[i+1].Text, "-") }
 		switch {
 		case !known:
 			if takesNext() {
@@ -154,7 +159,7 @@ func parseServeArgs(line string) (map[string]any, error) {
 					return nil, fmt.Errorf("--%s needs a value", name)
 				}
 				i++
-				val = words[i]
+				val = words[i].Text
 			}
 			v, err := f.parse(val)
 			if err != nil {
@@ -164,56 +169,4 @@ func parseServeArgs(line string) (map[string]any, error) {
 		}
 	}
 	return out, nil
-}
-
-// shellWords splits a command line as a POSIX shell would for plain words,
-// 'single' and "double" quotes and backslash escapes (no expansions).
-func shellWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	esc := false
-	for _, r := range s {
-		switch {
-		case esc:
-			cur.WriteRune(r)
-			esc = false
-		case quote == '\'':
-			if r == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case quote == '"':
-			switch r {
-			case '"':
-				quote = 0
-			case '\\':
-				esc = true
-			default:
-				cur.WriteRune(r)
-			}
-		case r == '\\':
-			esc, inWord = true, true
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case unicode.IsSpace(r):
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quote != 0 || esc {
-		return nil, fmt.Errorf("unterminated quote or escape")
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }

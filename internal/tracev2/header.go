@@ -314,6 +314,8 @@ func (h *Header) Validate() error {
 		errs = append(errs, fmt.Errorf("%s is not a finite number", path))
 	} else if path, msg, _ := checkExt(h.XExt); path != "" {
 		errs = append(errs, fmt.Errorf("%s: %s", path, msg))
+	} else if path, msg := h.serverConflict(); path != "" {
+		errs = append(errs, fmt.Errorf("%s: %s", path, msg))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("trace header: %w", err)

@@ -289,6 +289,11 @@ func checkExt(x *Ext) (path, msg string, warn bool) {
 	if x == nil {
 		return "", "", false
 	}
+	if x.Shard != "" {
+		if _, _, err := ParseShard(x.Shard); err != nil {
+			return "x_ext.shard", err.Error(), false
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(x.Sources)) {
 		switch x.Sources[k] {
 		case SourceMeasured, SourceDeclared, SourceDerived, SourceAbsent:
@@ -320,6 +325,30 @@ func checkExt(x *Ext) (path, msg string, warn bool) {
 		}
 	}
 	return "", "", false
+}
+
+// serverConflict names the first of BLIS's server keys (server.model,
+// server.tensor_parallel, ...) whose value differs from the same key of
+// x_ext.deployment, both being stated: such a header describes two
+// servers, and readers would take one or the other. "" when none differs.
+func (h *Header) serverConflict() (path, msg string) {
+	if h == nil || h.Server == nil || h.XExt == nil || len(h.XExt.Deployment) == 0 {
+		return "", ""
+	}
+	s, dep := h.Server, h.XExt.Deployment
+	for _, f := range []struct {
+		key string
+		v   any
+		set bool
+	}{{"model", s.Model, s.Model != ""}, {"tensor_parallel", s.TensorParallel, s.TensorParallel > 0},
+		{"max_num_seqs", s.MaxNumSeqs, s.MaxNumSeqs > 0}, {"block_size", s.BlockSize, s.BlockSize > 0},
+		{"gpu_memory_utilization", s.GPUMemoryUtilization, s.GPUMemoryUtilization > 0},
+		{"max_model_len", s.MaxModelLen, s.MaxModelLen > 0}} {
+		if v, ok := dep[f.key]; ok && f.set && !SameValue(f.v, v) {
+			return "x_ext.deployment." + f.key, fmt.Sprintf("%v differs from server.%s %v: the header describes two servers", v, f.key, f.v)
+		}
+	}
+	return "", ""
 }
 
 // SameValue reports whether two header values are equal as YAML values:

@@ -127,3 +127,39 @@ func TestSidecarMerge(t *testing.T) {
 		t.Errorf("ExtSidecarPath(a/cap.yml) = %s", got)
 	}
 }
+
+// TestServerConflict: a header whose server keys and x_ext.deployment name
+// two servers is refused where the deployment's key stands; a sidecar of
+// another trace's server is refused by its name.
+func TestServerConflict(t *testing.T) {
+	text := "trace_version: 3\ntime_unit: us\nmode: real\nserver:\n  model: a/m\n  tensor_parallel: 2\n" +
+		"x_ext:\n  deployment:\n    model: b/other\n    tensor_parallel: 2\n"
+	_, err := ReadHeader(strings.NewReader(text), "h.yaml", Options{})
+	if want := "h.yaml:9:12: key x_ext.deployment.model: b/other differs from server.model a/m: the header describes two servers"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+	h := DefaultHeader()
+	h.Server = &Server{Model: "a/m"}
+	h.XExt = &Ext{Deployment: map[string]any{"model": "b/other"}}
+	if err := h.Validate(); err == nil || !strings.Contains(err.Error(), "x_ext.deployment.model: b/other differs from server.model a/m") {
+		t.Errorf("Validate: %v", err)
+	}
+
+	dir := t.TempDir()
+	hp := filepath.Join(dir, "t.yaml")
+	for p, s := range map[string]string{
+		filepath.Join(dir, "t.csv"): strings.Join(Columns{}.Names(), ",") + "\n",
+		ExtSidecarPath(hp):          "x_ext:\n    deployment:\n        model: b/other\n",
+		hp:                          "trace_version: 3\ntime_unit: us\nmode: real\nserver:\n    model: a/m\n",
+	} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err = Open(Input{Path: hp}, Options{})
+	want := ExtSidecarPath(hp) + ": key x_ext.deployment.model: b/other differs from server.model a/m: the header describes two servers (" +
+		hp + "): the sidecar belongs to another trace"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant %s", err, want)
+	}
+}

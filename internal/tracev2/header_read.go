@@ -452,6 +452,9 @@ func (d *headerDecoder) check(h *Header, root *yaml.Node, partial bool) error {
 		if len(x.Sources) == 0 {
 			x.Sources = nil
 		}
+		if p, msg := h.serverConflict(); p != "" {
+			return d.errAt(at(p), "key "+p, msg)
+		}
 	}
 	return nil
 }

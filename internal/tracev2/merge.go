@@ -3,7 +3,9 @@ package tracev2
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -47,9 +49,13 @@ func LoadMerged(ins []Input, opts Options) (*Trace, *MergeInfo, error) {
 }
 
 // Merge merges whole traces of one run. Their headers must agree on what
-// was run (mode, workload_spec, workload_seed, warm_up_requests and the
-// shard count when they are shards), their request ids must be distinct,
-// and each needs its t0's wall clock when there are several. The merged
+// was run (mode, workload_spec, workload_seed, warm_up_requests, the
+// server and deployment keys both state, the client's rate, arrival and
+// sweep level, and the shard count when they are shards), their request
+// ids must be distinct, and each needs its t0's wall clock when there are
+// several; the workers of one run start together, so every t0 must lie
+// within maxMergeSpread (or the longest input's span, if longer) of the
+// earliest. The merged
 // header is the first trace's with created_at and x_ext.t0_unix_us the
 // earliest, no shard, and x_ext.interrupted set if any input was
 // interrupted. Records are ordered by arrival_time_us, then by input and
@@ -78,6 +84,9 @@ func Merge(traces []*Trace) (*Trace, *MergeInfo, error) {
 		return nil, nil, err
 	}
 	first := slices.MinFunc(t0s, func(a, b time.Time) int { return a.Compare(b) })
+	if err := checkSpread(traces, t0s, first); err != nil {
+		return nil, nil, err
+	}
 	out := &Trace{Header: traces[0].Header.Clone()}
 	type place struct{ file, line int }
 	var places []place
@@ -149,6 +158,31 @@ func traceStart(t *Trace) (time.Time, error) {
 	return time.Time{}, &Error{File: t.Name, Msg: "no start time (x_ext.t0_unix_us or created_at): traces cannot be merged without one"}
 }
 
+// maxMergeSpread is how far apart the workers of one run may start: they
+// share --start-at, or are started by one job within minutes.
+const maxMergeSpread = time.Hour
+
+// checkSpread refuses an input whose t0 is further from the earliest than
+// maxMergeSpread and the longest input's span (from its t0 to its last
+// arrival): its rows would be moved away from the run's (a t0 off by
+// years), not merged into it.
+func checkSpread(traces []*Trace, t0s []time.Time, first time.Time) error {
+	limit := maxMergeSpread
+	for _, t := range traces {
+		for k := range t.Records {
+			limit = max(limit, time.Duration(t.Records[k].ArrivalTimeUs)*time.Microsecond)
+		}
+	}
+	for i, t := range traces {
+		if d := t0s[i].Sub(first); d > limit {
+			return &Error{File: t.Name, Msg: fmt.Sprintf("starts %v after the earliest input (t0 %s, x_ext.t0_unix_us or created_at); "+
+				"the workers of one run start within %v of each other: not the same run", d.Round(time.Second),
+				t0s[i].UTC().Format(time.RFC3339), limit)}
+		}
+	}
+	return nil
+}
+
 // sameRun fails when t's header does not describe the same run as first's.
 func sameRun(first, t *Trace) error {
 	a, b := first.Header, t.Header
@@ -164,6 +198,34 @@ func sameRun(first, t *Trace) error {
 	} {
 		if f.x != f.y {
 			return &Error{File: t.Name, Msg: fmt.Sprintf("%s %q differs from %s's %q: not the same run", f.name, f.y, first.Name, f.x)}
+		}
+	}
+	return sameSetup(first, t)
+}
+
+// sameSetup fails when t's header states another server (the deployment
+// keys both headers state, BLIS's server keys among them) or another
+// client (rate, arrival process, sweep level) than first's.
+func sameSetup(first, t *Trace) error {
+	da, db := first.Header.Deployment(), t.Header.Deployment()
+	for _, k := range slices.Sorted(maps.Keys(da)) {
+		if v, ok := db[k]; ok && !SameValue(da[k], v) {
+			return &Error{File: t.Name, Msg: fmt.Sprintf("deployment %s %v differs from %s's %v: not the same run", k, v, first.Name, da[k])}
+		}
+	}
+	client := func(h *Header) *Client {
+		if h.XExt != nil && h.XExt.Client != nil {
+			return h.XExt.Client
+		}
+		return &Client{}
+	}
+	ca, cb := client(first.Header), client(t.Header)
+	for _, f := range []struct {
+		name string
+		x, y any
+	}{{"rate_rps", ca.RateRPS, cb.RateRPS}, {"arrival", ca.Arrival, cb.Arrival}, {"sweep_level", ca.SweepLevel, cb.SweepLevel}} {
+		if f.x != f.y {
+			return &Error{File: t.Name, Msg: fmt.Sprintf("x_ext.client.%s %v differs from %s's %v: not the same run", f.name, f.y, first.Name, f.x)}
 		}
 	}
 	return nil
@@ -193,9 +255,9 @@ func checkShards(traces []*Trace, info *MergeInfo) error {
 		if s == "" {
 			return &Error{File: t.Name, Msg: "is not a shard (x_ext.shard), but other inputs are"}
 		}
-		var i, n int
-		if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n {
-			return &Error{File: t.Name, Msg: fmt.Sprintf("x_ext.shard %q is not I/N", s)}
+		i, n, err := ParseShard(s)
+		if err != nil {
+			return &Error{File: t.Name, Msg: "x_ext.shard: " + err.Error()}
 		}
 		if count != 0 && n != count {
 			return &Error{File: t.Name, Msg: fmt.Sprintf("shard %s is not of the same fan-out as the others (of %d)", s, count)}
@@ -212,6 +274,24 @@ func checkShards(traces []*Trace, info *MergeInfo) error {
 		}
 	}
 	return nil
+}
+
+// ParseShard reads x_ext.shard as written: "I/N", two decimal integers
+// and nothing else, 0 <= I < N.
+func ParseShard(s string) (i, n int, err error) {
+	is, ns, ok := strings.Cut(s, "/")
+	digits := func(x string) bool {
+		return x != "" && len(x) <= 9 && strings.Trim(x, "0123456789") == ""
+	}
+	if !ok || !digits(is) || !digits(ns) {
+		return 0, 0, fmt.Errorf("%q is not I/N (two integers, as in 0/4)", s)
+	}
+	i, _ = strconv.Atoi(is)
+	n, _ = strconv.Atoi(ns)
+	if n < 1 || i >= n {
+		return 0, 0, fmt.Errorf("%q: the slice index must be in [0, N) and N at least 1", s)
+	}
+	return i, n, nil
 }
 
 // Shift moves a record's times (not its durations) by us, as a merge puts

@@ -58,6 +58,15 @@ func TestMergeRefuses(t *testing.T) {
 	other := shardTrace("w1.csv", 1, 2, 1_700_000_000_000_000, 0, 1)
 	other.Header.WorkloadSpec = "preset:multidoc"
 	fan := shardTrace("w1.csv", 1, 3, 1_700_000_000_000_000, 0, 1)
+	tp := shardTrace("w1.csv", 1, 2, 1_700_000_000_000_000, 0, 1)
+	tp.Header.SetDeployment(map[string]any{"model": "m", "tensor_parallel": 4}, nil)
+	model := shardTrace("w1.csv", 1, 2, 1_700_000_000_000_000, 0, 1)
+	model.Header.Server = &Server{Type: "vllm", Model: "other"}
+	rate := shardTrace("w1.csv", 1, 2, 1_700_000_000_000_000, 0, 1)
+	rate.Header.XExt.Client = &Client{RateRPS: 20, Arrival: "poisson"}
+	moved := shardTrace("w1.csv", 1, 2, 1_700_000_000_000_000+292*365*24*3600*1_000_000, 0, 1)
+	garbage := shardTrace("w1.csv", 1, 2, 1_700_000_000_000_000, 0, 1)
+	garbage.Header.XExt.Shard = "1/2garbage"
 	for _, tc := range []struct {
 		name string
 		b    *Trace
@@ -68,12 +77,38 @@ func TestMergeRefuses(t *testing.T) {
 		{"another fan-out", fan, "w1.csv: shard 1/3 is not of the same fan-out as the others (of 2)"},
 		{"same shard", shardTrace("w1.csv", 0, 2, 1_700_000_000_000_000, 0, 9), "w1.csv: shard 0/2 is also w0.csv"},
 		{"not a shard", shardTrace("w1.csv", 0, 0, 1_700_000_000_000_000, 0, 9), "w1.csv: is not a shard"},
+		{"another tensor parallelism", tp, "w1.csv: deployment tensor_parallel 4 differs from w0.csv's 2: not the same run"},
+		{"another model", model, "w1.csv: deployment model other differs from w0.csv's m: not the same run"},
+		{"another rate", rate, "w1.csv: x_ext.client.rate_rps 20 differs from w0.csv's 10: not the same run"},
+		{"a t0 292 years later", moved, "w1.csv: starts 2557920h0m0s after the earliest input (t0 2315-09-05T22:13:20Z"},
+		{"a shard with garbage", garbage, `w1.csv: x_ext.shard: "1/2garbage" is not I/N (two integers, as in 0/4)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := Merge([]*Trace{shardTrace("w0.csv", 0, 2, 1_700_000_000_000_000, 0, 0, 3), tc.b})
+			w0 := shardTrace("w0.csv", 0, 2, 1_700_000_000_000_000, 0, 0, 3)
+			w0.Header.SetDeployment(map[string]any{"model": "m", "tensor_parallel": 2}, nil)
+			w0.Header.XExt.Client = &Client{RateRPS: 10, Arrival: "poisson"}
+			if tc.b.Header.XExt.Client == nil {
+				tc.b.Header.XExt.Client = &Client{RateRPS: 10, Arrival: "poisson"}
+			}
+			_, _, err := Merge([]*Trace{w0, tc.b})
 			if err == nil || err.Error() != tc.want && !strings.HasPrefix(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestShardLocated: a header whose x_ext.shard is not exactly I/N is
+// refused where it stands.
+func TestShardLocated(t *testing.T) {
+	for _, shard := range []string{"1/2garbage", "-1/2", " 1/2", "2/2", "1/0", "1"} {
+		text := "trace_version: 3\ntime_unit: us\nmode: real\nx_ext:\n  shard: \"" + shard + "\"\n"
+		_, err := ReadHeader(strings.NewReader(text), "w.yaml", Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), "w.yaml:5:10: key x_ext.shard: ") {
+			t.Errorf("shard %q: error %v, want one at w.yaml:5:10", shard, err)
+		}
+	}
+	if _, err := ReadHeader(strings.NewReader("trace_version: 3\ntime_unit: us\nmode: real\nx_ext:\n  shard: 1/2\n"), "w.yaml", Options{}); err != nil {
+		t.Errorf("shard 1/2: %v", err)
 	}
 }

@@ -190,6 +190,9 @@ func withSidecar(h *Header, path string, opts Options) (*Header, error) {
 		return nil, err
 	}
 	h.XExt = ext.XExt
+	if p, msg := h.serverConflict(); p != "" {
+		return nil, &Error{File: side, What: "key " + p, Msg: msg + " (" + path + "): the sidecar belongs to another trace"}
+	}
 	return h, nil
 }
 

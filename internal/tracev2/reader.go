@@ -364,6 +364,20 @@ func (r *Reader) Origin() (Origin, error) {
 	return r.origin.result, nil
 }
 
+// OriginSoFar is the time origin of the rows read so far (the rule Origin
+// applies to the whole file, applied to them): the origin of a consumer
+// that stops reading before the end. After io.EOF it is Origin.
+func (r *Reader) OriginSoFar() (Origin, error) {
+	if r.err == io.EOF {
+		return r.origin.result, nil
+	}
+	t := r.origin
+	if err := t.settle(r.name); err != nil {
+		return Origin{}, err
+	}
+	return t.result, nil
+}
+
 // Normalize makes Read shift every later record by o (see Origin.Normalize),
 // for a consumer that learnt the origin in an earlier pass (ScanOrigin).
 func (r *Reader) Normalize(o Origin) { r.norm = &o }

@@ -17,8 +17,9 @@
 // the ITL file observe writes beside a trace (NAME.itl.csv) is found and
 // read on the trace's time origin (Config.ITLBeside, Loaded.ReadITL), and
 // beside every merged trace on its own origin and shift
-// (Loaded.MergedITL). OpenFile opens any other file a user names, "-"
-// being stdin.
+// (Loaded.MergedITL). Scan reads one TraceV2 trace once, row by row, as
+// far as its consumer needs (a window of a trace that may never end).
+// OpenFile opens any other file a user names, "-" being stdin.
 //
 // Messages and errors name the paths the user gave, never the stand-ins
 // (a pipe's copy, the stdin spool): Trace.Named and Trace.Logger rename

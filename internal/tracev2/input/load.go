@@ -1,6 +1,7 @@
 package input
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -159,4 +160,66 @@ func readITL(path string, stdin io.Reader, o tracev2.Origin, shiftUs int64) ([]t
 		rows[k].TimestampUs += shiftUs
 	}
 	return rows, nil
+}
+
+// Scanned is what Scan read of a trace.
+type Scanned struct {
+	Name   string
+	Header *tracev2.Header
+	// Origin is the time origin of the rows read (the whole trace's when
+	// Scan read to the end): the rows were handed over as the file holds
+	// them, and the consumer normalises them with it.
+	Origin tracev2.Origin
+	// Complete is true when Scan read to the end of the trace.
+	Complete bool
+}
+
+// Scan reads the TraceV2 trace cfg names once, in any form Load takes one
+// but several, handing each row to fn in file order until fn returns
+// stop, the trace ends, or a row is malformed. Memory does not grow with
+// the trace, and a trace that never ends (a pipe) can be read as far as
+// fn needs. Rows are not normalised: Scanned.Origin is their origin.
+func Scan(cfg Config, fn func(*tracev2.Record) (stop bool)) (*Scanned, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	path := ""
+	if len(cfg.Paths) == 1 {
+		path = cfg.Paths[0]
+	}
+	if err := cfg.check(path, cfg.HeaderPath, cfg.DataPath); err != nil {
+		return nil, err
+	}
+	if cfg.From != "" || len(cfg.Paths) > 1 {
+		return nil, exitcode.Usagef("a scan reads one TraceV2 trace (no --from, no merge)")
+	}
+	in := tracev2.Input{Path: path, HeaderPath: cfg.HeaderPath, DataPath: cfg.DataPath, Stdin: cfg.Stdin}
+	r, h, err := tracev2.Open(in, cfg.options(cfg.Log))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	s := &Scanned{Name: r.Name(), Header: h}
+	var rec tracev2.Record
+	for {
+		err := r.Read(&rec)
+		if errors.Is(err, io.EOF) {
+			s.Complete = true
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if fn(&rec) {
+			break
+		}
+	}
+	if r.Skipped() > 0 {
+		cfg.Log.Warn("malformed rows skipped (--lenient)", "rows", r.Skipped())
+	}
+	if s.Origin, err = r.OriginSoFar(); err != nil {
+		return nil, err
+	}
+	s.Header = r.Header() // a single stream's trailer is merged at its end
+	return s, nil
 }
