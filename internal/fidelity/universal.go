@@ -34,7 +34,7 @@ func (u Universal) vector() []float64 {
 }
 
 func (u Universal) withVector(v []float64) Universal {
-	u.HostStepUs, u.HostSeqUs, u.EagerLayerUs, u.LinkInv, u.LinkOpUs = v[0], v[1], v[2], max(v[3], 1), v[4]
+	u.HostStepUs, u.HostSeqUs, u.EagerLayerUs, u.LinkInv, u.LinkOpUs = v[0], v[1], v[2], v[3], v[4]
 	return u
 }
 
