@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"servesim/internal/des/latency"
+	"servesim/internal/fit"
 )
 
 // Universal holds the coefficients that a kernel profile cannot give and
@@ -41,7 +42,7 @@ func (u Universal) withVector(v []float64) Universal {
 // Coefficients are the latency coefficients of one deployment: its GPU
 // fit plus the universal terms. Q (α₀) is 0: the runs' clocks start where
 // the engine queued each request (see [Case]).
-func Coefficients(k *GPUFit, u Universal) (alpha, beta []float64, err error) {
+func Coefficients(k *fit.KernelFit, u Universal) (alpha, beta []float64, err error) {
 	if len(k.Beta) != latency.PhNumBetas {
 		return nil, nil, fmt.Errorf("fidelity: GPU fit has %d coefficients, want %d", len(k.Beta), latency.PhNumBetas)
 	}
