@@ -1,7 +1,6 @@
 package live
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,7 +36,7 @@ type playOptions struct {
 // in memory whatever order the file lists its rows in.
 type playRow struct {
 	atUs        int64 // intended send time, µs from the first played row, scaled
-	budgetUs    int64 // deadline − arrival in the trace (a client timeout), 0 = none
+	budgetUs    int64 // deadline − arrival in the trace (a client timeout), playback.NoDeadline = none
 	sloTargetUs int64
 	think       playback.Think // a session's think time before this round, played
 	prompt      int32          // tokens (tracev2 ResendPromptTokens)
@@ -73,6 +72,7 @@ type rawRow struct {
 	playRow
 	injectUs, arrivalUs, lastChunkUs int64
 	thinkUs                          int64 // think_time_us
+	id                               int64 // request_id, for playback.Order
 }
 
 // loadPlay reads the trace to play through the trace input layer: a
@@ -90,7 +90,7 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 		return s
 	}
 	add := func(rec *tracev2.Record) {
-		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs}
+		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs, id: rec.RequestID}
 		r.budgetUs = playback.BudgetUs(rec)
 		r.injectUs = playback.InjectionUs(rec, o.atSend)
 		r.sloTargetUs, r.thinkUs = rec.SLOTargetUs, rec.ThinkTimeUs
@@ -150,15 +150,13 @@ func readPlay(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Re
 	return nil
 }
 
-// order sorts the rows by injection time (ties: round, then file order, so
-// a session's rounds keep their order), drops those before --trace-offset,
+// order sorts the rows in playback.Order (ties in file order), as replay
+// does, drops those before --trace-offset,
 // puts the first played row at 0, scales every time, applies --duration
 // and --num-requests, and gives each session round the playback's think
 // time, its previous round being the session's previous played row.
 func (p *playTrace) order(raws []rawRow, o playOptions) {
-	slices.SortStableFunc(raws, func(a, b rawRow) int {
-		return cmp.Or(cmp.Compare(a.injectUs, b.injectUs), cmp.Compare(a.round, b.round))
-	})
+	slices.SortStableFunc(raws, func(a, b rawRow) int { return playback.Order(a.injectUs, a.id, b.injectUs, b.id) })
 	start := raws[0].injectUs + o.offset.Microseconds()
 	first := -1
 	lastChunk := map[string]int64{} // session → its previous round's last chunk
