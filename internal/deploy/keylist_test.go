@@ -3,6 +3,7 @@ package deploy
 import (
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +123,7 @@ func TestFlagsFromKeys(t *testing.T) {
 		if !ok {
 			t.Errorf("key %s has no flag", name)
 		}
-		for _, a := range KeyAliases()[name] {
+		for _, a := range keyAliases()[name] {
 			if !strings.Contains(" "+strings.Join(f.Aliases, " ")+" ", " "+strings.ReplaceAll(a, "_", "-")+" ") {
 				t.Errorf("--%s lacks the alias %s", f.Name, a)
 			}
@@ -205,4 +206,19 @@ func writeFile(t *testing.T, path, data string) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// keyAliases maps deployment keys to the other names users type for them
+// by habit: BLIS's (hardware, hardware_config, max_num_running_reqs,
+// max_num_scheduled_tokens, block_size_in_tokens, tp) and vLLM's
+// (tensor_parallel_size, pipeline_parallel_size). A deployment YAML
+// accepts them as keys, and the flags (Flags) answer to them with dashes.
+func keyAliases() map[string][]string {
+	out := map[string][]string{}
+	for _, k := range keyList() {
+		if len(k.aliases) > 0 {
+			out[k.name] = slices.Clone(k.aliases)
+		}
+	}
+	return out
 }

@@ -39,7 +39,7 @@ func TestDecodeAliases(t *testing.T) {
 		}
 		covered[strings.TrimSpace(strings.Split(tt.yaml, ":")[0])] = true
 	}
-	for _, names := range KeyAliases() {
+	for _, names := range keyAliases() {
 		for _, a := range names {
 			if !covered[a] {
 				t.Errorf("alias %s has no case in this table", a)
