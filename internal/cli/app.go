@@ -24,6 +24,9 @@ type IO struct {
 	Err io.Writer
 }
 
+// StdinName is how errors name standard input.
+const StdinName = "<stdin>"
+
 // Command describes one binary.
 type Command struct {
 	Name        string

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -97,49 +95,5 @@ func TestBadLogLevel(t *testing.T) {
 	err := Run(context.Background(), testCommand(&got), []string{"t", "--log-level", "loud"}, IO{Out: &out, Err: &errb})
 	if exitcode.Of(err) != exitcode.Usage {
 		t.Fatalf("err = %v, want usage error", err)
-	}
-}
-
-func TestOutputCommitAndAbort(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "out.json")
-	o, err := CreateOutput(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(o, "data")
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Fatal("output visible before Commit")
-	}
-	if err := o.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v (%v), want -rw-r--r--", st.Mode(), err)
-	}
-	if b, _ := os.ReadFile(path); string(b) != "data" {
-		t.Errorf("content %q, want %q", b, "data")
-	}
-	o2, _ := CreateOutput(filepath.Join(dir, "gone.json"), nil)
-	fmt.Fprint(o2, "x")
-	o2.Abort()
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("directory holds %d entries after Abort, want 1", len(entries))
-	}
-}
-
-func TestOpenInputStdin(t *testing.T) {
-	r, name, err := OpenInput("-", strings.NewReader("abc"))
-	if err != nil || name != StdinName {
-		t.Fatalf("name %q err %v", name, err)
-	}
-	var b bytes.Buffer
-	b.ReadFrom(r)
-	if b.String() != "abc" {
-		t.Errorf("read %q", b.String())
-	}
-	if _, _, err := OpenInput("/nonexistent/x", nil); exitcode.Of(err) != exitcode.Usage {
-		t.Errorf("missing file: code %d, want 2", exitcode.Of(err))
 	}
 }

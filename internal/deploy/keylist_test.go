@@ -226,3 +226,4 @@ func TestOnTraceUnknownModel(t *testing.T) {
 		t.Errorf("with --model: %+v, %v; want the flag's model on the trace's TP 2 and 8 seqs", got, err)
 	}
 }
+

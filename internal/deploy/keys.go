@@ -32,21 +32,6 @@ func KeyNames() []string {
 	return names
 }
 
-// KeyAliases maps deployment keys to the other names users type for them
-// by habit: BLIS's (hardware, hardware_config, max_num_running_reqs,
-// max_num_scheduled_tokens, block_size_in_tokens, tp) and vLLM's
-// (tensor_parallel_size, pipeline_parallel_size). A deployment YAML
-// accepts them as keys, and the flags (Flags) answer to them with dashes.
-func KeyAliases() map[string][]string {
-	out := map[string][]string{}
-	for _, k := range keyList() {
-		if len(k.aliases) > 0 {
-			out[k.name] = slices.Clone(k.aliases)
-		}
-	}
-	return out
-}
-
 // keysByName indexes keyList by YAML key.
 func keysByName() map[string]key {
 	out := map[string]key{}
@@ -98,4 +83,19 @@ func empty(v any) bool {
 		return len(x) == 0
 	}
 	return false
+}
+
+// KeyAliases maps deployment keys to the other names users type for them
+// by habit: BLIS's (hardware, hardware_config, max_num_running_reqs,
+// max_num_scheduled_tokens, block_size_in_tokens, tp) and vLLM's
+// (tensor_parallel_size, pipeline_parallel_size). A deployment YAML
+// accepts them as keys, and the flags (Flags) answer to them with dashes.
+func KeyAliases() map[string][]string {
+	out := map[string][]string{}
+	for _, k := range keyList() {
+		if len(k.aliases) > 0 {
+			out[k.name] = slices.Clone(k.aliases)
+		}
+	}
+	return out
 }

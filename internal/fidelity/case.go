@@ -9,6 +9,7 @@ import (
 	"servesim/internal/deploy"
 	"servesim/internal/des/latency"
 	"servesim/internal/des/metrics"
+	"servesim/internal/fit"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -22,7 +23,7 @@ type Case struct {
 	Run      *Run
 	Deploy   deploy.Config // latency_model physics, coefficients unset
 	Model    *latency.ModelConfig
-	Kernels  *GPUFit
+	Kernels  *fit.KernelFit
 	Warnings []string
 	inject   []tracev2.Record // requests at their send times, in order
 }
@@ -49,7 +50,7 @@ func NewCase(r *Run, a Assets, profileRoot string) (*Case, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
 	}
-	kf, err := FitGPU(km, dep.ModelConfig, prof, max(r.Meta.DataParallel, 1))
+	kf, err := fit.Kernels(km, dep.ModelConfig, prof, max(r.Meta.DataParallel, 1))
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
 	}
@@ -60,7 +61,7 @@ func NewCase(r *Run, a Assets, profileRoot string) (*Case, error) {
 
 // newCase assembles a case from its parts; requests are injected at their
 // send time (vLLM's queueing), in order.
-func newCase(r *Run, cfg deploy.Config, mc *latency.ModelConfig, kf *GPUFit) *Case {
+func newCase(r *Run, cfg deploy.Config, mc *latency.ModelConfig, kf *fit.KernelFit) *Case {
 	c := &Case{Run: r, Deploy: cfg, Model: mc, Kernels: kf}
 	c.inject = slices.Clone(r.Records)
 	for i := range c.inject {

@@ -7,21 +7,22 @@ import (
 	"testing"
 
 	"servesim/internal/des/latency"
+	"servesim/internal/fit"
 )
 
 // noisyProfile is a kernel profile with every dense op of a Llama layer at
 // irregular times, so that sums over the ops depend on their order in the
 // last bits.
-func noisyProfile() *Profile {
+func noisyProfile() *fit.Profile {
 	rng := rand.New(rand.NewPCG(11, 12))
-	p := &Profile{Dense: map[string][]Point{}, PerSequence: map[string][]Point{}}
+	p := &fit.Profile{Dense: map[string][]fit.Point{}, PerSequence: map[string][]fit.Point{}}
 	ops := []string{"qkv_proj", "o_proj", "gate_up_proj", "down_proj", "act_fn", "layernorm", "rotary_emb", "qk_norm", "embedding", "final_layernorm"}
 	for _, tok := range []float64{1, 16, 64, 256, 1024, 2048} {
 		for i, op := range ops {
-			p.Dense[op] = append(p.Dense[op], Point{tok, (1 + float64(i)) * (3 + tok/97) * (1 + 0.1*rng.Float64())})
+			p.Dense[op] = append(p.Dense[op], fit.Point{X: tok, Us: (1 + float64(i)) * (3 + tok/97) * (1 + 0.1*rng.Float64())})
 		}
-		p.PerSequence["lm_head"] = append(p.PerSequence["lm_head"], Point{tok, 40 + tok/7 + rng.Float64()})
-		p.PerSequence["sampler"] = append(p.PerSequence["sampler"], Point{tok, 3 + tok/300 + rng.Float64()})
+		p.PerSequence["lm_head"] = append(p.PerSequence["lm_head"], fit.Point{X: tok, Us: 40 + tok/7 + rng.Float64()})
+		p.PerSequence["sampler"] = append(p.PerSequence["sampler"], fit.Point{X: tok, Us: 3 + tok/300 + rng.Float64()})
 	}
 	for _, chunk := range []int{0, 64, 512, 2048} {
 		for _, n := range []int{0, 8, 64} {
@@ -29,7 +30,7 @@ func noisyProfile() *Profile {
 				continue
 			}
 			for _, kv := range []int{256, 2048} {
-				p.Attention = append(p.Attention, AttentionRow{Chunk: chunk, KVPrefill: kv, NDecode: n, KVDecode: kv,
+				p.Attention = append(p.Attention, fit.AttentionRow{Chunk: chunk, KVPrefill: kv, NDecode: n, KVDecode: kv,
 					Us: 5 + float64(chunk)*float64(kv)/4e4 + float64(n*kv)/3e3 + rng.Float64()})
 			}
 		}
@@ -41,7 +42,7 @@ func noisyProfile() *Profile {
 // the profile, two universal iterations) and returns the deployment YAML.
 func fitDeployment(t *testing.T, c *Case, k *latency.Physics) []byte {
 	t.Helper()
-	kf, err := FitGPU(k, c.Model, noisyProfile(), 1)
+	kf, err := fit.Kernels(k, c.Model, noisyProfile(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

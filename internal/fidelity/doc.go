@@ -25,22 +25,24 @@
 //     non-negative least squares against the run's kernel profile, group
 //     by group: dense GEMMs by token count, attention for mixed
 //     prefill/decode batches, LM head and sampler by sequences, MoE by
-//     tokens and experts ([FitGPU]). A profile is a measurement of the
+//     tokens and experts (fit.Kernels). A profile is a measurement of the
 //     hardware, not of the run.
 //  3. Universal fit: host time per step and per request, the inter-GPU
 //     link (bytes and per-collective latency) are shared by every
 //     deployment of the software stack; [FitUniversal] fits them on a set
 //     of runs by alternating replays with a non-negative least-squares
-//     solve (internal/nnls) of every request's TTFT and decode time,
-//     attributed to steps through internal/fit's StepLog. It is not
-//     internal/fit's FitAll: its unknowns are shared by deployments whose
-//     kernel coefficients differ (FitAll fits one model's coefficients),
-//     each step's phase is the replay's own from the queued time (FitAll
-//     takes half a step with its variance), equations are weighted by the
-//     measured value (FitAll: by the prediction, then reweighted towards
-//     least absolute error), steps are damped and the best-replaying
-//     iterate is kept (FitAll keeps the iterates' mean), and the objective
-//     includes the mean TPOT.
+//     solve of every request's TTFT and decode time, attributed to steps
+//     through internal/fit's StepLog, in internal/fit's one fixed-point
+//     loop (fit.Iterate). Its options differ from calibrate's fit
+//     (FitAll): its unknowns are shared by deployments whose kernel
+//     coefficients differ, each step's phase is the replay's own from the
+//     queued time (FitAll takes half a step with its variance), equations
+//     are weighted by the measured value without reweighting (FitAll: by
+//     the prediction, then reweighted towards least absolute error), each
+//     solve is pulled towards the iterate replayed and the step goes half
+//     way (fit.Loop's RidgeToCurrent and Damping), the best-replaying
+//     iterate is kept (fit.KeepBest; FitAll keeps the iterates' mean), and
+//     the objective includes the mean TPOT.
 //  4. Clocks: vLLM reads new requests between steps and stamps queued_ts
 //     there, while the next step (already scheduled: asynchronous
 //     scheduling) runs, so a request's measured TTFT is the rest of that

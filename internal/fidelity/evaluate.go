@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"servesim/internal/deploy"
+	"servesim/internal/fit"
 	"servesim/internal/report"
 )
 
@@ -47,7 +48,7 @@ type RunReport struct {
 	TP, DP    int
 	Universal Universal  // fitted on the other runs
 	Fit       *FitResult // that fit
-	Kernels   map[string]FitStat
+	Kernels   map[string]fit.GroupError
 	Alpha     []float64 // the coefficients the replay used
 	Beta      []float64
 	// Deploy is the deployment the replay used, coefficients included:

@@ -3,10 +3,10 @@ package fidelity
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
+	"slices"
 
-	"servesim/internal/nnls"
+	"servesim/internal/fit"
 	"servesim/internal/tracev2"
 )
 
@@ -45,9 +45,9 @@ func (e RunError) Objective() float64 {
 
 // FitUniversal fits the universal coefficients to the runs of cases (never
 // to a run held out: the caller leaves it out of cases). The host and link
-// terms enter every step's time linearly, so, as internal/fit does for one
-// trace, it alternates a replay of every run under the current
-// coefficients, recording each step's basis and each request's place in
+// terms enter every step's time linearly, so it runs internal/fit's
+// fixed-point iteration (fit.Iterate): a replay of every run under the
+// current coefficients, recording each step's basis and each request's place in
 // the simulated timeline, with a non-negative least-squares solve of all
 // requests' equations
 //
@@ -55,80 +55,69 @@ func (e RunError) Objective() float64 {
 //	E2E − TTFT − (O−1)·A_tok − A_end = Σ step times from the first token to the last
 //
 // on relative error, where queued is the start of the step in flight when
-// the request arrived ([recorder.queuedAt]). It keeps the iterate whose
-// replays had the lowest objective. A_tok and A_end are held at their
-// starting values.
+// the request arrived ([recorder.queuedAt]). Each solve is pulled towards
+// the iterate replayed, the step goes half way to it, and the iterate whose
+// replays had the lowest objective is kept (fit.KeepBest). A_tok and A_end
+// are held at their starting values.
 func FitUniversal(ctx context.Context, cases []*Case, opts FitOptions) (*FitResult, error) {
 	if len(cases) == 0 {
 		return nil, errors.New("fidelity: fit: no runs")
 	}
-	u := opts.Start
-	if u == (Universal{}) {
-		u = DefaultUniversal()
+	start := opts.Start
+	if start == (Universal{}) {
+		start = DefaultUniversal()
 	}
-	iters := opts.Iterations
-	if iters <= 0 {
-		iters = 8
+	l := fit.Loop{Iterations: opts.Iterations, Ridge: opts.Ridge, RidgeToCurrent: true, Damping: 0.5, Keep: fit.KeepBest,
+		Lower: []float64{math.Inf(-1), math.Inf(-1), math.Inf(-1), 1, math.Inf(-1)}} // LinkInv ≥ 1
+	if l.Iterations <= 0 {
+		l.Iterations = 8
 	}
-	ridge := opts.Ridge
-	if ridge <= 0 {
-		ridge = 1e-3
+	if l.Ridge <= 0 {
+		l.Ridge = 1e-3
 	}
-	res := &FitResult{Objective: math.Inf(1)}
+	out, err := fit.Iterate(ctx, l, start.vector(), func(ctx context.Context, _ int, theta []float64, _ bool) (fit.Pass[[]RunError], error) {
+		return universalPass(ctx, cases, start.withVector(theta))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &FitResult{Universal: start.withVector(out.Theta), Objective: out.Kept.Objective, Start: out.Start.Objective,
+		Iterations: out.Passes, PerRun: out.Kept.Value}, nil
+}
+
+// universalPass replays every run under u and returns the mean of their
+// objectives and the equations of all their requests.
+func universalPass(ctx context.Context, cases []*Case, u Universal) (fit.Pass[[]RunError], error) {
+	var p fit.Pass[[]RunError]
 	a := make([]float64, nu)
-	for it := 0; it < iters; it++ {
-		l, err := nnls.New(nu)
+	for _, c := range cases {
+		rp, err := c.simulate(ctx, u)
 		if err != nil {
-			return nil, fmt.Errorf("fidelity: fit: %w", err)
+			return p, err
 		}
-		var obj float64
-		var per []RunError
-		for _, c := range cases {
-			rp, err := c.simulate(ctx, u)
-			if err != nil {
-				return nil, err
+		e := runErrors(c.Run, rp.sims)
+		p.Value = append(p.Value, e)
+		p.Objective += e.Objective() / float64(len(cases))
+		rec := rp.rec
+		for j := range c.Run.Records {
+			m := &c.Run.Records[j]
+			ttft, e2e, ok := measured(m)
+			et, done := rec.results[m.RequestID]
+			if !ok || !done || !et.completed || et.firstToken < 0 {
+				continue
 			}
-			e := runErrors(c.Run, rp.sims)
-			per = append(per, e)
-			obj += e.Objective() / float64(len(cases))
-			rec := rp.rec
-			for j := range c.Run.Records {
-				m := &c.Run.Records[j]
-				ttft, e2e, ok := measured(m)
-				et, done := rec.results[m.RequestID]
-				if !ok || !done || !et.completed || et.firstToken < 0 {
-					continue
-				}
-				fix := rec.span(rec.queuedAt(et.arrival), et.firstToken, a)
-				if y := ttft - u.TokenUs - fix; ttft > 0 {
-					l.Add(a, y, 1/(ttft*ttft))
-				}
-				if dec := e2e - ttft; dec > 0 && et.done > et.firstToken {
-					fix = rec.span(et.firstToken, et.done, a)
-					l.Add(a, dec-float64(max(et.output-1, 0))*u.TokenUs-u.EndUs-fix, 1/(dec*dec))
-				}
+			fix := rec.span(rec.queuedAt(et.arrival), et.firstToken, a)
+			if y := ttft - u.TokenUs - fix; ttft > 0 {
+				p.Equations = append(p.Equations, fit.Equation{X: slices.Clone(a), Y: y, W: 1 / (ttft * ttft)})
+			}
+			if dec := e2e - ttft; dec > 0 && et.done > et.firstToken {
+				fix = rec.span(et.firstToken, et.done, a)
+				y := dec - float64(max(et.output-1, 0))*u.TokenUs - u.EndUs - fix
+				p.Equations = append(p.Equations, fit.Equation{X: slices.Clone(a), Y: y, W: 1 / (dec * dec)})
 			}
 		}
-		if it == 0 {
-			res.Start = obj
-		}
-		if obj < res.Objective {
-			res.Universal, res.Objective, res.PerRun = u, obj, per
-		}
-		res.Iterations = it + 1
-		theta, err := l.Solve(nnls.Options{Prior: u.vector(), Ridge: ridge})
-		if err != nil {
-			return nil, fmt.Errorf("fidelity: fit: %w", err)
-		}
-		// Damped step: the batches of the next replay move with the
-		// coefficients, so a full step can overshoot.
-		v := u.vector()
-		for k := range v {
-			v[k] = 0.5*v[k] + 0.5*theta[k]
-		}
-		u = u.withVector(v)
 	}
-	return res, nil
+	return p, nil
 }
 
 // measured returns a real row's TTFT and E2E (µs, from its send), or false

@@ -13,6 +13,7 @@ import (
 
 	"servesim/internal/deploy"
 	"servesim/internal/des/latency"
+	"servesim/internal/fit"
 	"servesim/internal/tracev2"
 )
 
@@ -137,11 +138,11 @@ func TestFitGPURecovers(t *testing.T) {
 	// The true model splits its floors between the dense ops and attention,
 	// and between the sampler and attention's per-sequence work.
 	const denseLayer, attnLayer, sampleSeq, attnSeq = 8, 4, 2, 4
-	p := &Profile{Dense: map[string][]Point{}, PerSequence: map[string][]Point{}}
+	p := &fit.Profile{Dense: map[string][]fit.Point{}, PerSequence: map[string][]fit.Point{}}
 	for _, tok := range []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048} {
 		q := k.Quantities(&latency.Step{DecodeCount: int(tok)})
-		p.Dense["qkv_proj"] = append(p.Dense["qkv_proj"], Point{tok, (latency.Knee(q.DenseW*ub, q.DenseF*uf, kn)+q.Elem*ub)/L + denseLayer})
-		p.PerSequence["lm_head"] = append(p.PerSequence["lm_head"], Point{tok, latency.Knee(q.LMW*ub, q.LMF*uf, kn) + tok*sampleSeq})
+		p.Dense["qkv_proj"] = append(p.Dense["qkv_proj"], fit.Point{X: tok, Us: (latency.Knee(q.DenseW*ub, q.DenseF*uf, kn)+q.Elem*ub)/L + denseLayer})
+		p.PerSequence["lm_head"] = append(p.PerSequence["lm_head"], fit.Point{X: tok, Us: latency.Knee(q.LMW*ub, q.LMF*uf, kn) + tok*sampleSeq})
 	}
 	for _, chunk := range []int{0, 16, 256, 2048} {
 		for _, kvp := range []int{0, 1024} {
@@ -159,12 +160,12 @@ func TestFitGPURecovers(t *testing.T) {
 					q := k.Quantities(&s)
 					us := q.Attn/beta[latency.PhAttnEff] + (q.KV+beta[latency.PhMixedKV]*q.MixedKV+beta[latency.PhMixedKVWide]*q.MixedKVWide)/beta[latency.PhKVEff] +
 						L*attnLayer + seqs*attnSeq
-					p.Attention = append(p.Attention, AttentionRow{Chunk: chunk, KVPrefill: kvp, NDecode: n, KVDecode: kvd, Us: us / L})
+					p.Attention = append(p.Attention, fit.AttentionRow{Chunk: chunk, KVPrefill: kvp, NDecode: n, KVDecode: kvd, Us: us / L})
 				}
 			}
 		}
 	}
-	gf, err := FitGPU(k, mc, p, 1)
+	gf, err := fit.Kernels(k, mc, p, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func syntheticCase(t *testing.T, truth Universal) *Case {
 		r.Records = append(r.Records, tracev2.Record{RequestID: int64(i), InputTokens: 100 + rng.IntN(1500),
 			OutputTokens: 20 + rng.IntN(400), ArrivalTimeUs: at, SendTimeUs: at, Status: "ok"})
 	}
-	c := newCase(r, cfg, mc, &GPUFit{Beta: beta})
+	c := newCase(r, cfg, mc, &fit.KernelFit{Beta: beta})
 	rp, err := c.simulate(context.Background(), truth)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +220,7 @@ func syntheticCase(t *testing.T, truth Universal) *Case {
 		r.Scheduled[s.RequestID] = rec.SendTimeUs + rp.rec.scheduledAt(et.firstSched, q) - q
 	}
 	r.KVPeak = rp.summary.KVUtilizationPeak
-	return newCase(r, cfg, mc, &GPUFit{Beta: beta})
+	return newCase(r, cfg, mc, &fit.KernelFit{Beta: beta})
 }
 
 // TestFitUniversalRecovers: latencies simulated under known host terms are
@@ -330,7 +331,7 @@ func TestMarkdownGolden(t *testing.T) {
 	runs := []RunReport{
 		{Name: "GPU-A/model-x", Model: "org/model-x", GPU: "GPU-A", TP: 1, DP: 1,
 			Universal: Universal{HostStepUs: 640, HostSeqUs: 2, LinkInv: 3.1, LinkOpUs: 27},
-			Fit:       &FitResult{Objective: 0.028}, Kernels: map[string]FitStat{"dense": {RMSRel: 0.035}, "attention": {RMSRel: 0.07}},
+			Fit:       &FitResult{Objective: 0.028}, Kernels: map[string]fit.GroupError{"dense": {RMSRel: 0.035}, "attention": {RMSRel: 0.07}},
 			Metrics: map[string]Metrics{"ttft": mk(65.5e6, 65.9e6, 0.038, 0.998), "tpot": mk(32400, 32300, 0.05, 0.765), "e2e": mk(86.6e6, 86.9e6, 0.013, 0.999)},
 			Sources: Sources{N: 300, RealQueueUs: 65.2e6, SimQueueUs: 65.6e6, RealFirstUs: 266e3, SimFirstUs: 333e3, QueueErr: 0.031,
 				QueueAbsErr: 0.05, FirstErr: -0.018, FirstAbsErr: 0.027, QueuedN: 287, OtherN: 13, QueuedTTFTMAPE: 0.028, OtherTTFTMAPE: 0.25,
@@ -338,7 +339,7 @@ func TestMarkdownGolden(t *testing.T) {
 				SimPreemptions: 226, SimPreempted: 150}},
 		{Name: "GPU-B/model-y", Model: "org/model-y", GPU: "GPU-B", TP: 1, DP: 2,
 			Universal: Universal{HostStepUs: 380, LinkInv: 2.5, LinkOpUs: 32.5},
-			Fit:       &FitResult{Objective: 0.021}, Kernels: map[string]FitStat{"moe": {RMSRel: 0.072}},
+			Fit:       &FitResult{Objective: 0.021}, Kernels: map[string]fit.GroupError{"moe": {RMSRel: 0.072}},
 			Metrics: map[string]Metrics{"ttft": mk(1.09e6, 1.03e6, 0.117, 0.995), "tpot": mk(47300, 47200, 0.005, 0.997), "e2e": mk(32.3e6, 32.3e6, 0.005, 0.998)},
 			Sources: Sources{RealKVPeak: -1, SimKVPeak: 0.41}},
 	}

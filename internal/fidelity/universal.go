@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"servesim/internal/des/latency"
+	"servesim/internal/fit"
 )
 
 // Universal holds the coefficients that a kernel profile cannot give and
@@ -34,14 +35,14 @@ func (u Universal) vector() []float64 {
 }
 
 func (u Universal) withVector(v []float64) Universal {
-	u.HostStepUs, u.HostSeqUs, u.EagerLayerUs, u.LinkInv, u.LinkOpUs = v[0], v[1], v[2], max(v[3], 1), v[4]
+	u.HostStepUs, u.HostSeqUs, u.EagerLayerUs, u.LinkInv, u.LinkOpUs = v[0], v[1], v[2], v[3], v[4]
 	return u
 }
 
 // Coefficients are the latency coefficients of one deployment: its GPU
 // fit plus the universal terms. Q (α₀) is 0: the runs' clocks start where
 // the engine queued each request (see [Case]).
-func Coefficients(k *GPUFit, u Universal) (alpha, beta []float64, err error) {
+func Coefficients(k *fit.KernelFit, u Universal) (alpha, beta []float64, err error) {
 	if len(k.Beta) != latency.PhNumBetas {
 		return nil, nil, fmt.Errorf("fidelity: GPU fit has %d coefficients, want %d", len(k.Beta), latency.PhNumBetas)
 	}

@@ -99,6 +99,15 @@
 // request id) are replayed like every other — they are part of the load —
 // but their equations are left out; their error is reported apart.
 //
+// # One loop, and kernel profiles
+//
+// The iteration (replay, solve, step, keep) is Iterate, whose options
+// (Loop) also serve the held-out evaluation's fit of the coefficients
+// shared across deployments (internal/fidelity): which iterate is kept,
+// damping, the ridge's prior, reweighting. Kernels fits a physics model's
+// GPU coefficients to a kernel profile (Profile: per-operation times of a
+// profiler) instead of to a trace.
+//
 // This package must never know flags, files, terminals or report formats:
 // it takes records and a resolved deployment and returns coefficients and
 // errors. It never imports cmd or internal/cli, and never writes to stdout

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"servesim/internal/deploy"
-	"servesim/internal/nnls"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -108,7 +107,7 @@ const itlSegment = 32
 
 // equations builds the equations of doc.go from one recorded replay (the
 // fixed parameters at their prior moved to the known side).
-func equations(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []bool) []equation {
+func equations(rec *recorder, sp *space, ts []target, cur, prior []float64, fixed []bool) []Equation {
 	b := &eqBuilder{rec: rec, sp: sp, cur: cur, prior: prior, fixed: fixed, x: make([]float64, sp.params())}
 	for i := range ts {
 		t := &ts[i]
@@ -135,7 +134,7 @@ type eqBuilder struct {
 	cur, prior []float64
 	fixed      []bool
 	x          []float64 // the equation being built
-	eqs        []equation
+	eqs        []Equation
 }
 
 // add accumulates x·θ + off ≈ y with weight w/σ², σ² = (ε·ŷ)² + v:
@@ -164,7 +163,7 @@ func (b *eqBuilder) add(y, off, w, v float64) {
 		return
 	}
 	sigma2 := relNoise*relNoise*pred*pred + v
-	b.eqs = append(b.eqs, equation{x: slices.Clone(x), y: y, w: w / sigma2, sigma: math.Sqrt(sigma2)})
+	b.eqs = append(b.eqs, Equation{X: slices.Clone(x), Y: y, W: w / sigma2, Sigma: math.Sqrt(sigma2)})
 }
 
 // ttft adds the TTFT equation: Q(r) + φ·Δ(s₀) + Σ Δ + A_tok, from enqueue
@@ -246,66 +245,6 @@ func (b *eqBuilder) segments(t *target, lo int) {
 	}
 }
 
-// solveEquations returns the least-squares coefficients of the equations of
-// every trace (reweighted: see robustSolve) and their RMS relative residual
-// at the solution.
-func solveEquations(eqs []equation, params int, prior []float64, ridge float64) ([]float64, float64, error) {
-	theta, err := robustSolve(eqs, params, prior, ridge)
-	if err != nil {
-		return nil, 0, fmt.Errorf("fit: %w", err)
-	}
-	var sq float64
-	for i := range eqs {
-		r := (eqs[i].at(theta) - eqs[i].y) / eqs[i].y
-		sq += r * r
-	}
-	return theta, math.Sqrt(sq / float64(len(eqs))), nil
-}
-
-// equation is x·θ ≈ y with weight w = weight/σ², σ its standard error.
-type equation struct {
-	x           []float64
-	y, w, sigma float64
-}
-
-func (e *equation) at(theta []float64) float64 {
-	v := 0.0
-	for j, xv := range e.x {
-		v += xv * theta[j]
-	}
-	return v
-}
-
-// robustPasses is the number of reweighted solves after the first.
+// robustPasses is the number of reweighted solves after the first (see
+// robustSolve).
 const robustPasses = 4
-
-// robustSolve fits the equations by iteratively reweighted least squares
-// towards least absolute standardised residuals: after a plain solve, each
-// equation's weight is divided by its |residual|/σ where that exceeds 1
-// (Huber's weights at one σ). calibrate grades MAPE, an L1 measure of
-// relative error, and measured times carry stalls — a busy machine adds tens
-// of milliseconds to a few requests — which least squares would chase.
-func robustSolve(eqs []equation, p int, prior []float64, ridge float64) ([]float64, error) {
-	robust := make([]float64, len(eqs))
-	for i := range robust {
-		robust[i] = 1
-	}
-	var theta []float64
-	for pass := 0; pass <= robustPasses; pass++ {
-		ne, err := nnls.New(p)
-		if err != nil {
-			return nil, err
-		}
-		for i := range eqs {
-			ne.Add(eqs[i].x, eqs[i].y, eqs[i].w*robust[i])
-		}
-		if theta, err = ne.Solve(nnls.Options{Prior: prior, Ridge: ridge}); err != nil {
-			return nil, fmt.Errorf("fit: %w", err)
-		}
-		for i := range eqs {
-			z := math.Abs(eqs[i].at(theta)-eqs[i].y) / eqs[i].sigma
-			robust[i] = 1 / max(z, 1)
-		}
-	}
-	return theta, nil
-}

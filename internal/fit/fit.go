@@ -194,12 +194,71 @@ func FitAll(ctx context.Context, cfg Config, traces []Trace) (*Result, error) {
 	}
 	sp := jobs[0].sp // every job's space maps θ to the same coefficients
 	res.StartBeta = sp.beta
-	it := &iteration{cfg: cfg, jobs: jobs, kind: kind, sp: sp, res: res, prior: sp.theta(), fixed: heldParams(cfg, kind, sp)}
-	it.settings()
-	if err := it.run(ctx); err != nil {
+	prior := sp.theta()
+	l := loopOf(cfg, kind, heldParams(cfg, kind, sp))
+	out, err := Iterate(ctx, l, prior, func(ctx context.Context, iter int, theta []float64, solve bool) (Pass[graded], error) {
+		var eqs []Equation
+		var eq func(*job, *recorder)
+		if solve {
+			eq = func(j *job, rec *recorder) { eqs = append(eqs, equations(rec, j.sp, j.ts, theta, prior, l.Fixed)...) }
+		}
+		fe, he, per, err := replayAll(ctx, jobs, kind, theta, eq)
+		if err != nil {
+			return Pass[graded]{}, err
+		}
+		if cfg.Iteration != nil {
+			a, b := sp.coefficients(theta)
+			cfg.Iteration(iter, fe, he, a, b)
+		}
+		if solve && len(eqs) == 0 {
+			return Pass[graded]{}, errors.New("fit: no equation: the replay completed none of the measured requests")
+		}
+		return Pass[graded]{Objective: fe.Objective(), Equations: eqs, Value: graded{fe, he, per}}, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	return it.choose(ctx)
+	res.Start, res.Iterations, res.Converged = out.Start.Value.fit, out.Passes, out.Converged
+	res.Equations, res.Residual = out.Equations, out.Residual
+	res.Spread = spread(out.Window, sp.nb)
+	best := out.Kept.Value
+	res.Alpha, res.Beta = sp.coefficients(out.Theta)
+	res.Fit, res.Holdout, res.Chosen = best.fit, best.ho, out.Index
+	res.PerTrace = best.perTrace
+	for i := range res.PerTrace {
+		res.PerTrace[i].Start = out.Start.Value.perTrace[i].Fit
+		res.PerTrace[i].StartHoldout = out.Start.Value.perTrace[i].Holdout
+	}
+	res.Warnings = append(res.Warnings, warnings(res, out.Index, out.Mean.Value.fit)...)
+	return res, nil
+}
+
+// graded is a replay's errors, pooled and per trace.
+type graded struct {
+	fit, ho  Errors
+	perTrace []TraceErrors
+}
+
+// loopOf is the iteration of a fit: up to MaxIterations replays (10 by
+// default) until no coefficient moves by more than Tolerance (0.001), each
+// solve reweighted against outliers and pulled towards the start by Ridge
+// (1e-9 blackbox, 1e-2 the physics models), the mean of the later solves
+// kept (KeepMean).
+func loopOf(cfg Config, kind latency.Kind, fixed []bool) Loop {
+	l := Loop{Iterations: cfg.MaxIterations, Tolerance: cfg.Tolerance, Ridge: cfg.Ridge, Robust: robustPasses, Keep: KeepMean, Fixed: fixed}
+	if l.Iterations <= 0 {
+		l.Iterations = 10
+	}
+	if l.Tolerance <= 0 {
+		l.Tolerance = 0.001
+	}
+	if l.Ridge <= 0 {
+		l.Ridge = 1e-9
+		if kind == latency.KindTrainedPhysics || kind == latency.KindPhysics {
+			l.Ridge = 1e-2
+		}
+	}
+	return l
 }
 
 // checkTraces checks that every trace has a single-instance deployment
@@ -262,146 +321,16 @@ func newJobs(cfg Config, traces []Trace, kind latency.Kind, alpha, beta []float6
 	return jobs, nil
 }
 
-// candidate is a replayed set of coefficients and its errors.
-type candidate struct {
-	theta    []float64
-	fit, ho  Errors
-	perTrace []TraceErrors
-	index    int // -1 the iterates' mean, else the iteration
-}
-
-// iteration is the state of a fit's fixed-point iterations.
-type iteration struct {
-	cfg   Config
-	jobs  []*job
-	kind  latency.Kind
-	sp    *space
-	res   *Result
-	prior []float64
-	fixed []bool
-
-	maxIter    int
-	tol, ridge float64
-	cands      []candidate
-	hist       [][]float64
-}
-
-// settings fills in the defaults of the iteration count, tolerance and
-// ridge.
-func (it *iteration) settings() {
-	it.maxIter, it.tol, it.ridge = it.cfg.MaxIterations, it.cfg.Tolerance, it.cfg.Ridge
-	if it.maxIter <= 0 {
-		it.maxIter = 10
-	}
-	if it.tol <= 0 {
-		it.tol = 0.001
-	}
-	if it.ridge <= 0 {
-		it.ridge = 1e-9
-		if it.kind == latency.KindTrainedPhysics || it.kind == latency.KindPhysics {
-			it.ridge = 1e-2
-		}
-	}
-}
-
-// run is the fixed-point iteration: replay every trace, then solve all
-// their equations together. A replay with other coefficients puts its
-// steps at other phases against the arrivals, so the iterates do not
-// settle exactly but wander within the noise this leaves; their mean over
-// the second half is the estimate (Polyak averaging), checked by a last
-// replay (choose).
-func (it *iteration) run(ctx context.Context) error {
-	theta := it.sp.theta()
-	for iter := 0; iter < it.maxIter; iter++ {
-		var eqs []equation
-		fe, he, per, err := replayAll(ctx, it.jobs, it.kind, theta, func(j *job, rec *recorder) {
-			eqs = append(eqs, equations(rec, j.sp, j.ts, theta, it.prior, it.fixed)...)
-		})
-		if err != nil {
-			return err
-		}
-		it.report(iter, fe, he, theta)
-		if iter == 0 {
-			it.res.Start = fe
-		}
-		it.cands = append(it.cands, candidate{theta, fe, he, per, iter})
-		if len(eqs) == 0 {
-			return errors.New("fit: no equation: the replay completed none of the measured requests")
-		}
-		next, resid, err := solveEquations(eqs, it.sp.params(), it.prior, it.ridge)
-		if err != nil {
-			return err
-		}
-		it.res.Equations, it.res.Residual = len(eqs), resid
-		change := maxRelChange(theta, next)
-		it.hist = append(it.hist, next)
-		theta = next
-		if change < it.tol {
-			it.res.Converged = true
-			break
-		}
-	}
-	return nil
-}
-
-// report tells cfg.Iteration, if set, the errors of iteration iter.
-func (it *iteration) report(iter int, fe, he Errors, theta []float64) {
-	if it.cfg.Iteration != nil {
-		a, b := it.sp.coefficients(theta)
-		it.cfg.Iteration(iter, fe, he, a, b)
-	}
-}
-
-// choose replays the iterates' mean and keeps it, unless it replays worse
-// than the start: on measured data the iterates can wander widely (terms
-// the data barely tell apart), and then the replayed iterate that graded
-// best is kept, or the start if none beat it.
-func (it *iteration) choose(ctx context.Context) (*Result, error) {
-	res := it.res
-	window := it.hist[len(it.hist)/2:]
-	res.Spread = spread(window, it.sp.nb)
-	theta := mean(window)
-	for j, f := range it.fixed {
-		if f {
-			theta[j] = it.prior[j] // exactly, not an average of equal values
-		}
-	}
-	fe, he, per, err := replayAll(ctx, it.jobs, it.kind, theta, nil)
-	if err != nil {
-		return nil, err
-	}
-	res.Iterations = len(it.hist) + 1
-	it.report(len(it.hist), fe, he, theta)
-	best := candidate{theta, fe, he, per, -1}
-	if fe.Objective() > res.Start.Objective() {
-		best = it.cands[0]
-		for _, c := range it.cands[1:] {
-			if c.fit.Objective() < best.fit.Objective() {
-				best = c
-			}
-		}
-	}
-	res.Alpha, res.Beta = it.sp.coefficients(best.theta)
-	res.Fit, res.Holdout, res.Chosen = best.fit, best.ho, best.index
-	res.PerTrace = best.perTrace
-	for i := range res.PerTrace {
-		res.PerTrace[i].Start = it.cands[0].perTrace[i].Fit
-		res.PerTrace[i].StartHoldout = it.cands[0].perTrace[i].Holdout
-	}
-	res.Warnings = append(res.Warnings, warnings(res, best, fe)...)
-	return res, nil
-}
-
 // warnings say which coefficients were kept when not the iterates' mean,
 // and what the fit could not use.
-func warnings(res *Result, best candidate, mean Errors) []string {
+func warnings(res *Result, index int, mean Errors) []string {
 	var w []string
-	if best.index == 0 {
+	if index == 0 {
 		w = append(w, fmt.Sprintf("no fitted coefficients replay better than the starting ones (the iterates' mean: error %.3g against %.3g); keeping the start",
 			mean.Objective(), res.Start.Objective()))
-	} else if best.index > 0 {
+	} else if index > 0 {
 		w = append(w, fmt.Sprintf("the iterates' mean replays worse than the start (error %.3g against %.3g); keeping iterate %d (error %.3g)",
-			mean.Objective(), res.Start.Objective(), best.index, best.fit.Objective()))
+			mean.Objective(), res.Start.Objective(), index, res.Fit.Objective()))
 	}
 	if res.Fit.Missing > 0 {
 		w = append(w, fmt.Sprintf("the replay did not complete %d measured requests (dropped or cut); they are left out of the error", res.Fit.Missing))
@@ -524,20 +453,6 @@ func simulate(ctx context.Context, cfg *Config, recs []tracev2.Record, sp *space
 	return rec, nil
 }
 
-// maxRelChange is the largest |new − old| / max(|old|, |new|) over θ
-// (parameters that are both ~0 have not moved).
-func maxRelChange(old, new []float64) float64 {
-	m := 0.0
-	for i := range old {
-		d := math.Max(math.Abs(old[i]), math.Abs(new[i]))
-		if d < 1e-9 {
-			continue
-		}
-		m = math.Max(m, math.Abs(new[i]-old[i])/d)
-	}
-	return m
-}
-
 // replayErrors replays with θ and measures its errors on both sets.
 func replayErrors(ctx context.Context, cfg *Config, recs []tracev2.Record, sp *space, kind latency.Kind, ts []target, theta []float64) (*recorder, Errors, Errors, error) {
 	a, b := sp.coefficients(theta)
@@ -547,34 +462,4 @@ func replayErrors(ctx context.Context, cfg *Config, recs []tracev2.Record, sp *s
 		return nil, Errors{}, Errors{}, err
 	}
 	return rec, errorsOf(ts, rec.results, cfg.RTTUs, false), errorsOf(ts, rec.results, cfg.RTTUs, true), nil
-}
-
-// mean averages vectors of equal length.
-func mean(vs [][]float64) []float64 {
-	m := make([]float64, len(vs[0]))
-	for _, v := range vs {
-		for i, x := range v {
-			m[i] += x / float64(len(vs))
-		}
-	}
-	return m
-}
-
-// spread is the largest standard deviation of one of the first n components
-// (the betas) relative to its mean; components with a zero mean are left
-// out.
-func spread(vs [][]float64, n int) float64 {
-	m := mean(vs)
-	worst := 0.0
-	for i := range m[:n] {
-		if m[i] <= 1e-12 {
-			continue
-		}
-		v := 0.0
-		for _, x := range vs {
-			v += (x[i] - m[i]) * (x[i] - m[i])
-		}
-		worst = math.Max(worst, math.Sqrt(v/float64(len(vs)))/m[i])
-	}
-	return worst
 }

@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"servesim/internal/deploy"
+	"servesim/internal/strictyaml"
 )
 
 // alwaysKeys are written even at their default value: the coefficients only
@@ -49,16 +49,11 @@ func FittedYAML(d deploy.Config, comment string) ([]byte, error) {
 		out.Content = append(out.Content, key, val)
 	}
 	out.HeadComment = comment
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(out); err != nil {
+	b, err := strictyaml.Encode(out, 2)
+	if err != nil {
 		return nil, fmt.Errorf("fitted deployment: %w", err)
 	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("fitted deployment: %w", err)
-	}
-	return b.Bytes(), nil
+	return b, nil
 }
 
 // Comment is the fitted YAML's head comment: provenance and errors, deterministic.

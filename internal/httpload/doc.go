@@ -9,15 +9,14 @@
 //   - Client: an HTTP/1.1 keep-alive client for /v1/completions and
 //     /v1/chat/completions, streaming (SSE with usage) or not, with an
 //     allocation-free SSE line splitter (SSEParser) and chunk decoder.
-//   - Pacer and Schedule: pure functions from (elapsed, sent) to the wait
-//     before the next send. The arrival processes (poisson, gamma, weibull,
-//     constant) live in the workload package, which stamps each request with
-//     its intended time; a Schedule replays any list of intended offsets
-//     (a trace's arrival times, optionally sped up).
+//   - Intended times: each Job carries its intended send time. The arrival
+//     processes (poisson, gamma, weibull, constant) live in the workload
+//     package, and a played trace's times in observe's library
+//     (internal/live); latencies count from the intended time.
 //   - Dispatcher: sends every job at its intended time (open loop, no hidden
 //     cap, one goroutine per request in flight), optionally behind a
 //     concurrency cap whose wait is recorded, with follow-up jobs created on
-//     completion (closed loops via ClosedLoop, session rounds), and a bounded
+//     completion (closed-loop users, session rounds), and a bounded
 //     drain on cancellation. Every job gets exactly one Result. It waits on
 //     precise timers (subpackage alarm) rather than spinning, because a
 //     spinning goroutine starves the network poller the streams read from.

@@ -205,4 +205,19 @@ func TestDeadlineOnTheRunClock(t *testing.T) {
 	if r.Status != httpload.StatusTimeout || !r.Sent() || !regexp.MustCompile(`^HTTP timeout: no response within (9\d|100)ms$`).MatchString(r.Error) {
 		t.Errorf("deadline before the timeout: %s %q", r.Status, r.Error)
 	}
+	// A deadline not after the intended send time could only be missed:
+	// the job is never sent, even while the deadline is still ahead on the
+	// wall clock (intended an hour from now; a run whose origin is an hour
+	// away, with a deadline at its first instant, 1 µs, for a job at 0).
+	later := clock.Now() + time.Hour.Microseconds()
+	future := httpload.NewClock(time.Now().Add(time.Hour))
+	for _, tc := range []struct {
+		clock              httpload.Clock
+		intended, deadline int64
+	}{{clock, later, later}, {clock, later, later - 1}, {future, 0, 1}} {
+		r = c.Do(testCtx(t), tc.clock, httpload.Job{Prompt: "x", IntendedUS: tc.intended, DeadlineUS: tc.deadline, Timeout: 50 * time.Millisecond, Headers: stall})
+		if r.Status != httpload.StatusTimeout || r.Sent() {
+			t.Errorf("deadline %d µs for a send intended at %d µs: %s %q, sent=%v; want a timeout, not sent", tc.deadline, tc.intended, r.Status, r.Error, r.Sent())
+		}
+	}
 }

@@ -44,7 +44,9 @@ type Job struct {
 	// intended time + the workload's timeout, so that a wait for a
 	// concurrency slot counts); 0 = none. The earlier of the two applies;
 	// when it passes the Result has StatusTimeout, and a job whose deadline
-	// passed before it could be sent is not sent.
+	// passed before it could be sent is not sent, nor is one whose
+	// DeadlineUS is not after its IntendedUS (1 µs, the clock's earliest
+	// stamp, standing for an IntendedUS of 0).
 	Timeout    time.Duration
 	DeadlineUS int64
 }

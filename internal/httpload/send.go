@@ -40,6 +40,12 @@ func (c *Client) Send(ctx context.Context, clock Clock, p Prepared) (r Result) {
 		r.fail(StatusError, "cancelled: "+causeText(ctx)+" (not sent)", clock)
 		return r
 	}
+	if d := p.Job.DeadlineUS; d > 0 && d <= max(p.Job.IntendedUS, 1) {
+		// Passed at the intended send time: it could only be late, so it
+		// is never sent, whenever the dispatcher gets to it.
+		r.fail(StatusTimeout, "HTTP timeout: the deadline is not after the intended send time (not sent)", clock)
+		return r
+	}
 	rctx := ctx
 	now := time.Now()
 	var deadline time.Time

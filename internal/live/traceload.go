@@ -1,7 +1,6 @@
 package live
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +37,7 @@ type playOptions struct {
 // in memory whatever order the file lists its rows in.
 type playRow struct {
 	atUs        int64 // intended send time, µs from the first played row, scaled
-	budgetUs    int64 // deadline − arrival in the trace (a client timeout), 0 = none
+	budgetUs    int64 // deadline − arrival in the trace (a client timeout), playback.NoDeadline = none
 	sloTargetUs int64
 	think       playback.Think // a session's think time before this round, played
 	prompt      int32          // tokens (tracev2 ResendPromptTokens)
@@ -75,6 +74,7 @@ type rawRow struct {
 	injectUs, arrivalUs, lastChunkUs int64
 	sendUs, deadlineUs               int64
 	thinkUs                          int64 // think_time_us
+	id                               int64 // request_id, for playback.Order
 }
 
 // loadPlay reads the trace to play through the trace input layer: a
@@ -105,7 +105,7 @@ func loadPlay(o playOptions, stdin io.Reader, log *slog.Logger) (*playTrace, err
 				o.path, maxPlayRows)
 			return true
 		}
-		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs, sendUs: rec.SendTimeUs, deadlineUs: rec.DeadlineUs}
+		r := rawRow{arrivalUs: rec.ArrivalTimeUs, lastChunkUs: rec.LastChunkTimeUs, sendUs: rec.SendTimeUs, deadlineUs: rec.DeadlineUs, id: rec.RequestID}
 		r.sloTargetUs, r.thinkUs = rec.SLOTargetUs, rec.ThinkTimeUs
 		r.prompt = int32(min(max(rec.ResendPromptTokens(), 0), math.MaxInt32))
 		r.prefixLen = int32(min(max(rec.PrefixLength, 0), int(r.prompt)))
@@ -190,15 +190,13 @@ func readPlay(o playOptions, stdin io.Reader, p *playTrace, add func(*tracev2.Re
 	return tracev2.Origin{}, nil
 }
 
-// order sorts the rows by injection time (ties: round, then file order, so
-// a session's rounds keep their order), drops those before --trace-offset,
+// order sorts the rows in playback.Order (ties in file order), as replay
+// does, drops those before --trace-offset,
 // puts the first played row at 0, scales every time, applies --duration
 // and --num-requests, and gives each session round the playback's think
 // time, its previous round being the session's previous played row.
 func (p *playTrace) order(raws []rawRow, o playOptions) {
-	slices.SortStableFunc(raws, func(a, b rawRow) int {
-		return cmp.Or(cmp.Compare(a.injectUs, b.injectUs), cmp.Compare(a.round, b.round))
-	})
+	slices.SortStableFunc(raws, func(a, b rawRow) int { return playback.Order(a.injectUs, a.id, b.injectUs, b.id) })
 	start := raws[0].injectUs + o.offset.Microseconds()
 	want := int64(len(raws))
 	if o.limit > 0 {

@@ -249,9 +249,9 @@ func (pl *tracePlanner) job(i int, atUs, thinkUs int64) httpload.Job {
 		pl.warned[r.model] = true
 		pl.log.Warn("the server does not list the trace's model; its rows go to the run's model", "trace_model", r.model)
 	}
-	if r.budgetUs > 0 {
-		j.DeadlineUS = atUs + r.budgetUs
-	}
+	// A budget of 0 is a deadline at the send time: the job is not sent
+	// (httpload), as the simulator times it out at injection.
+	j.DeadlineUS = playback.DeadlineUs(atUs, r.budgetUs)
 	if !pl.unconstrained {
 		n := int(r.out)
 		if n <= 0 {

@@ -15,9 +15,8 @@ type Problem struct {
 	p    int
 	g    []float64 // p×p, row-major, upper triangle accumulated
 	b    []float64 // Σ w·x·y
-	yy   float64   // Σ w·y²
-	rows int
-	err  error // the first bad equation, reported by Solve
+	rows int       // equations accepted
+	err  error     // the first bad equation, reported by Solve
 }
 
 // New returns an empty problem in p unknowns.
@@ -27,9 +26,6 @@ func New(p int) (*Problem, error) {
 	}
 	return &Problem{p: p, g: make([]float64, p*p), b: make([]float64, p)}, nil
 }
-
-// Rows is the number of equations accepted.
-func (n *Problem) Rows() int { return n.rows }
 
 // Add accumulates one equation x·θ ≈ y with weight w ≥ 0 (1/y² makes the
 // problem one of relative error). A malformed equation (len(x) ≠ p, a value
@@ -43,7 +39,6 @@ func (n *Problem) Add(x []float64, y, w float64) {
 		}
 		return
 	}
-	n.yy += w * y * y
 	n.rows++
 	for i, xi := range x {
 		if xi == 0 {
@@ -72,24 +67,6 @@ func (n *Problem) check(x []float64, y, w float64) error {
 		}
 	}
 	return nil
-}
-
-// RMSRelative is √(Σ w(x·θ − y)² / Σ w·y²) over the equations added: with
-// weights 1/y², the root mean square relative error of the equations at θ.
-// It is 0 when there are no equations (or all y are 0).
-func (n *Problem) RMSRelative(theta []float64) float64 {
-	if n.yy == 0 || len(theta) != n.p {
-		return 0
-	}
-	q := n.yy
-	for i := 0; i < n.p; i++ {
-		q -= 2 * theta[i] * n.b[i]
-		q += theta[i] * n.g[i*n.p+i] * theta[i]
-		for j := i + 1; j < n.p; j++ {
-			q += 2 * theta[i] * n.g[i*n.p+j] * theta[j]
-		}
-	}
-	return math.Sqrt(max(q, 0) / n.yy)
 }
 
 // Options shape a solve. The zero value is plain non-negative least squares.

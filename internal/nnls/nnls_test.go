@@ -126,8 +126,8 @@ func TestSolve(t *testing.T) {
 					t.Fatalf("got %v, want %v", got, tc.want)
 				}
 			}
-			if n.Rows() != len(tc.eqs) {
-				t.Errorf("rows: got %d, want %d", n.Rows(), len(tc.eqs))
+			if n.rows != len(tc.eqs) {
+				t.Errorf("rows: got %d, want %d", n.rows, len(tc.eqs))
 			}
 		})
 	}
@@ -185,23 +185,6 @@ func TestSolveDegenerate(t *testing.T) {
 	}
 	if got[0] < 0 || got[1] < 0 || math.Abs(got[0]+got[1]-2) > 1e-6 {
 		t.Errorf("got %v, want θ₀ + θ₁ = 2, both ≥ 0", got)
-	}
-}
-
-// TestRMSRelative: equations y = 2x at θ = 2.2 are 10% off each.
-func TestRMSRelative(t *testing.T) {
-	n, _ := New(1)
-	for _, x := range []float64{1, 2, 5} {
-		y := 2 * x
-		n.Add([]float64{x}, y, 1/(y*y))
-	}
-	if got := n.RMSRelative([]float64{2.2}); math.Abs(got-0.1) > 1e-12 {
-		t.Errorf("got %v, want 0.1", got)
-	}
-	n2, _ := New(2)
-	n2.Add([]float64{1, 2}, 5, 1)
-	if got := n2.RMSRelative([]float64{1, 2}); got != 0 {
-		t.Errorf("exact: got %v, want 0", got)
 	}
 }
 

@@ -2,11 +2,11 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"servesim/internal/sweep"
@@ -145,21 +145,15 @@ func (ts *traceSweep) Close() { ts.in.Close() }
 // holdRows reads a trace's rows into memory once, so that the cases do
 // not parse it again.
 func holdRows(rows Rows) (RecordRows, error) {
-	rd, err := rows.Open()
+	var out RecordRows
+	err := input.Each(rows, func(rec *tracev2.Record) error {
+		r := *rec
+		r.HashIDs = slices.Clone(rec.HashIDs) // the reader reuses its record
+		out = append(out, r)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rd.Close()
-	var out RecordRows
-	for {
-		var rec tracev2.Record
-		err := rd.Read(&rec)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rec)
-	}
+	return out, nil
 }

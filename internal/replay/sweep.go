@@ -212,10 +212,6 @@ func cmpOr(a, b error) error {
 	return b
 }
 
-// Infeasible returns the cases whose deployment cannot be built, with why
-// (after Check).
-func (s *Sweeper) Infeasible() map[int]string { return s.infeasible }
-
 func (s *Sweeper) unknownKey(k string) string {
 	load := []string{RateKey}
 	if s.Trace == nil {

@@ -70,7 +70,7 @@ func TestSweeperCheck(t *testing.T) {
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
-	if inf := s.Infeasible(); len(inf) != 2 || !strings.Contains(inf[2], "B300") || inf[3] == "" {
+	if inf := s.infeasible; len(inf) != 2 || !strings.Contains(inf[2], "B300") || inf[3] == "" {
 		t.Errorf("infeasible cases: got %v, want cases 2 and 3 (gpu=B300)", inf)
 	}
 	row, err := s.Run(context.Background(), s.Grid.Case(3), 0)

@@ -109,7 +109,7 @@ type session struct {
 // time is its send_time_us when positive, else its arrival_time_us (with
 // InjectAtArrival, always the arrival); a positive deadline keeps its
 // budget: deadline' = injection + (deadline − arrival). Rows are injected
-// by injection time, ties by request_id, then file order. A trace without
+// in playback.Order, ties in file order. A trace without
 // rows to replay is an input error. Request ids must be unique (the caller
 // checks: SimResults are keyed by them).
 func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
@@ -141,7 +141,7 @@ func NewTrace(rows Rows, opts TraceOptions) (*Trace, error) {
 		t.warnings = append(t.warnings, fmt.Sprintf("the trace starts %d µs before its time origin; every injection time is shifted by %d µs", t.shift, t.shift))
 	}
 	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(ids[a], ids[b]), cmp.Compare(a, b))
+		return cmp.Or(playback.Order(keys[a], ids[a], keys[b], ids[b]), cmp.Compare(a, b))
 	})
 	t.first, t.last = keys[order[0]]+t.shift, keys[order[len(order)-1]]+t.shift
 	t.ids = make([]int64, 0, t.count)

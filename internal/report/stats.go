@@ -198,13 +198,8 @@ func errPair(real, sim float64) (e, pct float64) {
 	return e, pct
 }
 
-// Compare computes the statistics of one metric over n pairs (n ≥ 1; for n = 0
-// it returns the zero Comparison with grade poor).
-func Compare(real, sim []float64) Comparison {
-	p := &pairs{real: real, sim: sim}
-	return comparePairs(p)
-}
-
+// comparePairs computes the statistics of one metric over n pairs (n ≥ 1;
+// for n = 0 it returns the zero Comparison with grade poor).
 func comparePairs(p *pairs) Comparison {
 	real, sim := p.real, p.sim
 	c := Comparison{Count: len(real)}

@@ -146,7 +146,7 @@ func TestGradeBoundaries(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	c := Compare([]float64{100, 200, 300}, []float64{110, 190, 330})
+	c := comparePairs(&pairs{real: []float64{100, 200, 300}, sim: []float64{110, 190, 330}})
 	w, q := c.WorkloadLevel, c.RequestLevel
 	checks := []struct {
 		name      string
@@ -170,12 +170,12 @@ func TestCompare(t *testing.T) {
 		t.Errorf("bias %q quality %q count %d, want over-predict excellent 3", q.BiasDirection, q.Quality, c.Count)
 	}
 	// n = 1: every percentile is the value, r = 0, grade poor.
-	one := Compare([]float64{50}, []float64{40})
+	one := comparePairs(&pairs{real: []float64{50}, sim: []float64{40}})
 	if one.WorkloadLevel.RealP99 != 50 || one.WorkloadLevel.SimP50 != 40 || one.RequestLevel.PearsonR != 0 || one.RequestLevel.Quality != GradePoor {
 		t.Errorf("n=1: got %+v", one)
 	}
 	// real ≤ 0 gives percent error 0, not a division by zero.
-	zero := Compare([]float64{0, 0, 0}, []float64{1, 2, 3})
+	zero := comparePairs(&pairs{real: []float64{0, 0, 0}, sim: []float64{1, 2, 3}})
 	if zero.WorkloadLevel.MeanPercentError != 0 || zero.RequestLevel.MAPE != 0 || zero.RequestLevel.BiasDirection != "" {
 		t.Errorf("zero real: got %+v", zero)
 	}

@@ -255,3 +255,19 @@ func TypeWordOf(t reflect.Type) string {
 	}
 	return TypeWord(t.Kind().String())
 }
+
+// Encode writes v as YAML indented by indent spaces: the one way the suite
+// writes YAML whose indentation it fixes (trace headers, fitted
+// deployments).
+func Encode(v any, indent int) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"gopkg.in/yaml.v3"
+
+	"servesim/internal/strictyaml"
 )
 
 // EncodeHeader writes h as YAML the way our writers do: keys in the spec's
@@ -48,16 +50,11 @@ func headerNode(h *Header) (*yaml.Node, error) {
 }
 
 func encodeNode(n *yaml.Node) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(4)
-	if err := enc.Encode(n); err != nil {
+	b, err := strictyaml.Encode(n, 4)
+	if err != nil {
 		return nil, fmt.Errorf("encode trace header: %w", err)
 	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encode trace header: %w", err)
-	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // trailerYAML is what a single-stream writer appends at the end: the keys of

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math/rand/v2"
 	"slices"
 
@@ -151,11 +150,8 @@ func (c *Cluster) scheduleCluster(at int64, prio int, act des.Action, data any) 
 // r.ArrivalUs, which must not lie before the current time. Requests past
 // the horizon are refused with sim.ErrPastHorizon and never counted.
 func (c *Cluster) Inject(r *instance.Request) error {
-	if r.ArrivalUs < c.eng.Now() {
-		return fmt.Errorf("cluster: request %d injected at %d µs, before the clock %d µs", r.ID, r.ArrivalUs, c.eng.Now())
-	}
-	if r.ArrivalUs > c.horizon {
-		return sim.ErrPastHorizon
+	if err := sim.CheckInject(r, c.eng.Now(), c.horizon, "cluster"); err != nil {
+		return err
 	}
 	c.scheduleCluster(r.ArrivalUs, des.PrioArrival, c.arrive, r)
 	return nil
@@ -288,26 +284,13 @@ func (c *Cluster) next() {
 	if c.err != nil {
 		return
 	}
-	r, err := c.src.Next()
-	if err == io.EOF {
-		return
-	}
+	r, err := sim.Pull(c.src, c.eng.Now(), c.horizon, "cluster")
 	if err != nil {
-		c.fail(fmt.Errorf("cluster: source: %w", err))
-		return
+		c.fail(err)
 	}
-	if r == nil {
-		c.fail(errors.New("cluster: source returned a nil request"))
-		return
+	if r != nil {
+		c.scheduleCluster(r.ArrivalUs, des.PrioArrival, c.pull, r)
 	}
-	if r.ArrivalUs < c.eng.Now() {
-		c.fail(fmt.Errorf("cluster: source: request %d arrives at %d µs, before the previous one (%d µs)", r.ID, r.ArrivalUs, c.eng.Now()))
-		return
-	}
-	if r.ArrivalUs > c.horizon {
-		return
-	}
-	c.scheduleCluster(r.ArrivalUs, des.PrioArrival, c.pull, r)
 }
 
 // Outcome is what a run returns besides the streamed results.

@@ -209,12 +209,6 @@ func (l *lru) pushFront(i int32) {
 	l.head = i
 }
 
-// len is the number of hashes held.
-func (l *lru) len() int {
-	l.flush()
-	return len(l.nodes)
-}
-
 // firstFilter counts the first blocks (block 0 of a request) held by the
 // router-side indexes of all instances, and those of their pending
 // records. A hash it does not hold is held by no index, so every

@@ -576,3 +576,9 @@ func TestStandInsSpread(t *testing.T) {
 		t.Errorf("%d stand-ins: %d home slots of %d, %d tags, %d distinct", n, len(homes), mask+1, len(tags), len(all))
 	}
 }
+
+// len is the number of hashes held.
+func (l *lru) len() int {
+	l.flush()
+	return len(l.nodes)
+}

@@ -130,11 +130,8 @@ func (s *Simulator) done(res *instance.Result, r *instance.Request) {
 // r.ArrivalUs, which must not lie before the current time. Requests past the
 // horizon are refused with ErrPastHorizon and never counted.
 func (s *Simulator) Inject(r *instance.Request) error {
-	if r.ArrivalUs < s.eng.Now() {
-		return fmt.Errorf("sim: request %d injected at %d µs, before the clock %d µs", r.ID, r.ArrivalUs, s.eng.Now())
-	}
-	if r.ArrivalUs > s.horizon {
-		return ErrPastHorizon
+	if err := CheckInject(r, s.eng.Now(), s.horizon, "sim"); err != nil {
+		return err
 	}
 	s.eng.Schedule(r.ArrivalUs, des.PrioArrival, s.arrive, r)
 	return nil
@@ -174,26 +171,50 @@ func (s *Simulator) next() {
 	if s.err != nil {
 		return
 	}
-	r, err := s.src.Next()
+	r, err := Pull(s.src, s.eng.Now(), s.horizon, "sim")
+	if err != nil {
+		s.err = err
+	}
+	if r != nil {
+		s.eng.Schedule(r.ArrivalUs, des.PrioArrival, s.pull, r)
+	}
+}
+
+// CheckInject refuses a request injected into a run of pkg ("sim",
+// "cluster") at now with horizon: before the clock (an error), or past
+// the horizon (ErrPastHorizon: never counted).
+func CheckInject(r *instance.Request, now, horizon int64, pkg string) error {
+	if r.ArrivalUs < now {
+		return fmt.Errorf("%s: request %d injected at %d µs, before the clock %d µs", pkg, r.ID, r.ArrivalUs, now)
+	}
+	if r.ArrivalUs > horizon {
+		return ErrPastHorizon
+	}
+	return nil
+}
+
+// Pull takes the next request from src for a run of pkg at now with
+// horizon: nil when the source has run out or its next request lies past
+// the horizon (nothing past it is injected, so pulling stops), or with an
+// error when the source fails, hands out nil, or goes back in time.
+func Pull(src Source, now, horizon int64, pkg string) (*instance.Request, error) {
+	r, err := src.Next()
 	if err == io.EOF {
-		return
+		return nil, nil
 	}
 	if err != nil {
-		s.err = fmt.Errorf("sim: source: %w", err)
-		return
+		return nil, fmt.Errorf("%s: source: %w", pkg, err)
 	}
 	if r == nil {
-		s.err = errors.New("sim: source returned a nil request")
-		return
+		return nil, fmt.Errorf("%s: source returned a nil request", pkg)
 	}
-	if r.ArrivalUs < s.eng.Now() {
-		s.err = fmt.Errorf("sim: source: request %d arrives at %d µs, before the previous one (%d µs)", r.ID, r.ArrivalUs, s.eng.Now())
-		return
+	if r.ArrivalUs < now {
+		return nil, fmt.Errorf("%s: source: request %d arrives at %d µs, before the previous one (%d µs)", pkg, r.ID, r.ArrivalUs, now)
 	}
-	if r.ArrivalUs > s.horizon {
-		return // nothing past the horizon is injected; stop pulling
+	if r.ArrivalUs > horizon {
+		return nil, nil
 	}
-	s.eng.Schedule(r.ArrivalUs, des.PrioArrival, s.pull, r)
+	return r, nil
 }
 
 // Outcome is what a run returns besides the streamed results.

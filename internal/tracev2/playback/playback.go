@@ -1,6 +1,7 @@
 package playback
 
 import (
+	"cmp"
 	"math"
 	"strings"
 
@@ -99,22 +100,48 @@ func InjectionUs(row *tracev2.Record, atSend bool) int64 {
 	return row.ArrivalTimeUs
 }
 
+// Order compares two rows' places in the injection order: by injection
+// time (InjectionUs), then by request id, so that the order does not
+// depend on how a file lists its rows (merged or re-sorted traces play
+// alike); rows equal in both keep their order in the file. It is the one
+// order of replay and of observe --trace.
+func Order(injectA, idA, injectB, idB int64) int {
+	return cmp.Or(cmp.Compare(injectA, injectB), cmp.Compare(idA, idB))
+}
+
+// NoDeadline is the BudgetUs of a row without a deadline.
+const NoDeadline = -1
+
 // BudgetUs is the time a row's client gave it from its arrival to its
-// deadline, max(0, deadline − arrival), or 0 when the row has no deadline
-// (a deadline_us of 0 or less is none: a row arriving before the origin,
-// at a negative time, must not get a deadline of its own).
+// deadline, max(0, deadline − arrival), or NoDeadline when the row has none
+// (a deadline_us of 0 or less is none: a row arriving before the origin, at
+// a negative time, must not get a deadline of its own). A budget of 0 is a
+// deadline that has passed when the row is injected: the simulator times
+// such a request out at injection instead of queueing it, and observe does
+// not send it (docs/tracev2.md §5).
 func BudgetUs(row *tracev2.Record) int64 {
 	if row.DeadlineUs <= 0 {
-		return 0
+		return NoDeadline
 	}
 	return max(0, row.DeadlineUs-row.ArrivalTimeUs)
 }
 
+// DeadlineUs is the deadline of a row whose budget is budgetUs (BudgetUs)
+// when it is played at atUs: atUs + budgetUs, at least 1 (a deadline of 0
+// is none, and 1 µs is the earliest instant a run's clock stamps), or 0
+// for NoDeadline.
+func DeadlineUs(atUs, budgetUs int64) int64 {
+	if budgetUs < 0 {
+		return 0
+	}
+	return max(atUs+budgetUs, 1)
+}
+
 // Move makes a row arrive at atUs, keeping its deadline's budget: a
-// positive deadline becomes atUs + BudgetUs.
+// positive deadline becomes DeadlineUs(atUs, BudgetUs(row)).
 func Move(row *tracev2.Record, atUs int64) {
 	if row.DeadlineUs > 0 {
-		row.DeadlineUs = atUs + BudgetUs(row)
+		row.DeadlineUs = DeadlineUs(atUs, BudgetUs(row))
 	}
 	row.ArrivalTimeUs = atUs
 }

@@ -139,17 +139,56 @@ func TestBudgetUs(t *testing.T) {
 	tests := []struct {
 		arrival, deadline, want int64
 	}{
-		{100, 150, 50}, // the client's timeout
-		{100, 0, 0},    // no deadline
-		{-40, 0, 0},    // before the origin, no deadline: still none
-		{-40, 60, 100}, // before the origin, with a deadline
-		{100, 80, 0},   // a deadline before the arrival: nothing left
-		{100, -5, 0},   // not positive: not a deadline
+		{100, 150, 50},        // the client's timeout
+		{100, 0, NoDeadline},  // no deadline
+		{-40, 0, NoDeadline},  // before the origin, no deadline: still none
+		{-40, 60, 100},        // before the origin, with a deadline
+		{100, 80, 0},          // a deadline before the arrival: nothing left
+		{100, 100, 0},         // a deadline at the arrival: nothing left either
+		{100, -5, NoDeadline}, // not positive: not a deadline
 	}
 	for _, tc := range tests {
 		row := &tracev2.Record{ArrivalTimeUs: tc.arrival, DeadlineUs: tc.deadline}
 		if got := BudgetUs(row); got != tc.want {
 			t.Errorf("BudgetUs(arrival %d, deadline %d) = %d, want %d", tc.arrival, tc.deadline, got, tc.want)
+		}
+	}
+}
+
+// TestDeadlineUs: a played deadline keeps its budget, and a budget of 0
+// stays a deadline even at the origin, where atUs + 0 would read as none.
+func TestDeadlineUs(t *testing.T) {
+	tests := []struct {
+		at, budget, want int64
+	}{
+		{1000, 50, 1050},
+		{1000, 0, 1000}, // passed at injection
+		{0, 0, 1},       // at the origin: the earliest instant, still a deadline
+		{0, 7, 7},
+		{1000, NoDeadline, 0},
+	}
+	for _, tc := range tests {
+		if got := DeadlineUs(tc.at, tc.budget); got != tc.want {
+			t.Errorf("DeadlineUs(%d, %d) = %d, want %d", tc.at, tc.budget, got, tc.want)
+		}
+	}
+}
+
+// TestOrder: injection time first, then request id, whatever the rows'
+// rounds or places in the file.
+func TestOrder(t *testing.T) {
+	tests := []struct {
+		injA, idA, injB, idB int64
+		want                 int
+	}{
+		{100, 9, 200, 1, -1},
+		{100, 3, 100, 5, -1}, // a tie: the smaller request id first
+		{100, 5, 100, 3, 1},
+		{100, 5, 100, 5, 0}, // equal: the file's order decides
+	}
+	for _, tc := range tests {
+		if got := Order(tc.injA, tc.idA, tc.injB, tc.idB); got != tc.want {
+			t.Errorf("Order(%d, %d, %d, %d) = %d, want %d", tc.injA, tc.idA, tc.injB, tc.idB, got, tc.want)
 		}
 	}
 }

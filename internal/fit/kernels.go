@@ -1,4 +1,4 @@
-package fidelity
+package fit
 
 import (
 	"fmt"
@@ -8,20 +8,20 @@ import (
 	"servesim/internal/nnls"
 )
 
-// GPUFit is the kernel part of a deployment's physics model fitted to a
-// kernel profile: the GPU's efficiencies and knee, the mixed-batch factor,
+// KernelFit is the kernel part of a deployment's physics model fitted to a
+// kernel profile (Profile): the GPU's efficiencies and knee, the mixed-batch factor,
 // the per-layer kernel floor and the per-sequence kernel time (the host,
 // link and overhead terms stay 0: they are Universal), and how well each
 // group of kernels is reproduced.
-type GPUFit struct {
-	Beta   []float64          // a full physics vector
-	Groups map[string]FitStat // "dense", "attention", "moe"
+type KernelFit struct {
+	Beta   []float64             // a full physics vector
+	Groups map[string]GroupError // "dense", "attention", "moe"
 }
 
-// FitStat is the error of a fitted group over its profile rows, relative
+// GroupError is the error of a fitted group over its profile rows, relative
 // to the step each row belongs to (the row plus the dense ops of a step
 // with as many tokens; for dense and sampling rows, the row itself).
-type FitStat struct {
+type GroupError struct {
 	Rows         int
 	RMSRel       float64 // root mean square of (fit − measured)/measured
 	MaxRel       float64
@@ -43,7 +43,7 @@ type profileRow struct {
 	at    string
 }
 
-// FitGPU fits the kernel coefficients of a physics model pm (of the
+// Kernels fits the kernel coefficients of a physics model pm (of the
 // deployment, any coefficients) to a profile measured per rank. dp is the
 // number of data-parallel ranks folded into the deployment's one instance:
 // a profile row measured at a rank's shape is the step with dp times its
@@ -58,9 +58,9 @@ type profileRow struct {
 // mixed-batch factor and attention's own floors by non-negative least
 // squares, the decodes' KV read priced at the bandwidth share found. Every
 // row is weighed by its relative error.
-func FitGPU(pm *latency.Physics, mc *latency.ModelConfig, p *Profile, dp int) (*GPUFit, error) {
+func Kernels(pm *latency.Physics, mc *latency.ModelConfig, p *Profile, dp int) (*KernelFit, error) {
 	if dp < 1 {
-		return nil, fmt.Errorf("fidelity: GPU fit: data parallelism %d", dp)
+		return nil, fmt.Errorf("fit: kernels: data parallelism %d", dp)
 	}
 	f := float64(dp)
 	L := float64(mc.Layers)
@@ -97,7 +97,7 @@ func FitGPU(pm *latency.Physics, mc *latency.ModelConfig, p *Profile, dp int) (*
 	}
 	if mc.IsMoE() {
 		if len(p.MoE) == 0 {
-			return nil, fmt.Errorf("fidelity: GPU fit: %s is a mixture of experts but the profile %s has no moe.csv", mc.Name, p)
+			return nil, fmt.Errorf("fit: kernels: %s is a mixture of experts but the profile %s has no moe.csv", mc.Name, p)
 		}
 		for _, m := range p.MoE {
 			s := latency.Step{DecodeCount: int(f * float64(m.Tokens))}
@@ -109,10 +109,10 @@ func FitGPU(pm *latency.Physics, mc *latency.ModelConfig, p *Profile, dp int) (*
 		}
 	}
 	if len(dense) == 0 {
-		return nil, fmt.Errorf("fidelity: GPU fit: the profile %s has no dense rows", p)
+		return nil, fmt.Errorf("fit: kernels: the profile %s has no dense rows", p)
 	}
 	b := make([]float64, latency.PhNumBetas)
-	g := &GPUFit{Beta: b, Groups: map[string]FitStat{}}
+	g := &KernelFit{Beta: b, Groups: map[string]GroupError{}}
 	gf := fitGEMMs(dense, sample, moe, L, float64(mc.MoELayers))
 	b[latency.PhBwEff], b[latency.PhFlopsEff], b[latency.PhKnee] = gf.bw, gf.fl, gf.knee
 	af, err := fitAttention(attn, gf.bw, L)
@@ -256,7 +256,7 @@ func fitAttention(rows []profileRow, bw, layers float64) (attnFit, error) {
 	}
 	l, err := nnls.New(7)
 	if err != nil {
-		return a, fmt.Errorf("fidelity: GPU fit: %w", err)
+		return a, fmt.Errorf("fit: kernels: %w", err)
 	}
 	x := make([]float64, 7)
 	for i := range rows {
@@ -266,7 +266,7 @@ func fitAttention(rows []profileRow, bw, layers float64) (attnFit, error) {
 	}
 	theta, err := l.Solve(nnls.Options{Ridge: 1e-9})
 	if err != nil {
-		return a, fmt.Errorf("fidelity: GPU fit: %w", err)
+		return a, fmt.Errorf("fit: kernels: %w", err)
 	}
 	share := func(inv float64, i int, dflt float64) float64 {
 		lo, hi := latency.PhysicsBounds(i)
@@ -285,8 +285,8 @@ func fitAttention(rows []profileRow, bw, layers float64) (attnFit, error) {
 }
 
 // stat measures a group's fitted error.
-func stat(rows []profileRow, pred func(*profileRow) float64) FitStat {
-	st := FitStat{Rows: len(rows)}
+func stat(rows []profileRow, pred func(*profileRow) float64) GroupError {
+	st := GroupError{Rows: len(rows)}
 	var sq float64
 	for i := range rows {
 		r := &rows[i]
