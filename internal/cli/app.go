@@ -63,6 +63,9 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 			return Run(ctx, sub, append([]string{args[0] + " " + args[1]}, args[2:]...), stdio)
 		}
 	}
+	if err := ownNameAsSubcommand(cmd, args); err != nil {
+		return err
+	}
 	if len(cmd.Subcommands) > 0 {
 		cmd.Description += "\n\nSubcommands (each has its own --help):\n"
 		for _, sub := range cmd.Subcommands {
@@ -113,6 +116,17 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 		return usageError(err, flags)
 	}
 	return err
+}
+
+// ownNameAsSubcommand refuses `run run ...` (BLIS's `blis run ...` habit)
+// with the command line meant: a binary's own name is none of its
+// subcommands.
+func ownNameAsSubcommand(cmd Command, args []string) error {
+	if len(args) < 2 || args[1] != cmd.Name || strings.Contains(cmd.Name, " ") {
+		return nil
+	}
+	meant := strings.Join(append([]string{cmd.Name}, args[2:]...), " ")
+	return exitcode.Usagef("servesim's %s takes no subcommand '%s'; did you mean: %s", cmd.Name, cmd.Name, meant)
 }
 
 // newLogger returns a text logger on w. quiet raises the level to
