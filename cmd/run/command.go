@@ -20,7 +20,7 @@ import (
 func command() cli.Command {
 	flags := []ucli.Flag{
 		cli.SeedFlag(),
-		cli.FormatFlag("json", "stdout format: json (the summary, keys documented in the README) or text"),
+		cli.FormatFlag("json", "stdout format: json (the summary, keys documented in the README) or text", "json", "text"),
 		&ucli.StringFlag{Name: "metrics-out", Category: flagspec.CatOutput, Usage: "also write the summary JSON to this file"},
 		&ucli.StringFlag{Name: "results-path", Category: flagspec.CatOutput, Usage: "write every request's SimResult as a JSON array in request_id order (replay's --results-path, BLIS's per-request output) to this file; - takes stdout and the summary goes to stderr"},
 		&ucli.StringFlag{Name: "timeline", Category: flagspec.CatOutput, Usage: "write a Chrome trace-event JSON of the run to this file (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},

@@ -254,3 +254,22 @@ func TestTextNamesDeployment(t *testing.T) {
 		t.Errorf("the P/D text table does not say the fairness is over the decode pool:\n%s", text)
 	}
 }
+
+// TestCompletionOffersEnumeratedValues: the completion offers the values of
+// the flags that take one of a known set, from the flags' definitions.
+func TestCompletionOffersEnumeratedValues(t *testing.T) {
+	out, errs, code := runCmd(t, "", "--completion", "bash")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		`--latency-model) COMPREPLY=($(compgen -W "physics trained-physics roofline blackbox" -- "$cur"))`,
+		`--routing-policy) COMPREPLY=($(compgen -W "round-robin random least-loaded least-outstanding always-busiest weighted" -- "$cur"))`,
+		`--format) COMPREPLY=($(compgen -W "json text" -- "$cur"))`,
+		`--format) COMPREPLY=($(compgen -W "text csv json" -- "$cur"))`, // run sweep's
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the bash script lacks %s", want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -97,7 +98,11 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 				if strings.Contains(cmd.Name, " ") {
 					return exitcode.Usagef("--completion: ask %s itself, whose script covers its subcommands", strings.Fields(cmd.Name)[0])
 				}
-				return WriteCompletion(stdio.Out, shell, cmd.Name, cmd)
+				var own []string // the binary's own path, which bash completes too
+				if exe, err := os.Executable(); err == nil {
+					own = append(own, exe)
+				}
+				return WriteCompletion(stdio.Out, shell, cmd.Name, cmd, own...)
 			}
 			log, state, err := newLogger(stdio.Err, c.String("log-level"), c.Bool("quiet"))
 			if err != nil {
