@@ -27,7 +27,7 @@ func command() cli.Command {
 	}
 	// With --trace-output - the trace takes stdout and the summary goes to stderr.
 	flags = append(flags, cli.SimOutputFlags()...)
-	flags = append(flags, cli.SpecFlags(workload.Flags())...)
+	flags = append(flags, cli.SpecFlags(append(workload.Flags(), workload.ListFlags()...))...)
 	flags = append(flags, cli.SpecFlags(replay.ClientFlags(false))...)
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
 	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag()))...)

@@ -273,3 +273,19 @@ func TestCompletionOffersEnumeratedValues(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpSaysWorkloadsAndArrival: --list-workloads prints every preset's
+// lengths, and --help says why the default arrival is constant and how to
+// load like vllm bench serve.
+func TestHelpSaysWorkloadsAndArrival(t *testing.T) {
+	out, errs, code := runCmd(t, "", "--list-workloads")
+	if code != 0 || !strings.Contains(out, "chatbot        0              256 / 100 / 2 / 800               256 / 100 / 1 / 1024") {
+		t.Errorf("--list-workloads: exit %d, %s\n%s", code, errs, out)
+	}
+	help, _, _ := runCmd(t, "", "--help")
+	for _, want := range []string{"constant is BLIS's for the same flags", "give --arrival poisson to match it", "--list-workloads shows their lengths"} {
+		if !strings.Contains(strings.Join(strings.Fields(help), " "), want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+}
