@@ -74,7 +74,7 @@ type Input struct {
 	// SimLocs[i] names where Sim[i] came from; optional like TraceLocs.
 	SimLocs []string
 	// TraceName and SimName name the two inputs in the message that
-	// refuses results of another trace (CheckBelonging); "" gives "the
+	// refuses results of another trace (Build); "" gives "the
 	// trace" and "the SimResults".
 	TraceName, SimName string
 	// ITL holds the ITL CSV rows, in any order. ITLGiven says an ITL file was read
