@@ -117,6 +117,7 @@ install-completion: build
 	done
 	@echo "completion for $(CMDS) installed in $(BASH_COMPLETION_DIR), $(ZSH_COMPLETION_DIR) and $(FISH_COMPLETION_DIR)"
 	@echo "zsh: put 'fpath=($(ZSH_COMPLETION_DIR) \$$fpath)' before compinit in ~/.zshrc; bash and fish need nothing more (open a new shell)"
+	@echo "the scripts complete the binaries called by a path ending in bin/NAME (bin/run, ./bin/run, $(CURDIR)/$(BIN)/run), never a bare NAME: run, replay, observe and calibrate are words other programs own"
 
 clean:
 	rm -rf $(BIN)

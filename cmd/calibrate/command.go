@@ -94,7 +94,7 @@ func flags() []ucli.Flag {
 		&ucli.Float64Flag{Name: "ttft-mape-threshold", Value: 0.15, Usage: "TTFT tolerance verdict: within when TTFT MAPE <= this fraction (never changes the exit code)"},
 		&ucli.Float64Flag{Name: "hit-rate-tolerance-pp", Value: 5.0, Usage: "hit-rate verdict tolerance, percentage points (never changes the exit code)"},
 	)
-	outputs := append([]ucli.Flag{cli.FormatFlag("text", "what stdout carries: text, json or markdown")}, cli.InCategory(flagspec.CatOutput,
+	outputs := append([]ucli.Flag{cli.FormatFlag("text", "what stdout carries: text, json or markdown", "text", "json", "markdown")}, cli.InCategory(flagspec.CatOutput,
 		&ucli.StringFlag{Name: "report", Usage: "write the report JSON to this file (- = stdout instead of --format)"},
 		&ucli.StringFlag{Name: "markdown", Usage: "write the Markdown report (for a CI job summary) to this file (- = stdout)"},
 		&ucli.StringFlag{Name: "html", Usage: "write a self-contained HTML report with plots to this file (- = stdout)"},

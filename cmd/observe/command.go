@@ -96,7 +96,7 @@ usage or invalid input, 3 more requests failed than --max-error-rate allows, 130
 interrupted after a clean flush. The trace is written whole in every case.`
 
 func command() cli.Command {
-	flags := append(append(runFlags(), traceFlags()...), cli.SpecFlags(workload.Flags())...)
+	flags := append(append(runFlags(), traceFlags()...), cli.SpecFlags(append(workload.Flags(), workload.ListFlags()...))...)
 	return cli.Command{
 		Name:        "observe",
 		Usage:       "load a live OpenAI-compatible server (vLLM) and record every request as a TraceV2 trace",

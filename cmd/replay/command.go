@@ -17,7 +17,7 @@ func command() cli.Command {
 	flags := traceFlags()
 	flags = append(flags,
 		&ucli.StringFlag{Name: "results-path", Category: flagspec.CatOutput, Usage: "write the SimResult JSON here", DefaultText: "stdout, unless --format text"},
-		cli.FormatFlag("json", "json: SimResult array; jsonl: one SimResult per line; text: the summary table (SimResults only with --results-path)"),
+		cli.FormatFlag("json", "json: SimResult array; jsonl: one SimResult per line; text: the summary table (SimResults only with --results-path)", "json", "jsonl", "text"),
 		&ucli.StringFlag{Name: "metrics-out", Category: flagspec.CatOutput, Usage: "write the summary JSON (the keys of run's output, with the resolved deployment and client) to this file; calibrate --sim-metrics reads it"},
 		&ucli.StringFlag{Name: "timeline", Category: flagspec.CatOutput, Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	)
@@ -25,7 +25,7 @@ func command() cli.Command {
 	flags = append(flags, cli.SpecFlags(replay.ClientFlags(true))...)
 	flags = append(flags, cli.SpecFlags(replay.TraceDeploymentFlags())...)
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
-	flags = append(flags, cli.SpecFlags(replay.DecisionFlags())...)
+	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag()))...)
 	return cli.Command{
 		Name:        "replay",
 		Usage:       "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",

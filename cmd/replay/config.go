@@ -20,8 +20,10 @@ import (
 // action is replay: the flags as one replay.Command.
 func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
 	res := newResolver(c)
+	trace := traceSettings(c)
+	trace.SLO = c.String("slo")
 	return replay.Execute(ctx, replay.Command{
-		Input: traceInput(c, stdio), Trace: traceSettings(c),
+		Input: traceInput(c, stdio), Trace: trace,
 		Format: c.String("format"), ResultsPath: c.String("results-path"), MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"),
 		Sim:             replay.SimOutputPaths{RequestsOut: c.String("requests-out"), TraceOutput: c.String("trace-output"), BLISHeader: c.Bool("blis-compatible-header")},
 		CheckDeployment: res.Check, Resolver: res,

@@ -277,3 +277,38 @@ func TestPastedServeFlags(t *testing.T) {
 		t.Errorf("a bad --kv-cache-dtype: exit %d, %q", code, errs)
 	}
 }
+
+// TestCompletionOffersEnumeratedValues: the completion offers the values of
+// the flags that take one of a known set, from the flags' definitions.
+func TestCompletionOffersEnumeratedValues(t *testing.T) {
+	out, errs, code := runCmd(t, "", "--completion", "bash")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		`--latency-model) COMPREPLY=($(compgen -W "physics trained-physics roofline blackbox" -- "$cur"))`,
+		`--routing-policy) COMPREPLY=($(compgen -W "round-robin random least-loaded least-outstanding always-busiest weighted" -- "$cur"))`,
+		`--format) COMPREPLY=($(compgen -W "json text" -- "$cur"))`,
+		`--format) COMPREPLY=($(compgen -W "text csv json" -- "$cur"))`, // run sweep's
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the bash script lacks %s", want)
+		}
+	}
+}
+
+// TestHelpSaysWorkloadsAndArrival: --list-workloads prints every preset's
+// lengths, and --help says why the default arrival is constant and how to
+// load like vllm bench serve.
+func TestHelpSaysWorkloadsAndArrival(t *testing.T) {
+	out, errs, code := runCmd(t, "", "--list-workloads")
+	if code != 0 || !strings.Contains(out, "chatbot        0              256 / 100 / 2 / 800               256 / 100 / 1 / 1024") {
+		t.Errorf("--list-workloads: exit %d, %s\n%s", code, errs, out)
+	}
+	help, _, _ := runCmd(t, "", "--help")
+	for _, want := range []string{"constant is BLIS's for the same flags", "give --arrival poisson to match it", "--list-workloads shows their lengths"} {
+		if !strings.Contains(strings.Join(strings.Fields(help), " "), want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+}

@@ -221,6 +221,10 @@ func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logge
 	}
 	in.Header = report.HeaderFrom(tr.Header)
 	in.Trace = tr.Records
+	in.TraceName, in.SimName = tr.Name, g.s.sim
+	if g.s.sim == "-" {
+		in.SimName = tracev2.StdinName
+	}
 	if dupIndex(len(tr.Records), func(i int) int64 { return tr.Records[i].RequestID }) {
 		// Only an input about to be rejected pays for naming every row.
 		in.TraceLocs = make([]string, len(tr.Records))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -66,6 +67,9 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 			return Run(ctx, sub, append([]string{args[0] + " " + args[1]}, args[2:]...), stdio)
 		}
 	}
+	if err := ownNameAsSubcommand(cmd, args); err != nil {
+		return err
+	}
 	if len(cmd.Subcommands) > 0 {
 		cmd.Description += "\n\nSubcommands (each has its own --help):\n"
 		for _, sub := range cmd.Subcommands {
@@ -97,7 +101,11 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 				if strings.Contains(cmd.Name, " ") {
 					return exitcode.Usagef("--completion: ask %s itself, whose script covers its subcommands", strings.Fields(cmd.Name)[0])
 				}
-				return WriteCompletion(stdio.Out, shell, cmd.Name, cmd)
+				var own []string // the binary's own path, which bash completes too
+				if exe, err := os.Executable(); err == nil {
+					own = append(own, exe)
+				}
+				return WriteCompletion(stdio.Out, shell, cmd.Name, cmd, own...)
 			}
 			log, state, err := newLogger(stdio.Err, c.String("log-level"), c.Bool("quiet"))
 			if err != nil {
@@ -116,6 +124,17 @@ func Run(ctx context.Context, cmd Command, args []string, stdio IO) error {
 		return usageError(err, flags)
 	}
 	return err
+}
+
+// ownNameAsSubcommand refuses `run run ...` (BLIS's `blis run ...` habit)
+// with the command line meant: a binary's own name is none of its
+// subcommands.
+func ownNameAsSubcommand(cmd Command, args []string) error {
+	if len(args) < 2 || args[1] != cmd.Name || strings.Contains(cmd.Name, " ") {
+		return nil
+	}
+	meant := strings.Join(append([]string{cmd.Name}, args[2:]...), " ")
+	return exitcode.Usagef("servesim's %s takes no subcommand '%s'; did you mean: %s", cmd.Name, cmd.Name, meant)
 }
 
 // newLogger returns a text logger on w. quiet raises the level to

@@ -72,6 +72,21 @@ func TestRunUnknownFlagIsUsageError(t *testing.T) {
 	}
 }
 
+// TestRunOwnNameIsNoSubcommand: `t t --model m1` (BLIS's `blis run ...`
+// habit) says what was meant instead of "too many arguments".
+func TestRunOwnNameIsNoSubcommand(t *testing.T) {
+	var got []string
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), testCommand(&got), []string{"t", "t", "--model", "m1"}, IO{Out: &out, Err: &errb})
+	want := "servesim's t takes no subcommand 't'; did you mean: t --model m1"
+	if exitcode.Of(err) != exitcode.Usage || err == nil || err.Error() != want {
+		t.Fatalf("err = %v (code %d), want %q", err, exitcode.Of(err), want)
+	}
+	if got != nil {
+		t.Error("action ran")
+	}
+}
+
 func TestRunVersionAndHelp(t *testing.T) {
 	var got []string
 	for _, arg := range []string{"--version", "--help"} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -29,7 +30,7 @@ const completionFlag = "completion"
 
 // CompletionFlag is --completion SHELL, which every binary has.
 func CompletionFlag() ucli.Flag {
-	return &ucli.StringFlag{Name: completionFlag, Category: flagspec.CatGeneral, Usage: "print the shell completion script (bash, zsh or fish) and exit; make install-completion installs them"}
+	return &ucli.StringFlag{Name: completionFlag, Category: flagspec.CatGeneral, Usage: "print the shell completion script (bash, zsh or fish) and exit; make install-completion installs them. It completes the binary called by a path ending in bin/NAME (bin/run, ./bin/run, ~/servesim/bin/run) or its own path, never a bare name such as run, which other programs own"}
 }
 
 // compFlag is a flag as the completion scripts see it.
@@ -90,6 +91,9 @@ func compFlags(flags []ucli.Flag, choices map[string][]string) []compFlag {
 		if len(c.long) > 0 {
 			c.choices = choices[c.long[0]]
 		}
+		if cf, ok := f.(*ChoiceFlag); ok && cf.Values != nil {
+			c.choices = cf.Values
+		}
 		out = append(out, c)
 	}
 	return out
@@ -114,13 +118,16 @@ func compCommands(cmd Command) []compCommand {
 }
 
 // WriteCompletion writes the completion script of the binary prog, whose
-// command is cmd, for shell.
-func WriteCompletion(w io.Writer, shell, prog string, cmd Command) error {
+// command is cmd, for shell. The script completes prog only where it is
+// called by a path ending in bin/PROG (bin/run, ./bin/run, ~/servesim/bin/run;
+// bash: those two and the paths given, the binary's own), never a bare
+// `run`: the four names are common words another program may own.
+func WriteCompletion(w io.Writer, shell, prog string, cmd Command, paths ...string) error {
 	cmds := compCommands(cmd)
 	var s string
 	switch shell {
 	case "bash":
-		s = bashScript(prog, cmds)
+		s = bashScript(prog, cmds, paths)
 	case "zsh":
 		s = zshScript(prog, cmds)
 	case "fish":
@@ -166,7 +173,7 @@ func subNames(cmds []compCommand) []string {
 	return out
 }
 
-func bashScript(prog string, cmds []compCommand) string {
+func bashScript(prog string, cmds []compCommand, paths []string) string {
 	fn := "_servesim_" + ident(prog)
 	var b strings.Builder
 	b.WriteString(completionHeader("bash", prog))
@@ -210,7 +217,13 @@ func bashScript(prog string, cmds []compCommand) string {
 		fmt.Fprintf(&b, "\t%s\n}\n", fn)
 		fn += "_dispatch"
 	}
-	fmt.Fprintf(&b, "complete -o filenames -o bashdefault -F %s %s\n", fn, prog)
+	words := []string{"bin/" + prog, "./bin/" + prog}
+	for _, p := range paths {
+		if !slices.Contains(words, p) && !strings.ContainsAny(p, " \t\n'\"$`\\") {
+			words = append(words, p)
+		}
+	}
+	fmt.Fprintf(&b, "complete -o filenames -o bashdefault -F %s %s\n", fn, strings.Join(words, " "))
 	return b.String()
 }
 
@@ -225,7 +238,7 @@ func zshText(s string) string {
 func zshScript(prog string, cmds []compCommand) string {
 	fn := "_servesim_" + ident(prog)
 	var b strings.Builder
-	fmt.Fprintf(&b, "#compdef %s\n%s", prog, completionHeader("zsh", prog))
+	fmt.Fprintf(&b, "#compdef -p '*bin/%s'\n%s", prog, completionHeader("zsh", prog))
 	for _, c := range cmds {
 		name := fn + "_main"
 		if c.sub != "" {
@@ -278,7 +291,7 @@ func zshScript(prog string, cmds []compCommand) string {
 	fmt.Fprintf(&b, "\t%s_main\n}\n", fn)
 	// Autoloaded from $fpath, the file is the completion function's body;
 	// sourced, it registers the function.
-	fmt.Fprintf(&b, "if [[ ${zsh_eval_context[-1]} == loadautofunc ]]; then\n\t%s \"$@\"\nelse\n\tcompdef %s %s\nfi\n", fn, fn, prog)
+	fmt.Fprintf(&b, "if [[ ${zsh_eval_context[-1]} == loadautofunc ]]; then\n\t%s \"$@\"\nelse\n\tcompdef %s -p '*bin/%s'\nfi\n", fn, fn, prog)
 	return b.String()
 }
 
@@ -290,6 +303,7 @@ func fishQuote(s string) string {
 func fishScript(prog string, cmds []compCommand) string {
 	var b strings.Builder
 	b.WriteString(completionHeader("fish", prog))
+	target := "-p " + fishQuote("*bin/"+prog) // a path, never the bare name
 	subs := strings.Join(subNames(cmds), " ")
 	for _, c := range cmds {
 		cond := ""
@@ -299,7 +313,7 @@ func fishScript(prog string, cmds []compCommand) string {
 		case len(cmds) > 1:
 			cond = " -n " + fishQuote("not __fish_seen_subcommand_from "+subs)
 			for _, s := range cmds[1:] {
-				fmt.Fprintf(&b, "complete -c %s -n __fish_use_subcommand -a %s -d %s\n", prog, s.sub, fishQuote(s.usage))
+				fmt.Fprintf(&b, "complete %s -n __fish_use_subcommand -a %s -d %s\n", target, s.sub, fishQuote(s.usage))
 			}
 		}
 		for _, f := range c.flags {
@@ -319,7 +333,7 @@ func fishScript(prog string, cmds []compCommand) string {
 						short += " -s " + s
 					}
 				}
-				fmt.Fprintf(&b, "complete -c %s%s%s -l %s%s -d %s\n", prog, cond, short, n, arg, fishQuote(f.usage))
+				fmt.Fprintf(&b, "complete %s%s%s -l %s%s -d %s\n", target, cond, short, n, arg, fishQuote(f.usage))
 			}
 		}
 	}

@@ -25,6 +25,7 @@ func compTestCommand() Command {
 			&ucli.Float64Flag{Name: "rate", Usage: "requests per second [req/s]: it's a 'rate'"},
 			&ucli.BoolFlag{Name: "streaming", Usage: "stream"},
 			&ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file"},
+			FormatFlag("json", "stdout format", "json", "text"),
 		},
 		Subcommands: []Command{{Name: "tool sub", Usage: "the subcommand",
 			Flags: []ucli.Flag{&ucli.IntFlag{Name: "max-num-seqs", Aliases: []string{"max-num-running-reqs"}, Usage: "batch slots"}}}},
@@ -86,7 +87,8 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"tool", "--model", "qwen3-1"}, []string{"qwen3-14b"}},
 		{[]string{"tool", "--deployment", "dep"}, []string{"deploy.yaml"}},
 		{[]string{"tool", "--rate", ""}, nil},
-		{[]string{"tool", "-"}, []string{"--model", "--deployment", "--rate", "--streaming", "--output", "--quiet", "--log-level", "--log", "--completion", "-o", "-q"}},
+		{[]string{"tool", "-"}, []string{"--model", "--deployment", "--rate", "--streaming", "--output", "--format", "--quiet", "--log-level", "--log", "--completion", "-o", "-q"}},
+		{[]string{"tool", "--format", ""}, []string{"json", "text"}},
 		{[]string{"tool", "s"}, []string{"sub"}},
 		{[]string{"tool", "sub", "--max"}, []string{"--max-num-seqs", "--max-num-running-reqs"}},
 		{[]string{"tool", "--max"}, nil},
@@ -119,12 +121,13 @@ func TestFishCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ line, want, not string }{
-		{"tool --mo", "--model\tmodel name or config.json path", ""},
-		{"tool --model qwen3-1", "qwen3-14b", ""},
-		{"tool sub --max-num-r", "--max-num-running-reqs\tbatch slots", ""},
-		{"tool --max-num", "", "--max-num-seqs"},
-		{"tool ", "sub\tthe subcommand", ""},
-		{"tool --rate ", "", "sub"},
+		{"bin/tool --mo", "--model\tmodel name or config.json path", ""},
+		{"bin/tool --model qwen3-1", "qwen3-14b", ""},
+		{"bin/tool sub --max-num-r", "--max-num-running-reqs\tbatch slots", ""},
+		{"bin/tool --max-num", "", "--max-num-seqs"},
+		{"bin/tool ", "sub\tthe subcommand", ""},
+		{"bin/tool --rate ", "", "sub"},
+		{"tool --mo", "", "--model"},
 	} {
 		out, err := exec.Command("fish", "--no-config", "-c", "source "+path+"; complete -C'"+tt.line+"'").CombinedOutput()
 		if err != nil {
@@ -135,6 +138,35 @@ func TestFishCompletion(t *testing.T) {
 		}
 		if tt.not != "" && strings.Contains(string(out), tt.not) {
 			t.Errorf("%q completes to %q, which should not hold %q", tt.line, out, tt.not)
+		}
+	}
+}
+
+// TestCompletionClaimsNoBareName: the scripts complete the binary called
+// by a path ending in bin/NAME (and, in bash, its own path), never the bare
+// name, which another program may own.
+func TestCompletionClaimsNoBareName(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteCompletion(&b, "bash", "tool", compTestCommand(), "/opt/servesim/bin/tool"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tool.bash")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for word, want := range map[string]bool{"tool": false, "bin/tool": true, "./bin/tool": true, "/opt/servesim/bin/tool": true} {
+		err := exec.Command("bash", "-c", "source "+path+"; complete -p "+word).Run()
+		if got := err == nil; got != want {
+			t.Errorf("bash completes %q: %v, want %v", word, got, want)
+		}
+	}
+	for shell, want := range map[string]string{"zsh": "#compdef -p '*bin/tool'\n", "fish": "complete -p '*bin/tool' "} {
+		s := script(t, shell)
+		if !strings.HasPrefix(s, want) && !strings.Contains(s, "\n"+want) {
+			t.Errorf("%s script lacks %q", shell, want)
+		}
+		if strings.Contains(s, "compdef _servesim_tool tool") || strings.Contains(s, "complete -c tool") {
+			t.Errorf("%s script claims the bare name tool", shell)
 		}
 	}
 }

@@ -34,6 +34,17 @@ func OutputFlag(usage string) ucli.Flag {
 }
 
 // FormatFlag chooses the stdout format among the given values.
-func FormatFlag(def, usage string) ucli.Flag {
-	return &ucli.StringFlag{Name: "format", Value: def, Usage: usage}
+func FormatFlag(def, usage string, choices ...string) ucli.Flag {
+	return &ChoiceFlag{StringFlag: &ucli.StringFlag{Name: "format", Value: def, Usage: usage}, Values: choices}
 }
+
+// ChoiceFlag is a string flag that takes one of a known set of values,
+// which the completion scripts offer: the flag carries them, so they are
+// written once, where the flag is defined.
+type ChoiceFlag struct {
+	*ucli.StringFlag
+	Values []string
+}
+
+// Choices are the values the flag takes.
+func (f *ChoiceFlag) Choices() []string { return f.Values }

@@ -37,7 +37,11 @@ func specFlag(s flagspec.Flag) ucli.Flag {
 	switch s.Kind {
 	case flagspec.String:
 		v, _ := s.Default.(string)
-		return &ucli.StringFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+		f := &ucli.StringFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden}
+		if s.Choices != nil {
+			return &ChoiceFlag{StringFlag: f, Values: s.Choices}
+		}
+		return f
 	case flagspec.Bool:
 		v, _ := s.Default.(bool)
 		return &ucli.BoolFlag{Name: s.Name, Aliases: s.Aliases, Usage: s.Usage, Category: s.Category, Value: v, DefaultText: s.DefaultText, Hidden: s.Hidden,

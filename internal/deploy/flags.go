@@ -25,6 +25,9 @@ func Flags() []flagspec.Flag {
 		}
 		f := flagspec.Flag{Name: k.flagName(), Usage: k.usage, Category: k.category, Kind: kind,
 			Default: flagDefault(k.field(&d)), DefaultText: k.defaultText}
+		if k.choices != nil {
+			f.Choices = k.choices()
+		}
 		for _, a := range k.aliases {
 			f.Aliases = append(f.Aliases, dashed(a))
 		}

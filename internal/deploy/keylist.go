@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"servesim/internal/des/cluster"
+	"servesim/internal/des/latency"
 	"servesim/internal/flagspec"
 )
 
@@ -24,6 +26,9 @@ type key struct {
 	// negation is the help of --no-FLAG, vLLM's way to turn off what is
 	// on by default; "" = no such flag.
 	negation string
+	// choices are the values the key takes, for the flag's completion
+	// (nil: any).
+	choices func() []string
 	// field is the Config field the key sets, as a pointer: *string, *int,
 	// *int64, *float64, *bool, **bool (unset = derived), *time.Duration,
 	// *[]float64 (a comma-separated flag) or *map[string]int (YAML only).
@@ -58,7 +63,8 @@ func placementKeys() []key {
 		{name: "num_instances", category: dep, usage: "instances (replicas)",
 			field: func(c *Config) any { return &c.Instances }},
 		{name: "latency_model", category: dep, usage: "physics (a roofline with a knee whose coefficients are shares of the GPU's peaks), trained-physics (BLIS's), roofline (BLIS's analytic) or blackbox (linear)",
-			field: func(c *Config) any { return &c.LatencyModel }},
+			choices: func() []string { return names(latency.Kinds()) },
+			field:   func(c *Config) any { return &c.LatencyModel }},
 		{name: "alpha_coeffs", category: dep, usage: "comma-separated α coefficients (with --beta-coeffs)",
 			field: func(c *Config) any { return &c.AlphaCoeffs }},
 		{name: "beta_coeffs", category: dep, usage: "comma-separated β coefficients (with --alpha-coeffs)",
@@ -162,7 +168,8 @@ func clusterKeys() []key {
 		{name: "routing_latency", category: clu, usage: "delay from the routing decision to the instance",
 			field: func(c *Config) any { return &c.RoutingLatency }},
 		{name: "routing_policy", category: clu, usage: "round-robin, random, least-loaded, least-outstanding, always-busiest or weighted",
-			field: func(c *Config) any { return &c.RoutingPolicy }},
+			choices: func() []string { return names(cluster.RoutingPolicies()) },
+			field:   func(c *Config) any { return &c.RoutingPolicy }},
 		{name: "routing_scorers", category: clu, usage: "weighted routing: name:weight,... of prefix-affinity, precise-prefix-cache, queue-depth, kv-utilization, load-balance",
 			field: func(c *Config) any { return &c.RoutingScorers }},
 		{name: "snapshot_refresh_interval", category: clu, usage: "age after which routing re-reads queue depth, batch size and KV use (0 = live)",

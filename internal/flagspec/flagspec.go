@@ -31,6 +31,9 @@ type Flag struct {
 	Default     any    // a value of Kind's Go type; nil is its zero value
 	DefaultText string // shown instead of Default in --help when set
 	Hidden      bool
+	// Choices are the values a String flag takes, offered by the shell
+	// completion; nil: any.
+	Choices []string
 	// Answer makes a Bool flag a question the command answers instead of
 	// running: given true, the flag's Answer writes its reply on w (stdout)
 	// and the command does nothing else. value is any flag of the command

@@ -39,6 +39,7 @@ func rules() []rule {
 		{module + "/internal/fanout", []string{module + "/internal/"}, "fanout is a leaf: a worker's slice I/N of a job, knowing nothing of the job"},
 		{module + "/internal/clip", []string{module + "/internal/"}, "clip is a leaf: text cut short for messages, knowing nothing of the text"},
 		{module + "/internal/quantile", []string{module + "/internal/"}, "quantile is a leaf: the one percentile rule, knowing nothing of what the values measure"},
+		{module + "/internal/steady", []string{module + "/internal/"}, "steady is a leaf: the one steady-state test, over arrival and service-start times, for the simulator's summary and both sweeps"},
 		{module + "/internal/exitcode", []string{module + "/internal/"}, "exitcode is a leaf: the one home of the exit codes, which every error of every package may carry"},
 		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},

@@ -178,6 +178,12 @@ func resolveWorkload(in *Config, log *slog.Logger) (*workload.Workload, error) {
 			return nil, err
 		}
 	}
+	if (in.Sweep || in.Rates != "") && opts.Preset != "" && opts.Rate == nil && opts.RampStrategy == nil {
+		// A sweep gives every level its own rate (Workload.AtRate): the
+		// preset's own rate is never used.
+		placeholder := 1.0
+		opts.Rate = &placeholder
+	}
 	if in.Duration != nil {
 		d := *in.Duration
 		if d <= 0 {

@@ -32,7 +32,7 @@ type tally struct {
 	ttft, tpot, e2el, ttftIntended, e2elIntended []float64
 	lagMs                                        []float64 // send − intended, every sent request
 
-	// For the steady-state test of the server's queue (sweep.SteadyState):
+	// For the steady-state test of the server's queue (steady.Check):
 	// every request's arrival at the server (its send; its intended time
 	// when never sent) and when it left the queue (its first token; −1
 	// when never served: timed out or not sent; its arrival when refused,

@@ -12,6 +12,7 @@ import (
 
 	"servesim/internal/exitcode"
 	"servesim/internal/report"
+	"servesim/internal/steady"
 	"servesim/internal/sweep"
 	"servesim/internal/workload"
 )
@@ -276,7 +277,7 @@ func rate(t *tally) float64 {
 }
 
 // liveRow is a level's sweep row: the measurements of sweep.Row from the
-// run's tally, its steady state by sweep.SteadyState (the first token
+// run's tally, its steady state by steady.Check (the first token
 // standing in for the scheduler the client cannot see). The rate is the
 // offered one; the synchronous level stands at the rate it achieved, the
 // throughput level reports the server's capacity as its throughput.
@@ -302,7 +303,7 @@ func liveRow(lv sweepLevel, out *levelOutcome) sweep.Row {
 	if out.saturated {
 		stopped = "stopped early, over-saturated: " + out.reason
 	}
-	steady := sweep.SteadyState(t.arrivals, t.starts)
+	steady := steady.Check(t.arrivals, t.starts)
 	if sweep.Judge(&r, stopped, steady, t.ok, "no steady state: %.1f%% of the second half's arrivals piled up") {
 		itl, _ := t.itlMs()
 		r.TTFT, r.TPOT, r.ITL, r.E2E = latency(t.ttft), latency(t.tpot), latency(itl), latency(t.e2el)

@@ -62,6 +62,9 @@ type TraceFlags struct {
 	SeedSet               bool
 	SkipFailed            bool
 	IgnoreTraceDeployment bool
+	// SLO is --slo (FlagSLOTargets); it replaces the trace header's goodput
+	// targets.
+	SLO string
 }
 
 // Progress is a progress display; a nil one is not called.
@@ -228,11 +231,15 @@ func traceConfig(f *TraceFlags, in *input.Trace, horizonUs int64) Config {
 	if !f.SeedSet && in.Header.WorkloadSeed != nil {
 		seed = *in.Header.WorkloadSeed
 	}
+	targets := SLOTargets(in.Header.GoodputSLOTargets)
+	if given, err := FlagSLOTargets(f.SLO); err == nil && given != nil { // validated by options
+		targets = given
+	}
 	return Config{
 		Seed:            seed,
 		ContextGrowth:   in.Header.SessionContextGrowth,
 		HorizonUs:       horizonUs,
-		SLOTargets:      SLOTargets(in.Header.GoodputSLOTargets),
+		SLOTargets:      targets,
 		HashBlockTokens: f.HashBlockTokens,
 		UniqueIDs:       in.Unique,
 	}

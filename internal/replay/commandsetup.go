@@ -109,6 +109,9 @@ func (f *TraceFlags) options() (opts TraceOptions, horizonUs int64, err error) {
 	if n := f.HashBlockTokens; n > tracev2.MaxTokens {
 		return opts, 0, exitcode.Usagef("--hash-block-tokens %d exceeds %d, the largest prompt a trace may hold", n, tracev2.MaxTokens)
 	}
+	if _, err := FlagSLOTargets(f.SLO); err != nil {
+		return opts, 0, err
+	}
 	opts.SkipFailed = f.SkipFailed
 	return opts, horizonUs, nil
 }

@@ -3,10 +3,12 @@ package replay
 import (
 	"time"
 
+	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
 	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
 	"servesim/internal/outfile"
+	"servesim/internal/sweep"
 )
 
 // The flags of the simulated client and of what a trace's header decides.
@@ -67,6 +69,25 @@ func ClientFromFlags(v flagspec.Values) (Client, bool, error) {
 func TraceDeploymentFlags() []flagspec.Flag {
 	return []flagspec.Flag{{Name: ignoreTraceFlag, Kind: flagspec.Bool, Category: flagspec.CatDeployment,
 		Usage: "simulate on the built-in deployment, --deployment and the flags only, not on the deployment and client the trace's header states (and say nothing of the differences)"}}
+}
+
+// SLOFlag describes run's and replay's --slo: the goodput bounds of every
+// request, in the sweeps' grammar.
+func SLOFlag() flagspec.Flag {
+	return flagspec.Flag{Name: sweep.FlagSLO, Kind: flagspec.String, Category: flagspec.CatOutput,
+		Usage:       "judge every request by this SLO, e.g. 'ttft.p99<500ms,itl.p99<50ms' (the sweeps' grammar; its bounds apply to each request): the summary gives goodput and attainment only with an SLO (this flag, or goodput_slo_targets in the workload spec or trace header, which it replaces)",
+		DefaultText: "none: no goodput, no attainment"}
+}
+
+// FlagSLOTargets are the targets of --slo: its per-request bounds (sweep.SLO.RequestTargets)
+// for every SLO class; nil for no SLO. Errors name the column (exit 2).
+func FlagSLOTargets(text string) (map[string]metrics.SLOTarget, error) {
+	slo, err := sweep.ParseSLO(text)
+	if err != nil || slo.Empty() {
+		return nil, err
+	}
+	ttft, itl, e2e := slo.RequestTargets()
+	return map[string]metrics.SLOTarget{metrics.AnyClass: {TTFTMs: ttft, ITLMs: itl, E2EMs: e2e}}, nil
 }
 
 // DecisionFlags describe run's and replay's flags for the routing-decision

@@ -25,7 +25,12 @@ type RunCommand struct {
 	Deployment    func() (deploy.Config, error)
 	OpenDecisions func() (*outfile.Output, error) // nil when not asked
 	MetricsOut    string                          // --metrics-out
-	Timeline      string                          // --timeline
+	// ResultsPath is --results-path (BLIS's): every request's SimResult, a
+	// JSON array in request_id order as replay writes it; "-" is stdout,
+	// and the summary then goes to stderr.
+	ResultsPath string
+	SLO         string // --slo (FlagSLOTargets): replaces the workload spec's goodput targets
+	Timeline    string // --timeline
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline    func(io.Writer) Observer
 	Sim            SimOutputPaths
@@ -40,6 +45,13 @@ type RunCommand struct {
 func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	if cmd.Format != "json" && cmd.Format != "text" {
 		return exitcode.Usagef("--format %q: want json or text", cmd.Format)
+	}
+	if cmd.ResultsPath == "-" && cmd.Sim.TraceOutput == "-" {
+		return exitcode.Usagef("--results-path and --trace-output both ask for stdout; give one of them a file")
+	}
+	sloTargets, err := FlagSLOTargets(cmd.SLO)
+	if err != nil {
+		return err
 	}
 	wl, client, given, dep, err := cmd.resolve()
 	if err != nil {
@@ -74,8 +86,16 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 		return err
 	}
 	defer out.Abort()
+	results, err := openRunResults(cmd.ResultsPath, cmd.Stdout)
+	if err != nil {
+		return err
+	}
+	defer results.abort()
 	rcfg := WorkloadConfig(wl, dep)
 	rcfg.Client = client
+	if sloTargets != nil {
+		rcfg.SLOTargets = sloTargets
+	}
 	var progress Progress
 	if cmd.NewProgress != nil {
 		progress = cmd.NewProgress(progressTotal(wl), "simulating")
@@ -90,7 +110,15 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 		rcfg.Observer = tl.rec
 	}
 	var sink Sink // the summary alone needs no rows
-	if out.Writes() {
+	switch {
+	case results != nil:
+		sink = func(rec *tracev2.Record, res *tracev2.SimResult) error {
+			if err := results.settle(rec, res); err != nil {
+				return err
+			}
+			return out.Write(rec, res)
+		}
+	case out.Writes():
 		sink = out.Write
 	}
 	res, err := SimulateWorkload(ctx, rcfg, wl, sink)
@@ -108,6 +136,9 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	}
 	for _, w := range res.Warnings {
 		cmd.Log.Warn(w)
+	}
+	if err := results.commit(); err != nil {
+		return err
 	}
 	return cmd.finish(&res, setup, out, decisions, tl.output())
 }
@@ -140,7 +171,7 @@ func (cmd RunCommand) resolve() (*workload.Workload, Client, deploy.Config, *dep
 
 // finish commits a finished run's outputs (the trace and results, then
 // the decision log and the timeline), writes its metrics file and prints
-// its summary: on stderr when the trace took stdout.
+// its summary: on stderr when the trace or the results took stdout.
 func (cmd RunCommand) finish(res *Outcome, setup *Setup, out *SimOutputs, files ...*outfile.Output) error {
 	if err := out.Commit(nil); err != nil {
 		return err
@@ -156,7 +187,7 @@ func (cmd RunCommand) finish(res *Outcome, setup *Setup, out *SimOutputs, files 
 		return err
 	}
 	summaryTo := cmd.Stdout
-	if cmd.Sim.TraceOutput == "-" {
+	if cmd.Sim.TraceOutput == "-" || cmd.ResultsPath == "-" {
 		summaryTo = cmd.Stderr
 	}
 	if cmd.Format == "json" {
@@ -264,4 +295,55 @@ func generatedColumns(wl *workload.Workload) tracev2.Columns {
 	}
 	cols.ThinkTime = wl.HasSessions()
 	return cols
+}
+
+// runResults is run's --results-path: the SimResults of the generated
+// requests in request_id order. A run's ids are dense from 0, handed out
+// as requests are generated, so the list of ids that may settle is every
+// id up to the largest seen.
+type runResults struct {
+	out *outfile.Output
+	w   *ResultWriter
+	ids []int64
+}
+
+func openRunResults(path string, stdout io.Writer) (*runResults, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := outfile.Open(path, stdout)
+	if err != nil {
+		return nil, err
+	}
+	r := &runResults{out: f}
+	r.w = NewResultWriter(f, tracev2.SimResultArray, func() []int64 { return r.ids })
+	return r, nil
+}
+
+func (r *runResults) settle(rec *tracev2.Record, res *tracev2.SimResult) error {
+	for id := int64(len(r.ids)); id <= rec.RequestID; id++ {
+		r.ids = append(r.ids, id)
+	}
+	return r.w.Settle(rec.RequestID, res)
+}
+
+func (r *runResults) commit() error {
+	if r == nil {
+		return nil
+	}
+	if err := r.w.Close(); err != nil {
+		return err
+	}
+	err := r.out.Commit()
+	r.out = nil
+	return err
+}
+
+func (r *runResults) abort() {
+	if r == nil || r.out == nil {
+		return
+	}
+	r.w.Stop()
+	r.out.Abort()
+	r.out = nil
 }

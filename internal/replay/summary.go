@@ -44,8 +44,19 @@ func TextSummary(s *metrics.Summary) string {
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "duration   %.2f s   throughput %.2f req/s  %.1f tok/s   preemptions %d\n",
 		s.VLLMEstimatedDurationS, s.ResponsesPerSec, s.TokensPerSec, s.PreemptionCount)
-	fmt.Fprintf(&b, "KV cache   mean %.1f%%  peak %.1f%%  prefix hit rate %.1f%%\n\n",
+	fmt.Fprintf(&b, "KV cache   mean %.1f%%  peak %.1f%%  prefix hit rate %.1f%%\n",
 		100*s.KVUtilizationMean, 100*s.KVUtilizationPeak, 100*s.CacheHitRate)
+	if s.Unstable != "" {
+		fmt.Fprintf(&b, "state      %s\n", s.Unstable)
+	} else {
+		b.WriteString("state      steady: the queue did not grow over the run\n")
+	}
+	if s.SLOGiven {
+		fmt.Fprintf(&b, "SLO        attainment %s  goodput %s req/s\n", pct(s.SLOAttainment), num(s.GoodputRPS))
+	} else {
+		b.WriteString("SLO        no SLO given: no goodput, no attainment (--slo, e.g. --slo 'ttft.p99<500ms')\n")
+	}
+	b.WriteByte('\n')
 	fmt.Fprintf(&b, "%-8s %10s %10s %10s %10s %10s\n", "ms", "mean", "p50", "p90", "p95", "p99")
 	row := func(name string, v ...float64) {
 		fmt.Fprintf(&b, "%-8s", name)
@@ -58,11 +69,11 @@ func TextSummary(s *metrics.Summary) string {
 	row("TPOT", s.TPOTMeanMs, s.TPOTP50Ms, s.TPOTP90Ms, s.TPOTP95Ms, s.TPOTP99Ms)
 	row("ITL", s.ITLMeanMs, s.ITLP50Ms, s.ITLP90Ms, s.ITLP95Ms, s.ITLP99Ms)
 	row("E2E", s.E2EMeanMs, s.E2EP50Ms, s.E2EP90Ms, s.E2EP95Ms, s.E2EP99Ms)
-	if len(s.PerClass) > 1 || s.GoodputRPS > 0 {
+	if len(s.PerClass) > 1 || s.SLOGiven {
 		fmt.Fprintf(&b, "\n%-12s %8s %10s %10s %12s %12s\n", "class", "count", "attain", "goodput", "TTFT p99", "E2E p99")
 		for _, k := range slices.Sorted(maps.Keys(s.PerClass)) {
 			c := s.PerClass[k]
-			fmt.Fprintf(&b, "%-12s %8d %9.1f%% %10.2f %12.2f %12.2f\n", k, c.Count, 100*c.SLOAttainment, c.GoodputRPS, c.TTFTP99Ms, c.E2EP99Ms)
+			fmt.Fprintf(&b, "%-12s %8d %10s %10s %12.2f %12.2f\n", k, c.Count, pct(c.SLOAttainment), num(c.GoodputRPS), c.TTFTP99Ms, c.E2EP99Ms)
 		}
 	}
 	if len(s.PerInstance) > 0 {
@@ -88,4 +99,20 @@ func TextSummary(s *metrics.Summary) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// pct is an optional share in percent, "-" when absent (no SLO target).
+func pct(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100**p)
+}
+
+// num is an optional figure, "-" when absent.
+func num(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", *p)
 }

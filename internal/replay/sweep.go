@@ -11,6 +11,7 @@ import (
 	"servesim/internal/deploy"
 	"servesim/internal/des/metrics"
 	"servesim/internal/exitcode"
+	"servesim/internal/steady"
 	"servesim/internal/suggest"
 	"servesim/internal/sweep"
 	"servesim/internal/tracev2"
@@ -454,7 +455,7 @@ func (st *caseStats) sink(rec *tracev2.Record, res *tracev2.SimResult) error {
 
 // row turns a run's summary into its sweep row.
 func (st *caseStats) row(s *metrics.Summary, rate float64, gpu string, gpus int) sweep.Row {
-	steady := sweep.SteadyState(st.arrival, st.start)
+	steady := steady.Check(st.arrival, st.start)
 	r := sweep.Row{
 		RateRPS: rate, Status: sweep.StatusOK, Injected: s.InjectedRequests, Completed: s.CompletedRequests,
 		Failed: s.InjectedRequests - s.CompletedRequests, QueueGrowth: steady.Growth, DurationS: s.VLLMEstimatedDurationS,

@@ -73,6 +73,10 @@ type Input struct {
 	Sim       []tracev2.SimResult
 	// SimLocs[i] names where Sim[i] came from; optional like TraceLocs.
 	SimLocs []string
+	// TraceName and SimName name the two inputs in the message that
+	// refuses results of another trace (Build); "" gives "the
+	// trace" and "the SimResults".
+	TraceName, SimName string
 	// ITL holds the ITL CSV rows, in any order. ITLGiven says an ITL file was read
 	// (it may still be empty); without it the itl metric is absent.
 	ITL      []tracev2.ITLRow

@@ -70,25 +70,28 @@ type row struct {
 
 // matching is the result of docs/calibrate.md §2–§5: buckets, counts and per-metric pairs.
 type matching struct {
-	rows            []row
-	numRequests     int
-	warmUp          int
-	nonOK           int
-	unmatchedReal   int
-	invalidTiming   int
-	matched         int
-	unmatchedSim    int
-	tokenMismatches int
-	outputMismatch  int // pairs whose output counts differ (truncation evidence)
-	itlDropped      int
-	nonStreamed     int               // matched rows that were not streamed: no TPOT (one chunk, no per-token timing)
-	simulated       bool              // the trace is a simulator's: its chunk times are the first and last token's
-	nonFiniteSim    int               // matched pairs left out for a NaN or infinite sim value
-	itlMean         map[int64]float64 // real mean ITL per request (non-negative diffs)
-	metrics         map[string]*pairs
-	byClass         map[string]map[string]*pairs // class -> metric (ttft, e2e)
-	byModel         map[string]map[string]*pairs
-	unknownStatus   []string
+	rows             []row
+	numRequests      int
+	warmUp           int
+	nonOK            int
+	unmatchedReal    int
+	invalidTiming    int
+	matched          int
+	unmatchedSim     int
+	tokenMismatches  int
+	outputMismatch   int    // pairs whose output counts differ (truncation evidence)
+	inputMismatch    int    // pairs whose prompt counts differ (results of another trace)
+	idMatched        int    // trace rows with a SimResult of their request_id, whatever their bucket
+	belongingWarning string // set by belonging when some requests are unmatched
+	itlDropped       int
+	nonStreamed      int               // matched rows that were not streamed: no TPOT (one chunk, no per-token timing)
+	simulated        bool              // the trace is a simulator's: its chunk times are the first and last token's
+	nonFiniteSim     int               // matched pairs left out for a NaN or infinite sim value
+	itlMean          map[int64]float64 // real mean ITL per request (non-negative diffs)
+	metrics          map[string]*pairs
+	byClass          map[string]map[string]*pairs // class -> metric (ttft, e2e)
+	byModel          map[string]map[string]*pairs
+	unknownStatus    []string
 }
 
 func locOf(locs []string, i int, what string) string {
@@ -286,6 +289,7 @@ func match(in *Input, s *settings) (*matching, error) {
 		rw := row{rec: rec, class: rec.SLOClass, model: rec.Model}
 		if j, ok := simIdx.get(rec.RequestID); ok {
 			rw.sim = &in.Sim[j]
+			m.idMatched++
 			if rw.class == "" {
 				rw.class = rw.sim.SLOClass
 			}
@@ -330,6 +334,9 @@ func (m *matching) addPairs(rec *tracev2.Record, sim *tracev2.SimResult, rw *row
 	id := rec.RequestID
 	if realPrompt(rec) != sim.InputTokens || rec.OutputTokens != sim.OutputTokens {
 		m.tokenMismatches++
+	}
+	if realPrompt(rec) != sim.InputTokens {
+		m.inputMismatch++
 	}
 	if rec.OutputTokens != sim.OutputTokens {
 		m.outputMismatch++

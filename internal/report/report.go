@@ -77,6 +77,9 @@ func Build(in Input, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := belonging(&in, m); err != nil {
+		return nil, err
+	}
 	if m.matched == 0 {
 		return nil, inputErrorf("report: no trace row matched a simulated result (%d rows: %d warm-up, %d non-ok, %d unmatched, %d invalid timing; %d sim results): check that trace and results number requests the same way (request_id) and the warm-up setting",
 			m.numRequests, m.warmUp, m.nonOK, m.unmatchedReal, m.invalidTiming, len(in.Sim))
@@ -100,6 +103,9 @@ func Build(in Input, cfg Config) (*Report, error) {
 	}
 	if s.firstToken {
 		r.Run.TTFTFrom = TTFTFromFirstToken
+	}
+	if m.belongingWarning != "" {
+		r.warnf("%s", m.belongingWarning)
 	}
 	if m.nonFiniteSim > 0 {
 		r.warnf("sim: %d matched results have a NaN or infinite latency and are left out of every metric", m.nonFiniteSim)

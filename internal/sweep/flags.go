@@ -39,7 +39,7 @@ func Flags() []flagspec.Flag {
 		{Name: FlagPrecision, Category: sw, Kind: flagspec.String, Usage: "max-rate: relative precision of the search (default 1%)"},
 		{Name: FlagPrices, Category: sw, Kind: flagspec.String, Usage: "YAML map of GPU name to USD per GPU-hour, over the built-in list prices (H100 3.95, A100-80 2.50, L40S 1.95)"},
 		{Name: FlagJobs, Aliases: []string{"j"}, Category: sw, Kind: flagspec.Int, DefaultText: "every core", Usage: "runs simulated at once"},
-		{Name: FlagFormat, Kind: flagspec.String, Default: "text", Usage: "stdout format: text (a table and the answer), csv (one line per run) or json (the document sweep merge reads)"},
+		{Name: FlagFormat, Kind: flagspec.String, Default: "text", Choices: formats(), Usage: "stdout format: text (a table and the answer), csv (one line per run) or json (the document sweep merge reads)"},
 		{Name: FlagOutput, Aliases: []string{"o"}, Kind: flagspec.String, Default: "-", Usage: "write the table here instead of stdout"},
 		{Name: FlagHTML, Category: flagspec.CatOutput, Kind: flagspec.String, Usage: "write a self-contained HTML report of the sweep to this file"},
 		{Name: FlagSummaries, Category: flagspec.CatOutput, Kind: flagspec.String, Usage: "write every run's full summary JSON (what run or replay --metrics-out print for it) into this directory"},
@@ -49,7 +49,7 @@ func Flags() []flagspec.Flag {
 // MergeFlags describe the flags of `sweep merge`.
 func MergeFlags() []flagspec.Flag {
 	return []flagspec.Flag{
-		{Name: FlagFormat, Kind: flagspec.String, Default: "text", Usage: "stdout format: text, csv or json"},
+		{Name: FlagFormat, Kind: flagspec.String, Default: "text", Choices: formats(), Usage: "stdout format: text, csv or json"},
 		{Name: FlagOutput, Aliases: []string{"o"}, Kind: flagspec.String, Default: "-", Usage: "write the table here instead of stdout"},
 		{Name: FlagHTML, Category: flagspec.CatOutput, Kind: flagspec.String, Usage: "write the sweep's HTML report to this file"},
 	}

@@ -100,7 +100,7 @@ func (d *Doc) WriteCSV(w io.Writer) error {
 }
 
 func csvRecord(r *Row, keys []string) []string {
-	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	num := csvNum
 	opt := func(v *float64) string {
 		if v == nil {
 			return ""
@@ -129,6 +129,21 @@ func csvRecord(r *Row, keys []string) []string {
 	}
 	return append(rec, num(r.KVUtilizationMean), num(r.KVUtilizationPeak), strconv.FormatInt(r.Preemptions, 10), r.GPU,
 		strconv.Itoa(r.GPUs), opt(r.CostPerHour), opt(r.CostPerMTok), met, strings.Join(r.SLOFailures, "; "), r.Reason)
+}
+
+// csvDigits is the significant digits of a float in the CSV: more than any
+// figure of a run holds (a latency of an hour in ms keeps 0.01 ms), fewer
+// than float64 arithmetic leaves as noise (47.638600000000004).
+const csvDigits = 9
+
+// csvNum is a float's CSV cell: the shortest form of the value rounded to
+// csvDigits significant digits.
+func csvNum(v float64) string {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', csvDigits, 64), 64)
+	if err != nil { // ±Inf rounds to itself; NaN too
+		r = v
+	}
+	return strconv.FormatFloat(r, 'g', -1, 64)
 }
 
 // Merge joins the documents of the shards of one sweep into the document

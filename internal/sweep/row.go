@@ -6,7 +6,7 @@ const (
 	// stand for the deployment at that load.
 	StatusOK = "ok"
 	// StatusUnstable: the queue grew until the end of the run (see
-	// SteadyState): the latencies depend on how long the run was, so none
+	// steady.Check): the latencies depend on how long the run was, so none
 	// is reported and the SLO is not met.
 	StatusUnstable = "unstable"
 	// StatusInfeasible: the case's deployment cannot be built (the model
@@ -67,7 +67,7 @@ type Row struct {
 	// Failed are the requests that did not complete: timed out, dropped,
 	// rejected, or unfinished when the run stopped.
 	Failed int64 `json:"failed_requests"`
-	// QueueGrowth is the steady-state test's measure (SteadyState).
+	// QueueGrowth is the steady-state test's measure (steady.Check).
 	QueueGrowth float64 `json:"queue_growth"`
 	DurationS   float64 `json:"duration_s"`
 

@@ -1,15 +1,19 @@
 package sweep
 
-import "fmt"
+import (
+	"fmt"
+
+	"servesim/internal/steady"
+)
 
 // Judge sets a run's row verdict, the same for a simulated and a live
 // sweep, in this order: a run stopped early (stopped is the reason, ""
 // when it was not) is unstable; so is a run without a steady state (steady, from
-// SteadyState; unsteady words its reason, with one %.1f verb for the
+// steady.Check; unsteady words its reason, with one %.1f verb for the
 // growth in percent); a run in which no request completed is ok without
 // latencies. Otherwise it returns true: the row is ok and the caller fills
 // in its latencies.
-func Judge(r *Row, stopped string, steady Steadiness, completed int64, unsteady string) bool {
+func Judge(r *Row, stopped string, steady steady.Verdict, completed int64, unsteady string) bool {
 	r.Status, r.Reason = StatusOK, ""
 	r.QueueGrowth = steady.Growth
 	switch {

@@ -1,6 +1,10 @@
 package sweep
 
-import "testing"
+import (
+	"testing"
+
+	"servesim/internal/steady"
+)
 
 // TestJudge: a run stopped early, then one without a steady state, is
 // unstable; one in which nothing completed is ok without latencies; only
@@ -9,16 +13,16 @@ func TestJudge(t *testing.T) {
 	const unsteady = "no steady state: %.1f%%"
 	for _, tc := range []struct {
 		stopped   string
-		steady    Steadiness
+		steady    steady.Verdict
 		completed int64
 		status    string
 		reason    string
 		measured  bool
 	}{
-		{"over-saturated", Steadiness{Steady: true, Growth: 0.5}, 10, StatusUnstable, "over-saturated", false},
-		{"", Steadiness{Steady: false, Growth: 0.263}, 10, StatusUnstable, "no steady state: 26.3%", false},
-		{"", Steadiness{Steady: true}, 0, StatusOK, "no request completed", false},
-		{"", Steadiness{Steady: true, Growth: 0.01}, 3, StatusOK, "", true},
+		{"over-saturated", steady.Verdict{Steady: true, Growth: 0.5}, 10, StatusUnstable, "over-saturated", false},
+		{"", steady.Verdict{Steady: false, Growth: 0.263}, 10, StatusUnstable, "no steady state: 26.3%", false},
+		{"", steady.Verdict{Steady: true}, 0, StatusOK, "no request completed", false},
+		{"", steady.Verdict{Steady: true, Growth: 0.01}, 3, StatusOK, "", true},
 	} {
 		var r Row
 		measured := Judge(&r, tc.stopped, tc.steady, tc.completed, unsteady)

@@ -16,10 +16,10 @@ func Flags() []flagspec.Flag {
 	}
 	s, i, i64, fl, d, b := flagspec.String, flagspec.Int, flagspec.Int64, flagspec.Float64, flagspec.Duration, flagspec.Bool
 	return []flagspec.Flag{
-		f("workload", s, "named preset: distribution, chatbot, summarization, contentgen, multidoc (needs --rate)", "", "w"),
+		f("workload", s, "named preset: distribution, chatbot, summarization, contentgen, multidoc (needs --rate; --list-workloads shows their lengths)", "", "w"),
 		f("workload-spec", s, "workload spec YAML (BLIS WorkloadSpec v2); - reads stdin", ""),
 		f("rate", fl, "requests per second", "1"),
-		f("arrival", s, "arrival process for --rate: constant, poisson, gamma, weibull", "constant"),
+		f("arrival", s, "arrival process for --rate: constant, poisson, gamma, weibull. constant is BLIS's for the same flags, so a run compares one to one with blis run; vllm bench serve sends poisson (burstiness 1.0) unless told otherwise: give --arrival poisson to match it", "constant"),
 		f("num-requests", i64, "requests to generate, follow-ups included; 0 = unlimited", "100", "n"),
 		f("horizon", d, "no arrival after this simulated time, e.g. 10m", "none"),
 		f("concurrency", i, "closed-loop users instead of a rate", ""),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"servesim/internal/des/instance"
+	"servesim/internal/steady"
 )
 
 // SLOTarget gates goodput for one SLO class; a zero field is not gated.
@@ -15,6 +16,10 @@ type SLOTarget struct {
 
 // DefaultClass names the empty SLO class and the empty tenant.
 const DefaultClass = "default"
+
+// AnyClass keys the SLO target of every class without a target of its own
+// (what --slo gives).
+const AnyClass = "*"
 
 type classAcc struct {
 	injected, completed, good int64
@@ -46,6 +51,10 @@ type Aggregator struct {
 
 	inTransfer int64
 	perInst    []instAcc // by instance index (grown as results name them)
+
+	// steadiness is the steady-state test over every request's arrival
+	// and the time it left the queue (queueExit), in bounded memory.
+	steadiness steady.Stream
 }
 
 // instAcc accumulates the results of one instance.
@@ -54,8 +63,9 @@ type instAcc struct {
 	ttftSum, e2eSum                      int64
 }
 
-// NewAggregator returns an empty aggregator with per-class SLO targets (nil
-// = no goodput gating: every completed request is good).
+// NewAggregator returns an empty aggregator with per-class SLO targets
+// (AnyClass for the classes without their own). Without targets no request
+// is judged: the summary gives no goodput and no attainment.
 func NewAggregator(targets map[string]SLOTarget) (*Aggregator, error) {
 	for k, t := range targets {
 		if t.TTFTMs < 0 || t.ITLMs < 0 || t.E2EMs < 0 {
@@ -100,6 +110,7 @@ func (a *Aggregator) Add(res *instance.Result) {
 		}
 		in = &a.perInst[res.Instance]
 	}
+	a.steadiness.Add(res.ArrivalUs, queueExit(res))
 	if res.InTransfer {
 		a.inTransfer++
 		return
@@ -166,8 +177,33 @@ func (a *Aggregator) Add(res *instance.Result) {
 	}
 }
 
+// queueExit is when a request left the queue for the steady-state test:
+// first scheduled; −1 when it never was and still waits or timed out (load
+// the deployment did not serve); its arrival when it was refused or
+// dropped (no load).
+func queueExit(res *instance.Result) int64 {
+	switch {
+	case res.Status == instance.StatusTimedOut:
+		return -1
+	case res.FirstScheduledUs >= 0:
+		return res.FirstScheduledUs
+	case res.Status == instance.StatusDropped || res.Status == instance.StatusRejected:
+		return res.ArrivalUs
+	}
+	return -1
+}
+
+// target is the SLO target of a class, false when it has none.
+func (a *Aggregator) target(class string) (SLOTarget, bool) {
+	if t, ok := a.targets[class]; ok {
+		return t, true
+	}
+	t, ok := a.targets[AnyClass]
+	return t, ok
+}
+
 func (a *Aggregator) isGood(res *instance.Result, tpotUs float64) bool {
-	t, ok := a.targets[orDefault(res.SLOClass)]
+	t, ok := a.target(orDefault(res.SLOClass))
 	if !ok {
 		return true
 	}

@@ -9,13 +9,13 @@ import (
 
 // ClassSummary is the per-SLO-class block of the summary.
 type ClassSummary struct {
-	Count         int64   `json:"count"` // injected requests of the class
-	Completed     int64   `json:"completed_requests"`
-	SLOAttainment float64 `json:"slo_attainment"` // good / injected
-	GoodputRPS    float64 `json:"goodput_rps"`
-	TTFTP99Ms     float64 `json:"ttft_p99_ms"`
-	ITLMeanMs     float64 `json:"itl_mean_ms"`
-	E2EP99Ms      float64 `json:"e2e_p99_ms"`
+	Count         int64    `json:"count"` // injected requests of the class
+	Completed     int64    `json:"completed_requests"`
+	SLOAttainment *float64 `json:"slo_attainment"` // good / injected; null when the class has no SLO target
+	GoodputRPS    *float64 `json:"goodput_rps"`    // null when the class has no SLO target
+	TTFTP99Ms     float64  `json:"ttft_p99_ms"`
+	ITLMeanMs     float64  `json:"itl_mean_ms"`
+	E2EP99Ms      float64  `json:"e2e_p99_ms"`
 }
 
 // TenantSummary is the per-tenant block of the summary.
@@ -50,14 +50,17 @@ type Summary struct {
 	ITLP95Ms   float64 `json:"itl_p95_ms"`
 	ITLP99Ms   float64 `json:"itl_p99_ms"`
 
-	SchedulingDelayP99Ms float64                 `json:"scheduling_delay_p99_ms"`
-	PreemptionCount      int64                   `json:"preemption_count"`
-	DroppedUnservable    int64                   `json:"dropped_unservable"`
-	LengthCappedRequests int64                   `json:"length_capped_requests"`
-	TimedOutRequests     int64                   `json:"timed_out_requests"`
-	GoodputRPS           float64                 `json:"goodput_rps"`
-	SLOAttainment        float64                 `json:"slo_attainment"`
-	PerClass             map[string]ClassSummary `json:"per_class"`
+	SchedulingDelayP99Ms float64 `json:"scheduling_delay_p99_ms"`
+	PreemptionCount      int64   `json:"preemption_count"`
+	DroppedUnservable    int64   `json:"dropped_unservable"`
+	LengthCappedRequests int64   `json:"length_capped_requests"`
+	TimedOutRequests     int64   `json:"timed_out_requests"`
+	// GoodputRPS and SLOAttainment are null without an SLO (SLOGiven
+	// false): with no bound every completed request would count as good,
+	// and 100% would say nothing.
+	GoodputRPS    *float64                `json:"goodput_rps"`
+	SLOAttainment *float64                `json:"slo_attainment"`
+	PerClass      map[string]ClassSummary `json:"per_class"`
 
 	RejectedRequests  int64   `json:"rejected_requests"`
 	TPOTMeanMs        float64 `json:"tpot_mean_ms"`
@@ -75,6 +78,15 @@ type Summary struct {
 
 	PerTenant         map[string]TenantSummary `json:"per_tenant"`
 	JainFairnessIndex float64                  `json:"jain_fairness_index"`
+
+	// SLOGiven: some class had a goodput target (--slo, or the workload
+	// spec's or the trace header's goodput_slo_targets).
+	SLOGiven bool `json:"slo_given"`
+	// SteadyState and QueueGrowth are the steady-state test's outcome
+	// (steady.Check); Unstable words it when the run has none.
+	SteadyState bool    `json:"steady_state"`
+	QueueGrowth float64 `json:"queue_growth"`
+	Unstable    string  `json:"unstable,omitempty"`
 
 	// Cluster runs only (absent for a single instance without cluster
 	// policies).
@@ -127,13 +139,16 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 		InjectedRequests: a.injected, TotalInputTokens: a.inTok, TotalOutputTokens: a.outTok,
 		VLLMEstimatedDurationS: dur, ResponsesPerSec: per(float64(a.completed)), TokensPerSec: per(float64(a.outTok)),
 		PreemptionCount: info.Preemptions, DroppedUnservable: a.dropped, LengthCappedRequests: a.lengthCapped,
-		TimedOutRequests: a.timedOut, GoodputRPS: per(float64(a.good)), RejectedRequests: a.rejected,
+		TimedOutRequests: a.timedOut, RejectedRequests: a.rejected,
 		KVUtilizationPeak: info.KVPeak, KVAllocFailures: info.AllocFailures,
 		PerClass: map[string]ClassSummary{}, PerTenant: map[string]TenantSummary{},
 	}
-	if a.injected > 0 {
-		s.SLOAttainment = float64(a.good) / float64(a.injected)
+	if len(a.targets) > 0 {
+		s.SLOGiven = true
+		s.GoodputRPS, s.SLOAttainment = ratios(per(float64(a.good)), a.good, a.injected)
 	}
+	v := a.steadiness.Verdict()
+	s.SteadyState, s.QueueGrowth, s.Unstable = v.Steady, v.Growth, v.Reason()
 	// The columns are sorted in place (they are multisets), one after the
 	// other, so that no copy of them is made.
 	a.ttft.sort()
@@ -169,15 +184,14 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 		s.CacheHitRate = float64(info.CacheHits) / float64(d)
 	}
 	for name, c := range a.classes {
-		cs := ClassSummary{Count: c.injected, Completed: c.completed, GoodputRPS: per(float64(c.good)),
-			TTFTP99Ms: s.TTFTP99Ms, E2EP99Ms: s.E2EP99Ms}
+		cs := ClassSummary{Count: c.injected, Completed: c.completed, TTFTP99Ms: s.TTFTP99Ms, E2EP99Ms: s.E2EP99Ms}
+		if _, ok := a.target(name); ok {
+			cs.GoodputRPS, cs.SLOAttainment = ratios(per(float64(c.good)), c.good, c.injected)
+		}
 		if a.split {
 			c.ttft.sort()
 			c.e2e.sort()
 			cs.TTFTP99Ms, cs.E2EP99Ms = c.ttft.percentile(99)/usPerMs, c.e2e.percentile(99)/usPerMs
-		}
-		if c.injected > 0 {
-			cs.SLOAttainment = float64(c.good) / float64(c.injected)
 		}
 		if c.itlCount > 0 {
 			cs.ITLMeanMs = float64(c.itlSum) / float64(c.itlCount) / usPerMs
@@ -235,6 +249,15 @@ func (a *Aggregator) perInstance(s *Summary, info RunInfo) {
 		}
 	}
 	s.InstanceJainIndex = Jain(toks)
+}
+
+// ratios are goodput and attainment (good / injected, 0 when none was).
+func ratios(goodput float64, good, injected int64) (*float64, *float64) {
+	att := 0.0
+	if injected > 0 {
+		att = float64(good) / float64(injected)
+	}
+	return &goodput, &att
 }
 
 func pcts(sorted *column) (p50, p90, p95, p99 float64) {

@@ -1,4 +1,4 @@
-package sweep
+package steady
 
 import (
 	"math"
@@ -37,7 +37,7 @@ func poisson(n int, meanGapUs float64, seed uint64) []int64 {
 	return a
 }
 
-func TestSteadyState(t *testing.T) {
+func TestCheck(t *testing.T) {
 	const n = 10_000
 	for _, tc := range []struct {
 		name        string
@@ -60,7 +60,7 @@ func TestSteadyState(t *testing.T) {
 		{"poisson 110%", poisson(n, 10_000, 7), func(int) int64 { return 11_000 }, false, 1 - 10.0/11, true},
 	} {
 		start := fifo(tc.arrival, tc.service)
-		got := SteadyState(tc.arrival, start)
+		got := Check(tc.arrival, start)
 		if got.Steady != tc.steady {
 			t.Errorf("%s: steady %v, want %v (growth %.4f)", tc.name, got.Steady, tc.steady, got.Growth)
 		}
@@ -81,7 +81,7 @@ func TestSteadyStateCountsUnservedRequests(t *testing.T) {
 			start[i] = -1
 		}
 	}
-	if got := SteadyState(a, start); got.Steady || math.Abs(got.Growth-0.1) > 0.01 {
+	if got := Check(a, start); got.Steady || math.Abs(got.Growth-0.1) > 0.01 {
 		t.Errorf("got %+v, want unstable with growth about 0.1", got)
 	}
 	for i := range start {
@@ -89,13 +89,13 @@ func TestSteadyStateCountsUnservedRequests(t *testing.T) {
 			start[i] = a[i] // refused at once: not load
 		}
 	}
-	if got := SteadyState(a, start); !got.Steady {
+	if got := Check(a, start); !got.Steady {
 		t.Errorf("requests refused at arrival are not backlog: got %+v", got)
 	}
 }
 
 func TestSteadyStateUntestable(t *testing.T) {
-	if !SteadyState(every(MinSteadyRequests-1, 1), make([]int64, MinSteadyRequests-1)).Steady {
+	if !Check(every(MinRequests-1, 1), make([]int64, MinRequests-1)).Steady {
 		t.Error("too few requests to test should count as steady")
 	}
 	a := make([]int64, 100) // all at t = 0
@@ -103,7 +103,7 @@ func TestSteadyStateUntestable(t *testing.T) {
 	for i := range start {
 		start[i] = int64(i) * 1000
 	}
-	if !SteadyState(a, start).Steady {
+	if !Check(a, start).Steady {
 		t.Error("requests arriving at once have no arrival window to test")
 	}
 }
