@@ -266,6 +266,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--url", srv.URL(), "--trace-output", "x", "--record-itl", "--itl-output", "x.csv"}, "both write"},
 		{[]string{"--url", srv.URL(), "--server-config", badConf}, `s.yaml:1:1: unknown key "max_num_sequences"`},
 		{[]string{"--url", srv.URL(), "--server-config", "/nonexistent/s.yaml"}, "no such file"},
+		{[]string{"--url", srv.URL(), "--server-config", "/dev/zero"}, "/dev/zero: larger than 16 MiB, the bound on this input"},
 		{[]string{"--url", srv.URL(), "--vllm-args", "--tensor-parallel-size two"}, `--vllm-args: --tensor-parallel-size: "two" is not a count`},
 	}
 	for _, tc := range tests {

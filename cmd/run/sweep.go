@@ -10,6 +10,7 @@ import (
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
 	"servesim/internal/exitcode"
+	"servesim/internal/infile"
 	"servesim/internal/replay"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
@@ -90,7 +91,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	}
 	if wl.SpecPath != "" && wl.SpecData == nil {
 		// Read once: every case resolves the workload again.
-		if wl.SpecData, err = os.ReadFile(wl.SpecPath); err != nil {
+		if wl.SpecData, err = infile.ReadFile(wl.SpecPath, infile.ConfigBytes); err != nil {
 			return exitcode.Usagef("--workload-spec: %v", err)
 		}
 	}

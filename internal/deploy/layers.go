@@ -3,10 +3,10 @@ package deploy
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 
 	"servesim/internal/flagspec"
+	"servesim/internal/infile"
 	"servesim/internal/tracev2"
 )
 
@@ -24,7 +24,7 @@ type Layers struct {
 func NewLayers(path string, flags flagspec.Values) (*Layers, error) {
 	l := &Layers{file: path, flags: flags}
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err := infile.ReadFile(path, infile.ConfigBytes)
 		if err != nil {
 			return nil, invalid("deployment: %v", err)
 		}

@@ -1,18 +1,18 @@
 package deploy
 
 import (
-	"os"
 	"slices"
 
 	"gopkg.in/yaml.v3"
 
+	"servesim/internal/infile"
 	"servesim/internal/strictyaml"
 )
 
 // Load reads a deployment YAML on top of base: keys present in the file
 // replace base's values. Every error names file:line:column and the key.
 func Load(path string, base Config) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return base, invalid("deployment: %v", err)
 	}

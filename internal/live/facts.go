@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 
@@ -14,6 +13,7 @@ import (
 	"servesim/internal/deploy"
 	"servesim/internal/exitcode"
 	"servesim/internal/httpload"
+	"servesim/internal/infile"
 	"servesim/internal/tracev2"
 )
 
@@ -41,7 +41,7 @@ func readDeclared(path, args string) (fromFile, fromArgs map[string]any, err err
 	if _, err := deploy.Load(path, deploy.Default()); err != nil {
 		return nil, nil, err // unknown keys and bad values, located
 	}
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return nil, nil, exitcode.Usagef("--server-config: %v", err)
 	}

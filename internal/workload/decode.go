@@ -5,19 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"servesim/internal/infile"
 	"servesim/internal/strictyaml"
 )
 
 // Load reads and decodes the workload spec file at path (see Decode).
 func Load(path string) (*Spec, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return nil, nil, &Error{File: path, Msg: "read workload spec", Err: err}
 	}
