@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"servesim/internal/clip"
 	"servesim/internal/flagspec"
 	"servesim/internal/infile"
 	"servesim/internal/tracev2"
@@ -93,12 +94,12 @@ func (l *Layers) OnTrace(name string, h *tracev2.Header, warn func(string)) (Con
 		warn(w)
 	}
 	final, given, err := l.apply(td.Config)
-	if err != nil || (len(td.Keys) == 0 && td.UnknownModel == "") {
+	if err != nil {
 		return final, err
 	}
-	if td.UnknownModel != "" && given["model"] == "" {
-		warn(fmt.Sprintf("%s: the trace's model %q is not one the simulator knows; simulating %s instead (give --model: an embedded name or a config.json path)",
-			name, td.UnknownModel, final.Model))
+	td.unnamed(name, &final, given, warn)
+	if len(td.Keys) == 0 {
+		return final, nil
 	}
 	byName := keysByName()
 	changed := false
@@ -134,3 +135,31 @@ func FromFlags(v flagspec.Values) (Config, error) {
 	}
 	return l.On(Default())
 }
+
+// unnamed settles what the trace named that is not taken as it is: a model
+// or GPU the simulator does not embed, and the hardware file, which is
+// never opened. Each the command line does not give is one warning; the
+// trace's GPU is looked up by name in a hardware file the command line
+// gives.
+func (td *TraceDeployment) unnamed(name string, final *Config, given map[string]string, warn func(string)) {
+	if td.UnknownModel != "" && given["model"] == "" {
+		warn(fmt.Sprintf("%s: the trace's model %q is not one the simulator knows; simulating %s instead (give --model: an embedded name or a config.json path)",
+			name, clip.Text(td.UnknownModel, maxNameBytes), final.Model))
+	}
+	if td.HardwareFile != "" && given["hardware_file"] == "" {
+		warn(fmt.Sprintf("%s: the trace names the hardware file %q, which is not opened (a trace names no file to read); give --hardware-file to use one",
+			name, clip.Text(td.HardwareFile, maxNameBytes)))
+	}
+	if td.UnknownGPU == "" || given["gpu"] != "" {
+		return
+	}
+	if given["hardware_file"] != "" {
+		final.GPU = td.UnknownGPU // a name, looked up in the file the user gave
+		return
+	}
+	warn(fmt.Sprintf("%s: the trace's GPU %q is not one the simulator knows; simulating %s instead (give --gpu, or --hardware-file with specs for it)",
+		name, clip.Text(td.UnknownGPU, maxNameBytes), final.GPU))
+}
+
+// maxNameBytes bounds a name from a trace quoted in a message.
+const maxNameBytes = 200

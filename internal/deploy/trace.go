@@ -46,19 +46,31 @@ type TraceDeployment struct {
 	// (x_ext.sources): a replay that changes any other key derives them
 	// again.
 	Derived map[string]bool
-	// UnknownModel is the trace's model when the simulator does not know
-	// it; Config then keeps the base's model.
+	// UnknownModel is the trace's model when it is not a model the
+	// simulator embeds; Config then keeps the base's model.
 	UnknownModel string
+	// UnknownGPU is the trace's GPU when it is not a GPU the simulator
+	// embeds; Config then keeps the base's GPU (a hardware file the
+	// command line gives may still name it: OnTrace).
+	UnknownGPU string
+	// HardwareFile is the hardware file the trace names, which is never
+	// opened; Config keeps the base's.
+	HardwareFile string
 	// Warnings name the keys this version does not know (ignored).
 	Warnings []string
 }
 
 // FromTrace reads the deployment header h states (x_ext.deployment, else
 // BLIS's server keys) onto base. name is the trace's file, for messages. A
-// header that states nothing gives base and no keys. A model the simulator
-// cannot resolve is left out (see UnknownModel), so that a capture of a
-// server running a model we have no config for still replays on the rest
-// of its deployment.
+// header that states nothing gives base and no keys.
+//
+// The model, the GPU and the hardware file a trace states are names, never
+// paths: a trace comes from elsewhere (a server reports its model's name,
+// and a hostile one may report /dev/zero), so only the command line may
+// name a file to open. A model or GPU the simulator does not embed is left
+// out (UnknownModel, UnknownGPU), so that a capture of a server running a
+// model we have no config for still replays on the rest of its deployment;
+// the hardware file is left out always (HardwareFile).
 func FromTrace(name string, h *tracev2.Header, base Config) (*TraceDeployment, error) {
 	td := &TraceDeployment{Config: base, Derived: map[string]bool{}}
 	keys := h.Deployment()
@@ -66,10 +78,20 @@ func FromTrace(name string, h *tracev2.Header, base Config) (*TraceDeployment, e
 		return td, nil
 	}
 	if m, ok := keys["model"].(string); ok {
-		if _, err := latency.ResolveModel(m); err != nil {
+		if _, err := latency.LookupModel(m); err != nil {
 			td.UnknownModel = m
 			delete(keys, "model")
 		}
+	}
+	if g, ok := keys["gpu"].(string); ok && g != "" {
+		if _, err := latency.LookupGPU(g); err != nil {
+			td.UnknownGPU = g
+			delete(keys, "gpu")
+		}
+	}
+	if f, ok := keys["hardware_file"]; ok {
+		td.HardwareFile, _ = f.(string)
+		delete(keys, "hardware_file")
 	}
 	where := name + ": x_ext.deployment"
 	if h.XExt == nil || len(h.XExt.Deployment) == 0 {
