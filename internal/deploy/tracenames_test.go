@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,5 +78,18 @@ func TestTraceGPUInTheUsersHardwareFile(t *testing.T) {
 	}
 	if res, err := Resolve(cfg); err != nil || res.GPU != "RTX4090" {
 		t.Errorf("Resolve: %v", err)
+	}
+}
+
+// TestTraceIntegersAreWhole: a header's fraction for an integer key is
+// refused, not truncated.
+func TestTraceIntegersAreWhole(t *testing.T) {
+	for k, v := range map[string]float64{"num_instances": 2.9, "tensor_parallel": 1.99, "total_kv_blocks": 999.9} {
+		h := &tracev2.Header{XExt: &tracev2.Ext{Deployment: map[string]any{k: v}}}
+		_, err := FromTrace("t.yaml", h, Default())
+		want := fmt.Sprintf(`t.yaml: x_ext.deployment.%s: "%v" is not an integer`, k, v)
+		if err == nil || !strings.HasPrefix(err.Error(), "t.yaml") || !strings.Contains(err.Error(), fmt.Sprintf(`"%v" is not an integer`, v)) {
+			t.Errorf("%s: %v: got %v, want %q", k, v, err, want)
+		}
 	}
 }

@@ -197,7 +197,7 @@ func (w *walker) value(v *yaml.Node, f field, path string) *Error {
 		if v.Kind != yaml.ScalarNode {
 			return w.at(nodeErr(v, path, "want %s, got %s", want, describe(v)))
 		}
-		if target != nil && v.Decode(target) != nil {
+		if target != nil && strictyaml.Decode("", v, "", target) != nil { // a fraction for an integer too
 			return w.at(nodeErr(v, path, "%s is not %s", describe(v), want))
 		}
 		return nil

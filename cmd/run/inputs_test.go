@@ -48,3 +48,26 @@ func TestWholeInputsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// A fraction where a deployment takes an integer is refused at its place,
+// from a deployment file and from --grid, as --num-instances 1.5 is.
+func TestFractionsForIntegers(t *testing.T) {
+	dep := filepath.Join(t.TempDir(), "d.yaml")
+	if err := os.WriteFile(dep, []byte("max_num_seqs: 8\nnum_instances: 2.9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wl := []string{"--workload", "chatbot", "--rate", "5", "--num-requests", "20", "--quiet"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--deployment", dep}, dep + `:2:16: key num_instances: "2.9" is not an integer`},
+		{[]string{"sweep", "--grid", "num_instances=1.5"}, `"1.5" is not an integer`},
+		{[]string{"sweep", "--grid", "total_kv_blocks=999.9"}, `"999.9" is not an integer`},
+	} {
+		out, errs, code := runCmd(t, "", append(tc.args, wl...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
