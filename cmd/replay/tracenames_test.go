@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"servesim/internal/exitcode"
 	"servesim/internal/tracev2"
 )
 
@@ -49,5 +51,46 @@ func TestTraceNamesNoFile(t *testing.T) {
 		if !strings.Contains(r.stdout, "qwen3-14b") {
 			t.Errorf("%s: the default model was not simulated:\n%s", p, r.stdout)
 		}
+	}
+}
+
+// TestOutputIsNoInput: an output that is one of the inputs (the same file
+// under any name, the trace-output prefix resolved to its pair), a
+// directory, or a prefix without a file name is refused before anything is
+// read, exit 2, one line; the input is left as it was.
+func TestOutputIsNoInput(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "in")
+	execRun(t, "--workload", "chatbot", "--rate", "20", "--num-requests", "20", "--trace-output", prefix)
+	dep := writeFile(t, filepath.Join(dir, "d.yaml"), "max_num_seqs: 8\n")
+	before, err := os.ReadFile(prefix + ".csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := prefix + ".csv"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trace-output", prefix}, "--trace-output (header) " + prefix + ".yaml is the same file as the input " + prefix + ".yaml"},
+		{[]string{"--results-path", in}, "--results-path " + in + " is the same file as the input " + in},
+		{[]string{"--results-path", filepath.Join(dir, ".", "in.csv")}, "is the same file as the input " + in},
+		{[]string{"--metrics-out", prefix + ".yaml"}, "--metrics-out " + prefix + ".yaml is the same file as the input"},
+		{[]string{"--requests-out", dep, "--deployment", dep}, "--requests-out " + dep + " is the same file as --deployment " + dep},
+		{[]string{"--results-path", dir}, "--results-path " + dir + " is a directory: name a file"},
+		{[]string{"--timeline", filepath.Join(dir, "no", "t.json")}, "directory " + filepath.Join(dir, "no") + " does not exist"},
+		{[]string{"--trace-output", dir + "/"}, "--trace-output " + dir + "/ names a directory: give a prefix with a file name"},
+	} {
+		r := replayIn(nil, append([]string{in, "--quiet"}, tc.args...)...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if exitcode.Of(r.err) != 2 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2, one line with %q", tc.args, exitcode.Of(r.err), r.stderr, tc.want)
+		}
+		if after, _ := os.ReadFile(in); !bytes.Equal(after, before) {
+			t.Fatalf("%v: the input trace changed", tc.args)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".csv")); err == nil {
+		t.Error("a hidden .csv was written into the directory")
 	}
 }

@@ -71,3 +71,43 @@ func TestFractionsForIntegers(t *testing.T) {
 		}
 	}
 }
+
+// An output that is one of the inputs is refused before any work, exit 2,
+// one line, and the input is left as it was.
+func TestOutputIsNoInput(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(spec, []byte("grid:\n  num_instances: [1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dep := filepath.Join(dir, "d.yaml")
+	if err := os.WriteFile(dep, []byte("max_num_seqs: 8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shard := filepath.Join(dir, "shard.json")
+	wl := []string{"--workload", "chatbot", "--rate", "5", "--num-requests", "20", "--quiet"}
+	if out, errs, code := runCmd(t, "", append([]string{"sweep", "--sweep", spec, "--format", "json", "-o", shard}, wl...)...); code != 0 {
+		t.Fatalf("the shard: exit %d: %s %s", code, out, errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"sweep", "--sweep", spec, "-o", spec}, wl...), "--output " + spec + " is the same file as --sweep " + spec},
+		{append([]string{"sweep", "--sweep", spec, "--html", filepath.Join(dir, ".", "s.yaml")}, wl...), "is the same file as --sweep " + spec},
+		{append([]string{"sweep", "--grid", "num_instances=1", "--deployment", dep, "-o", dep}, wl...), "--output " + dep + " is the same file as --deployment " + dep},
+		{[]string{"sweep", "merge", shard, "-o", shard}, "--output " + shard + " is the same file as the shard " + shard},
+		{append([]string{"--deployment", dep, "--metrics-out", dep}, wl...), "--metrics-out " + dep + " is the same file as --deployment " + dep},
+		{append([]string{"--trace-output", dir + "/"}, wl...), "--trace-output " + dir + "/ names a directory"},
+		{append([]string{"--metrics-out", dir}, wl...), "--metrics-out " + dir + " is a directory"},
+	} {
+		out, errs, code := runCmd(t, "", tc.args...)
+		lines := strings.Split(strings.TrimSpace(errs), "\n")
+		if code != 2 || out != "" || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2, one line with %q", tc.args, code, errs, tc.want)
+		}
+	}
+	if b, _ := os.ReadFile(spec); string(b) != "grid:\n  num_instances: [1]\n" {
+		t.Errorf("the sweep file changed: %q", b)
+	}
+}

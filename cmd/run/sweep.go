@@ -11,6 +11,7 @@ import (
 	"servesim/internal/deploy"
 	"servesim/internal/exitcode"
 	"servesim/internal/infile"
+	"servesim/internal/outfile"
 	"servesim/internal/replay"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
@@ -77,7 +78,8 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if _, err := cli.Positional(c, 0); err != nil {
 		return err
 	}
-	opts, err := sweep.Prepare(cli.SpecValues(c, sweep.Flags()), replay.RateKey)
+	opts, err := sweep.Prepare(cli.SpecValues(c, sweep.Flags()), replay.RateKey,
+		outfile.Named{What: "--deployment", Path: c.String("deployment")}, outfile.Named{What: "--workload-spec", Path: c.String("workload-spec")})
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ type Fit struct {
 	Config fit.Config
 	Output string // the fitted deployment YAML; "" or "-" is Stdout
 	Quiet  bool   // no summary on Stderr
+	// Inputs are the files the command line names besides the traces
+	// (--deployment), which Output must not replace.
+	Inputs []outfile.Named
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -41,6 +44,9 @@ type Fit struct {
 func RunFit(ctx context.Context, f Fit) error {
 	inputs, err := fitTraceInputs(f.Traces)
 	if err != nil {
+		return err
+	}
+	if err := checkFitFiles(f, inputs); err != nil {
 		return err
 	}
 	if err := f.Resolver.Check(); err != nil {

@@ -27,12 +27,16 @@ type RunCommand struct {
 	MetricsOut    string                          // --metrics-out
 	Timeline      string                          // --timeline
 	// NewTimeline records the timeline into the file (timeline.New).
-	NewTimeline    func(io.Writer) Observer
-	Sim            SimOutputPaths
-	ToolVersion    string // recorded in the trace's header
-	Stdout, Stderr io.Writer
-	Log            *slog.Logger
-	NewProgress    func(total int64, desc string) Progress // may be nil
+	NewTimeline func(io.Writer) Observer
+	Sim         SimOutputPaths
+	ToolVersion string // recorded in the trace's header
+	// Inputs and Outputs are the files the command line names besides the
+	// outputs above (--deployment, --workload-spec, --decisions-out), for
+	// outfile.Check.
+	Inputs, Outputs []outfile.Named
+	Stdout, Stderr  io.Writer
+	Log             *slog.Logger
+	NewProgress     func(total int64, desc string) Progress // may be nil
 }
 
 // ExecuteRun generates the workload, simulates it on the deployment and
@@ -40,6 +44,14 @@ type RunCommand struct {
 func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	if cmd.Format != "json" && cmd.Format != "text" {
 		return exitcode.Usagef("--format %q: want json or text", cmd.Format)
+	}
+	outs, err := cmd.Sim.files()
+	if err != nil {
+		return err
+	}
+	outs = append(outs, outfile.Named{What: "--metrics-out", Path: cmd.MetricsOut}, outfile.Named{What: "--timeline", Path: cmd.Timeline})
+	if err := outfile.Check(append(outs, cmd.Outputs...), cmd.Inputs); err != nil {
+		return err
 	}
 	wl, client, given, dep, err := cmd.resolve()
 	if err != nil {

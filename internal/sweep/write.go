@@ -107,6 +107,13 @@ func MergeCommand(pages Pages) flagspec.Command {
 // shards (a name "-" is stdin) and writes what the sweep writes when it
 // runs whole (Merge, then Write).
 func MergeFiles(names []string, stdin io.Reader, o Outputs, pages Pages, stdout io.Writer, log *slog.Logger) error {
+	inputs := make([]outfile.Named, len(names))
+	for i, name := range names {
+		inputs[i] = outfile.Named{What: "the shard", Path: name}
+	}
+	if err := outfile.Check(o.Files(), inputs); err != nil {
+		return err
+	}
 	docs := make([]*Doc, len(names))
 	for i, name := range names {
 		data, err := readAll(name, stdin)
