@@ -94,3 +94,27 @@ func TestOutputIsNoInput(t *testing.T) {
 		t.Error("a hidden .csv was written into the directory")
 	}
 }
+
+// TestHeaderClientOutOfBounds: a header's client beyond the simulator's
+// bounds is bad input, refused before the simulation with exit 2.
+func TestHeaderClientOutOfBounds(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "t")
+	execRun(t, "--workload", "chatbot", "--rate", "20", "--num-requests", "20", "--trace-output", prefix)
+	tr, err := tracev2.Load(tracev2.Input{Path: prefix + ".csv"}, tracev2.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tr.Header
+	h.XExt.Client = &tracev2.Client{MaxConcurrency: 1_000_000_000_000}
+	var buf bytes.Buffer
+	if err := tracev2.EncodeHeader(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, prefix+".yaml", buf.String())
+	r := replayIn(nil, prefix+".csv", "--quiet", "--format", "text")
+	want := prefix + ".csv: x_ext.client: client max concurrency 1000000000000 is outside [0, 16777216]"
+	if exitcode.Of(r.err) != 2 || !strings.Contains(r.stderr, want) || r.stdout != "" {
+		t.Errorf("exit %d, stderr %q; want exit 2 with %q", exitcode.Of(r.err), r.stderr, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"servesim/internal/clip"
 	"servesim/internal/flagspec"
@@ -45,13 +46,13 @@ func (l *Layers) On(base Config) (Config, error) {
 func (l *Layers) apply(base Config) (Config, map[string]string, error) {
 	cfg := base
 	given := map[string]string{}
+	var set fileSet
 	if l.file != "" {
-		var set []string
 		var err error
 		if cfg, set, err = decodeFile(l.file, l.data, cfg); err != nil {
 			return cfg, nil, err
 		}
-		for _, k := range set {
+		for _, k := range set.keys {
 			given[k] = "--" + FileFlag + " " + l.file
 		}
 	}
@@ -74,6 +75,12 @@ func (l *Layers) apply(base Config) (Config, map[string]string, error) {
 			}
 			given[k.name] = "--no-" + flag
 		}
+	}
+	byFlag := func(k string) bool {
+		return strings.HasPrefix(given[k], "--") && !strings.HasPrefix(given[k], "--"+FileFlag+" ")
+	}
+	if err := set.combinations(cfg, byFlag); err != nil {
+		return cfg, nil, err
 	}
 	return cfg, given, nil
 }
