@@ -48,3 +48,20 @@ func TestOutputIsNoInputAndTracesOnce(t *testing.T) {
 		}
 	}
 }
+
+// A trace without rows is refused by its name, not as "no request to
+// fit" without one.
+func TestFitEmptyTraceNamed(t *testing.T) {
+	dir := t.TempDir()
+	h := filepath.Join(dir, "h.csv")
+	if err := os.WriteFile(h, []byte(strings.SplitN(readFile(t, realCSV), "\n", 2)[0]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "h.yaml"), []byte(readFile(t, strings.TrimSuffix(realCSV, ".csv")+".yaml")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := runCmd(t, "", "fit", h)
+	if want := h + ": the trace has no rows: nothing to fit"; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q; want exit 2 with %q", code, errs, want)
+	}
+}

@@ -115,6 +115,9 @@ func prepareFit(f Fit, inputs []input.Config) ([]fit.Trace, deploy.Config, laten
 		if err != nil {
 			return nil, first, kind, seed, err
 		}
+		if len(tr.Records) == 0 {
+			return nil, first, kind, seed, exitcode.Usagef("%s: the trace has no rows: nothing to fit", tr.Name)
+		}
 		p, err := fit.PrepareTrace(tr, itl, f.Settings, f.Resolver, f.Log)
 		if err != nil {
 			return nil, first, kind, seed, err
