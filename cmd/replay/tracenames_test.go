@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,5 +118,53 @@ func TestHeaderClientOutOfBounds(t *testing.T) {
 	want := prefix + ".csv: x_ext.client: client max concurrency 1000000000000 is outside [0, 16777216]"
 	if exitcode.Of(r.err) != 2 || !strings.Contains(r.stderr, want) || r.stdout != "" {
 		t.Errorf("exit %d, stderr %q; want exit 2 with %q", exitcode.Of(r.err), r.stderr, want)
+	}
+}
+
+// TestHeaderDeploymentValuesLocated: a bad value of the header's
+// x_ext.deployment is refused at its line and column, exit 2.
+func TestHeaderDeploymentValuesLocated(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "t")
+	execRun(t, "--workload", "chatbot", "--rate", "20", "--num-requests", "20", "--trace-output", prefix)
+	tr, err := tracev2.Load(tracev2.Input{Path: prefix + ".csv"}, tracev2.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := tr.Header.XExt.Deployment
+	for _, tc := range []struct {
+		key  string
+		v    any
+		list bool // the value is on the line after its key
+		want string
+	}{
+		{"num_instances", 2.9, false, `"2.9" is not an integer`},
+		{"total_kv_blocks", 1e12, false, "1000000000000 exceeds 1073741823, the most a KV cache can hold"},
+		{"num_instances", []any{2}, true, "want an integer, got a list"},
+	} {
+		dep := maps.Clone(orig)
+		dep[tc.key] = tc.v
+		tr.Header.XExt.Deployment = dep
+		var buf bytes.Buffer
+		if err := tracev2.EncodeHeader(&buf, tr.Header); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, prefix+".yaml", buf.String())
+		at, inDep := "", false
+		for i, l := range strings.Split(buf.String(), "\n") {
+			inDep = inDep || strings.TrimSpace(l) == "deployment:"
+			if c := strings.Index(l, tc.key+":"); inDep && at == "" && c >= 0 {
+				at = fmt.Sprintf("%d:%d", i+1, c+len(tc.key)+3)
+				if tc.list {
+					at = fmt.Sprintf("%d:", i+2)
+				}
+			}
+		}
+		r := replayIn(nil, prefix+".csv", "--quiet", "--format", "text")
+		want := fmt.Sprintf("%s.yaml:%s", prefix, at)
+		msg := fmt.Sprintf("key x_ext.deployment.%s: %s", tc.key, tc.want)
+		if exitcode.Of(r.err) != 2 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, msg) {
+			t.Errorf("%s %v: exit %d, stderr %q; want exit 2 with %q and %q", tc.key, tc.v, exitcode.Of(r.err), r.stderr, want, msg)
+		}
 	}
 }

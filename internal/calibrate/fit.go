@@ -111,6 +111,9 @@ func prepareFit(f Fit, inputs []input.Config) ([]fit.Trace, deploy.Config, laten
 		if len(inputs) == 1 {
 			itlPath = f.Traces.ITLData
 		}
+		if !f.Settings.IgnoreTraceClient {
+			in.DeploymentKey = deploy.CheckTraceKey // a bad value refused at its place in the header
+		}
 		tr, itl, err := readFitTrace(in, itlPath, f.Stdin, f.Log)
 		if err != nil {
 			return nil, first, kind, seed, err

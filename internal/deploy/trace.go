@@ -1,11 +1,15 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
+	"gopkg.in/yaml.v3"
+
 	"servesim/internal/des/latency"
+	"servesim/internal/strictyaml"
 	"servesim/internal/tracev2"
 )
 
@@ -112,6 +116,40 @@ func FromTrace(name string, h *tracev2.Header, base Config) (*TraceDeployment, e
 	}
 	td.Config, td.Keys = cfg, keys
 	return td, nil
+}
+
+// CheckTraceKey checks the value a trace header states for deployment key
+// name as FromTrace takes it: of the key's type, whole where an integer
+// goes, valid alone. A key this version does not know is no error
+// (FromTrace warns of it), and neither is a model or GPU the simulator does
+// not know (FromTrace leaves them out). It is the check tracev2 runs at the
+// value's place in the header (tracev2.Options.DeploymentKey).
+func CheckTraceKey(name string, value any) error {
+	k, ok := keysByName()[name]
+	if !ok || name == "model" || name == "gpu" || name == "hardware_file" {
+		return nil
+	}
+	if empty(value) {
+		value = nil
+	}
+	var n yaml.Node
+	if err := n.Encode(value); err != nil {
+		return err
+	}
+	cfg := Default()
+	if err := k.decode("", &n, &cfg); err != nil {
+		var e *strictyaml.Error
+		if errors.As(err, &e) {
+			return errors.New(e.Msg)
+		}
+		return err
+	}
+	for _, p := range cfg.problems() {
+		if p.key == name {
+			return errors.New(p.msg)
+		}
+	}
+	return nil
 }
 
 // SameModel reports whether two model names name the same model: equal up

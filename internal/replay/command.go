@@ -92,6 +92,9 @@ func Execute(ctx context.Context, cmd Command) (err error) {
 	j.start = time.Now()
 	cfg := cmd.Input
 	cfg.Stream, cfg.Log = true, cmd.Log
+	if !cmd.Trace.IgnoreTraceDeployment {
+		cfg.DeploymentKey = deploy.CheckTraceKey // a bad value refused at its place in the header
+	}
 	in, err := input.Open(cfg)
 	if err != nil {
 		return err
