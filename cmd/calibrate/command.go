@@ -155,8 +155,8 @@ func config(c *ucli.Context) (report.Config, error) {
 		return cfg, exitcode.Usagef("--warmup-duration %s is negative", cfg.WarmupDuration)
 	}
 	cfg.NetworkRTTUs = c.Int64("network-rtt-us")
-	if cfg.NetworkRTTUs < -1 {
-		return cfg, exitcode.Usagef("--network-rtt-us %d: want -1 (the header's RTT) or a value >= 0", cfg.NetworkRTTUs)
+	if err := calibrate.CheckNetworkRTT(cfg.NetworkRTTUs); err != nil {
+		return cfg, err
 	}
 	cfg.NetworkBandwidthMbps = c.Float64("network-bandwidth-mbps")
 	if !finiteNonNeg(cfg.NetworkBandwidthMbps) {

@@ -13,6 +13,7 @@ import (
 	"servesim/internal/exitcode"
 	"servesim/internal/fit"
 	"servesim/internal/flagspec"
+	"servesim/internal/outfile"
 	"servesim/internal/replay"
 	"servesim/internal/tracev2"
 )
@@ -130,7 +131,7 @@ func fitJob(c *ucli.Context) (calibrate.Fit, error) {
 		Resolver: resolver{&replay.FlagResolver{Flags: cli.SpecValues(c, replay.ResolverFlags()),
 			GivenMode: c.String("session-mode"), GivenModeSet: c.IsSet("session-mode")}},
 		Seed: c.Int64("seed"), SeedSet: c.IsSet("seed"),
-		Output: c.String("output"), Quiet: c.Bool("quiet"),
+		Output: c.String("output"), Quiet: c.Bool("quiet"), Inputs: []outfile.Named{{What: "--deployment", Path: c.String("deployment")}},
 		Settings: fit.Settings{WarmupRequests: c.Int64("warmup-requests"), NetworkRTTUs: c.Int64("network-rtt-us"),
 			ThinkTimeSet: c.IsSet("think-time"), IgnoreTraceClient: c.Bool("ignore-trace-deployment")},
 		Config: fit.Config{Holdout: c.Float64("holdout"), MaxIterations: c.Int("max-iterations"), FitTokenOverhead: c.Bool("fit-token-overhead")},
@@ -141,8 +142,8 @@ func fitJob(c *ucli.Context) (calibrate.Fit, error) {
 	if job.Settings.WarmupRequests < -1 {
 		return job, exitcode.Usagef("--warmup-requests %d: want -1 (the header's value) or a count >= 0", job.Settings.WarmupRequests)
 	}
-	if job.Settings.NetworkRTTUs < -1 {
-		return job, exitcode.Usagef("--network-rtt-us %d: want -1 (the header's RTT) or a value >= 0", job.Settings.NetworkRTTUs)
+	if err := calibrate.CheckNetworkRTT(job.Settings.NetworkRTTUs); err != nil {
+		return job, err
 	}
 	if n := job.Config.MaxIterations; n < 1 || n > 1000 {
 		return job, exitcode.Usagef("--max-iterations %d: want 1 to 1000", n)

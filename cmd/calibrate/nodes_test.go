@@ -25,13 +25,14 @@ func TestOutputsIntoDevices(t *testing.T) {
 }
 
 // TestFailedOpenLeavesNoTemporary: when one output cannot be created, the
-// ones opened before it leave no temporary file behind.
+// command fails before anything is written (exit 2, the directory does not
+// exist), and leaves no temporary file behind.
 func TestFailedOpenLeavesNoTemporary(t *testing.T) {
 	dir := t.TempDir()
 	_, errs, code := runCmd(t, "", realCSV, simJSON, "--report", filepath.Join(dir, "r.json"),
 		"--html", filepath.Join(dir, "no", "such", "r.html"))
-	if code != 1 || !strings.Contains(errs, "r.html") {
-		t.Fatalf("exit %d, stderr %q: want 1 naming r.html", code, errs)
+	if code != 2 || !strings.Contains(errs, "r.html") {
+		t.Fatalf("exit %d, stderr %q: want 2 naming r.html", code, errs)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)

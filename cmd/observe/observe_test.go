@@ -246,6 +246,8 @@ func TestUsageErrors(t *testing.T) {
 	srv := startFake(t, fakevllm.Config{})
 	badConf := filepath.Join(t.TempDir(), "s.yaml")
 	writeFile(t, badConf, "max_num_sequences: 3\n")
+	fracConf := filepath.Join(t.TempDir(), "f.yaml")
+	writeFile(t, fracConf, "tensor_parallel: 1.99\n")
 	tests := []struct {
 		args []string
 		want string
@@ -266,6 +268,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--url", srv.URL(), "--trace-output", "x", "--record-itl", "--itl-output", "x.csv"}, "both write"},
 		{[]string{"--url", srv.URL(), "--server-config", badConf}, `s.yaml:1:1: unknown key "max_num_sequences"`},
 		{[]string{"--url", srv.URL(), "--server-config", "/nonexistent/s.yaml"}, "no such file"},
+		{[]string{"--url", srv.URL(), "--server-config", fracConf}, `f.yaml:1:18: key tensor_parallel: "1.99" is not an integer`},
+		{[]string{"--url", srv.URL(), "--server-config", "/dev/zero"}, "/dev/zero: larger than 16 MiB, the bound on this input"},
 		{[]string{"--url", srv.URL(), "--vllm-args", "--tensor-parallel-size two"}, `--vllm-args: --tensor-parallel-size: "two" is not a count`},
 	}
 	for _, tc := range tests {

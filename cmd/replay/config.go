@@ -31,7 +31,10 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 			return replay.OpenDecisions(cli.SpecValues(c, replay.DecisionFlags()))
 		},
 		ToolVersion: cli.Version,
-		Stdout:      stdio.Out, Stderr: stdio.Err, Log: log,
+		Inputs: []outfile.Named{{What: "--deployment", Path: c.String("deployment")},
+			{What: "--hardware-file", Path: c.String("hardware-file")}, {What: "--model", Path: c.String("model")}},
+		Outputs: []outfile.Named{{What: "--decisions-out", Path: c.String("decisions-out")}},
+		Stdout:  stdio.Out, Stderr: stdio.Err, Log: log,
 		NewTimeline: func(w io.Writer) replay.Observer { return timeline.New(w) },
 		NewProgress: func(total int64, desc string) replay.Progress {
 			return cli.NewProgress(stdio.Err, c.Bool("quiet"), total, desc)

@@ -9,6 +9,7 @@ import (
 
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
+	"servesim/internal/outfile"
 	"servesim/internal/replay"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
@@ -64,7 +65,8 @@ Examples:
 }
 
 func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger) error {
-	opts, err := sweep.Prepare(cli.SpecValues(c, sweep.Flags()), replay.RateKey)
+	in := traceInput(c, stdio)
+	opts, err := sweep.Prepare(cli.SpecValues(c, sweep.Flags()), replay.RateKey, append(in.Files(), outfile.Named{What: "--deployment", Path: c.String("deployment")})...)
 	if err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if err != nil {
 		return err
 	}
-	return replay.ExecuteSweep(ctx, replay.SweepCommand{Input: traceInput(c, stdio), Trace: traceSettings(c),
+	return replay.ExecuteSweep(ctx, replay.SweepCommand{Input: in, Trace: traceSettings(c),
 		CheckDeployment: func() error { _, err := deploy.FromFlags(cli.SpecValues(c, deploy.Flags())); return err }, Resolver: resolver{c},
 		Sweep: opts, Shard: shard, Pages: report.SweepPages{}, Stdout: stdio.Out, Log: log, Progress: cli.StepsProgress(stdio.Err, c.Bool("quiet"), "sweeping", "runs")})
 }

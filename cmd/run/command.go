@@ -96,7 +96,10 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"), ResultsPath: c.String("results-path"), SLO: c.String("slo"),
 		Sim:         replay.SimOutputPaths{RequestsOut: c.String("requests-out"), TraceOutput: c.String("trace-output"), BLISHeader: c.Bool("blis-compatible-header")},
 		ToolVersion: cli.Version,
-		Stdout:      stdio.Out, Stderr: stdio.Err, Log: log,
+		Inputs: []outfile.Named{{What: "--deployment", Path: c.String("deployment")}, {What: "--workload-spec", Path: c.String("workload-spec")},
+			{What: "--hardware-file", Path: c.String("hardware-file")}, {What: "--model", Path: c.String("model")}},
+		Outputs: []outfile.Named{{What: "--decisions-out", Path: c.String("decisions-out")}},
+		Stdout:  stdio.Out, Stderr: stdio.Err, Log: log,
 		NewTimeline: func(w io.Writer) replay.Observer { return timeline.New(w) },
 		NewProgress: func(total int64, desc string) replay.Progress {
 			return cli.NewProgress(stdio.Err, c.Bool("quiet"), total, desc)

@@ -136,7 +136,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--workload-spec", spec, "--rate", "3"}, "--rate"},
 		{[]string{"--model", "gpt-9"}, "gpt-9"},
 		{[]string{"--max-num-seqs", "-1"}, "max-num-seqs"},
-		{[]string{"--num-instances", "100000000"}, "100000000 instances exceed 1048576"},
+		{[]string{"--num-instances", "100000000"}, "num-instances 100000000 exceeds 1048576"},
 		{[]string{"--num-instances", "500000"}, "500000 instances of 15909 KV blocks need about"},
 		{[]string{"--total-kv-blocks", "100000000000"}, "total-kv-blocks 100000000000 exceeds 1073741823"},
 		{[]string{"--format", "yaml"}, "--format"},

@@ -10,6 +10,8 @@ import (
 	"servesim/internal/cli"
 	"servesim/internal/deploy"
 	"servesim/internal/exitcode"
+	"servesim/internal/infile"
+	"servesim/internal/outfile"
 	"servesim/internal/replay"
 	"servesim/internal/report"
 	"servesim/internal/sweep"
@@ -76,7 +78,8 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	if _, err := cli.Positional(c, 0); err != nil {
 		return err
 	}
-	opts, err := sweep.Prepare(cli.SpecValues(c, sweep.Flags()), replay.RateKey)
+	opts, err := sweep.Prepare(cli.SpecValues(c, sweep.Flags()), replay.RateKey,
+		outfile.Named{What: "--deployment", Path: c.String("deployment")}, outfile.Named{What: "--workload-spec", Path: c.String("workload-spec")})
 	if err != nil {
 		return err
 	}
@@ -90,7 +93,7 @@ func sweepAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 	}
 	if wl.SpecPath != "" && wl.SpecData == nil {
 		// Read once: every case resolves the workload again.
-		if wl.SpecData, err = os.ReadFile(wl.SpecPath); err != nil {
+		if wl.SpecData, err = infile.ReadFile(wl.SpecPath, infile.ConfigBytes); err != nil {
 			return exitcode.Usagef("--workload-spec: %v", err)
 		}
 	}

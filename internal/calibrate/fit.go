@@ -29,6 +29,9 @@ type Fit struct {
 	Config fit.Config
 	Output string // the fitted deployment YAML; "" or "-" is Stdout
 	Quiet  bool   // no summary on Stderr
+	// Inputs are the files the command line names besides the traces
+	// (--deployment), which Output must not replace.
+	Inputs []outfile.Named
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -41,6 +44,9 @@ type Fit struct {
 func RunFit(ctx context.Context, f Fit) error {
 	inputs, err := fitTraceInputs(f.Traces)
 	if err != nil {
+		return err
+	}
+	if err := checkFitFiles(f, inputs); err != nil {
 		return err
 	}
 	if err := f.Resolver.Check(); err != nil {
@@ -105,9 +111,15 @@ func prepareFit(f Fit, inputs []input.Config) ([]fit.Trace, deploy.Config, laten
 		if len(inputs) == 1 {
 			itlPath = f.Traces.ITLData
 		}
+		if !f.Settings.IgnoreTraceClient {
+			in.DeploymentKey = deploy.CheckTraceKey // a bad value refused at its place in the header
+		}
 		tr, itl, err := readFitTrace(in, itlPath, f.Stdin, f.Log)
 		if err != nil {
 			return nil, first, kind, seed, err
+		}
+		if len(tr.Records) == 0 {
+			return nil, first, kind, seed, exitcode.Usagef("%s: the trace has no rows: nothing to fit", tr.Name)
 		}
 		p, err := fit.PrepareTrace(tr, itl, f.Settings, f.Resolver, f.Log)
 		if err != nil {

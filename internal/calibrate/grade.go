@@ -41,6 +41,9 @@ func Run(ctx context.Context, g Grade) error {
 	if err != nil {
 		return err
 	}
+	if err := plan.check(srcs); err != nil {
+		return err
+	}
 	if err := plan.open(g.Stdout); err != nil {
 		return err
 	}

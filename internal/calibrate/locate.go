@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"servesim/internal/exitcode"
+	"servesim/internal/infile"
 	"servesim/internal/jsonscan"
 	"servesim/internal/report"
 	"servesim/internal/tracev2"
@@ -138,9 +139,9 @@ func readSimMetrics(path string, stdin io.Reader) (*report.SimMetrics, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	data, err := io.ReadAll(rc)
+	data, err := infile.Read(rc, name, infile.ConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, err
 	}
 	data = plain(data)
 	var f simMetricsFile

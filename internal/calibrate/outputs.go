@@ -96,6 +96,18 @@ func planOutputs(a OutputArgs) (*plan, error) {
 	return p, nil
 }
 
+// check refuses, before any input is read, an output that cannot be
+// written or would replace an input (outfile.Check).
+func (p *plan) check(srcs sources) error {
+	var outs []outfile.Named
+	for _, o := range p.outs {
+		outs = append(outs, outfile.Named{What: o.flag, Path: o.path})
+	}
+	ins := append(srcs.real.Files(), outfile.Named{What: "the simulated results", Path: srcs.sim},
+		outfile.Named{What: "--itl-data", Path: srcs.itl}, outfile.Named{What: "--sim-metrics", Path: srcs.simMetrics})
+	return outfile.Check(outs, ins)
+}
+
 // open creates the temporary files before any input is read, so an
 // unwritable destination fails fast.
 func (p *plan) open(stdout io.Writer) error {

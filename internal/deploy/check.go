@@ -10,6 +10,7 @@ import (
 
 	"servesim/internal/des/cluster"
 	"servesim/internal/des/instance"
+	"servesim/internal/des/kvcache"
 	"servesim/internal/des/latency"
 )
 
@@ -19,6 +20,8 @@ import (
 // for a combination, the whole sentence.
 type problem struct {
 	key, msg string
+	// keys are the YAML keys of a combination's fields, for its place.
+	keys []string
 }
 
 // text names the problem by its flag: "max-num-seqs 0 must be positive".
@@ -46,7 +49,9 @@ func (c Config) check() error {
 // problems lists every invalid value of c, the fields alone first.
 func (c Config) problems() []problem {
 	var ps []problem
-	add := func(key, format string, args ...any) { ps = append(ps, problem{key, fmt.Sprintf(format, args...)}) }
+	add := func(key, format string, args ...any) {
+		ps = append(ps, problem{key: key, msg: fmt.Sprintf(format, args...)})
+	}
 	positive := func(key string, v int) {
 		if v <= 0 {
 			add(key, "%d must be positive", v)
@@ -63,6 +68,17 @@ func (c Config) problems() []problem {
 		add("data_parallel", "%d exceeds %d", c.DataParallel, MaxDataParallel)
 	}
 	positive("num_instances", c.Instances)
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"num_instances", c.Instances}, {"prefill_instances", c.PrefillInstances}, {"decode_instances", c.DecodeInstances}} {
+		if n.v > maxInstances {
+			add(n.key, "%d exceeds %d, the most instances one simulation holds", n.v, maxInstances)
+		}
+	}
+	if c.TotalKVBlocks > kvcache.MaxBlocks {
+		add("total_kv_blocks", "%d exceeds %d, the most a KV cache can hold", c.TotalKVBlocks, kvcache.MaxBlocks)
+	}
 	positive("block_size", c.BlockSize)
 	if c.BlockSize > maxBlockSize {
 		add("block_size", "%d exceeds %d tokens", c.BlockSize, maxBlockSize)
@@ -143,7 +159,7 @@ func (c Config) choices() []problem {
 			ok = ok || w == f.v
 		}
 		if !ok {
-			ps = append(ps, problem{f.key, fmt.Sprintf("%q: want %s", f.v, orList(f.want))})
+			ps = append(ps, problem{key: f.key, msg: fmt.Sprintf("%q: want %s", f.v, orList(f.want))})
 		}
 	}
 	return ps
@@ -169,7 +185,9 @@ func orList(xs []string) string {
 // problems checks the cluster fields that stand alone.
 func (c Cluster) problems() []problem {
 	var ps []problem
-	add := func(key, format string, args ...any) { ps = append(ps, problem{key, fmt.Sprintf(format, args...)}) }
+	add := func(key, format string, args ...any) {
+		ps = append(ps, problem{key: key, msg: fmt.Sprintf(format, args...)})
+	}
 	for _, d := range []struct {
 		key string
 		v   time.Duration
@@ -211,28 +229,31 @@ func (c Cluster) problems() []problem {
 // combinations checks the fields that must agree with each other.
 func (c Config) combinations() []problem {
 	var ps []problem
-	add := func(format string, args ...any) { ps = append(ps, problem{"", fmt.Sprintf(format, args...)}) }
+	add := func(keys []string, format string, args ...any) {
+		ps = append(ps, problem{msg: fmt.Sprintf(format, args...), keys: keys})
+	}
 	if (len(c.AlphaCoeffs) == 0) != (len(c.BetaCoeffs) == 0) {
-		add("alpha-coeffs and beta-coeffs must be given together")
+		add([]string{"alpha_coeffs", "beta_coeffs"}, "alpha-coeffs and beta-coeffs must be given together")
 	}
 	if c.PipelineParallel > 1 && c.Batching != string(instance.BatchVLLM) {
-		add("pipeline-parallel %d runs with batching vllm only, not %s", c.PipelineParallel, c.Batching)
+		add([]string{"pipeline_parallel", "batching"}, "pipeline-parallel %d runs with batching vllm only, not %s", c.PipelineParallel, c.Batching)
 	}
 	if c.PipelineParallel > c.MaxNumSeqs && c.MaxNumSeqs > 0 {
-		add("pipeline-parallel %d exceeds max-num-seqs %d", c.PipelineParallel, c.MaxNumSeqs)
+		add([]string{"pipeline_parallel", "max_num_seqs"}, "pipeline-parallel %d exceeds max-num-seqs %d", c.PipelineParallel, c.MaxNumSeqs)
 	}
 	if c.AdmissionPolicy == string(cluster.TokenBucket) && !(c.TokenBucketCapacity > 0) {
-		add("token-bucket admission needs token-bucket-capacity > 0, got %g", c.TokenBucketCapacity)
+		add([]string{"admission_policy", "token_bucket_capacity"}, "token-bucket admission needs token-bucket-capacity > 0, got %g", c.TokenBucketCapacity)
 	}
+	pd := []string{"prefill_instances", "decode_instances"}
 	if p, d := c.PrefillInstances, c.DecodeInstances; p > 0 || d > 0 {
 		switch {
 		case p == 0 || d == 0:
-			add("prefill-instances %d and decode-instances %d: P/D needs both pools", p, d)
+			add(pd, "prefill-instances %d and decode-instances %d: P/D needs both pools", p, d)
 		case c.Instances != 1 && c.Instances != p+d:
-			add("num-instances %d must equal prefill-instances + decode-instances = %d", c.Instances, p+d)
+			add(append(pd, "num_instances"), "num-instances %d must equal prefill-instances + decode-instances = %d", c.Instances, p+d)
 		}
 	} else if c.PDDecider != string(cluster.DecideNever) && c.PDDecider != "" {
-		add("pd-decider %s needs prefill-instances and decode-instances", c.PDDecider)
+		add(append(pd, "pd_decider"), "pd-decider %s needs prefill-instances and decode-instances", c.PDDecider)
 	}
 	return ps
 }

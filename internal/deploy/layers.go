@@ -3,11 +3,13 @@ package deploy
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
+	"strings"
 
+	"servesim/internal/clip"
 	"servesim/internal/des/latency"
 	"servesim/internal/flagspec"
+	"servesim/internal/infile"
 	"servesim/internal/tracev2"
 )
 
@@ -25,7 +27,7 @@ type Layers struct {
 func NewLayers(path string, flags flagspec.Values) (*Layers, error) {
 	l := &Layers{file: path, flags: flags}
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err := infile.ReadFile(path, infile.ConfigBytes)
 		if err != nil {
 			return nil, invalid("deployment: %v", err)
 		}
@@ -45,13 +47,13 @@ func (l *Layers) On(base Config) (Config, error) {
 func (l *Layers) apply(base Config) (Config, map[string]string, error) {
 	cfg := base
 	given := map[string]string{}
+	var set fileSet
 	if l.file != "" {
-		var set []string
 		var err error
 		if cfg, set, err = decodeFile(l.file, l.data, cfg); err != nil {
 			return cfg, nil, err
 		}
-		for _, k := range set {
+		for _, k := range set.keys {
 			given[k] = "--" + FileFlag + " " + l.file
 		}
 	}
@@ -75,6 +77,12 @@ func (l *Layers) apply(base Config) (Config, map[string]string, error) {
 			given[k.name] = "--no-" + flag
 		}
 	}
+	byFlag := func(k string) bool {
+		return strings.HasPrefix(given[k], "--") && !strings.HasPrefix(given[k], "--"+FileFlag+" ")
+	}
+	if err := set.combinations(cfg, byFlag); err != nil {
+		return cfg, nil, err
+	}
 	return cfg, given, nil
 }
 
@@ -97,12 +105,17 @@ func (l *Layers) OnTrace(name string, h *tracev2.Header, warn func(string)) (Con
 		warn(w)
 	}
 	final, given, err := l.apply(td.Config)
-	if err != nil || (len(td.Keys) == 0 && td.UnknownModel == "") {
+	if err != nil {
 		return final, err
 	}
 	if td.UnknownModel != "" && given["model"] == "" {
-		_, err := latency.ResolveModel(td.UnknownModel)
+		// A name, looked up among the embedded models only: never opened.
+		_, err := latency.LookupModel(clip.Text(td.UnknownModel, maxNameBytes))
 		return final, invalid("%s: the trace's model: %v (give it with --model)", name, err)
+	}
+	td.unnamed(name, &final, given, warn)
+	if len(td.Keys) == 0 {
+		return final, nil
 	}
 	byName := keysByName()
 	changed := false
@@ -138,3 +151,27 @@ func FromFlags(v flagspec.Values) (Config, error) {
 	}
 	return l.On(Default())
 }
+
+// unnamed settles what the trace named that is not taken as it is: a model
+// or GPU the simulator does not embed, and the hardware file, which is
+// never opened. Each the command line does not give is one warning; the
+// trace's GPU is looked up by name in a hardware file the command line
+// gives.
+func (td *TraceDeployment) unnamed(name string, final *Config, given map[string]string, warn func(string)) {
+	if td.HardwareFile != "" && given["hardware_file"] == "" {
+		warn(fmt.Sprintf("%s: the trace names the hardware file %q, which is not opened (a trace names no file to read); give --hardware-file to use one",
+			name, clip.Text(td.HardwareFile, maxNameBytes)))
+	}
+	if td.UnknownGPU == "" || given["gpu"] != "" {
+		return
+	}
+	if given["hardware_file"] != "" {
+		final.GPU = td.UnknownGPU // a name, looked up in the file the user gave
+		return
+	}
+	warn(fmt.Sprintf("%s: the trace's GPU %q is not one the simulator knows; simulating %s instead (give --gpu, or --hardware-file with specs for it)",
+		name, clip.Text(td.UnknownGPU, maxNameBytes), final.GPU))
+}
+
+// maxNameBytes bounds a name from a trace quoted in a message.
+const maxNameBytes = 200

@@ -14,11 +14,11 @@ func TestSizeBounds(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{"instances beyond any machine", func(c *Config) { c.Instances = 100_000_000 }, "deployment: 100000000 instances exceed 1048576"},
-		{"instances at int's top", func(c *Config) { c.Instances = math.MaxInt }, "instances exceed 1048576"},
+		{"instances beyond any machine", func(c *Config) { c.Instances = 100_000_000 }, "deployment: num-instances 100000000 exceeds 1048576, the most instances one simulation holds"},
+		{"instances at int's top", func(c *Config) { c.Instances = math.MaxInt }, "num-instances 9223372036854775807 exceeds 1048576"},
 		{"P/D pools overflowing", func(c *Config) {
 			c.PrefillInstances, c.DecodeInstances, c.PDDecider = math.MaxInt, math.MaxInt, "always"
-		}, "instances exceed 1048576"},
+		}, "prefill-instances 9223372036854775807 exceeds 1048576"},
 		{"instances beyond this machine", func(c *Config) { c.Instances = 500_000 }, "deployment: 500000 instances of 15909 KV blocks need about 786.4 GiB of memory to simulate, more than 75% of the"},
 		{"KV blocks beyond a cache", func(c *Config) { c.TotalKVBlocks = 2_000_000_000 }, "total-kv-blocks 2000000000 exceeds 1073741823, the most a KV cache can hold"},
 		{"lightllm tokens beyond a cache", func(c *Config) { c.TotalKVBlocks, c.Batching = 100_000_000, "lightllm" },
@@ -61,13 +61,38 @@ func TestMemoryBound(t *testing.T) {
 	}
 }
 
-// TestMemoryBoundFromYAML: the same bound holds for a deployment file.
-func TestMemoryBoundFromYAML(t *testing.T) {
-	c, err := Decode("dep.yaml", []byte("num_instances: 100000000\n"), Default())
+// TestBoundsFromYAML: the fixed bounds, and the values that must agree
+// with others, hold for a deployment file, at their place.
+func TestBoundsFromYAML(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"num_instances: 100000000\n", "dep.yaml:1:16: key num_instances: 100000000 exceeds 1048576, the most instances one simulation holds"},
+		{"total_kv_blocks: 1e12\n", "dep.yaml:1:18: key total_kv_blocks: 1000000000000 exceeds 1073741823, the most a KV cache can hold"},
+		{"pipeline_parallel: 300\n", "dep.yaml:1:20: pipeline-parallel 300 exceeds max-num-seqs 256"},
+		{"pipeline_parallel: 4\nmax_num_seqs: 2\n", "dep.yaml:2:15: pipeline-parallel 4 exceeds max-num-seqs 2"},
+		{"prefill_instances: 1\n", "dep.yaml:1:20: prefill-instances 1 and decode-instances 0: P/D needs both pools"},
+		{"num_instances: [2]\n", "dep.yaml:1:16: key num_instances: want an integer, got a list"},
+	} {
+		_, err := Decode("dep.yaml", []byte(c.yaml), Default())
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.want)
+		}
+	}
+	// A flag that fixes the file's value: no error from the file.
+	l, err := NewLayers("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Resolve(c); err == nil || !strings.Contains(err.Error(), "100000000 instances exceed") {
-		t.Errorf("err = %v, want the instance bound", err)
+	l.file, l.data = "dep.yaml", []byte("pipeline_parallel: 300\n")
+	l.flags = map[string]any{"max-num-seqs": 512}
+	if cfg, err := l.On(Default()); err != nil || cfg.PipelineParallel != 300 || cfg.MaxNumSeqs != 512 {
+		t.Errorf("the flag's max_num_seqs: %v", err)
+	}
+	l.flags = map[string]any{"max-num-seqs": 8}
+	if _, err := l.On(Default()); err != nil {
+		t.Errorf("a flag's value is left to Resolve, without a place in the file: %v", err)
+	}
+	l.flags = nil
+	if _, err := l.On(Default()); err == nil || err.Error() != "dep.yaml:1:20: pipeline-parallel 300 exceeds max-num-seqs 256" {
+		t.Errorf("the file alone: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ func TestSetKey(t *testing.T) {
 		{"max_num_seqs", "-1", "key max_num_seqs: -1 must not be negative"},
 		{"max_num_seqs", "many", `key max_num_seqs: "many" is not an integer`},
 		{"max_num_seqs", `"16"`, `key max_num_seqs: "16" is not an integer`},
+		{"num_instances", "1.5", `key num_instances: "1.5" is not an integer`},
 		{"gpu", "[1]", "key gpu: want a string, got a list"},
 		{"alpha_coeffs", "1", `key alpha_coeffs: "1" is not a list`},
 		{"max_num_sqs", "1", "key max_num_sqs: not a deployment key"},

@@ -1,11 +1,15 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
+	"gopkg.in/yaml.v3"
+
 	"servesim/internal/des/latency"
+	"servesim/internal/strictyaml"
 	"servesim/internal/tracev2"
 )
 
@@ -46,19 +50,32 @@ type TraceDeployment struct {
 	// (x_ext.sources): a replay that changes any other key derives them
 	// again.
 	Derived map[string]bool
-	// UnknownModel is the trace's model when the simulator does not know
-	// it; Config then keeps the base's model.
+	// UnknownModel is the trace's model when it is not a model the
+	// simulator embeds; Config then keeps the base's model.
 	UnknownModel string
+	// UnknownGPU is the trace's GPU when it is not a GPU the simulator
+	// embeds; Config then keeps the base's GPU (a hardware file the
+	// command line gives may still name it: OnTrace).
+	UnknownGPU string
+	// HardwareFile is the hardware file the trace names, which is never
+	// opened; Config keeps the base's.
+	HardwareFile string
 	// Warnings name the keys this version does not know (ignored).
 	Warnings []string
 }
 
 // FromTrace reads the deployment header h states (x_ext.deployment, else
 // BLIS's server keys) onto base. name is the trace's file, for messages. A
-// header that states nothing gives base and no keys. A model the simulator
-// cannot resolve is left out (see UnknownModel), so that a capture of a
-// server running a model we have no name for replays on the rest of its
-// deployment with the model a --model flag or file gives.
+// header that states nothing gives base and no keys.
+//
+// The model, the GPU and the hardware file a trace states are names, never
+// paths: a trace comes from elsewhere (a server reports its model's name,
+// and a hostile one may report /dev/zero), so only the command line may
+// name a file to open. A model or GPU the simulator does not embed is left
+// out (UnknownModel, UnknownGPU), so that a capture of a server running a
+// model we have no config for replays on the rest of its deployment with the
+// model a --model flag or file gives (without one, OnTrace refuses it);
+// the hardware file is left out always (HardwareFile).
 func FromTrace(name string, h *tracev2.Header, base Config) (*TraceDeployment, error) {
 	td := &TraceDeployment{Config: base, Derived: map[string]bool{}}
 	keys := h.Deployment()
@@ -66,10 +83,20 @@ func FromTrace(name string, h *tracev2.Header, base Config) (*TraceDeployment, e
 		return td, nil
 	}
 	if m, ok := keys["model"].(string); ok {
-		if _, err := latency.ResolveModel(m); err != nil {
+		if _, err := latency.LookupModel(m); err != nil {
 			td.UnknownModel = m
 			delete(keys, "model")
 		}
+	}
+	if g, ok := keys["gpu"].(string); ok && g != "" {
+		if _, err := latency.LookupGPU(g); err != nil {
+			td.UnknownGPU = g
+			delete(keys, "gpu")
+		}
+	}
+	if f, ok := keys["hardware_file"]; ok {
+		td.HardwareFile, _ = f.(string)
+		delete(keys, "hardware_file")
 	}
 	where := name + ": x_ext.deployment"
 	if h.XExt == nil || len(h.XExt.Deployment) == 0 {
@@ -90,6 +117,40 @@ func FromTrace(name string, h *tracev2.Header, base Config) (*TraceDeployment, e
 	}
 	td.Config, td.Keys = cfg, keys
 	return td, nil
+}
+
+// CheckTraceKey checks the value a trace header states for deployment key
+// name as FromTrace takes it: of the key's type, whole where an integer
+// goes, valid alone. A key this version does not know is no error
+// (FromTrace warns of it), and neither is a model or GPU the simulator does
+// not know (FromTrace leaves them out). It is the check tracev2 runs at the
+// value's place in the header (tracev2.Options.DeploymentKey).
+func CheckTraceKey(name string, value any) error {
+	k, ok := keysByName()[name]
+	if !ok || name == "model" || name == "gpu" || name == "hardware_file" {
+		return nil
+	}
+	if empty(value) {
+		value = nil
+	}
+	var n yaml.Node
+	if err := n.Encode(value); err != nil {
+		return err
+	}
+	cfg := Default()
+	if err := k.decode("", &n, &cfg); err != nil {
+		var e *strictyaml.Error
+		if errors.As(err, &e) {
+			return errors.New(e.Msg)
+		}
+		return err
+	}
+	for _, p := range cfg.problems() {
+		if p.key == name {
+			return errors.New(p.msg)
+		}
+	}
+	return nil
 }
 
 // SameModel reports whether two model names name the same model: equal up

@@ -1,18 +1,18 @@
 package deploy
 
 import (
-	"os"
 	"slices"
 
 	"gopkg.in/yaml.v3"
 
+	"servesim/internal/infile"
 	"servesim/internal/strictyaml"
 )
 
 // Load reads a deployment YAML on top of base: keys present in the file
 // replace base's values. Every error names file:line:column and the key.
 func Load(path string, base Config) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return base, invalid("deployment: %v", err)
 	}
@@ -25,38 +25,74 @@ func Load(path string, base Config) (Config, error) {
 // values that must agree with others are checked by Resolve, once the
 // flags have been applied.
 func Decode(name string, data []byte, base Config) (Config, error) {
-	cfg, _, err := decodeFile(name, data, base)
-	return cfg, err
+	cfg, set, err := decodeFile(name, data, base)
+	if err != nil {
+		return base, err
+	}
+	if err := set.combinations(cfg, nil); err != nil {
+		return base, err
+	}
+	return cfg, nil
 }
 
-// decodeFile is Decode that also returns the keys the file sets (aliases
-// under the key they stand for), in the file's order.
-func decodeFile(name string, data []byte, base Config) (Config, []string, error) {
+// fileSet is what a deployment file sets: the names of its keys (aliases under
+// the key they stand for) in the file's order, and their value nodes.
+type fileSet struct {
+	name   string
+	keys   []string
+	values map[string]*yaml.Node
+}
+
+// combinations is the first problem of cfg with values that must agree
+// (pipeline_parallel and max_num_seqs) located at the file's value of the
+// last of them the file sets, unless a flag set one of them (byFlag): a
+// flag's value has no place in the file.
+func (f fileSet) combinations(cfg Config, byFlag func(key string) bool) error {
+	for _, p := range cfg.combinations() {
+		var at *yaml.Node
+		for _, k := range p.keys {
+			if byFlag != nil && byFlag(k) {
+				at = nil
+				break
+			}
+			if v := f.values[k]; v != nil && (at == nil || v.Line > at.Line || (v.Line == at.Line && v.Column > at.Column)) {
+				at = v
+			}
+		}
+		if at != nil {
+			return strictyaml.At(f.name, at, "", "%s", p.msg)
+		}
+	}
+	return nil
+}
+
+// decodeFile is Decode, the values that must agree with others left
+// unchecked, that also returns what the file sets.
+func decodeFile(name string, data []byte, base Config) (Config, fileSet, error) {
+	set := fileSet{name: name, values: map[string]*yaml.Node{}}
 	root, err := strictyaml.Parse(name, data)
 	if err != nil || root == nil {
-		return base, nil, err // nil, nil: empty or only comments
+		return base, set, err // nil: empty or only comments
 	}
 	if err := strictyaml.WantMapping(name, root, "", "deployment keys"); err != nil {
-		return base, nil, err
+		return base, set, err
 	}
 	keys, err := fileKeys(name, root)
 	if err != nil {
-		return base, nil, err
+		return base, set, err
 	}
 	cfg := base
-	values := map[string]*yaml.Node{}
-	var set []string
 	for i, k := range keys {
 		v := root.Content[2*i+1]
 		if err := k.decode(name, v, &cfg); err != nil {
-			return base, nil, err
+			return base, set, err
 		}
-		values[k.name] = v
-		set = append(set, k.name)
+		set.values[k.name] = v
+		set.keys = append(set.keys, k.name)
 	}
 	for _, p := range cfg.problems() {
-		if v, ok := values[p.key]; ok {
-			return base, nil, strictyaml.At(name, v, keyPath(p.key), "%s", p.msg)
+		if v, ok := set.values[p.key]; ok {
+			return base, set, strictyaml.At(name, v, keyPath(p.key), "%s", p.msg)
 		}
 	}
 	return cfg, set, nil

@@ -55,6 +55,10 @@ func TestDecodeAliasErrors(t *testing.T) {
 		{"model: x\nmax_num_sequences: 3\n", `d.yaml:2:1: unknown key "max_num_sequences"`},
 		{"tensor_parallel_sizes: 3\n", `d.yaml:1:1: unknown key "tensor_parallel_sizes" (did you mean "tensor_parallel_size"?)`},
 		{"tp: two\n", `d.yaml:1:5: key tensor_parallel: "two" is not an integer`},
+		{"num_instances: 2.9\n", `d.yaml:1:16: key num_instances: "2.9" is not an integer`},
+		{"tensor_parallel: 1.99\n", `d.yaml:1:18: key tensor_parallel: "1.99" is not an integer`},
+		{"total_kv_blocks: 999.9\n", `d.yaml:1:18: key total_kv_blocks: "999.9" is not an integer`},
+		{"class_priorities: {a: 0.5}\n", `d.yaml:1:23: key class_priorities: "0.5" is not an integer`},
 		{"- a\n", "d.yaml:1:1: want a mapping of deployment keys, got a list"},
 	} {
 		_, err := Decode("d.yaml", []byte(tt.yaml), Default())

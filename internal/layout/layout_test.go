@@ -41,6 +41,7 @@ func rules() []rule {
 		{module + "/internal/quantile", []string{module + "/internal/"}, "quantile is a leaf: the one percentile rule, knowing nothing of what the values measure"},
 		{module + "/internal/steady", []string{module + "/internal/"}, "steady is a leaf: the one steady-state test, over arrival and service-start times, for the simulator's summary and both sweeps"},
 		{module + "/internal/exitcode", []string{module + "/internal/"}, "exitcode is a leaf: the one home of the exit codes, which every error of every package may carry"},
+		{module + "/internal/infile", []string{module + "/internal/"}, "infile is a leaf: how every input read whole is bounded, knowing nothing of what is in it"},
 		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
 		{module + "/internal/report", []string{module + "/internal/des", module + "/internal/httpload"}, "reports know no simulator internals"},
@@ -71,11 +72,13 @@ func rules() []rule {
 // strictyaml's unknown keys, clip, how tracev2's messages and the logs are
 // cut short, strictyaml, whose words for a YAML node's kind tracev2's
 // header errors share, flagspec, the flag descriptions of fanout's --shard,
-// and exitcode, the exit codes the leaves' errors carry.
+// exitcode, the exit codes the leaves' errors carry, and infile, the bound
+// on tracev2's header sidecar read whole.
 func leafDep(d string) bool {
 	switch d {
 	case module + "/internal/outfile", module + "/internal/jsonscan", module + "/internal/suggest",
-		module + "/internal/clip", module + "/internal/strictyaml", module + "/internal/flagspec", module + "/internal/exitcode":
+		module + "/internal/clip", module + "/internal/strictyaml", module + "/internal/flagspec", module + "/internal/exitcode",
+		module + "/internal/infile":
 		return true
 	}
 	return false

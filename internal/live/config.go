@@ -5,8 +5,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"servesim/internal/exitcode"
 	"servesim/internal/fanout"
 	"servesim/internal/httpload"
+	"servesim/internal/outfile"
 	"servesim/internal/tracev2"
 )
 
@@ -294,46 +293,25 @@ func (cfg *config) checkOutputs(in *Config) error {
 	if cfg.metricsOut != "" && !cfg.scrape {
 		return exitcode.Usagef("--metrics-output needs --scrape-metrics")
 	}
-	return checkDistinct(cfg)
+	return checkDistinct(cfg, in)
 }
 
-// checkDistinct refuses outputs that would overwrite each other.
-func checkDistinct(cfg *config) error {
-	seen := map[string]string{}
-	add := func(flag, p string) error {
-		if p == "" || p == "-" {
-			return nil
-		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			abs = p
-		}
-		if other, ok := seen[abs]; ok {
-			return exitcode.Usagef("%s and %s both write %s", other, flag, p)
-		}
-		seen[abs] = flag
-		// Fail before the run, not after its set-up: the directory must exist.
-		if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
-			return exitcode.Usagef("%s %s: directory %s does not exist", flag, p, filepath.Dir(p))
-		}
-		return nil
-	}
-	if cfg.traceOut != "-" {
-		h, d, _ := tracev2.PrefixPaths(cfg.traceOut)
-		if err := add("--trace-output (header)", h); err != nil {
-			return err
-		}
-		if err := add("--trace-output (data)", d); err != nil {
-			return err
-		}
-	}
-	if err := add("--itl-output", cfg.itlOut); err != nil {
+// checkDistinct refuses, before anything is sent, outputs that would
+// overwrite each other or an input, or that cannot be written
+// (outfile.Check).
+func checkDistinct(cfg *config, in *Config) error {
+	outs, err := tracev2.OutputFiles("--trace-output", cfg.traceOut)
+	if err != nil {
 		return err
 	}
-	if err := add("--result-json", cfg.result.path); err != nil {
-		return err
+	outs = append(outs, outfile.Named{What: "--itl-output", Path: cfg.itlOut}, outfile.Named{What: "--result-json", Path: cfg.result.path},
+		outfile.Named{What: "--metrics-output", Path: cfg.metricsOut}, outfile.Named{What: "--sweep-output", Path: cfg.sweep.output},
+		outfile.Named{What: "--html", Path: cfg.sweep.html})
+	ins := []outfile.Named{{What: "--server-config", Path: cfg.serverConfig}, {What: "--overlay", Path: cfg.sweep.overlay}}
+	if in.Trace != nil {
+		ins = append(ins, tracev2.InputFiles(in.Trace.Path)...)
 	}
-	return add("--metrics-output", cfg.metricsOut)
+	return outfile.Check(outs, ins)
 }
 
 // describe names the outputs for the log.

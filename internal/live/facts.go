@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 
@@ -15,6 +14,7 @@ import (
 	"servesim/internal/deploy"
 	"servesim/internal/exitcode"
 	"servesim/internal/httpload"
+	"servesim/internal/infile"
 	"servesim/internal/tracev2"
 )
 
@@ -42,7 +42,7 @@ func readDeclared(path, args string) (fromFile, fromArgs map[string]any, err err
 	if _, err := deploy.Load(path, deploy.Default()); err != nil {
 		return nil, nil, err // unknown keys and bad values, located
 	}
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return nil, nil, exitcode.Usagef("--server-config: %v", err)
 	}

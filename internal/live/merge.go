@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"servesim/internal/exitcode"
+	"servesim/internal/outfile"
 	"servesim/internal/tracev2"
 )
 
@@ -14,6 +15,17 @@ import (
 func mergeTraces(paths []string, out string, blisHeader bool, stdio IO, log *slog.Logger) error {
 	if len(paths) == 0 {
 		return exitcode.Usagef("--merge: name the traces to merge (the per-worker traces of a --shard run)")
+	}
+	outs, err := tracev2.OutputFiles("--trace-output", out)
+	if err != nil {
+		return err
+	}
+	var inFiles []outfile.Named
+	for _, p := range paths {
+		inFiles = append(inFiles, tracev2.InputFiles(p)...)
+	}
+	if err := outfile.Check(outs, inFiles); err != nil {
+		return err
 	}
 	ins := make([]tracev2.Input, len(paths))
 	for i, p := range paths {

@@ -5,12 +5,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"servesim/internal/exitcode"
+	"servesim/internal/infile"
 	"servesim/internal/report"
 	"servesim/internal/steady"
 	"servesim/internal/sweep"
@@ -108,7 +108,7 @@ func runSweep(ctx context.Context, cfg *config, wl *workload.Workload, stdio IO,
 	}
 	var sim *sweep.Doc
 	if cfg.sweep.overlay != "" {
-		data, err := os.ReadFile(cfg.sweep.overlay)
+		data, err := infile.ReadFile(cfg.sweep.overlay, sweep.MaxDocBytes)
 		if err != nil {
 			return exitcode.WithCode(exitcode.Usage, fmt.Errorf("--overlay: %w", err))
 		}

@@ -38,9 +38,13 @@ type Command struct {
 	// it may be nil.
 	OpenDecisions func() (*outfile.Output, error)
 	ToolVersion   string // recorded in the replayed trace's header
-	Stdout        io.Writer
-	Stderr        io.Writer // the interrupted summary
-	Log           *slog.Logger
+	// Inputs and Outputs are the files the command line names besides
+	// the trace and the outputs above (--deployment, --decisions-out),
+	// for outfile.Check.
+	Inputs, Outputs []outfile.Named
+	Stdout          io.Writer
+	Stderr          io.Writer // the interrupted summary
+	Log             *slog.Logger
 	// NewProgress shows the progress of total rows (-1: unknown); it may
 	// be nil.
 	NewProgress func(total int64, desc string) Progress
@@ -82,12 +86,18 @@ func Execute(ctx context.Context, cmd Command) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := cmd.checkFiles(); err != nil {
+		return err
+	}
 	if err := cmd.CheckDeployment(); err != nil {
 		return err // a bad flag or --deployment file, before the trace is read
 	}
 	j.start = time.Now()
 	cfg := cmd.Input
 	cfg.Stream, cfg.Log = true, cmd.Log
+	if !cmd.Trace.IgnoreTraceDeployment {
+		cfg.DeploymentKey = deploy.CheckTraceKey // a bad value refused at its place in the header
+	}
 	in, err := input.Open(cfg)
 	if err != nil {
 		return err
@@ -243,4 +253,16 @@ func traceConfig(f *TraceFlags, in *input.Trace, horizonUs int64) Config {
 		HashBlockTokens: f.HashBlockTokens,
 		UniqueIDs:       in.Unique,
 	}
+}
+
+// checkFiles refuses, before anything is read, outputs that cannot be
+// written or would replace an input (outfile.Check).
+func (cmd *Command) checkFiles() error {
+	outs, err := cmd.Sim.files()
+	if err != nil {
+		return err
+	}
+	outs = append(outs, outfile.Named{What: "--results-path", Path: cmd.ResultsPath}, outfile.Named{What: "--metrics-out", Path: cmd.MetricsOut},
+		outfile.Named{What: "--timeline", Path: cmd.Timeline})
+	return outfile.Check(append(outs, cmd.Outputs...), append(cmd.Input.Files(), cmd.Inputs...))
 }

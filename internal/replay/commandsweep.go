@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"servesim/internal/deploy"
 	"servesim/internal/sweep"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/input"
@@ -84,6 +85,9 @@ func openSweep(cmd SweepCommand) (ts *traceSweep, err error) {
 	}
 	cfg := cmd.Input
 	cfg.Stream, cfg.Log = false, cmd.Log
+	if !cmd.Trace.IgnoreTraceDeployment {
+		cfg.DeploymentKey = deploy.CheckTraceKey // a bad value refused at its place in the header
+	}
 	in, err := input.Open(cfg)
 	if err != nil {
 		return nil, err

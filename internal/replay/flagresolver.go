@@ -154,6 +154,10 @@ func (r *FlagResolver) Client(name string, stated *tracev2.Client, detect func()
 		if gapGiven {
 			client.SendGapUs = gap
 		}
+		if err := client.Validate(); err != nil {
+			// Bad input, refused before the simulation, not inside it.
+			return client, exitcode.Usagef("%s: x_ext.client: %v", name, err)
+		}
 	case detect != nil && detectOn:
 		found, capped, what, err := detect()
 		if err != nil {

@@ -32,12 +32,16 @@ type RunCommand struct {
 	SLO         string // --slo (FlagSLOTargets): replaces the workload spec's goodput targets
 	Timeline    string // --timeline
 	// NewTimeline records the timeline into the file (timeline.New).
-	NewTimeline    func(io.Writer) Observer
-	Sim            SimOutputPaths
-	ToolVersion    string // recorded in the trace's header
-	Stdout, Stderr io.Writer
-	Log            *slog.Logger
-	NewProgress    func(total int64, desc string) Progress // may be nil
+	NewTimeline func(io.Writer) Observer
+	Sim         SimOutputPaths
+	ToolVersion string // recorded in the trace's header
+	// Inputs and Outputs are the files the command line names besides the
+	// outputs above (--deployment, --workload-spec, --decisions-out), for
+	// outfile.Check.
+	Inputs, Outputs []outfile.Named
+	Stdout, Stderr  io.Writer
+	Log             *slog.Logger
+	NewProgress     func(total int64, desc string) Progress // may be nil
 }
 
 // ExecuteRun generates the workload, simulates it on the deployment and
@@ -51,6 +55,14 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	}
 	sloTargets, err := FlagSLOTargets(cmd.SLO)
 	if err != nil {
+		return err
+	}
+	outs, err := cmd.Sim.files()
+	if err != nil {
+		return err
+	}
+	outs = append(outs, outfile.Named{What: "--metrics-out", Path: cmd.MetricsOut}, outfile.Named{What: "--results-path", Path: cmd.ResultsPath}, outfile.Named{What: "--timeline", Path: cmd.Timeline})
+	if err := outfile.Check(append(outs, cmd.Outputs...), cmd.Inputs); err != nil {
 		return err
 	}
 	wl, client, given, dep, err := cmd.resolve()

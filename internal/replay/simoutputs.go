@@ -45,6 +45,12 @@ type SimOutputPaths struct {
 	BLISHeader bool
 }
 
+// files are the files p writes, for outfile.Check.
+func (p SimOutputPaths) files() ([]outfile.Named, error) {
+	outs, err := tracev2.OutputFiles("--trace-output", p.TraceOutput)
+	return append(outs, outfile.Named{What: "--requests-out", Path: p.RequestsOut}), err
+}
+
 // OpenSimOutputs creates the outputs p asks for; "-" is stdout. h and cols
 // describe the trace output. Nothing is visible under its final name
 // before Commit, except a two-file trace, whose rows are written as they

@@ -157,8 +157,12 @@ func (s Keys) Add(file string, k *yaml.Node, path string) *Error {
 
 // Decode decodes n into v (a pointer) as yaml.v3 does. A value of the
 // wrong type is an error at that value under path: `"many" is not an
-// integer`.
+// integer`. A number with a fraction where an integer goes (2.9), which
+// yaml.v3 would truncate, is such an error too.
 func Decode(file string, n *yaml.Node, path string, v any) error {
+	if f := fraction(n, reflect.TypeOf(v).Elem(), 0); f != nil {
+		return At(file, f, path, "%s is not an integer", Describe(f))
+	}
 	err := n.Decode(v)
 	if err == nil {
 		return nil

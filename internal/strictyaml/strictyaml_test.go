@@ -68,3 +68,46 @@ func TestKeys(t *testing.T) {
 		t.Errorf("a mapping: %v", err)
 	}
 }
+
+// TestDecodeRefusesFractionsForIntegers: yaml.v3 truncates 2.9 into an
+// int; Decode refuses it at its place, wherever the integer sits.
+func TestDecodeRefusesFractionsForIntegers(t *testing.T) {
+	type inner struct {
+		Blocks int64 `yaml:"total_kv_blocks"`
+	}
+	type doc struct {
+		Instances int            `yaml:"num_instances"`
+		Rate      float64        `yaml:"rate"`
+		Wait      time.Duration  `yaml:"wait"`
+		Counts    []int          `yaml:"counts"`
+		Classes   map[string]int `yaml:"classes"`
+		Inner     inner          `yaml:"inner"`
+		Any       any            `yaml:"any"`
+		Ptr       *uint          `yaml:"ptr"`
+	}
+	for _, c := range []struct{ text, want string }{
+		{"num_instances: 2.9\n", `f.yaml:1:16: doc: "2.9" is not an integer`},
+		{"counts: [1, 1.99]\n", `f.yaml:1:13: doc: "1.99" is not an integer`},
+		{"classes:\n  a: 999.9\n", `f.yaml:2:6: doc: "999.9" is not an integer`},
+		{"inner:\n  total_kv_blocks: 1.5e0\n", `f.yaml:2:20: doc: "1.5e0" is not an integer`},
+		{"ptr: 0.5\n", `f.yaml:1:6: doc: "0.5" is not an integer`},
+		{"num_instances: 2.0\nrate: 2.9\nany: 1.5\ncounts: [1e3]\n", ""},
+	} {
+		n, err := Parse("f.yaml", []byte(c.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d doc
+		err = Decode("f.yaml", n, "doc", &d)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%q: got %q, want %q", c.text, got, c.want)
+		}
+		if c.want == "" && (d.Instances != 2 || d.Rate != 2.9 || d.Counts[0] != 1000) {
+			t.Errorf("%q: decoded %+v", c.text, d)
+		}
+	}
+}

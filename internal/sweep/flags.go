@@ -5,6 +5,7 @@ import (
 
 	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
+	"servesim/internal/outfile"
 )
 
 // The names of the sweep's flags, shared by `run sweep` and `replay sweep`.
@@ -90,6 +91,11 @@ type Outputs struct {
 	HTML   string
 }
 
+// Files are the files the outputs write, for outfile.Check.
+func (o Outputs) Files() []outfile.Named {
+	return []outfile.Named{{What: "--" + FlagOutput, Path: o.Output}, {What: "--" + FlagHTML, Path: o.HTML}}
+}
+
 // OutputsFrom reads the output flags (MergeFlags) from the values given,
 // with their defaults, and checks the format.
 func OutputsFrom(v flagspec.Values) (Outputs, error) {
@@ -105,12 +111,19 @@ func OutputsFrom(v flagspec.Values) (Outputs, error) {
 }
 
 // Prepare reads and validates the sweep flags before any work, in this
-// order: --format, --jobs, the spec (SpecFrom), then the spec as a whole
+// order: --format, the outputs against the inputs (the sweep file, the
+// prices and inputs, the command's: outfile.Check), --jobs, the spec (SpecFrom), then the spec as a whole
 // with the key a max-rate search varies (Spec.Check).
-func Prepare(v flagspec.Values, rateKey string) (Options, error) {
+func Prepare(v flagspec.Values, rateKey string, inputs ...outfile.Named) (Options, error) {
 	var o Options
 	var err error
 	if o.Outputs, err = OutputsFrom(v); err != nil {
+		return o, err
+	}
+	sweepFile, _ := v[FlagSweep].(string)
+	prices, _ := v[FlagPrices].(string)
+	inputs = append(inputs, outfile.Named{What: "--" + FlagSweep, Path: sweepFile}, outfile.Named{What: "--" + FlagPrices, Path: prices})
+	if err := outfile.Check(o.Outputs.Files(), inputs); err != nil {
 		return o, err
 	}
 	o.Jobs, _ = v[FlagJobs].(int)

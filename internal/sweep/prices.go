@@ -1,13 +1,13 @@
 package sweep
 
 import (
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"servesim/internal/infile"
 	"servesim/internal/strictyaml"
 )
 
@@ -91,7 +91,7 @@ func (p Prices) set(x Price) Prices {
 //
 // Entries replace base's for the same GPU (any case) or add GPUs.
 func LoadPrices(path string, base Prices) (Prices, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return base, inputErr(Pos{File: path}, "prices", "%v", err)
 	}

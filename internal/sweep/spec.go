@@ -2,13 +2,13 @@ package sweep
 
 import (
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"servesim/internal/exitcode"
+	"servesim/internal/infile"
 	"servesim/internal/strictyaml"
 )
 
@@ -56,7 +56,7 @@ func NewSpec() Spec {
 
 // LoadSpec reads a sweep file (SpecExample) over base.
 func LoadSpec(path string, base Spec) (Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return base, inputErr(Pos{File: path}, "", "%v", err)
 	}

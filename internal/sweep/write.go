@@ -1,13 +1,15 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
-	"os"
 
 	"servesim/internal/exitcode"
 	"servesim/internal/flagspec"
+	"servesim/internal/infile"
 	"servesim/internal/outfile"
 )
 
@@ -105,6 +107,13 @@ func MergeCommand(pages Pages) flagspec.Command {
 // shards (a name "-" is stdin) and writes what the sweep writes when it
 // runs whole (Merge, then Write).
 func MergeFiles(names []string, stdin io.Reader, o Outputs, pages Pages, stdout io.Writer, log *slog.Logger) error {
+	inputs := make([]outfile.Named, len(names))
+	for i, name := range names {
+		inputs[i] = outfile.Named{What: "the shard", Path: name}
+	}
+	if err := outfile.Check(o.Files(), inputs); err != nil {
+		return err
+	}
 	docs := make([]*Doc, len(names))
 	for i, name := range names {
 		data, err := readAll(name, stdin)
@@ -122,26 +131,22 @@ func MergeFiles(names []string, stdin io.Reader, o Outputs, pages Pages, stdout 
 	return Write(d, o, pages, stdout, log)
 }
 
-// readAll reads a whole input; "" and "-" are stdin. A file that cannot
-// be opened is a usage error (exit 2).
+// MaxDocBytes bounds a sweep's JSON document read whole (a shard to merge,
+// an --overlay): about a million cases.
+const MaxDocBytes = 256 << 20
+
+// readAll reads a whole input, within MaxDocBytes; "" and "-" are stdin. A
+// file that cannot be opened, or a longer one, is a usage error (exit 2).
 func readAll(name string, stdin io.Reader) ([]byte, error) {
 	if name == "" || name == "-" {
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", stdinName, err)
-		}
-		return data, nil
+		return infile.Read(stdin, stdinName, MaxDocBytes)
 	}
-	f, err := os.Open(name)
-	if err != nil {
+	data, err := infile.ReadFile(name, MaxDocBytes)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
 		return nil, exitcode.AsUsage(err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return data, nil
+	return data, err
 }
 
 // stdinName is how errors name standard input (as cli.StdinName).

@@ -152,6 +152,10 @@ type Options struct {
 	// ("file:line:col: ..."). Nil discards them. The package never writes to
 	// stderr itself.
 	Warn func(msg string)
+	// DeploymentKey, if set, checks the value of one key of
+	// x_ext.deployment (the package knows no deployment); its error is
+	// reported at the value's place in the header.
+	DeploymentKey func(key string, value any) error
 }
 
 func (o *Options) warnf(msg string) {

@@ -163,3 +163,21 @@ func TestServerConflict(t *testing.T) {
 		t.Errorf("error %v\nwant %s", err, want)
 	}
 }
+
+// TestSidecarIsBounded: a sidecar that is /dev/zero is refused after
+// MaxHeaderBytes, in one line naming it and the bound.
+func TestSidecarIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	hp := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(hp, []byte("trace_version: 3\ntime_unit: us\nmode: real\nwarm_up_requests: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", ExtSidecarPath(hp)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Open(Input{Path: hp}, Options{})
+	want := ExtSidecarPath(hp) + ": x_ext sidecar is larger than 16 MiB"
+	if err == nil || err.Error() != want {
+		t.Errorf("a sidecar of /dev/zero: got %v, want %q", err, want)
+	}
+}

@@ -335,6 +335,11 @@ func (d *headerDecoder) value(n *yaml.Node, v reflect.Value, path string) error 
 			}
 			v.Set(reflect.ValueOf(x))
 		}
+		if k, ok := strings.CutPrefix(path, "x_ext.deployment."); ok && d.opts.DeploymentKey != nil {
+			if err := d.opts.DeploymentKey(k, x); err != nil {
+				return d.errAt(n, "key "+path, err.Error())
+			}
+		}
 		return nil
 	}
 	if n.Kind != yaml.ScalarNode {

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"servesim/internal/infile"
 )
 
 // Input names a trace to read, as the command line gives it.
@@ -175,15 +177,16 @@ func withSidecar(h *Header, path string, opts Options) (*Header, error) {
 		return h, nil
 	}
 	side := ExtSidecarPath(path)
-	data, err := os.ReadFile(side)
+	data, err := infile.ReadFile(side, maxHeaderBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return h, nil
 	}
+	var tooLarge *infile.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, &Error{File: side, Msg: "x_ext sidecar is larger than " + infile.Size(maxHeaderBytes)}
+	}
 	if err != nil {
 		return nil, &Error{File: side, Msg: "cannot read the x_ext sidecar: " + pathErrText(err), Err: err}
-	}
-	if len(data) > maxHeaderBytes {
-		return nil, &Error{File: side, Msg: "x_ext sidecar is larger than 16 MiB"}
 	}
 	ext, _, err := decodeHeaderText(data, side, lineMap{first: 1}, opts, true)
 	if err != nil {

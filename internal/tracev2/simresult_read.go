@@ -31,14 +31,14 @@ func readSimResults(r io.Reader, name string, slowOnly bool) ([]SimResult, error
 	if err != nil {
 		return nil, err
 	}
-	first, skipped, err := firstNonSpace(br)
+	first, skipped, found, err := firstNonSpace(br)
 	if err != nil {
 		return nil, inputError(name, 0, err)
 	}
-	switch first {
-	case 0:
+	switch {
+	case !found:
 		return nil, &Error{File: name, Line: 1, Column: 1, What: "json", Msg: "empty input, want a JSON array or JSON Lines"}
-	case '[', '{':
+	case first == '[', first == '{':
 	default:
 		line, col := 1+bytes.Count(skipped, []byte("\n")), 1
 		if i := bytes.LastIndexByte(skipped, '\n'); i >= 0 {
@@ -225,21 +225,22 @@ func tokenLevel(se *json.SyntaxError) bool {
 	return false
 }
 
-// firstNonSpace peeks past JSON white space without consuming it; 0 at EOF.
-// It also returns the white space skipped.
-func firstNonSpace(br *bufio.Reader) (byte, []byte, error) {
+// firstNonSpace peeks at the first byte of br that is not white space,
+// and the white space before it; found is false when there is none (an
+// empty input, or white space alone). A NUL byte is a byte like any other.
+func firstNonSpace(br *bufio.Reader) (c byte, skipped []byte, found bool, err error) {
 	for n := 1; ; n++ {
 		b, err := br.Peek(n)
 		if len(b) < n {
 			if err == io.EOF || err == bufio.ErrBufferFull {
-				return 0, nil, nil
+				return 0, nil, false, nil
 			}
-			return 0, nil, err
+			return 0, nil, false, err
 		}
 		switch c := b[n-1]; c {
 		case ' ', '\t', '\r', '\n':
 		default:
-			return c, b[:n-1], nil
+			return c, b[:n-1], true, nil
 		}
 	}
 }

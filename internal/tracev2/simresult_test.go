@@ -66,6 +66,7 @@ func TestSimResults(t *testing.T) {
 func TestSimResultsMalformed(t *testing.T) {
 	tests := []struct{ name, data, want string }{
 		{"empty", " \n", `r.json:1:1: json: empty input, want a JSON array or JSON Lines`},
+		{"NUL bytes (/dev/zero)", "\x00\x00\x00", `r.json:1:1: json: want a JSON array ('[') or JSON Lines ('{'), got '\x00'`},
 		{"not JSON", "\nhello", `r.json:2:1: json: want a JSON array ('[') or JSON Lines ('{'), got 'h'`},
 		{"type error", "[\n  {\"request_id\": 1" + simComplete + ",\n  {\"request_id\": \"x\"}\n]", `r.json:3:20: json: field request_id: cannot read a JSON string as int64`},
 		{"syntax error", "{\"request_id\": 1" + simComplete + "\n{\"request_id\": 2,,}\n", `r.json:2:18: json: invalid character ',' looking for beginning of object key string`},

@@ -5,19 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"servesim/internal/infile"
 	"servesim/internal/strictyaml"
 )
 
 // Load reads and decodes the workload spec file at path (see Decode).
 func Load(path string) (*Spec, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return nil, nil, &Error{File: path, Msg: "read workload spec", Err: err}
 	}
@@ -197,7 +197,7 @@ func (w *walker) value(v *yaml.Node, f field, path string) *Error {
 		if v.Kind != yaml.ScalarNode {
 			return w.at(nodeErr(v, path, "want %s, got %s", want, describe(v)))
 		}
-		if target != nil && v.Decode(target) != nil {
+		if target != nil && strictyaml.Decode("", v, "", target) != nil { // a fraction for an integer too
 			return w.at(nodeErr(v, path, "%s is not %s", describe(v), want))
 		}
 		return nil

@@ -145,26 +145,21 @@ func TestDecodeEmpiricalFileRelativeToSpec(t *testing.T) {
 	}
 }
 
-// TestNegativeEmpiricalWeightsWarn: negative empirical weights are dropped
-// like zero ones (docs/workload.md), with a warning naming each, in the spec or
-// in the file.
-func TestNegativeEmpiricalWeightsWarn(t *testing.T) {
+// TestNegativeEmpiricalWeightsRefused: a negative empirical weight is
+// an error at its place, in the spec or in the file.
+func TestNegativeEmpiricalWeightsRefused(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "pmf.txt", "100 2\n200 -1\n300 1\n")
-	spec := strings.Replace(base, "{type: constant, params: {value: 10}}", `{type: empirical, params: {"64": 3, "128": -2}}`, 1)
-	spec = strings.Replace(spec, "{type: constant, params: {value: 5}}", "{type: empirical, file: pmf.txt}", 1)
-	path := writeFile(t, dir, "w.yaml", spec)
-	w := mustResolve(t, Options{SpecPath: path})
-	want := []string{
-		path + `:9:61: clients[0].input_distribution.params.128: weight -2 is negative: dropped`,
-		path + `:10:44: clients[0].output_distribution.file: pmf.txt:2: negative weight dropped`,
-	}
-	if !slices.Equal(w.Warnings, want) {
-		t.Errorf("warnings:\n got %q\nwant %q", w.Warnings, want)
-	}
-	for _, r := range drain(w) {
-		if r.InputTokens != 64 || r.OutputTokens == 200 {
-			t.Fatalf("request %+v: the negative weights were not dropped", r)
+	inSpec := strings.Replace(base, "{type: constant, params: {value: 10}}", `{type: empirical, params: {"64": 3, "128": -0.5}}`, 1)
+	inFile := strings.Replace(base, "{type: constant, params: {value: 5}}", "{type: empirical, file: pmf.txt}", 1)
+	for _, c := range []struct{ spec, want string }{
+		{inSpec, `:9:61: clients[0].input_distribution.params.128: weight -0.5 is negative: a weight is a share, 0 or more`},
+		{inFile, `:10:44: clients[0].output_distribution.file: pmf.txt:2: weight -1 is negative: a weight is a share, 0 or more`},
+	} {
+		path := writeFile(t, dir, "w.yaml", c.spec)
+		_, err := Resolve(Options{SpecPath: path})
+		if err == nil || err.Error() != path+c.want {
+			t.Errorf("got %v, want %q", err, path+c.want)
 		}
 	}
 }

@@ -73,6 +73,8 @@ func TestDecodeErrors(t *testing.T) {
 			`spec.yaml:7:5: clients[0].rate_fraction: concurrency and rate_fraction are mutually exclusive`},
 		{"merge keys", base + "x: &x {a: 1}\ny:\n  <<: *x\n",
 			`spec.yaml:11:1: unknown key "x"`},
+		{"fraction for an integer", strings.Replace(base, "num_requests: 50", "num_requests: 50.5", 1),
+			`spec.yaml:4:15: num_requests: "50.5" is not an integer`},
 		{"syntax error", "clients: [\n", `spec.yaml:1: yaml syntax: did not find expected node content`},
 		{"empty", "", `spec.yaml: empty workload spec`},
 		{"not a mapping", "- a\n", `spec.yaml:1:1: want a mapping, got a list`},

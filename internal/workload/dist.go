@@ -59,11 +59,7 @@ type lengthSampler struct {
 	lo, hi         float64 // bounds applied before rounding (±Inf when absent)
 	ilo, ihi       int64   // uniform bounds
 	values         []int   // empirical support, ascending
-	// dropped names the empirical weights below zero, which are dropped
-	// like zero ones (docs/workload.md): for a warning each, as path or
-	// file:line, then what.
-	dropped []string
-	cdf     []float64
+	cdf            []float64
 }
 
 // newLengthSampler validates d and builds its sampler. path names d in errors
@@ -174,14 +170,11 @@ func (s *lengthSampler) initEmpirical(path string, d *Distribution, baseDir stri
 	}
 	weights := map[int]float64{}
 	if d.File != "" {
-		w, neg, err := loadEmpiricalFile(d.File, baseDir)
+		w, err := loadEmpiricalFile(d.File, baseDir)
 		if err != nil {
 			return &Error{Path: path + ".file", Err: err}
 		}
 		weights = w
-		for _, at := range neg {
-			s.dropped = append(s.dropped, path+".file", at+": negative weight dropped")
-		}
 	} else {
 		if len(d.Params) == 0 {
 			return &Error{Path: path, Msg: "empirical distribution needs params (\"<token count>\": weight) or file"}
@@ -196,7 +189,7 @@ func (s *lengthSampler) initEmpirical(path string, d *Distribution, baseDir stri
 				return &Error{Path: path + ".params." + k, Msg: fmt.Sprintf("%g is not finite", v)}
 			}
 			if v < 0 {
-				s.dropped = append(s.dropped, path+".params."+k, fmt.Sprintf("weight %g is negative: dropped", v))
+				return &Error{Path: path + ".params." + k, Msg: fmt.Sprintf("weight %g is negative: a weight is a share, 0 or more", v)}
 			}
 			weights[int(n)] += v
 		}

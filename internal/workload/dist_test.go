@@ -59,7 +59,7 @@ func TestLengthDistributionsStatistics(t *testing.T) {
 			0.3*2.5*100/1.5 + 0.7*lnMean(5, 0.5), -1, 0.04, rounded(mix(0.3, 2.5, 100, 5, 0.5), 1, math.Inf(1))},
 		{"uniform", Distribution{Type: DistUniform, Params: map[string]float64{"min": 10, "max": 20}},
 			15, (11*11 - 1) / 12.0, 0.03, func(k float64) float64 { return math.Min(1, math.Max(0, (math.Floor(k)-9)/11)) }},
-		{"empirical", Distribution{Type: DistEmpirical, Params: map[string]float64{"64": 5, "512": 3, "2048": 2, "9": 0, "7": -1}},
+		{"empirical", Distribution{Type: DistEmpirical, Params: map[string]float64{"64": 5, "512": 3, "2048": 2, "9": 0}},
 			0.5*64 + 0.3*512 + 0.2*2048, 0.5*64*64 + 0.3*512*512 + 0.2*2048*2048 - math.Pow(0.5*64+0.3*512+0.2*2048, 2), 0.03,
 			func(k float64) float64 {
 				switch {
@@ -149,7 +149,8 @@ func TestEmpiricalFiles(t *testing.T) {
 		{"pmf with header and comments", "tokens,probability\n# a comment\n64,0.5\n\n512, 0.25\n2048\t0.25\n",
 			map[int]float64{64: 0.5, 512: 0.25, 2048: 0.25}, ""},
 		{"observed lengths", "10\n10\n20\n10\n", map[int]float64{10: 0.75, 20: 0.25}, ""},
-		{"zero weights dropped", "5 0\n6 2\n7 -1\n", map[int]float64{6: 1}, ""},
+		{"zero weights dropped", "5 0\n6 2\n", map[int]float64{6: 1}, ""},
+		{"negative weight", "5 0\n6 2\n7 -1\n", nil, "f.txt:3: weight -1 is negative: a weight is a share, 0 or more"},
 		{"mixed forms", "10\n20 0.5\n", nil, "f.txt:2: mixes observed lengths and PMF rows"},
 		{"bad count", "10\nabc\n", nil, `f.txt:2: "abc" is not a token count in [0, 4194304]`},
 		{"bad weight", "10 x\n", nil, `f.txt:1: weight "x" is not a finite number`},
@@ -228,7 +229,7 @@ func TestEmpiricalFromRealTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs, _, lerr := loadEmpiricalFile("azure_conv_context_tokens.txt", "testdata")
+	obs, lerr := loadEmpiricalFile("azure_conv_context_tokens.txt", "testdata")
 	if lerr != nil {
 		t.Fatal(lerr)
 	}

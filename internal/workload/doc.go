@@ -131,7 +131,8 @@
 // may be separated by commas, semicolons, tabs or spaces; blank lines and
 // lines starting with '#' are skipped, as is a first line of column names
 // (e.g. "tokens,probability"). The two forms must not mix in one file.
-// Weights need not sum to 1; zero and negative weights are dropped.
+// Weights need not sum to 1; zero weights are dropped, a negative one is an
+// error.
 //
 // # Limits
 //

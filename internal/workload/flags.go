@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"servesim/internal/flagspec"
+	"servesim/internal/infile"
 )
 
 // Flags describe the workload flags of run and observe (docs/workload.md).
@@ -57,7 +58,7 @@ func FromFlags(v flagspec.Values, stdin io.Reader, stdinName string) (Options, e
 	o.Preset, _ = v["workload"].(string)
 	o.SpecPath, _ = v["workload-spec"].(string)
 	if o.SpecPath == "-" {
-		data, err := io.ReadAll(stdin)
+		data, err := infile.Read(stdin, stdinName, infile.ConfigBytes)
 		if err != nil {
 			return o, err
 		}

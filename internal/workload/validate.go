@@ -98,16 +98,8 @@ func fromRaw(raw *rawSpec, pos *positions, baseDir string) (*Spec, []string, *Er
 		return nil, nil, err
 	}
 	warn = append(warn, w...)
-	cs, err := compileSpec(s)
-	if err != nil {
+	if _, err := compileSpec(s); err != nil {
 		return nil, nil, err
-	}
-	for _, cc := range cs {
-		for _, ls := range []*lengthSampler{cc.smp.in, cc.smp.out, cc.smp.ratio} {
-			for i := 0; ls != nil && i+1 < len(ls.dropped); i += 2 {
-				warn = append(warn, pos.where(ls.dropped[i])+ls.dropped[i+1])
-			}
-		}
 	}
 	return s, warn, nil
 }

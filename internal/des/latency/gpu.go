@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"servesim/internal/infile"
 )
 
 // GPU holds one accelerator's specification as hardware_config.json gives it
@@ -150,7 +151,7 @@ func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 // called name (case-insensitive). name may be empty when the file holds one
 // GPU.
 func LoadGPU(path, name string) (GPU, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return GPU{}, fmt.Errorf("hardware config: %w", err)
 	}

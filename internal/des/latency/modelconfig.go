@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"servesim/internal/infile"
 )
 
 // ModelConfig is the architecture of a decoder-only transformer as the latency
@@ -90,7 +92,7 @@ func LoadModelConfig(path string) (*ModelConfig, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		file = filepath.Join(path, "config.json")
 	}
-	data, err := os.ReadFile(file)
+	data, err := infile.ReadFile(file, infile.ConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("model config: %w", err)
 	}

@@ -31,6 +31,10 @@ type Config struct {
 	// Log takes the warnings and the account of what was found; nil
 	// discards them.
 	Log *slog.Logger
+	// DeploymentKey, if set, checks each value of the header's
+	// x_ext.deployment, which is then refused at its place
+	// (tracev2.Options).
+	DeploymentKey func(key string, value any) error
 	// Stream lets a foreign trace be left open, to be read once as it is
 	// replayed (Trace.Stream), instead of being spooled first.
 	Stream bool
@@ -144,7 +148,7 @@ func (cfg *Config) check(path, hp, dp string) error {
 
 // options are the TraceV2 reader's options cfg asks for, warning on log.
 func (cfg *Config) options(log *slog.Logger) tracev2.Options {
-	return tracev2.Options{Lenient: cfg.Lenient, Strict: cfg.Strict, Warn: func(m string) { log.Warn(m) }}
+	return tracev2.Options{Lenient: cfg.Lenient, Strict: cfg.Strict, Warn: func(m string) { log.Warn(m) }, DeploymentKey: cfg.DeploymentKey}
 }
 
 // Close closes an import left open and removes the temporary files.
