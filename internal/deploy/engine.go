@@ -54,6 +54,9 @@ func (r *Resolved) resolveEngineDefaults(kind latency.Kind) error {
 	if r.MaxNumBatchedTokens == 0 {
 		r.MaxNumBatchedTokens = tokens
 	}
+	if r.PipelineParallel > r.MaxNumSeqs {
+		return invalid("deployment: pipeline-parallel %d exceeds max-num-seqs %d (vLLM's default here; give --max-num-seqs)", r.PipelineParallel, r.MaxNumSeqs)
+	}
 	r.graphs = latency.CUDAGraphs{Eager: r.EnforceEager, MaxCaptureTokens: r.MaxCUDAGraphCaptureSize}
 	switch {
 	case !isV1:

@@ -99,3 +99,13 @@ func TestIgnoredFlagNotes(t *testing.T) {
 		names[f.Name] = true
 	}
 }
+
+// TestPipelineAgainstDefaultSeqs: pipeline stages are checked against the
+// max_num_seqs vLLM would default to on the GPU.
+func TestPipelineAgainstDefaultSeqs(t *testing.T) {
+	cfg := Default()
+	cfg.GPU, cfg.PipelineParallel = "L40S", 300
+	if _, err := Resolve(cfg); err == nil || !strings.Contains(err.Error(), "pipeline-parallel 300 exceeds max-num-seqs 256") {
+		t.Errorf("PP 300 on an L40S: %v", err)
+	}
+}

@@ -67,7 +67,6 @@ func TestBoundsFromYAML(t *testing.T) {
 	for _, c := range []struct{ yaml, want string }{
 		{"num_instances: 100000000\n", "dep.yaml:1:16: key num_instances: 100000000 exceeds 1048576, the most instances one simulation holds"},
 		{"total_kv_blocks: 1e12\n", "dep.yaml:1:18: key total_kv_blocks: 1000000000000 exceeds 1073741823, the most a KV cache can hold"},
-		{"pipeline_parallel: 300\n", "dep.yaml:1:20: pipeline-parallel 300 exceeds max-num-seqs 256"},
 		{"pipeline_parallel: 4\nmax_num_seqs: 2\n", "dep.yaml:2:15: pipeline-parallel 4 exceeds max-num-seqs 2"},
 		{"prefill_instances: 1\n", "dep.yaml:1:20: prefill-instances 1 and decode-instances 0: P/D needs both pools"},
 		{"num_instances: [2]\n", "dep.yaml:1:16: key num_instances: want an integer, got a list"},
@@ -82,7 +81,7 @@ func TestBoundsFromYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.file, l.data = "dep.yaml", []byte("pipeline_parallel: 300\n")
+	l.file, l.data = "dep.yaml", []byte("pipeline_parallel: 300\nmax_num_seqs: 256\n")
 	l.flags = map[string]any{"max-num-seqs": 512}
 	if cfg, err := l.On(Default()); err != nil || cfg.PipelineParallel != 300 || cfg.MaxNumSeqs != 512 {
 		t.Errorf("the flag's max_num_seqs: %v", err)
@@ -92,7 +91,7 @@ func TestBoundsFromYAML(t *testing.T) {
 		t.Errorf("a flag's value is left to Resolve, without a place in the file: %v", err)
 	}
 	l.flags = nil
-	if _, err := l.On(Default()); err == nil || err.Error() != "dep.yaml:1:20: pipeline-parallel 300 exceeds max-num-seqs 256" {
+	if _, err := l.On(Default()); err == nil || err.Error() != "dep.yaml:2:15: pipeline-parallel 300 exceeds max-num-seqs 256" {
 		t.Errorf("the file alone: %v", err)
 	}
 }

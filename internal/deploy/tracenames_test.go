@@ -13,9 +13,10 @@ import (
 
 // TestTraceNamesAreNotOpened: the model, GPU and hardware file a trace
 // states are names. A path there (/dev/zero, a FIFO no one writes to,
-// /proc/self/environ) is never opened: the names are unknown, each one
-// warning, and the deployment keeps the defaults. A FIFO opened would
-// block this test forever.
+// /proc/self/environ) is never opened: the model is unknown, an input
+// error unless --model gives one; then the GPU and the hardware file are
+// each one warning, and the deployment keeps the defaults. A FIFO opened
+// would block this test forever.
 func TestTraceNamesAreNotOpened(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -29,6 +30,12 @@ func TestTraceNamesAreNotOpened(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if _, err := l.OnTrace("t.yaml", h, func(string) {}); err == nil || !strings.HasPrefix(err.Error(), `t.yaml: the trace's model: unknown model "`+p+`"`) {
+			t.Errorf("%s: %v, want the unknown model refused", p, err)
+		}
+		if l, err = NewLayers("", map[string]any{"model": def.Model}); err != nil {
+			t.Fatal(err)
+		}
 		var warnings []string
 		cfg, err := l.OnTrace("t.yaml", h, func(s string) { warnings = append(warnings, s) })
 		if err != nil {
@@ -39,7 +46,6 @@ func TestTraceNamesAreNotOpened(t *testing.T) {
 				p, cfg.Model, cfg.GPU, cfg.HardwareFile, cfg.MaxNumSeqs)
 		}
 		want := []string{
-			`t.yaml: the trace's model "` + p + `" is not one the simulator knows; simulating ` + def.Model,
 			`t.yaml: the trace names the hardware file "` + p + `", which is not opened`,
 			`t.yaml: the trace's GPU "` + p + `" is not one the simulator knows; simulating ` + def.GPU,
 		}
