@@ -40,6 +40,7 @@ func rules() []rule {
 		{module + "/internal/clip", []string{module + "/internal/"}, "clip is a leaf: text cut short for messages, knowing nothing of the text"},
 		{module + "/internal/quantile", []string{module + "/internal/"}, "quantile is a leaf: the one percentile rule, knowing nothing of what the values measure"},
 		{module + "/internal/exitcode", []string{module + "/internal/"}, "exitcode is a leaf: the one home of the exit codes, which every error of every package may carry"},
+		{module + "/internal/ociimage", []string{module + "/internal/"}, "ociimage is a leaf: it puts files in a container image, knowing nothing of what they are"},
 		{module + "/internal/render", []string{module + "/internal/report", module + "/internal/sweep", module + "/internal/tracev2", module + "/internal/des",
 			module + "/internal/replay", module + "/internal/live", module + "/internal/httpload", module + "/internal/calibrate", module + "/internal/cli"},
 			"render draws numbers, tables and charts for every page: it knows no trace, sweep or simulator, only the leaves (quantile)"},
