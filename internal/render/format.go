@@ -54,7 +54,7 @@ func Sig3(v float64) string {
 
 // TickDur labels a tick of a duration axis (µs) for a person: "0" for
 // zero, otherwise the value in the largest unit it reaches, without
-// trailing zeros: 250 us, 50 ms, 1.2 s, 200 s, 3 min.
+// trailing zeros: 250 us, 50 ms, 1.2 s, 150 s.
 func TickDur(us float64) string {
 	if us == 0 {
 		return "0"
@@ -68,9 +68,7 @@ func TickDur(us float64) string {
 	}
 	unit, scale := "us", 1.0
 	switch {
-	case us >= 120e6 && math.Mod(us, 30e6) == 0:
-		unit, scale = "min", 60e6 // whole and half minutes only: 200 s, not 3.33 min
-	case us >= 1e6:
+	case us >= 1e6: // seconds upwards: minutes would mix units on one axis (100 s, 2.5 min, 200 s)
 		unit, scale = "s", 1e6
 	case us >= 1e3:
 		unit, scale = "ms", 1e3
