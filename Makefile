@@ -6,7 +6,7 @@ BIN     := bin
 CMDS    := observe replay calibrate run
 GOFLAGS ?=
 
-.PHONY: all build demo test race vet fmt-check bench fuzz clean e2e install-completion pgo
+.PHONY: all build demo test race vet fmt-check bench fuzz clean e2e install-completion pgo image image-test
 
 # Packages whose goroutines the race detector must watch on every CI run;
 # `make race` covers the whole tree.
@@ -17,6 +17,37 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	$(GO) build $(GOFLAGS) -o $(BIN)/ $(addprefix ./cmd/,$(CMDS))
+
+# The container image of the four binaries (for the fan-out of a sweep,
+# README "Capacity planning"): static binaries (CGO off) in /usr/local/bin of
+# an image from no base, written by tools/image as one tarball that an OCI
+# layout reader, `docker load` and `podman load` all take. Neither a daemon
+# nor a registry is needed; push it with `crane push` or load it.
+VERSION := $(shell sed -n 's/^const Version = "\(.*\)"/\1/p' internal/cli/app.go)
+IMAGE   ?= servesim:$(VERSION)
+IMAGE_TAR := $(BIN)/servesim-image.tar
+image:
+	@mkdir -p $(BIN)/image
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS) -o $(BIN)/image/ $(addprefix ./cmd/,$(CMDS))
+	$(GO) run ./tools/image build -o $(IMAGE_TAR) -name $(IMAGE) $(addprefix $(BIN)/image/,$(CMDS))
+
+# The image's test: with a working container runtime, load the image and run
+# `run --version` in it; without one, check the tarball as a runtime would
+# (digests, manifests, the four binaries) and run `run --version` taken out
+# of it.
+# CONTAINER_RUNTIME=podman (or docker) names the runtime, =none skips it
+# (a sandbox that can load images but not start containers); by default the
+# first of podman and docker whose `info` answers is used.
+CONTAINER_RUNTIME ?=
+image-test: image
+	@set -e; rt="$(CONTAINER_RUNTIME)"; [ "$$rt" != none ] || rt=skip; \
+	if [ -z "$$rt" ]; then for r in podman docker; do \
+	  if command -v $$r >/dev/null && $$r info >/dev/null 2>&1; then rt=$$r; break; fi; done; fi; \
+	[ "$$rt" != skip ] || rt=""; \
+	$(GO) run ./tools/image check $(IMAGE_TAR) -want $$(echo $(CMDS) | tr ' ' ,) -exec 'run --version'; \
+	if [ -n "$$rt" ]; then \
+	  $$rt load -i $(IMAGE_TAR) && $$rt run --rm $(IMAGE) run --version; \
+	else echo "image-test: no working container runtime (podman, docker): checked the tarball only"; fi
 
 # The main job on a built-in default: a chatbot preset on Qwen3-14B, one H100.
 demo: build

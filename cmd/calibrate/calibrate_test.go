@@ -234,8 +234,8 @@ func TestHTMLFile(t *testing.T) {
 		t.Errorf("not a whole HTML document: starts %q", page[:min(len(page), 40)])
 	}
 	// Four metrics, three plots each.
-	if got := strings.Count(page, "<svg"); got != 12 {
-		t.Errorf("%d <svg> elements, want 12 (CDF, scatter, histogram for 4 metrics)", got)
+	if got := strings.Count(page, "<svg"); got != 14 {
+		t.Errorf("%d <svg> elements, want 14 (CDF, scatter, histogram for 4 metrics; ttft and e2e over the run)", got)
 	}
 	for _, bad := range []string{"<script", "<link", "<img", "src=", "@import"} {
 		if strings.Contains(page, bad) {

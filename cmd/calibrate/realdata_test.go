@@ -129,7 +129,7 @@ func TestRealVLLMRun(t *testing.T) {
 			t.Errorf("%s MAPE %v", m, c.RequestLevel.MAPE)
 		}
 	}
-	if page := readFile(t, html); strings.Count(page, "<svg") != 9 {
-		t.Errorf("HTML holds %d plots, want 9 (3 metrics without ITL data)", strings.Count(page, "<svg"))
+	if page := readFile(t, html); strings.Count(page, "<svg") != 11 {
+		t.Errorf("HTML holds %d plots, want 11 (3 metrics without ITL data, ttft and e2e over the run)", strings.Count(page, "<svg"))
 	}
 }

@@ -138,8 +138,13 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 	page := b.String()
 	svgs := regexp.MustCompile(`(?s)<svg .*?</svg>`).FindAllString(page, -1)
-	if len(svgs) != 12 { // 4 metrics x (CDF, scatter, histogram)
-		t.Errorf("%d SVGs, want 12", len(svgs))
+	if len(svgs) != 14 { // 4 metrics x (CDF, scatter, histogram), ttft and e2e over the run
+		t.Errorf("%d SVGs, want 14", len(svgs))
+	}
+	for _, id := range []string{`aria-labelledby="time-ttft-t`, `aria-labelledby="time-e2e-t`} {
+		if !strings.Contains(page, id) {
+			t.Errorf("page lacks the latency-over-time plot %s", id)
+		}
 	}
 	for i, s := range svgs {
 		if !strings.Contains(s, "<title") || !strings.Contains(s, "<desc") {

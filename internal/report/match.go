@@ -89,6 +89,7 @@ type matching struct {
 	nonFiniteSim     int               // matched pairs left out for a NaN or infinite sim value
 	itlMean          map[int64]float64 // real mean ITL per request (non-negative diffs)
 	metrics          map[string]*pairs
+	arrivals         []int64                      // arrival of each ttft and e2e pair, in their order (for the latency-over-time plots)
 	byClass          map[string]map[string]*pairs // class -> metric (ttft, e2e)
 	byModel          map[string]map[string]*pairs
 	unknownStatus    []string
@@ -356,6 +357,7 @@ func (m *matching) addPairs(rec *tracev2.Record, sim *tracev2.SimResult, rw *row
 	}
 	m.metrics[MetricTTFT].add(id, ttftR, ttftS)
 	m.metrics[MetricE2E].add(id, e2eR, e2eS)
+	m.arrivals = append(m.arrivals, rec.ArrivalTimeUs)
 	addBreakdown(m.byClass, rw.class, id, ttftR, ttftS, e2eR, e2eS)
 	addBreakdown(m.byModel, rw.model, id, ttftR, ttftS, e2eR, e2eS)
 

@@ -48,8 +48,10 @@ type Report struct {
 	// mismatches, unknown statuses); the caller decides where they go.
 	Warnings []string `json:"-"`
 
-	pairs  map[string]*pairs // per-metric values, for the plots
-	absent map[string]string // metric -> why it could not be computed
+	pairs map[string]*pairs // per-metric values, for the plots
+	// arrivals holds the arrival of each ttft and e2e pair, in their order.
+	arrivals []int64
+	absent   map[string]string // metric -> why it could not be computed
 }
 
 // RunInfo is the trace header summary and the settings calibration resolved.
@@ -94,6 +96,7 @@ func Build(in Input, cfg Config) (*Report, error) {
 		},
 		KnownLimitations: knownLimitations(),
 		pairs:            make(map[string]*pairs),
+		arrivals:         m.arrivals,
 		absent:           make(map[string]string),
 		Run: RunInfo{
 			Mode: in.Header.Mode, Model: in.Header.Server.Model, WorkloadSeed: in.Header.WorkloadSeed,

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
+	"servesim/internal/render"
 	"servesim/internal/sweep"
 )
 
@@ -63,32 +65,30 @@ func WriteSweepHTML(w io.Writer, d *sweep.Doc) error {
 			title += ": " + p.Value
 		}
 	}
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	fmt.Fprintf(&b, "<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n", esc(title), pageCSS)
-	fmt.Fprintf(&b, "<h1>%s</h1>\n<p>%s</p>\n", esc(title), esc(sweepHeadline(d)))
+	render.PageHead(&b, title)
+	fmt.Fprintf(&b, "<p>%s</p>\n", render.Esc(sweepHeadline(d)))
 	if len(d.Base) > 0 {
-		fmt.Fprintf(&b, "<p class=\"muted\">base: %s</p>\n", esc(sweep.ParamText(d.Base)))
+		fmt.Fprintf(&b, "<p class=\"muted\">base: %s</p>\n", render.Esc(sweep.ParamText(d.Base)))
 	}
 	if a := d.Answer; a != nil && d.SLO != "" {
 		cls, verdict := "pass", "SLO "+d.SLO+": met"
 		if !a.Met {
 			cls, verdict = "fail", "SLO "+d.SLO+": not met by any case"
 		}
-		fmt.Fprintf(&b, "<div class=\"banner %s\">%s</div>\n", cls, esc(verdict))
+		fmt.Fprintf(&b, "<div class=\"banner %s\">%s</div>\n", cls, render.Esc(verdict))
 	}
 	if a := d.Answer; a != nil && len(a.Verdict) > 0 {
 		b.WriteString("<h2>Answer</h2>\n<ul>\n")
 		for _, v := range a.Verdict {
-			fmt.Fprintf(&b, "<li>%s</li>\n", esc(v))
+			fmt.Fprintf(&b, "<li>%s</li>\n", render.Esc(v))
 		}
 		for _, k := range a.Knees {
-			fmt.Fprintf(&b, "<li>knee of %s: %s req/s (%s)%s</li>\n", esc(a.Primary), fmtRate(k.RateRPS), fmtDur(k.LatencyMs*1e3), esc(curveName(k.Curve)))
+			fmt.Fprintf(&b, "<li>knee of %s: %s req/s (%s)%s</li>\n", render.Esc(a.Primary), fmtRate(k.RateRPS), fmtDur(k.LatencyMs*1e3), render.Esc(curveName(k.Curve)))
 		}
 		b.WriteString("</ul>\n")
 	}
 	if d.Shard != "" {
-		fmt.Fprintf(&b, "<p class=\"muted\">shard %s: merge every shard's JSON with <code>sweep merge</code> for the answer.</p>\n", esc(d.Shard))
+		fmt.Fprintf(&b, "<p class=\"muted\">shard %s: merge every shard's JSON with <code>sweep merge</code> for the answer.</p>\n", render.Esc(d.Shard))
 	}
 	sweepPlots(&b, d)
 	b.WriteString("<h2>Runs</h2>\n")
@@ -97,12 +97,12 @@ func WriteSweepHTML(w io.Writer, d *sweep.Doc) error {
 	for i := range d.Rows {
 		rows[i] = sweepCells(d, &d.Rows[i])
 	}
-	htmlTable(&b, header, rows, right, false)
+	render.Table(&b, header, rows, right, false)
 	b.WriteString("<p class=\"muted\">A run whose queue grew until its end reached no steady state: it is marked unstable and its latencies are not reported. Goodput counts the requests meeting the SLO's bounds per request.</p>\n")
 	if len(d.Prices) > 0 {
 		b.WriteString("<h2>Prices</h2>\n<ul>\n")
 		for _, p := range d.Prices {
-			fmt.Fprintf(&b, "<li>%s: $%.2f per GPU-hour (%s)</li>\n", esc(p.GPU), p.USDPerHour, esc(p.Source))
+			fmt.Fprintf(&b, "<li>%s: $%.2f per GPU-hour (%s)</li>\n", render.Esc(p.GPU), p.USDPerHour, render.Esc(p.Source))
 		}
 		b.WriteString("</ul>\n")
 	}
@@ -127,20 +127,20 @@ func sweepPlots(b *strings.Builder, d *sweep.Doc) {
 		b.WriteString("<h2>Against the offered rate</h2>\n<div class=\"plots\">\n")
 		for _, m := range []string{"ttft", "itl", "e2e"} {
 			p := latencyPlot(d, curves, slo, m, pm, ps)
-			b.WriteString(p.svg() + "\n")
+			b.WriteString(p.SVG() + "\n")
 		}
 		for _, goodput := range []bool{true, false} {
 			p := ratePlot(d, curves, goodput)
-			b.WriteString(p.svg() + "\n")
+			b.WriteString(p.SVG() + "\n")
 		}
 		b.WriteString("</div>\n")
 	}
 	if a := d.Answer; a != nil && len(a.Pareto) > 0 {
 		b.WriteString("<h2>Cost</h2>\n<div class=\"plots\">\n")
 		if a.Pareto[0].Of == "max_rate" {
-			b.WriteString(maxRateCostPlot(d).svg() + "\n")
+			b.WriteString(maxRateCostPlot(d).SVG() + "\n")
 		} else {
-			b.WriteString(paretoPlot(d, slo).svg() + "\n")
+			b.WriteString(paretoPlot(d, slo).SVG() + "\n")
 		}
 		b.WriteString("</div>\n")
 	}
@@ -148,10 +148,10 @@ func sweepPlots(b *strings.Builder, d *sweep.Doc) {
 
 // latencyPlot draws one metric against rate: p50, p90 and p99 of a single
 // curve, or one statistic per curve (the SLO's for its metric, else p99).
-func latencyPlot(d *sweep.Doc, curves []curve, slo sweep.SLO, metric, pm, ps string) *linePlot {
+func latencyPlot(d *sweep.Doc, curves []curve, slo sweep.SLO, metric, pm, ps string) *render.Plot {
 	name := strings.ToUpper(metric)
-	p := &linePlot{id: "sweep-" + metric, xTitle: "offered rate (req/s)", yTitle: name + " latency", yLatency: true,
-		title: name + " against the offered rate", missingExplained: "no steady state"}
+	p := &render.Plot{ID: "sweep-" + metric, XTitle: "offered rate (req/s)", YTitle: name + " latency", YLatency: true,
+		Title: name + " against the offered rate", MissingExplained: "no steady state"}
 	stats := []string{"p50", "p90", "p99"}
 	dashes := []string{"2 3", dashSim, ""}
 	if len(curves) > 1 {
@@ -162,28 +162,28 @@ func latencyPlot(d *sweep.Doc, curves []curve, slo sweep.SLO, metric, pm, ps str
 		stats, dashes = []string{stat}, []string{""}
 	}
 	for i, c := range curves {
-		col := palette[i%len(palette)]
+		col := render.Palette[i%len(render.Palette)]
 		for j, st := range stats {
-			s := series{color: col, dash: dashes[j], name: seriesName(c.name, st, len(curves))}
+			s := render.Series{Color: col, Dash: dashes[j], Name: seriesName(c.name, st, len(curves))}
 			for _, r := range c.rows {
 				if v, ok := r.Latency(metric, st); ok {
-					s.x, s.y = append(s.x, r.RateRPS), append(s.y, v*1e3)
+					s.X, s.Y = append(s.X, r.RateRPS), append(s.Y, v*1e3)
 				} else if j == len(stats)-1 {
-					s.missing = append(s.missing, r.RateRPS)
+					s.Missing = append(s.Missing, r.RateRPS)
 				}
 			}
-			p.series = append(p.series, s)
+			p.Series = append(p.Series, s)
 		}
 	}
 	for _, cl := range slo.Clauses {
 		if cl.Metric == metric {
-			p.hmarks = append(p.hmarks, mark{at: cl.LimitMs * 1e3, label: "SLO " + cl.Text, color: "#C00000"})
+			p.HMarks = append(p.HMarks, render.Mark{At: cl.LimitMs * 1e3, Label: "SLO " + cl.Text, Color: render.SLORed})
 		}
 	}
 	if d.Answer != nil && metric == pm {
-		p.vmarks = kneeMarks(d, curves)
+		p.VMarks = kneeMarks(d, curves)
 	}
-	p.desc = fmt.Sprintf("%s percentiles against the offered rate for %d deployment(s); dashed red lines are SLO bounds, dotted vertical lines the knees; × marks rates without a steady state.", name, len(curves))
+	p.Desc = fmt.Sprintf("%s percentiles against the offered rate for %d deployment(s); dashed red lines are SLO bounds, dotted vertical lines the knees; × marks rates without a steady state, ▲ values above the axis.", name, len(curves))
 	return p
 }
 
@@ -197,13 +197,13 @@ func seriesName(curveName, stat string, curves int) string {
 	return curveName + " " + stat
 }
 
-func kneeMarks(d *sweep.Doc, curves []curve) []mark {
-	var out []mark
+func kneeMarks(d *sweep.Doc, curves []curve) []render.Mark {
+	var out []render.Mark
 	for _, k := range d.Answer.Knees {
 		name := sweep.ParamText(k.Curve)
 		for i, c := range curves {
 			if c.name == name {
-				out = append(out, mark{at: k.RateRPS, label: "knee", color: palette[i%len(palette)]})
+				out = append(out, render.Mark{At: k.RateRPS, Label: "knee", Color: render.Palette[i%len(render.Palette)]})
 				break
 			}
 		}
@@ -213,46 +213,54 @@ func kneeMarks(d *sweep.Doc, curves []curve) []mark {
 
 // ratePlot draws goodput (or throughput) against the offered rate, with
 // the line where all that is offered is served.
-func ratePlot(d *sweep.Doc, curves []curve, goodput bool) *linePlot {
+func ratePlot(d *sweep.Doc, curves []curve, goodput bool) *render.Plot {
 	what, id := "throughput", "sweep-throughput"
 	if goodput {
 		what, id = "goodput", "sweep-goodput"
 	}
-	p := &linePlot{id: id, title: what + " against the offered rate", xTitle: "offered rate (req/s)",
-		yTitle: what + " (req/s)", diagonal: true, diagonalLabel: "served = offered"}
+	p := &render.Plot{ID: id, Title: what + " against the offered rate", XTitle: "offered rate (req/s)",
+		YTitle: what + " (req/s)", Diagonal: true, DiagonalLabel: "served = offered"}
 	for i, c := range curves {
-		s := series{name: c.name, color: palette[i%len(palette)]}
+		s := render.Series{Name: c.name, Color: render.Palette[i%len(render.Palette)]}
 		if len(curves) == 1 {
-			s.name = what
+			s.Name = what
 		}
 		for _, r := range c.rows {
 			v := r.ThroughputRPS
 			if goodput {
 				v = r.GoodputRPS
 			}
-			s.x, s.y = append(s.x, r.RateRPS), append(s.y, v)
+			s.X, s.Y = append(s.X, r.RateRPS), append(s.Y, v)
 		}
-		p.series = append(p.series, s)
+		p.Series = append(p.Series, s)
 	}
 	if goodput && d.Answer != nil {
-		p.vmarks = kneeMarks(d, curves)
+		p.VMarks = kneeMarks(d, curves)
 	}
-	p.desc = fmt.Sprintf("Requests per second %s against requests per second offered, for %d deployment(s); the dotted diagonal is everything served.", map[bool]string{true: "meeting the SLO", false: "completed"}[goodput], len(curves))
+	p.Desc = fmt.Sprintf("Requests per second %s against requests per second offered, for %d deployment(s); the dotted diagonal is everything served.", map[bool]string{true: "meeting the SLO", false: "completed"}[goodput], len(curves))
 	return p
 }
 
+// maxCaseLabels bounds the points of a cost plot that are labelled with
+// their case: beyond it the labels would crowd out the points.
+const maxCaseLabels = 40
+
 // paretoPlot draws every steady, priced deployment by cost against the
-// primary latency, hollow when it misses the SLO, one colour per load,
-// each load's Pareto front as a line.
-func paretoPlot(d *sweep.Doc, slo sweep.SLO) *linePlot {
+// primary latency, each labelled with its case, hollow when it misses the
+// SLO, one colour per load, each load's Pareto front as a line.
+func paretoPlot(d *sweep.Doc, slo sweep.SLO) *render.Plot {
 	a := d.Answer
-	p := &linePlot{id: "sweep-pareto", title: a.Primary + " against cost", xTitle: "cost (USD per hour)", yTitle: a.Primary, yLatency: true}
+	p := &render.Plot{ID: "sweep-pareto", Title: a.Primary + " against cost", XTitle: "cost (USD per hour)", YTitle: a.Primary, YLatency: true, LabelPoints: maxCaseLabels}
 	pm, ps := slo.Primary()
 	n := 0
 	for i, set := range a.Pareto {
-		col := palette[i%len(palette)]
+		col := render.Palette[i%len(render.Palette)]
 		load := sweep.ParamText(set.Load)
-		dots := series{color: col, dots: true}
+		dots := render.Series{Color: col, Dots: true}
+		onFront := map[int]bool{}
+		for _, pt := range set.Points {
+			onFront[pt.Case] = true
+		}
 		for j := range d.Rows {
 			r := &d.Rows[j]
 			_, key := sweep.LoadParams(r, d.LoadKeys)
@@ -260,44 +268,52 @@ func paretoPlot(d *sweep.Doc, slo sweep.SLO) *linePlot {
 			if key != load || !ok || r.CostPerHour == nil || r.Role == sweep.RoleProbe {
 				continue
 			}
-			dots.x, dots.y, dots.hollow = append(dots.x, *r.CostPerHour), append(dots.y, v*1e3), append(dots.hollow, !r.Met())
+			dots.X, dots.Y, dots.Hollow = append(dots.X, *r.CostPerHour), append(dots.Y, v*1e3), append(dots.Hollow, !r.Met())
+			label := "#" + strconv.Itoa(r.Case)
+			if onFront[r.Case] {
+				label = "" // the front's label names it
+			}
+			dots.Labels = append(dots.Labels, label)
 		}
 		name := "Pareto front"
 		if load != "" {
 			name += " at " + load
 		}
-		front := series{name: name, color: col}
+		front := render.Series{Name: name, Color: col}
 		for _, pt := range set.Points {
-			front.x, front.y = append(front.x, pt.CostPerHour), append(front.y, pt.Value*1e3)
+			front.X, front.Y = append(front.X, pt.CostPerHour), append(front.Y, pt.Value*1e3)
+			front.Labels = append(front.Labels, "#"+strconv.Itoa(pt.Case)+" "+render.TickDur(pt.Value*1e3))
 		}
-		n += len(dots.x)
-		p.series = append(p.series, dots, front)
+		n += len(dots.X)
+		// The front's labels (case and value) win over the dots' (case).
+		p.Series = append(p.Series, front, dots)
 	}
 	for _, cl := range slo.Clauses {
 		if cl.Name() == a.Primary {
-			p.hmarks = append(p.hmarks, mark{at: cl.LimitMs * 1e3, label: "SLO " + cl.Text, color: "#C00000"})
+			p.HMarks = append(p.HMarks, render.Mark{At: cl.LimitMs * 1e3, Label: "SLO " + cl.Text, Color: render.SLORed})
 		}
 	}
-	p.desc = fmt.Sprintf("%d deployment runs by cost per hour against %s, filled when they meet the SLO, hollow when not; lines join each load's Pareto front.", n, a.Primary)
+	p.Desc = fmt.Sprintf("%d deployment runs by cost per hour against %s, labelled with their case (see Runs), filled when they meet the SLO, hollow when not; lines join each load's Pareto front.", n, a.Primary)
 	return p
 }
 
 // maxRateCostPlot draws each deployment's max rate under the SLO against
 // its cost, with the Pareto front of the most rate for the money.
-func maxRateCostPlot(d *sweep.Doc) *linePlot {
+func maxRateCostPlot(d *sweep.Doc) *render.Plot {
 	a := d.Answer
-	p := &linePlot{id: "sweep-pareto", title: "Max rate under the SLO against cost", xTitle: "cost (USD per hour)", yTitle: "max rate (req/s)"}
-	dots := series{color: colReal, dots: true}
+	p := &render.Plot{ID: "sweep-pareto", Title: "Max rate under the SLO against cost", XTitle: "cost (USD per hour)", YTitle: "max rate (req/s)", LabelPoints: maxCaseLabels}
+	dots := render.Series{Color: colReal, Dots: true}
 	for _, m := range a.MaxRates {
 		if m.MaxRateRPS > 0 && m.CostPerHour != nil {
-			dots.x, dots.y = append(dots.x, *m.CostPerHour), append(dots.y, m.MaxRateRPS)
+			dots.X, dots.Y = append(dots.X, *m.CostPerHour), append(dots.Y, m.MaxRateRPS)
+			dots.Labels = append(dots.Labels, "#"+strconv.Itoa(m.Case))
 		}
 	}
-	front := series{name: "Pareto front", color: colSim}
+	front := render.Series{Name: "Pareto front", Color: colSim}
 	for _, pt := range a.Pareto[0].Points {
-		front.x, front.y = append(front.x, pt.CostPerHour), append(front.y, pt.Value)
+		front.X, front.Y = append(front.X, pt.CostPerHour), append(front.Y, pt.Value)
 	}
-	p.series = []series{dots, front}
-	p.desc = fmt.Sprintf("The max rate of %d deployments against their cost per hour; the line joins the Pareto front.", len(dots.x))
+	p.Series = []render.Series{front, dots}
+	p.Desc = fmt.Sprintf("The max rate of %d deployments against their cost per hour, labelled with their case; the line joins the Pareto front.", len(dots.X))
 	return p
 }
