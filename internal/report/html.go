@@ -98,6 +98,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	r.htmlRun(&b)
 	b.WriteString("</div>\n</div>\n")
 	r.htmlValidity(&b)
+	r.htmlPhases(&b)
 	r.htmlDeployment(&b)
 
 	for _, name := range r.MetricNames() {
