@@ -120,59 +120,70 @@ func computePhases(in *Input, m *matching, s *settings, metrics map[string]*pair
 			break
 		}
 	}
-	ramp := make(map[int64]bool)
-	for _, t := range run {
-		if t.send > p.RampEndUs {
-			break
-		}
-		if t.rw.bucket == bucketMatched {
-			ramp[t.rw.rec.RequestID] = true
+	p.Ramp.Metrics, p.Steady.Metrics = make(map[string]*PhaseMetric), make(map[string]*PhaseMetric)
+	for _, name := range phaseMetrics() {
+		if pr := metrics[name]; pr != nil {
+			p.Ramp.Metrics[name], p.Steady.Metrics[name] = gradePhases(m, pr, p.RampEndUs)
 		}
 	}
-	p.Ramp.Requests = len(ramp)
-	p.Steady.Requests = m.matched - len(ramp)
-	p.Ramp.Metrics, p.Steady.Metrics = gradePhases(metrics, ramp)
+	for i := range m.rows {
+		if rw := &m.rows[i]; rw.bucket == bucketMatched && rw.rec.SendTimeUs <= p.RampEndUs {
+			p.Ramp.Requests++
+		}
+	}
+	p.Steady.Requests = m.matched - p.Ramp.Requests
 	if s.warmupN == 0 && s.warmupDurUs == 0 && in.Header.WarmUpRequests == 0 {
 		p.NoWarmUp = noWarmUp(run, p.RampEndUs)
 	}
 	return p
 }
 
-// gradePhases grades each phase metric's pairs, split by the ramp's ids.
-func gradePhases(metrics map[string]*pairs, ramp map[int64]bool) (r, st map[string]*PhaseMetric) {
-	r, st = make(map[string]*PhaseMetric), make(map[string]*PhaseMetric)
-	for _, name := range phaseMetrics() {
-		pr := metrics[name]
-		if pr == nil {
+// gradePhases grades one metric's pairs of each phase. The pairs were added
+// in trace order from matched rows, so one walk over the rows finds each
+// pair's send without an index.
+func gradePhases(m *matching, pr *pairs, rampEnd int64) (ramp, steady *PhaseMetric) {
+	var acc [2]phaseAcc
+	j := 0
+	for i := range m.rows {
+		if j == pr.len() {
+			break
+		}
+		rec := m.rows[i].rec
+		if m.rows[i].bucket != bucketMatched || rec.RequestID != pr.ids[j] {
 			continue
 		}
-		var rr, rs, sr, ss []float64
-		for i, id := range pr.ids {
-			if ramp[id] {
-				rr, rs = append(rr, pr.real[i]), append(rs, pr.sim[i])
-			} else {
-				sr, ss = append(sr, pr.real[i]), append(ss, pr.sim[i])
-			}
+		k := 1
+		if rec.SendTimeUs <= rampEnd {
+			k = 0
 		}
-		r[name], st[name] = gradePhase(rr, rs), gradePhase(sr, ss)
+		acc[k].add(pr.real[j], pr.sim[j])
+		j++
 	}
-	return r, st
+	return acc[0].grade(), acc[1].grade()
 }
 
-func gradePhase(real, sim []float64) *PhaseMetric {
-	g := &PhaseMetric{Count: len(real)}
-	g.MAPE, _ = MAPE(real, sim)
-	var sumR, sumS float64
-	n := 0
-	for i := range real {
-		if qualifies(real[i], sim[i]) {
-			sumR += real[i]
-			sumS += sim[i]
-			n++
-		}
+// phaseAcc sums one phase's pairs for MAPE and the means, over the pairs MAPE uses.
+type phaseAcc struct {
+	count, n       int
+	ape, real, sim float64
+}
+
+func (a *phaseAcc) add(r, s float64) {
+	a.count++
+	if !qualifies(r, s) {
+		return
 	}
-	if n > 0 {
-		g.RealMean, g.SimMean = sumR/float64(n), sumS/float64(n)
+	a.n++
+	a.ape += math.Abs(r-s) / r
+	a.real += r
+	a.sim += s
+}
+
+func (a *phaseAcc) grade() *PhaseMetric {
+	g := &PhaseMetric{Count: a.count}
+	if a.n > 0 {
+		n := float64(a.n)
+		g.MAPE, g.RealMean, g.SimMean = a.ape/n, a.real/n, a.sim/n
 		g.MeanError = g.SimMean - g.RealMean
 	}
 	return g
@@ -183,14 +194,14 @@ func gradePhase(real, sim []float64) *PhaseMetric {
 // of its own: more load does not bring a first token sooner, so a first
 // request well above them met a server that was still cold.
 func noWarmUp(run []timed, rampEnd int64) *NoWarmUp {
-	ok := slices.DeleteFunc(slices.Clone(run), func(t timed) bool { return t.rw.rec.Status != "ok" })
-	if len(ok) == 0 {
+	fi := slices.IndexFunc(run, func(t timed) bool { return t.rw.rec.Status == "ok" })
+	if fi < 0 {
 		return nil
 	}
-	f := ok[0]
-	var steadyFlight []float64
-	for _, t := range ok {
-		if t.send > rampEnd {
+	f := run[fi]
+	steadyFlight := make([]float64, 0, len(run))
+	for _, t := range run {
+		if t.send > rampEnd && t.rw.rec.Status == "ok" {
 			steadyFlight = append(steadyFlight, t.flight)
 		}
 	}
@@ -202,9 +213,9 @@ func noWarmUp(run []timed, rampEnd int64) *NoWarmUp {
 	maxFlight := math.Max(2*f.flight, Percentile(steadyFlight, 25))
 	prompt := float64(realPrompt(f.rw.rec))
 	var ref []float64
-	for _, t := range ok {
+	for _, t := range run {
 		q := float64(realPrompt(t.rw.rec))
-		if t.send > rampEnd && t.flight <= maxFlight && q >= prompt/2 && q <= 2*prompt {
+		if t.send > rampEnd && t.rw.rec.Status == "ok" && t.flight <= maxFlight && q >= prompt/2 && q <= 2*prompt {
 			ref = append(ref, float64(t.first-t.send))
 		}
 	}
