@@ -3,9 +3,12 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"servesim/internal/tracev2"
 )
 
 // openRamp is an open loop: a request every 100 ms, each in flight for just
@@ -202,5 +205,34 @@ func TestPhasesInEveryOutput(t *testing.T) {
 	}
 	if !strings.Contains(page.String(), "<h2>Ramp and steady state</h2>") || !strings.Contains(page.String(), "<td>ramp</td><td>ttft</td>") {
 		t.Error("html lacks the phase table")
+	}
+}
+
+// TestPhasesOnRealCapture pins the split on a measured vLLM run (RTX 4090,
+// Llama-3.1-8B, 300 requests offered at 10 req/s, no warm-up). The run
+// saturates, so the steady level is half-way up a growing queue, and the
+// steady state has no request at a light load to judge the first one by.
+func TestPhasesOnRealCapture(t *testing.T) {
+	rd, h, err := tracev2.Open(tracev2.Input{Path: filepath.Join("..", "..", "testdata", "captures", "rtx4090-llama-3.1-8b.trace")}, tracev2.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	tr, err := tracev2.ReadAll(rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Input{Header: HeaderFrom(h), Trace: tr.Records}
+	for _, rec := range tr.Records { // the split reads the real side only
+		in.Sim = append(in.Sim, simOf(rec.RequestID, float64(rec.FirstChunkTimeUs-rec.SendTimeUs),
+			float64(rec.LastChunkTimeUs-rec.SendTimeUs), realPrompt(&rec), rec.OutputTokens))
+	}
+	p := build(t, in, nil).Phases
+	if p.SteadyInFlight != 150.5 || p.RampEndUs != 14_009_874 || p.Ramp.Requests != 151 || p.Steady.Requests != 149 {
+		t.Errorf("steady level %v, ramp end %d, %d ramp and %d steady; want 150.5, 14009874, 151 and 149",
+			p.SteadyInFlight, p.RampEndUs, p.Ramp.Requests, p.Steady.Requests)
+	}
+	if p.NoWarmUp != nil {
+		t.Errorf("note %+v, want none: no steady request met a light load", *p.NoWarmUp)
 	}
 }
