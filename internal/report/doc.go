@@ -4,8 +4,8 @@
 // It pairs trace rows with SimResults by request_id, classifies every row into one
 // bucket, normalises the simulated side for the network, computes per-metric
 // statistics (workload percentiles, MAPE, Pearson r, bias, grade), goodput against
-// SLO targets, the verdicts (TTFT tolerance, hit rate, config match, run validity)
-// and CI gates, and writes the result as JSON, text, Markdown or a self-contained
+// SLO targets, the verdicts (TTFT tolerance, hit rate, config match, run validity),
+// the ramp and the steady state of the real run graded apart, and CI gates, and writes the result as JSON, text, Markdown or a self-contained
 // HTML page to an io.Writer.
 //
 // Inputs arrive already decoded and with normalised time origins (docs/tracev2.md §5):

@@ -98,7 +98,7 @@ func TestGoldenJSONShape(t *testing.T) {
 	}
 	// Top-level keys in the spec's order.
 	want := []string{"trace_info", "metrics", "config_match", "known_limitations", "goodput", "hit_rate",
-		"ttft_tolerance", "by_slo_class", "by_model", "validity", "gate"}
+		"ttft_tolerance", "by_slo_class", "by_model", "validity", "phases", "gate"}
 	dec := json.NewDecoder(bytes.NewReader(b.Bytes()))
 	_, _ = dec.Token()
 	var got []string

@@ -53,6 +53,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		b.WriteString(timelineSVG("time-e2e", MetricE2E, r.arrivals, q) + "\n")
 		b.WriteString("</div>\n")
 	}
+	r.htmlPhases(&b)
 	r.htmlDeployment(&b)
 
 	for _, name := range r.MetricNames() {

@@ -120,6 +120,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "- %s %s: %d requests, %s to %s\n", verb, mdEscape(wdw.Label), wdw.Requests,
 			fmtDur(float64(wdw.StartUs)), fmtDur(float64(wdw.EndUs)))
 	}
+	r.phasesMarkdown(&b)
 	if r.Gate != nil {
 		if r.Gate.Passed {
 			b.WriteString("\n**Gate: PASS**\n")

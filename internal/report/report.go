@@ -40,6 +40,7 @@ type Report struct {
 	BySLOClass       map[string]map[string]*Comparison `json:"by_slo_class"`
 	ByModel          map[string]map[string]*Comparison `json:"by_model"`
 	Validity         Validity                          `json:"validity"`
+	Phases           *Phases                           `json:"phases,omitempty"` // ours: the ramp and the steady state graded apart (docs/calibrate.md §15)
 	Gate             *GateResult                       `json:"gate,omitempty"`
 
 	// Run describes the run and the resolved settings, for the human outputs.
@@ -167,6 +168,7 @@ func Build(in Input, cfg Config) (*Report, error) {
 	r.ConfigMatch = cm
 	r.Warnings = append(r.Warnings, warns...)
 	r.Validity = computeValidity(&in, m, &s)
+	r.Phases = computePhases(&in, m, &s, r.pairs)
 	for _, c := range r.Validity.Checks {
 		if c.Status == StatusFlagged {
 			r.warnf("validity: %s: %s", c.Name, c.Detail)

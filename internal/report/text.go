@@ -196,6 +196,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	b.WriteString(r.windowText() + "\n")
+	b.WriteString(r.phasesText())
 	if g := r.gateText(); g != "" {
 		b.WriteString(g + "\n")
 	}
