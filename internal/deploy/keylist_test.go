@@ -226,4 +226,3 @@ func TestOnTraceUnknownModel(t *testing.T) {
 		t.Errorf("with --model: %+v, %v; want the flag's model on the trace's TP 2 and 8 seqs", got, err)
 	}
 }
-
