@@ -15,9 +15,11 @@ import (
 )
 
 // TestTraceNamesNoFile: a header whose model, GPU and hardware file are
-// /dev/zero, a FIFO no one writes to, or /proc/self/environ replays on the
-// defaults with a warning for each, and opens none of them (a FIFO opened
-// would block forever, /dev/zero read would exhaust memory).
+// /dev/zero, a FIFO no one writes to, or /proc/self/environ opens none of
+// them (a FIFO opened would block forever, /dev/zero read would exhaust
+// memory): the unknown model is refused (exit 2) unless --model gives one;
+// then it replays on the default GPU with a warning for the GPU and the
+// hardware file.
 func TestTraceNamesNoFile(t *testing.T) {
 	dir := t.TempDir()
 	prefix := filepath.Join(dir, "t")
@@ -35,14 +37,18 @@ func TestTraceNamesNoFile(t *testing.T) {
 		for _, k := range []string{"model", "gpu", "hardware_file"} {
 			h.XExt.Deployment[k] = p
 		}
+		h.Server.Model = p
 		var buf bytes.Buffer
 		if err := tracev2.EncodeHeader(&buf, h); err != nil {
 			t.Fatal(err)
 		}
 		writeFile(t, prefix+".yaml", buf.String())
-		r := mustReplay(t, nil, prefix+".csv", "--format", "text")
+		if r := replayIn(nil, prefix+".csv", "--format", "text"); exitcode.Of(r.err) != exitcode.Usage ||
+			!strings.Contains(r.stderr, `the trace's model: unknown model "`+p+`"`) {
+			t.Errorf("%s: exit %d, stderr %s; want the unknown model refused", p, exitcode.Of(r.err), r.stderr)
+		}
+		r := mustReplay(t, nil, prefix+".csv", "--format", "text", "--model", "qwen3-14b")
 		for _, want := range []string{
-			`the trace's model \"` + p + `\" is not one the simulator knows; simulating qwen3-14b instead`,
 			`the trace names the hardware file \"` + p + `\", which is not opened`,
 			`the trace's GPU \"` + p + `\" is not one the simulator knows; simulating H100 instead`,
 		} {
