@@ -162,7 +162,7 @@ func TestFitEndToEnd(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("loaded %+v\nwant  %+v", got, want)
 	}
-	again, err := fit.FittedYAML(got, "")
+	again, err := fit.FittedYAML(got, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

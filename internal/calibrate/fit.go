@@ -57,10 +57,11 @@ func RunFit(ctx context.Context, f Fit) error {
 		return err
 	}
 	defer out.Abort()
-	traces, first, kind, seed, err := prepareFit(f, inputs)
+	traces, deploys, kind, seed, err := prepareFit(f, inputs)
 	if err != nil {
 		return err
 	}
+	first := deploys[0]
 	cfg := f.Config
 	cfg.StartAlpha, cfg.StartBeta = fit.StartOf(first)
 	cfg.Seed = seed
@@ -77,13 +78,23 @@ func RunFit(ctx context.Context, f Fit) error {
 	for _, w := range res.Warnings {
 		f.Log.Warn(w)
 	}
-	final := first
-	final.LatencyModel, final.AlphaCoeffs, final.BetaCoeffs = string(kind), res.Alpha, res.Beta
 	var names []string
 	for _, t := range traces {
 		names = append(names, t.Name)
 	}
-	doc, err := fit.FittedYAML(final, fit.Comment(res, strings.Join(names, ", ")))
+	// Traces of several servers (models, GPUs, parallelism) share the
+	// coefficients, shares of peaks and µs costs, and nothing else: the
+	// file names no server, and each trace replays on its own.
+	final, modelFree := first, !deploy.SameServer(deploys)
+	if modelFree {
+		final = deploy.Common(deploys)
+	}
+	final.LatencyModel, final.AlphaCoeffs, final.BetaCoeffs = string(kind), res.Alpha, res.Beta
+	comment := fit.Comment(res, strings.Join(names, ", "))
+	if modelFree {
+		comment += "\nThe traces are of different servers: the file states the coefficients and what every trace shares,\nno model, GPU or parallelism; replay each trace with it on its own deployment."
+	}
+	doc, err := fit.FittedYAML(final, comment, modelFree)
 	if err != nil {
 		return err
 	}
@@ -101,9 +112,9 @@ func RunFit(ctx context.Context, f Fit) error {
 
 // prepareFit reads every trace and sets up its replay; every trace must
 // use one latency model with coefficients to fit.
-func prepareFit(f Fit, inputs []input.Config) ([]fit.Trace, deploy.Config, latency.Kind, int64, error) {
+func prepareFit(f Fit, inputs []input.Config) ([]fit.Trace, []deploy.Config, latency.Kind, int64, error) {
 	var traces []fit.Trace
-	var first deploy.Config
+	var deploys []deploy.Config
 	var kind latency.Kind
 	seed := f.Seed
 	for i, in := range inputs {
@@ -116,31 +127,32 @@ func prepareFit(f Fit, inputs []input.Config) ([]fit.Trace, deploy.Config, laten
 		}
 		tr, itl, err := readFitTrace(in, itlPath, f.Stdin, f.Log)
 		if err != nil {
-			return nil, first, kind, seed, err
+			return nil, deploys, kind, seed, err
 		}
 		if len(tr.Records) == 0 {
-			return nil, first, kind, seed, exitcode.Usagef("%s: the trace has no rows: nothing to fit", tr.Name)
+			return nil, deploys, kind, seed, exitcode.Usagef("%s: the trace has no rows: nothing to fit", tr.Name)
 		}
 		p, err := fit.PrepareTrace(tr, itl, f.Settings, f.Resolver, f.Log)
 		if err != nil {
-			return nil, first, kind, seed, err
+			return nil, deploys, kind, seed, err
 		}
 		if i == 0 && p.Seed != nil && !f.SeedSet {
 			seed = *p.Seed // the first trace's workload seed, as replay takes it
 		}
 		k, err := latency.ParseKind(p.Deploy.LatencyModel)
 		if err != nil {
-			return nil, first, kind, seed, exitcode.Usagef("--latency-model: %v", err)
+			return nil, deploys, kind, seed, exitcode.Usagef("--latency-model: %v", err)
 		}
 		if k != latency.KindPhysics && k != latency.KindBlackbox && k != latency.KindTrainedPhysics {
-			return nil, first, kind, seed, exitcode.Usagef("%s: latency model %s (--latency-model, or the trace's deployment) has no coefficients to fit; use physics, blackbox or trained-physics", p.Trace.Name, k)
+			return nil, deploys, kind, seed, exitcode.Usagef("%s: latency model %s (--latency-model, or the trace's deployment) has no coefficients to fit; use physics, blackbox or trained-physics", p.Trace.Name, k)
 		}
+		deploys = append(deploys, p.Deploy)
 		if i == 0 {
-			first, kind = p.Deploy, k
+			kind = k
 		} else if k != kind {
-			return nil, first, kind, seed, exitcode.Usagef("%s: latency model %s, but %s has %s: one fit fits one model's coefficients (--latency-model to choose one for all)", p.Trace.Name, k, traces[0].Name, kind)
+			return nil, deploys, kind, seed, exitcode.Usagef("%s: latency model %s, but %s has %s: one fit fits one model's coefficients (--latency-model to choose one for all)", p.Trace.Name, k, traces[0].Name, kind)
 		}
 		traces = append(traces, p.Trace)
 	}
-	return traces, first, kind, seed, nil
+	return traces, deploys, kind, seed, nil
 }

@@ -109,3 +109,21 @@ func TestPipelineAgainstDefaultSeqs(t *testing.T) {
 		t.Errorf("PP 300 on an L40S: %v", err)
 	}
 }
+
+// TestCommonAndSameServer: what deployments of several servers share.
+func TestCommonAndSameServer(t *testing.T) {
+	a, b := Default(), Default()
+	a.MaxNumSeqs, b.MaxNumSeqs = 64, 64
+	a.BlockSize, b.BlockSize = 32, 16
+	if !SameServer([]Config{a, b}) {
+		t.Error("two deployments of one server are not the same server")
+	}
+	b.Model, b.TP = "llama-3.1-8b-instruct", 2
+	if SameServer([]Config{a, b}) {
+		t.Error("two models are the same server")
+	}
+	c := Common([]Config{a, b})
+	if c.MaxNumSeqs != 64 || c.BlockSize != Default().BlockSize || c.Model != Default().Model || c.TP != Default().TP {
+		t.Errorf("common: %d seqs, block %d, model %s, TP %d; want the shared 64 and the defaults elsewhere", c.MaxNumSeqs, c.BlockSize, c.Model, c.TP)
+	}
+}

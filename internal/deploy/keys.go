@@ -99,3 +99,44 @@ func KeyAliases() map[string][]string {
 	}
 	return out
 }
+
+// serverKeys are the keys that say which server a deployment is: the
+// model, its GPUs and how it is split over them, and what follows from
+// them.
+func serverKeys() []string {
+	return []string{"model", "gpu", "hardware_file", "tensor_parallel", "data_parallel", "pipeline_parallel",
+		"total_kv_blocks", "max_model_len", "kv_cache_dtype", "quantization"}
+}
+
+// SameServer reports whether every one of cfgs is the same server (model,
+// GPU, parallelism, KV cache) as the first.
+func SameServer(cfgs []Config) bool {
+	byName := keysByName()
+	for _, c := range cfgs[min(1, len(cfgs)):] {
+		for _, n := range serverKeys() {
+			if !byName[n].same(&cfgs[0], &c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Common is what every one of cfgs states alike: each key on which they
+// all agree, over the defaults; a key they disagree on keeps its default.
+func Common(cfgs []Config) Config {
+	out := Default()
+	if len(cfgs) == 0 {
+		return out
+	}
+	for _, k := range keyList() {
+		agree := true
+		for i := 1; i < len(cfgs) && agree; i++ {
+			agree = k.same(&cfgs[0], &cfgs[i])
+		}
+		if agree {
+			k.copyFrom(&out, &cfgs[0])
+		}
+	}
+	return out
+}

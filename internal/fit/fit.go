@@ -130,8 +130,11 @@ type Result struct {
 	Equations       int      // equations of the last solve
 	Residual        float64  // RMS relative error of the equations at the last solve
 	Warnings        []string // for stderr: the caller decides where they go
-	StartAlpha      []float64
-	StartBeta       []float64 // all 11 for trained-physics
+	// OnBound are the fitted coefficients that ended on a bound of their
+	// physical range: a sign that the model, not the coefficient, is wrong.
+	OnBound    []Bound
+	StartAlpha []float64
+	StartBeta  []float64 // all 11 for trained-physics
 	// PerTrace are each trace's errors (one entry for Fit): the start's
 	// and the chosen coefficients', on its fitted and held-out requests.
 	PerTrace []TraceErrors
@@ -230,6 +233,12 @@ func FitAll(ctx context.Context, cfg Config, traces []Trace) (*Result, error) {
 		res.PerTrace[i].StartHoldout = out.Start.Value.perTrace[i].Holdout
 	}
 	res.Warnings = append(res.Warnings, warnings(res, out.Index, out.Mean.Value.fit)...)
+	if kind == latency.KindPhysics {
+		res.OnBound = physicsOnBound(res.Beta)
+		for _, b := range res.OnBound {
+			res.Warnings = append(res.Warnings, b.String())
+		}
+	}
 	return res, nil
 }
 

@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"fmt"
 	"slices"
 
 	"servesim/internal/des/latency"
@@ -107,4 +108,43 @@ func (sp *space) physicsFeatures(s *latency.Step, dst []float64) (offset float64
 		offset += q.LinkOps*b[latency.PhLinkOpUs] + q.Link/b[latency.PhLinkEff]
 	}
 	return offset
+}
+
+// Bound is a fitted coefficient that ended on a bound of its physical range.
+type Bound struct {
+	Name   string
+	Value  float64
+	Lower  bool // the lower bound, else the upper
+	Lo, Hi float64
+}
+
+func (b Bound) String() string {
+	side := "upper"
+	if b.Lower {
+		side = "lower"
+	}
+	return fmt.Sprintf("%s ended on its %s bound (%g, range [%g, %g]): the data ask for more than the physics allows; the model misses something here rather than the coefficient being that",
+		b.Name, side, b.Value, b.Lo, b.Hi)
+}
+
+// onBoundTolerance is how close to a bound (relative to the range) a
+// fitted coefficient counts as on it.
+const onBoundTolerance = 1e-3
+
+// physicsOnBound are the free physics coefficients of beta that sit on a
+// bound of their range.
+func physicsOnBound(beta []float64) []Bound {
+	var out []Bound
+	names := latency.PhysicsBetaNames()
+	for _, i := range physicsFree() {
+		lo, hi := latency.PhysicsBounds(i)
+		tol := onBoundTolerance * (hi - lo)
+		switch v := beta[i]; {
+		case v <= lo+tol:
+			out = append(out, Bound{Name: names[i], Value: v, Lower: true, Lo: lo, Hi: hi})
+		case v >= hi-tol:
+			out = append(out, Bound{Name: names[i], Value: v, Lo: lo, Hi: hi})
+		}
+	}
+	return out
 }

@@ -13,8 +13,13 @@ import (
 )
 
 // alwaysKeys are written even at their default value: the coefficients only
-// mean something with the model, GPU and TP they were fitted for.
-func alwaysKeys() []string {
+// mean something with the model, GPU and TP they were fitted for, unless
+// they were fitted on several servers (modelFree): then the server is the
+// one each trace states.
+func alwaysKeys(modelFree bool) []string {
+	if modelFree {
+		return []string{"latency_model", "alpha_coeffs", "beta_coeffs"}
+	}
 	return []string{"model", "gpu", "tensor_parallel", "latency_model", "alpha_coeffs", "beta_coeffs"}
 }
 
@@ -23,14 +28,14 @@ func alwaysKeys() []string {
 // differs from deploy.Default() plus alwaysKeys, in the order yaml.v3
 // writes deploy.Config. deploy.Load(path, deploy.Default()) gives d back exactly
 // (floats print in their shortest round-trip form).
-func FittedYAML(d deploy.Config, comment string) ([]byte, error) {
+func FittedYAML(d deploy.Config, comment string, modelFree bool) ([]byte, error) {
 	var node yaml.Node
 	if err := node.Encode(d); err != nil {
 		return nil, fmt.Errorf("fitted deployment: %w", err)
 	}
 	def, got := yamlFields(reflect.ValueOf(deploy.Default())), yamlFields(reflect.ValueOf(d))
 	keep := map[string]bool{}
-	for _, k := range alwaysKeys() {
+	for _, k := range alwaysKeys(modelFree) {
 		keep[k] = true
 	}
 	out := &yaml.Node{Kind: yaml.MappingNode}
