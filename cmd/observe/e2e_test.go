@@ -197,7 +197,7 @@ func TestPipelineObserveReplayCalibrate(t *testing.T) {
 	obs := exec.Command(observe, "--url", srv.URL(), "--quiet", "--streaming", "--chat",
 		"--workload", "chatbot", "--rate", "50", "--num-requests", "40", "--output-tokens-max", "64",
 		"--prompt-tokens-max", "256", "--self-test-streams", "10", "-o", "-")
-	rep := exec.Command(replay, "-", "--quiet")
+	rep := exec.Command(replay, "-", "--quiet", "--model", "qwen3-14b") // the fake server serves fake-model, which no config describes
 	pr, pw := io.Pipe()
 	var trace, sim, obsErr, repErr bytes.Buffer
 	obs.Stdout, obs.Stderr = io.MultiWriter(pw, &trace), &obsErr

@@ -208,7 +208,7 @@ func TestHostileServerFactsDropped(t *testing.T) {
 	if si := h.XExt.ServerInfo; si == nil || si.VLLMVersion != "" || h.XExt.Sources["server_info.vllm_version"] != "absent" {
 		t.Errorf("server_info %+v, version source %q; want no version, absent", si, h.XExt.Sources["server_info.vllm_version"])
 	}
-	cmd := exec.Command(bins.Path(t, "replay"), prefix+".csv", "--format", "text", "--quiet", "--metrics-out", filepath.Join(t.TempDir(), "m.json"))
+	cmd := exec.Command(bins.Path(t, "replay"), prefix+".csv", "--model", "qwen3-14b", "--format", "text", "--quiet", "--metrics-out", filepath.Join(t.TempDir(), "m.json"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("replay refuses the trace: %v\n%s", err, out)
 	}

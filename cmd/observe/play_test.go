@@ -294,7 +294,7 @@ func TestPlayCaptureReplayCalibrate(t *testing.T) {
 		t.Fatalf("capture: %d rows, hash ids column %v", len(cap.Records), cap.Columns.HashIDs)
 	}
 	sim := filepath.Join(dir, "sim.json")
-	if out, err := exec.Command(replay, prefix+".csv", "--quiet", "--results-path", sim).CombinedOutput(); err != nil {
+	if out, err := exec.Command(replay, prefix+".csv", "--model", "qwen3-14b", "--quiet", "--results-path", sim).CombinedOutput(); err != nil {
 		t.Fatalf("replay: %v\n%s", err, out)
 	}
 	out, err := exec.Command(calibrate, prefix+".csv", sim, "--format", "json", "--quiet").Output()
