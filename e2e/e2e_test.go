@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,8 +245,28 @@ func TestOllamaLoop(t *testing.T) {
 			100*d, 100*maxDrift, assessed, minAssessed, len(fails), fails)
 	}
 	t.Run("structure", func(t *testing.T) { checkStructure(t, s, runs) })
+	t.Run("steps", func(t *testing.T) { stepTable(t, s) })
 	writeSummary(t, s, rows, noise, probe, capacity, rate, capNoClient, time.Since(began))
 	checkHeldOut(t, rows, noise)
+}
+
+// stepTable reads the engine steps of the c4 run (all four slots busy)
+// out of its chunk times and sets the fitted model's step times beside them
+// (calibrate steps), into steps.md beside the summary: the real server's
+// steps by type, the check of a step model the per-request grades cannot
+// give.
+func stepTable(t *testing.T, s setup) {
+	out := filepath.Join(s.out, "steps.md")
+	s.mustTool(t, time.Minute, "steps.log", "calibrate", "steps", filepath.Join(s.out, "c4.csv"),
+		"--deployment", filepath.Join(s.out, "fitted-deployment.yaml"), "--format", "markdown", "-o", out)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "decode") {
+		t.Errorf("%s has no decode steps:\n%s", out, b)
+	}
+	t.Logf("engine steps of c4 against the fitted model:\n%s", b)
 }
 
 func writeFile(t *testing.T, path, text string) {
