@@ -25,6 +25,9 @@ type series struct {
 	missing []float64
 	dots    bool // draw each point, not a line
 	hollow  []bool
+	// lo and hi, when set, are the interval of each y (NaN: an end that
+	// is absent; a high end absent is unbounded), drawn as a shaded band.
+	lo, hi []float64
 }
 
 // mark is a reference line across the plot: a bound (horizontal) or a
@@ -54,6 +57,11 @@ func (p *linePlot) svg() string {
 	for _, s := range p.series {
 		xs = append(append(xs, s.x...), s.missing...)
 		ys = append(ys, s.y...)
+		for _, h := range s.hi {
+			if isFinite(h) {
+				ys = append(ys, h)
+			}
+		}
 	}
 	for _, m := range p.hmarks {
 		ys = append(ys, m.at*1.15) // room above a bound for its label
@@ -84,6 +92,9 @@ func (p *linePlot) svg() string {
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.2" stroke-dasharray="2 3"/>`,
 			px(x.at(m.at)), px(f.y1()), px(x.at(m.at)), px(f.y0()), m.color)
 		fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="start" fill="%s">%s</text>`, px(x.at(m.at)+3), px(f.y0()-18), m.color, html.EscapeString(m.label))
+	}
+	for _, s := range p.series {
+		drawBand(&b, s, x, y, f)
 	}
 	for _, s := range p.series {
 		drawSeries(&b, s, x, y, f)
@@ -138,6 +149,32 @@ func drawSeries(b *strings.Builder, s series, x, y axis, f frame) {
 		fmt.Fprintf(b, `<text x="%s" y="%s" class="tick" text-anchor="middle" fill="%s">×<title>%s: no steady state</title></text>`,
 			px(x.at(m)), px(f.y1()+10), s.color, html.EscapeString(fmtRate(m)+" req/s"))
 	}
+}
+
+// drawBand shades the interval of a series: a polygon along the high
+// ends (the top of the plot where a high end is unbounded), back along the
+// low ends (the value itself where a low end is absent).
+func drawBand(b *strings.Builder, s series, x, y axis, f frame) {
+	if len(s.lo) != len(s.x) || len(s.hi) != len(s.x) || len(s.x) == 0 {
+		return
+	}
+	var pts strings.Builder
+	for i := range s.x {
+		top := f.y1()
+		if isFinite(s.hi[i]) {
+			top = y.at(s.hi[i])
+		}
+		fmt.Fprintf(&pts, "%s,%s ", px(x.at(s.x[i])), px(top))
+	}
+	for i := len(s.x) - 1; i >= 0; i-- {
+		lo := s.y[i]
+		if isFinite(s.lo[i]) {
+			lo = s.lo[i]
+		}
+		fmt.Fprintf(&pts, "%s,%s ", px(x.at(s.x[i])), px(y.at(lo)))
+	}
+	fmt.Fprintf(b, `<polygon class="band" fill="%s" fill-opacity="0.15" stroke="none" points="%s"><title>%s: 90%% interval</title></polygon>`,
+		s.color, strings.TrimSpace(pts.String()), html.EscapeString(s.name))
 }
 
 func maxOf(v []float64) float64 {
