@@ -73,6 +73,7 @@ func RunFit(ctx context.Context, f Fit) error {
 	}
 	final := first
 	final.LatencyModel, final.AlphaCoeffs, final.BetaCoeffs = string(kind), res.Alpha, res.Beta
+	final.StepTimeSigma = fit.StepTimeSigma(res)
 	var names []string
 	for _, t := range traces {
 		names = append(names, t.Name)
