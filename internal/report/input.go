@@ -73,6 +73,10 @@ type Input struct {
 	Sim       []tracev2.SimResult
 	// SimLocs[i] names where Sim[i] came from; optional like TraceLocs.
 	SimLocs []string
+	// SimLo and SimHi, when given, are the results of the runs at the ends
+	// of the 90% interval (replay --interval): the report then says how
+	// often the real values fall inside (Coverage).
+	SimLo, SimHi []tracev2.SimResult
 	// ITL holds the ITL CSV rows, in any order. ITLGiven says an ITL file was read
 	// (it may still be empty); without it the itl metric is absent.
 	ITL      []tracev2.ITLRow

@@ -41,6 +41,9 @@ type Report struct {
 	ByModel          map[string]map[string]*Comparison `json:"by_model"`
 	Validity         Validity                          `json:"validity"`
 	Gate             *GateResult                       `json:"gate,omitempty"`
+	// Coverage is the share of real values inside the simulated 90%
+	// intervals, when the interval's runs were given (Input.SimLo, SimHi).
+	Coverage *Coverage `json:"interval_coverage,omitempty"`
 
 	// Run describes the run and the resolved settings, for the human outputs.
 	Run RunInfo `json:"-"`
@@ -157,6 +160,11 @@ func Build(in Input, cfg Config) (*Report, error) {
 	cm, warns := configMatch(in.Header, simDep, in.SameModel)
 	r.ConfigMatch = cm
 	r.Warnings = append(r.Warnings, warns...)
+	if in.SimLo != nil || in.SimHi != nil {
+		if r.Coverage, err = coverage(&in, &s, m); err != nil {
+			return nil, err
+		}
+	}
 	r.Validity = computeValidity(&in, m, &s)
 	for _, c := range r.Validity.Checks {
 		if c.Status == StatusFlagged {

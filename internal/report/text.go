@@ -196,6 +196,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	b.WriteString(r.windowText() + "\n")
+	if c := r.coverageText(); c != "" {
+		b.WriteString(c + "\n")
+	}
 	if g := r.gateText(); g != "" {
 		b.WriteString(g + "\n")
 	}
