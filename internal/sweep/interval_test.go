@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"reflect"
 	"strconv"
@@ -260,5 +261,50 @@ func TestIntervalNeedsAVaryingRunner(t *testing.T) {
 	p.Interval = Interval{Model: true, Seeds: 1}
 	if _, _, err := p.RunAll(context.Background(), queueModel(p.Grid)); err == nil {
 		t.Errorf("no error")
+	}
+}
+
+// TestIntervalDocChecks: a document whose interval rows have no variant,
+// a variant the interval has not, or no interval at all is refused at
+// decoding, never analysed.
+func TestIntervalDocChecks(t *testing.T) {
+	p := plan(t, "ttft.p99<500ms", FindMinCost, "n=1,2", "rate=8")
+	p.Interval = Interval{Model: true, Seeds: 1}
+	d := runIntervalDoc(t, p, 1, 0.08, "")
+	var buf bytes.Buffer
+	if err := d.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.String()
+	if _, err := DecodeDoc("d.json", []byte(good)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{`"seed": 0,`, `"seed": 4,`, "is not one of the interval's"},
+		{`"step_time_sigma": 0.08,`, `"step_time_sigma": 0.9,`, "is not a run's"},
+		{`"model": true`, `"model": false`, "not an interval"},
+		{`"variant": {`, `"variant_x": {`, "variant_x"},
+	} {
+		bad := strings.Replace(good, c.from, c.to, 1)
+		if bad == good {
+			t.Fatalf("%q not in the document", c.from)
+		}
+		if _, err := DecodeDoc("d.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(good), &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc["interval_rows"].([]any)[0].(map[string]any), "variant")
+	b, _ := json.Marshal(doc)
+	if _, err := DecodeDoc("d.json", b); err == nil || !strings.Contains(err.Error(), "has no variant") {
+		t.Errorf("a row without its variant: %v", err)
+	}
+	delete(doc, "interval")
+	b, _ = json.Marshal(doc)
+	if _, err := DecodeDoc("d.json", b); err == nil || !strings.Contains(err.Error(), "asks for none") {
+		t.Errorf("rows without an interval: %v", err)
 	}
 }
