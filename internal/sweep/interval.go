@@ -391,6 +391,9 @@ func (iv *BestInterval) text(sigma float64) string {
 		return fmt.Sprintf("%s: no deployment of the grid meets it in any run", what)
 	}
 	s := fmt.Sprintf("%s: from %s to %s", what, end(iv.LoCase, iv.LoGPUs, iv.LoCostPerHour), end(iv.HiCase, iv.HiGPUs, iv.HiCostPerHour))
+	if iv.LoCase == iv.HiCase {
+		s = fmt.Sprintf("%s: the same deployment, case %d", what, iv.LoCase)
+	}
 	if iv.Unmet > 0 {
 		s += fmt.Sprintf(", and in %d of %d runs none of the grid meets it: more may be needed", iv.Unmet, iv.Runs)
 	}
