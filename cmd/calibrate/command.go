@@ -81,6 +81,7 @@ func flags() []ucli.Flag {
 		&ucli.StringFlag{Name: "sim-results", Usage: "SimResult JSON (array or JSON Lines), instead of SIM"},
 		&ucli.StringFlag{Name: "itl-data", Usage: "ITL CSV (request_id,chunk_index,timestamp_us)", DefaultText: "NAME.itl.csv beside the trace, if it exists"},
 		&ucli.StringFlag{Name: "sim-metrics", Usage: "replay's --metrics-out JSON: cache_hit_rate for the hit-rate verdict, the resolved \"deployment\" for the config verdict (config.match)"},
+		&ucli.BoolFlag{Name: "interval", Usage: "also read the results of replay --interval beside SIM (sim.json: sim.lo.json, sim.hi.json) and report how often the real TTFT and E2E fall inside the simulated 90% intervals"},
 	)
 	settings := cli.InCategory(flagspec.CatGrading,
 		&ucli.Int64Flag{Name: "warmup-requests", Value: -1, Usage: "exclude rows with request_id below N; -1 = the header's warm_up_requests"},
@@ -129,6 +130,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 			SimResults:  c.String("sim-results"),
 			ITLData:     c.String("itl-data"),
 			SimMetrics:  c.String("sim-metrics"),
+			Interval:    c.Bool("interval"),
 		},
 		Outputs: calibrate.OutputArgs{
 			Format:    c.String("format"),

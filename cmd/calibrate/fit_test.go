@@ -159,6 +159,12 @@ func TestFitEndToEnd(t *testing.T) {
 		t.Errorf("the YAML does not start with its provenance:\n%s", data)
 	}
 	want := fitDeployment(t, got.AlphaCoeffs, got.BetaCoeffs)
+	// σ is the fit's spread: √(π/2) × its held-out E2E MAPE, on a fit
+	// this close a few percent at most.
+	if !(got.StepTimeSigma > 0 && got.StepTimeSigma < 0.05) {
+		t.Errorf("step_time_sigma %v, want the fit's small spread", got.StepTimeSigma)
+	}
+	want.StepTimeSigma = got.StepTimeSigma
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("loaded %+v\nwant  %+v", got, want)
 	}
@@ -173,12 +179,12 @@ func TestFitEndToEnd(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(data), &keys); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"model", "gpu", "tensor_parallel", "latency_model", "alpha_coeffs", "beta_coeffs", "max_num_seqs"} {
+	for _, k := range []string{"model", "gpu", "tensor_parallel", "latency_model", "alpha_coeffs", "beta_coeffs", "max_num_seqs", "step_time_sigma"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("the YAML lacks %s", k)
 		}
 	}
-	if len(keys) != 7 {
+	if len(keys) != 8 {
 		t.Errorf("the YAML has keys %v; want only those that differ from the defaults and the model's identity", keys)
 	}
 

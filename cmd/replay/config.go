@@ -24,7 +24,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	trace.SLO = c.String("slo")
 	return replay.Execute(ctx, replay.Command{
 		Input: traceInput(c, stdio), Trace: trace,
-		Format: c.String("format"), ResultsPath: c.String("results-path"), MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"),
+		Format: c.String("format"), ResultsPath: c.String("results-path"), Interval: c.Bool("interval"), MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"),
 		Sim:             replay.SimOutputPaths{RequestsOut: c.String("requests-out"), TraceOutput: c.String("trace-output"), BLISHeader: c.Bool("blis-compatible-header")},
 		CheckDeployment: res.Check, Resolver: res,
 		OpenDecisions: func() (*outfile.Output, error) {

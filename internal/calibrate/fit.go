@@ -90,6 +90,7 @@ func RunFit(ctx context.Context, f Fit) error {
 		final = deploy.Common(deploys)
 	}
 	final.LatencyModel, final.AlphaCoeffs, final.BetaCoeffs = string(kind), res.Alpha, res.Beta
+	final.StepTimeSigma = fit.StepTimeSigma(res)
 	comment := fit.Comment(res, strings.Join(names, ", "))
 	if modelFree {
 		comment += "\nThe traces are of different servers: the file states the coefficients and what every trace shares,\nno model, GPU or parallelism; replay each trace with it on its own deployment."

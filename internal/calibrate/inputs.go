@@ -24,6 +24,9 @@ type InputArgs struct {
 	SimResults  string // --sim-results
 	ITLData     string // --itl-data
 	SimMetrics  string // --sim-metrics
+	// Interval reads the results of replay --interval beside the
+	// simulated results (tracev2.IntervalResultPaths) for the coverage.
+	Interval bool
 }
 
 // sources names every input of a grade; "-" is stdin.
@@ -35,6 +38,8 @@ type sources struct {
 	itl        string
 	itlFound   bool // itl was found beside the trace, not named by --itl-data
 	simMetrics string
+	// simLo and simHi are the results of the interval's runs ("" = none).
+	simLo, simHi string
 }
 
 // splitArgs sorts the positional arguments into the real traces and the
@@ -110,6 +115,12 @@ func resolveInputs(a InputArgs) (sources, error) {
 		return s, exitcode.Usagef("no simulated results: give SIM (replay's SimResult JSON, or - for stdin) or --sim-results")
 	}
 	s.simMetrics = a.SimMetrics
+	if a.Interval {
+		if s.sim == "-" {
+			return s, exitcode.Usagef("--interval reads the interval's results beside the simulated results: give them as a file, not stdin")
+		}
+		s.simLo, s.simHi = tracev2.IntervalResultPaths(s.sim)
+	}
 	s.itl = a.ITLData
 	if s.itl == "" {
 		if p := s.real.ITLBeside(); p != "" {
@@ -176,6 +187,19 @@ func (g *gradeReads) readSim() error {
 	return err
 }
 
+// readInterval reads the results of the interval's runs, when asked.
+func (g *gradeReads) readInterval() error {
+	if g.s.simLo == "" {
+		return nil
+	}
+	var err error
+	if g.in.SimLo, _, err = readSimResults(g.s.simLo, nil); err != nil {
+		return err
+	}
+	g.in.SimHi, _, err = readSimResults(g.s.simHi, nil)
+	return err
+}
+
 func (g *gradeReads) readMetrics() error {
 	if g.s.simMetrics == "" {
 		return nil
@@ -207,7 +231,7 @@ func (g *gradeReads) steps() []func() error {
 // readInputs reads every input of a grade into a report.Input.
 func readInputs(ctx context.Context, s sources, stdin io.Reader, log *slog.Logger) (report.Input, error) {
 	g := &gradeReads{s: s, stdin: stdin, log: log}
-	for _, step := range g.steps() {
+	for _, step := range append(g.steps(), g.readInterval) {
 		if err := ctx.Err(); err != nil {
 			return g.in, err
 		}

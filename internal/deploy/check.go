@@ -124,6 +124,9 @@ func (c Config) problems() []problem {
 			}
 		}
 	}
+	if !(c.StepTimeSigma >= 0 && c.StepTimeSigma <= latency.MaxStepTimeSigma) {
+		add("step_time_sigma", "%g is outside [0, %g]", c.StepTimeSigma, latency.MaxStepTimeSigma)
+	}
 	if _, err := latency.ParseKind(c.LatencyModel); err != nil {
 		add("latency_model", "%q: %v", c.LatencyModel, err)
 	}

@@ -42,6 +42,13 @@ type Config struct {
 	LatencyModel string    `yaml:"latency_model"` // physics, trained-physics, roofline, blackbox
 	AlphaCoeffs  []float64 `yaml:"alpha_coeffs"`
 	BetaCoeffs   []float64 `yaml:"beta_coeffs"`
+	// StepTimeSigma is the relative uncertainty σ of the latency model's
+	// step times (a fit's residual spread); 0 = the documented default of
+	// the model kind (latency.DefaultSigmaOf). Sweeps and replays with
+	// --interval run at step-time scales 1 ± 1.645σ. Left out of JSON and
+	// of the recorded keys when 0, so that deployments without it read as
+	// they always did.
+	StepTimeSigma float64 `yaml:"step_time_sigma" json:",omitempty"`
 
 	Scheduler         string         `yaml:"scheduler"`         // fcfs, priority-fcfs, sjf
 	PreemptionPolicy  string         `yaml:"preemption_policy"` // fcfs, priority

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/des/instance"
 	"servesim/internal/des/latency"
 )
 
@@ -207,5 +208,42 @@ func TestPipelineStageModel(t *testing.T) {
 	c.Batching = "orca"
 	if _, err := Resolve(c); err == nil || !strings.Contains(err.Error(), "batching vllm only") {
 		t.Errorf("pp with orca: %v", err)
+	}
+}
+
+// TestScaleStepTimes: a scaled deployment's every latency model (the
+// instance's, each cluster instance's, a pipeline stage's) takes the
+// factor × the step time of the deployment's, which keeps its own.
+func TestScaleStepTimes(t *testing.T) {
+	cfg := Default()
+	cfg.Instances, cfg.PipelineParallel = 2, 2
+	res, err := Resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &latency.Step{DecodeCount: 100, DecodeContextSum: 100_000}
+	base := res.Instance.Latency.StepTime(st)
+	stage := res.Instance.StageLatency.StepTime(st)
+	up, err := res.ScaleStepTimes(1.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(float64(base) * 1.25)
+	for i, ic := range append([]instance.Config{up.Instance}, up.ClusterConfig.Instances...) {
+		if got := ic.Latency.StepTime(st); got != want {
+			t.Errorf("instance %d: step %d µs, want %d", i, got, want)
+		}
+		if got, want := ic.StageLatency.StepTime(st), int64(float64(stage)*1.25); got != want {
+			t.Errorf("instance %d: stage step %d µs, want %d", i, got, want)
+		}
+	}
+	if got := res.ClusterConfig.Instances[1].Latency.StepTime(st); got != base {
+		t.Errorf("the original deployment changed: %d µs, want %d", got, base)
+	}
+	if res.Sigma() != latency.DefaultStepTimeSigma {
+		t.Errorf("σ %v, want the physics default", res.Sigma())
+	}
+	if _, err := res.ScaleStepTimes(0); err == nil {
+		t.Errorf("scale 0: no error")
 	}
 }

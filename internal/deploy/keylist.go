@@ -29,6 +29,10 @@ type key struct {
 	// choices are the values the key takes, for the flag's completion
 	// (nil: any).
 	choices func() []string
+	// omitZero leaves the key out of Keys (trace headers, summaries) at
+	// its zero value: a key added late, that deployments without it never
+	// showed.
+	omitZero bool
 	// field is the Config field the key sets, as a pointer: *string, *int,
 	// *int64, *float64, *bool, **bool (unset = derived), *time.Duration,
 	// *[]float64 (a comma-separated flag) or *map[string]int (YAML only).
@@ -69,6 +73,10 @@ func placementKeys() []key {
 			field: func(c *Config) any { return &c.AlphaCoeffs }},
 		{name: "beta_coeffs", category: dep, usage: "comma-separated β coefficients (with --alpha-coeffs)",
 			field: func(c *Config) any { return &c.BetaCoeffs }},
+		{name: "step_time_sigma", category: dep, omitZero: true,
+			usage:       "relative uncertainty σ of the latency model's step times, for the 90% intervals of sweep --interval and replay --interval (calibrate fit writes the fit's)",
+			defaultText: "0.08 for physics, 0.20 for the others",
+			field:       func(c *Config) any { return &c.StepTimeSigma }},
 		{name: "quantization", category: dep,
 			usage: "vLLM's --quantization: fp8 (one byte a weight, GEMMs at the FP8 rate), awq, gptq, marlin, bitsandbytes (4 bits a weight); empty = as the model config says",
 			field: func(c *Config) any { return &c.Quantization }},

@@ -3,6 +3,7 @@ package deploy
 import (
 	"errors"
 	"maps"
+	"reflect"
 	"slices"
 
 	"gopkg.in/yaml.v3"
@@ -10,13 +11,17 @@ import (
 	"servesim/internal/strictyaml"
 )
 
-// Keys is cfg as deployment-YAML keys, every key present, with the values a
+// Keys is cfg as deployment-YAML keys, every key present (but those
+// left out at zero, see key.omitZero), with the values a
 // YAML decoder gives back (int, float64, string, bool, []any, map[string]any;
 // durations as Go duration strings): the form a trace header keeps in
 // x_ext.deployment.
 func (c Config) Keys() (map[string]any, error) {
 	m := map[string]any{}
 	for _, k := range keyList() {
+		if k.omitZero && reflect.ValueOf(k.field(&c)).Elem().IsZero() {
+			continue
+		}
 		m[k.name] = k.header(&c)
 	}
 	return m, nil

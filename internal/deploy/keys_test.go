@@ -15,6 +15,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	c.AlphaCoeffs, c.BetaCoeffs = []float64{1, 2.5, 3}, []float64{4, 5, 6}
 	c.ClassPriorities = map[string]int{"critical": 4}
 	c.PrefillInstances, c.DecodeInstances, c.PDDecider = 1, 2, "always"
+	c.StepTimeSigma = 0.05
 	keys, err := c.Keys()
 	if err != nil {
 		t.Fatal(err)
@@ -116,4 +117,25 @@ func recorded(t *testing.T) (Config, *Resolved, *tracev2.Header) {
 		t.Fatal(err)
 	}
 	return given, res, h
+}
+
+// TestStepTimeSigmaKey: σ is a key like the others when set (a fitted
+// file's), left out of the header at zero so that a deployment without it
+// records what it always did, and bounded to [0, 0.5] at its place.
+func TestStepTimeSigmaKey(t *testing.T) {
+	keys, _ := Default().Keys()
+	if _, ok := keys["step_time_sigma"]; ok {
+		t.Errorf("step_time_sigma at 0 is in the keys: %v", keys["step_time_sigma"])
+	}
+	c, err := Decode("fitted.yaml", []byte("step_time_sigma: 0.031\n"), Default())
+	if err != nil || c.StepTimeSigma != 0.031 {
+		t.Fatalf("decode: σ %v, %v", c.StepTimeSigma, err)
+	}
+	if keys, _ = c.Keys(); keys["step_time_sigma"] != 0.031 {
+		t.Errorf("keys: step_time_sigma %v, want 0.031", keys["step_time_sigma"])
+	}
+	_, err = Decode("fitted.yaml", []byte("model: qwen3-14b\nstep_time_sigma: 0.7\n"), Default())
+	if err == nil || !strings.Contains(err.Error(), "fitted.yaml:2:") || !strings.Contains(err.Error(), "outside [0, 0.5]") {
+		t.Errorf("σ 0.7: %v, want an error at fitted.yaml:2", err)
+	}
 }

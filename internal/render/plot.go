@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"html"
 	"math"
 	"strings"
 )
@@ -17,6 +18,9 @@ type Series struct {
 	Dots    bool      // dots only, no line
 	Hollow  []bool    // a dot drawn hollow (e.g. missing an SLO)
 	Faint   bool      // small translucent dots, for thousands of points
+	// Lo and Hi, when as long as X, are each point's 90% interval, shaded
+	// around the line (NaN: that end unbounded, or absent).
+	Lo, Hi []float64
 }
 
 // Mark is a reference line across a plot: a bound (horizontal) or a
@@ -78,6 +82,9 @@ func (p *Plot) SVG() string {
 	for _, m := range p.VMarks {
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.2" stroke-dasharray="2 3"/>`,
 			Px(x.At(m.At)), Px(f.Y1()), Px(x.At(m.At)), Px(f.Y0()), m.Color)
+	}
+	for _, s := range p.Series {
+		drawBand(&b, s, x, y, f)
 	}
 	for _, s := range p.Series {
 		drawSeries(&b, s, x, y, f, lab)
@@ -288,4 +295,30 @@ func drawSeries(b *strings.Builder, s Series, x, y Axis, f Frame, lab *Labeller)
 		fmt.Fprintf(b, `<text x="%s" y="%s" class="tick" text-anchor="middle" fill="%s">×<title>%s: no steady state</title></text>`,
 			Px(x.At(m)), Px(f.Y1()+10), s.Color, Esc(Num(roundSig(m, 4))))
 	}
+}
+
+// drawBand shades the interval of a series: a polygon along the high ends
+// (the top of the plot where a high end is unbounded), back along the low
+// ends (the value itself where a low end is absent).
+func drawBand(b *strings.Builder, s Series, x, y Axis, f Frame) {
+	if len(s.Lo) != len(s.X) || len(s.Hi) != len(s.X) || len(s.X) == 0 {
+		return
+	}
+	var pts strings.Builder
+	for i := range s.X {
+		top := f.Y1()
+		if !math.IsNaN(s.Hi[i]) && !math.IsInf(s.Hi[i], 0) {
+			top = math.Max(f.Y1(), y.At(s.Hi[i]))
+		}
+		fmt.Fprintf(&pts, "%s,%s ", Px(x.At(s.X[i])), Px(top))
+	}
+	for i := len(s.X) - 1; i >= 0; i-- {
+		lo := s.Y[i]
+		if !math.IsNaN(s.Lo[i]) && !math.IsInf(s.Lo[i], 0) {
+			lo = s.Lo[i]
+		}
+		fmt.Fprintf(&pts, "%s,%s ", Px(x.At(s.X[i])), Px(y.At(lo)))
+	}
+	fmt.Fprintf(b, `<polygon class="band" fill="%s" fill-opacity="0.15" stroke="none" points="%s"><title>%s: 90%% interval</title></polygon>`,
+		s.Color, strings.TrimSpace(pts.String()), html.EscapeString(s.Name))
 }

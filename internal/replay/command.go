@@ -24,8 +24,11 @@ type Command struct {
 	// text (the summary table).
 	Format      string
 	ResultsPath string // --results-path; "-" is stdout
-	MetricsOut  string // --metrics-out: the summary with the setup
-	Timeline    string // --timeline: a Chrome trace-event JSON
+	// Interval also writes the SimResults of the runs at step-time scales
+	// 1 ± 1.645σ beside ResultsPath (replayInterval).
+	Interval   bool
+	MetricsOut string // --metrics-out: the summary with the setup
+	Timeline   string // --timeline: a Chrome trace-event JSON
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline func(io.Writer) Observer
 	Sim         SimOutputPaths
@@ -112,7 +115,7 @@ func Execute(ctx context.Context, cmd Command) (err error) {
 	if in.Stream != nil {
 		// A two-file --trace-output is written in place as the rows come:
 		// a bad row found late would leave it half written.
-		if !j.opts.ClosedLoop && !cmd.Trace.RateSet && (cmd.Sim.TraceOutput == "" || cmd.Sim.TraceOutput == "-") {
+		if !j.opts.ClosedLoop && !cmd.Trace.RateSet && !cmd.Interval && (cmd.Sim.TraceOutput == "" || cmd.Sim.TraceOutput == "-") {
 			if done, err := j.replayStreamed(ctx); done {
 				return err
 			}
@@ -134,7 +137,10 @@ func Execute(ctx context.Context, cmd Command) (err error) {
 			return fmt.Errorf("%s: --rate: %w", in.Name, err)
 		}
 	}
-	return j.simulate(ctx, tr, nil)
+	if err := j.simulate(ctx, tr, nil); err != nil || !cmd.Interval {
+		return err
+	}
+	return j.replayInterval(ctx)
 }
 
 // job is a replay under way: the command, its validated settings, the

@@ -40,6 +40,9 @@ func (cmd *Command) settings() (*job, error) {
 	default:
 		return nil, exitcode.Usagef("--format %q: want json, jsonl or text", cmd.Format)
 	}
+	if cmd.Interval && (j.resultsPath == "" || j.resultsPath == "-") {
+		return nil, exitcode.Usagef("--interval writes the results of its two runs beside --results-path FILE: give one")
+	}
 	var err error
 	if j.opts, j.horizonUs, err = cmd.Trace.options(); err != nil {
 		return nil, err

@@ -57,7 +57,7 @@ func ExecuteSweep(ctx context.Context, cmd SweepCommand) (err error) {
 			return err
 		}
 	}
-	return sweep.Execute(ctx, sweep.Job{Command: "replay sweep", Options: cmd.Sweep, Shard: cmd.Shard, Run: ts.Sweeper.Run,
+	return sweep.Execute(ctx, sweep.Job{Command: "replay sweep", Options: cmd.Sweep, Shard: cmd.Shard, Run: ts.Sweeper.Run, Vary: ts.Sweeper.Vary,
 		ProbeRate: ProbeRate, LoadKeys: ts.Sweeper.LoadKeys(), Base: ts.Base, Inputs: ts.Inputs,
 		Pages: cmd.Pages, Stdout: cmd.Stdout, Log: ts.Log, Progress: cmd.Progress})
 }

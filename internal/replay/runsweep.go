@@ -47,7 +47,7 @@ func RunSweep(ctx context.Context, ws WorkloadSweep) error {
 			return err
 		}
 	}
-	return sweep.Execute(ctx, sweep.Job{Command: "run sweep", Options: ws.Sweep, Shard: ws.Shard, Run: sw.Run,
+	return sweep.Execute(ctx, sweep.Job{Command: "run sweep", Options: ws.Sweep, Shard: ws.Shard, Run: sw.Run, Vary: sw.Vary,
 		ProbeRate: ProbeRate, LoadKeys: sw.LoadKeys(), Base: sw.WorkloadBase(&opts), Inputs: []any{ws.Deploy, opts, ws.Client},
 		Pages: ws.Pages, Stdout: ws.Stdout, Log: ws.Log, Progress: ws.Progress})
 }

@@ -340,27 +340,53 @@ func withRate(wl *workload.Workload, rate float64) (*workload.Workload, error) {
 
 // Run simulates case c (at rate when positive) and returns its row.
 func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Row, error) {
+	return s.run(ctx, c, rate, nil)
+}
+
+// Vary simulates case c (as Run) under a variant of its interval: every
+// step time × 1 + v.Side·z·σ, σ the case's deployment's (Resolved.Sigma),
+// and the seed + v.Seed (the workload's, or the replay's for a trace).
+// A variant's run writes no summary.
+func (s *Sweeper) Vary(ctx context.Context, c sweep.Case, rate float64, v sweep.Variant) (sweep.Row, error) {
+	return s.run(ctx, c, rate, &v)
+}
+
+func (s *Sweeper) run(ctx context.Context, c sweep.Case, rate float64, v *sweep.Variant) (sweep.Row, error) {
 	cfg, err := s.deployment(c)
 	if err != nil {
 		return sweep.Row{}, err
 	}
 	if why, ok := s.infeasible[c.Index]; ok {
-		return sweep.Row{Status: sweep.StatusInfeasible, Reason: why, RateRPS: rate, GPU: cfg.GPU, GPUs: cfg.GPUs()}, nil
+		return sweep.Row{Status: sweep.StatusInfeasible, Reason: why, RateRPS: rate, GPU: cfg.GPU, GPUs: cfg.GPUs(), Variant: v}, nil
 	}
 	dep, err := deploy.Resolve(cfg)
 	if err != nil {
 		return sweep.Row{}, err
+	}
+	seed := 0
+	if v != nil {
+		if v.Sigma, v.Scale = 0, 1; v.Side != 0 {
+			v.Sigma = dep.Sigma()
+			v.Scale = deploy.IntervalScale(v.Sigma, v.Side)
+		}
+		if dep, err = dep.ScaleStepTimes(v.Scale); err != nil {
+			return sweep.Row{}, err
+		}
+		seed = v.Seed
 	}
 	st := newCaseStats(s.SLO)
 	var out Outcome
 	var facts tracev2.Client // the client, as the summary records it
 	offered := rate
 	if s.Trace != nil {
-		out, offered, err = s.replayCase(ctx, c, rate, dep, st)
+		out, offered, err = s.replayCase(ctx, c, rate, dep, st, int64(seed))
 		facts = s.Trace.Facts
 	} else {
 		var wl *workload.Workload
-		if wl, err = s.workload(c, rate); err != nil {
+		if wl, err = s.workload(c, rate); err == nil && seed != 0 {
+			wl, err = withSeed(wl, int64(seed))
+		}
+		if err != nil {
 			return sweep.Row{}, err
 		}
 		offered = wl.Spec.AggregateRate
@@ -374,7 +400,7 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 	if err != nil {
 		return sweep.Row{}, err
 	}
-	if s.Summary != nil {
+	if s.Summary != nil && v == nil {
 		keys, err := dep.Config.Keys()
 		if err != nil {
 			return sweep.Row{}, err
@@ -385,12 +411,27 @@ func (s *Sweeper) Run(ctx context.Context, c sweep.Case, rate float64) (sweep.Ro
 			return sweep.Row{}, err
 		}
 	}
-	return st.row(&out.Summary, offered, cfg.GPU, cfg.GPUs()), nil
+	row := st.row(&out.Summary, offered, cfg.GPU, cfg.GPUs())
+	row.Variant = v
+	return row, nil
+}
+
+// withSeed is the workload with its seed moved by delta: the same spec,
+// other draws.
+func withSeed(wl *workload.Workload, delta int64) (*workload.Workload, error) {
+	spec := wl.Spec
+	spec.Seed += delta
+	out, err := workload.New(spec)
+	if err != nil {
+		return nil, err
+	}
+	out.Name, out.Warnings = wl.Name, wl.Warnings
+	return out, nil
 }
 
 // replayCase replays the trace on dep, sped up to rate (or to the case's
-// rate key).
-func (s *Sweeper) replayCase(ctx context.Context, c sweep.Case, rate float64, dep *deploy.Resolved, st *caseStats) (Outcome, float64, error) {
+// rate key), with the replay's seed + seed.
+func (s *Sweeper) replayCase(ctx context.Context, c sweep.Case, rate float64, dep *deploy.Resolved, st *caseStats, seed int64) (Outcome, float64, error) {
 	if ax := s.Grid.Axis(RateKey); ax != nil && rate == 0 {
 		for i := range s.Grid.Axes {
 			if s.Grid.Axes[i].Key == RateKey {
@@ -415,6 +456,7 @@ func (s *Sweeper) replayCase(ctx context.Context, c sweep.Case, rate float64, de
 	}
 	cfg := s.Trace.Config
 	cfg.Deploy = dep
+	cfg.Seed += seed
 	out, err := Simulate(ctx, cfg, tr, tr.FollowUps(), st.sink)
 	if err == nil {
 		err = tr.Close()

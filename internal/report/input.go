@@ -77,6 +77,10 @@ type Input struct {
 	// refuses results of another trace (Build); "" gives "the
 	// trace" and "the SimResults".
 	TraceName, SimName string
+	// SimLo and SimHi, when given, are the results of the runs at the ends
+	// of the 90% interval (replay --interval): the report then says how
+	// often the real values fall inside (Coverage).
+	SimLo, SimHi []tracev2.SimResult
 	// ITL holds the ITL CSV rows, in any order. ITLGiven says an ITL file was read
 	// (it may still be empty); without it the itl metric is absent.
 	ITL      []tracev2.ITLRow

@@ -42,6 +42,9 @@ type Report struct {
 	Validity         Validity                          `json:"validity"`
 	Phases           *Phases                           `json:"phases,omitempty"` // ours: the ramp and the steady state graded apart (docs/calibrate.md §15)
 	Gate             *GateResult                       `json:"gate,omitempty"`
+	// Coverage is the share of real values inside the simulated 90%
+	// intervals, when the interval's runs were given (Input.SimLo, SimHi).
+	Coverage *Coverage `json:"interval_coverage,omitempty"`
 
 	// Run describes the run and the resolved settings, for the human outputs.
 	Run RunInfo `json:"-"`
@@ -167,6 +170,11 @@ func Build(in Input, cfg Config) (*Report, error) {
 	cm, warns := configMatch(in.Header, simDep, in.SameModel)
 	r.ConfigMatch = cm
 	r.Warnings = append(r.Warnings, warns...)
+	if in.SimLo != nil || in.SimHi != nil {
+		if r.Coverage, err = coverage(&in, &s, m); err != nil {
+			return nil, err
+		}
+	}
 	r.Validity = computeValidity(&in, m, &s)
 	r.Phases = computePhases(&in, m, &s, r.pairs)
 	for _, c := range r.Validity.Checks {

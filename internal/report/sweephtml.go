@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,6 +169,10 @@ func latencyPlot(d *sweep.Doc, curves []curve, slo sweep.SLO, metric, pm, ps str
 			for _, r := range c.rows {
 				if v, ok := r.Latency(metric, st); ok {
 					s.X, s.Y = append(s.X, r.RateRPS), append(s.Y, v*1e3)
+					if d.Interval != nil {
+						lo, hi, loOK, hiOK := r.Band.Bounds(metric, st)
+						s.Lo, s.Hi = append(s.Lo, orNaN(lo*1e3, loOK)), append(s.Hi, orNaN(hi*1e3, hiOK))
+					}
 				} else if j == len(stats)-1 {
 					s.Missing = append(s.Missing, r.RateRPS)
 				}
@@ -185,6 +190,14 @@ func latencyPlot(d *sweep.Doc, curves []curve, slo sweep.SLO, metric, pm, ps str
 	}
 	p.Desc = fmt.Sprintf("%s percentiles against the offered rate for %d deployment(s); dashed red lines are SLO bounds, dotted vertical lines the knees; × marks rates without a steady state, ▲ values above the axis.", name, len(curves))
 	return p
+}
+
+// orNaN is v, or NaN when absent.
+func orNaN(v float64, ok bool) float64 {
+	if !ok {
+		return math.NaN()
+	}
+	return v
 }
 
 func seriesName(curveName, stat string, curves int) string {

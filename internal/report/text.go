@@ -197,6 +197,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString(r.windowText() + "\n")
 	b.WriteString(r.phasesText())
+	if c := r.coverageText(); c != "" {
+		b.WriteString(c + "\n")
+	}
 	if g := r.gateText(); g != "" {
 		b.WriteString(g + "\n")
 	}

@@ -34,6 +34,8 @@ type MaxRate struct {
 	CostPerHour *float64 `json:"cost_per_hour_usd,omitempty"`
 	CostPerMTok *float64 `json:"cost_per_million_output_tokens_usd,omitempty"` // at the max rate
 	Reason      string   `json:"reason,omitempty"`                             // infeasible deployment
+	// Interval bounds the max rate when the sweep asks for one (Interval).
+	Interval *RateInterval `json:"interval,omitempty"`
 }
 
 // Best is the cheapest (or smallest) deployment meeting the SLO under one
@@ -52,6 +54,8 @@ type Best struct {
 	// Closest is, when none meets the SLO, the steady case with the lowest
 	// primary latency (−1: no steady case).
 	Closest int `json:"closest,omitempty"`
+	// Interval bounds the answer when the sweep asks for one (Interval).
+	Interval *BestInterval `json:"interval,omitempty"`
 }
 
 // Knee is where a latency curve bends: the point of the curve farthest
@@ -118,7 +122,28 @@ func byCase(rows []Row) [][]Row {
 	return out
 }
 
+// maxRateRow returns the row of a case's max rate (the highest passing
+// rate below the lowest failing one; nil when none passes) and the row of
+// the lowest failing rate (nil when none fails).
+func maxRateRow(rows []Row) (at, fail *Row) {
+	for i := range rows {
+		if !rows[i].Met() && (fail == nil || rows[i].RateRPS < fail.RateRPS) {
+			fail = &rows[i]
+		}
+	}
+	for i := range rows {
+		if rows[i].Met() && (fail == nil || rows[i].RateRPS < fail.RateRPS) && (at == nil || rows[i].RateRPS > at.RateRPS) {
+			at = &rows[i]
+		}
+	}
+	return at, fail
+}
+
 func (a *Answer) maxRates(d *Doc, primary func(*Row) (float64, bool)) {
+	ivRows := map[int][]Row{}
+	for _, r := range d.IntervalRows {
+		ivRows[r.Case] = append(ivRows[r.Case], r)
+	}
 	for _, rows := range byCase(d.Rows) {
 		m := MaxRate{Case: rows[0].Case, Params: rows[0].Params, GPU: rows[0].GPU, GPUs: rows[0].GPUs}
 		if rows[0].Status == StatusInfeasible {
@@ -127,22 +152,17 @@ func (a *Answer) maxRates(d *Doc, primary func(*Row) (float64, bool)) {
 			a.Verdict = append(a.Verdict, fmt.Sprintf("%s: infeasible: %s", paramText(m.Params), m.Reason))
 			continue
 		}
-		hi := math.Inf(1)
-		for i := range rows {
-			if !rows[i].Met() && rows[i].RateRPS < hi {
-				hi, m.FailRateRPS, m.FailReasons = rows[i].RateRPS, rows[i].RateRPS, rows[i].SLOFailures
-			}
-		}
-		var at *Row
-		for i := range rows {
-			if rows[i].Met() && rows[i].RateRPS < hi && (at == nil || rows[i].RateRPS > at.RateRPS) {
-				at = &rows[i]
-			}
+		at, fail := maxRateRow(rows)
+		if fail != nil {
+			m.FailRateRPS, m.FailReasons = fail.RateRPS, fail.SLOFailures
 		}
 		if at != nil {
 			m.MaxRateRPS, m.CostPerHour, m.CostPerMTok = at.RateRPS, at.CostPerHour, at.CostPerMTok
 			m.LatencyMs, _ = primary(at)
 			a.Met = true
+		}
+		if d.Interval != nil {
+			m.Interval = rateInterval(m.MaxRateRPS, ivRows[m.Case], d.Interval.Seeds)
 		}
 		a.MaxRates = append(a.MaxRates, m)
 		a.Verdict = append(a.Verdict, maxRateText(m, d.Precision, a.Primary))
@@ -157,9 +177,17 @@ func maxRateText(m MaxRate, precision float64, primary string) string {
 	}
 	if m.MaxRateRPS == 0 {
 		why := strings.Join(m.FailReasons, ", ")
-		return fmt.Sprintf("%s: no rate meets the SLO (at %s req/s, the lowest tried: %s)", who, fmtRate(m.FailRateRPS), why)
+		s := fmt.Sprintf("%s: no rate meets the SLO (at %s req/s, the lowest tried: %s)", who, fmtRate(m.FailRateRPS), why)
+		if m.Interval != nil && m.Interval.HiRPS > 0 {
+			s += "; " + m.Interval.text()
+		}
+		return s
 	}
-	s := fmt.Sprintf("%s: max rate %s req/s under the SLO (±%s; %s %s there)", who, fmtRate(m.MaxRateRPS),
+	iv := ""
+	if m.Interval != nil {
+		iv = " (" + m.Interval.text() + ")"
+	}
+	s := fmt.Sprintf("%s: max rate %s req/s%s under the SLO (±%s; %s %s there)", who, fmtRate(m.MaxRateRPS), iv,
 		fmtPctP(precision), primary, fmtMs(m.LatencyMs))
 	if m.FailRateRPS > 0 {
 		s += fmt.Sprintf("; %s req/s fails: %s", fmtRate(m.FailRateRPS), strings.Join(m.FailReasons, ", "))
@@ -203,6 +231,13 @@ func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
 		}
 		g.rows = append(g.rows, r)
 	}
+	ivRows, sigma := map[string][]*Row{}, 0.0
+	for i := range d.IntervalRows {
+		r := &d.IntervalRows[i]
+		_, key := LoadParams(r, d.LoadKeys)
+		ivRows[key] = append(ivRows[key], r)
+		sigma = math.Max(sigma, r.Variant.Sigma)
+	}
 	for _, g := range groups {
 		a.pareto(g.load, g.rows, primary)
 		if d.Find != FindMinCost && d.Find != FindMinGPUs {
@@ -232,8 +267,14 @@ func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
 		} else if closest != nil {
 			b.Closest = closest.Case
 		}
+		text := bestText(b, d, slo, closest)
+		if d.Interval != nil {
+			_, key := LoadParams(g.rows[0], d.LoadKeys)
+			b.Interval = bestInterval(best, ivRows[key], d.Find, primary)
+			text += "; " + b.Interval.text(sigma)
+		}
 		a.Best = append(a.Best, b)
-		a.Verdict = append(a.Verdict, bestText(b, d, slo, closest))
+		a.Verdict = append(a.Verdict, text)
 	}
 }
 

@@ -4,8 +4,10 @@
 // the row each case yields and its verdict, the steady-state test, the
 // max-rate search, the analysis of the rows (knee of the latency curve,
 // cheapest deployment that meets the SLO, Pareto front of cost against
-// latency), GPU prices, and the merge of the outputs of a sweep fanned out
-// over shards.
+// latency), GPU prices, the intervals of every answer (Interval: each case
+// run again at the ends of its model's step-time uncertainty and with
+// further seeds, through a VariantFunc), and the merge of the outputs of a
+// sweep fanned out over shards.
 //
 // It also holds what a sweep command does beyond parsing its command line:
 // the sweep's flags as flagspec descriptions and the Options built from

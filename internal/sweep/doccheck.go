@@ -26,6 +26,9 @@ func (s *docSource) check(d *Doc) error {
 	if err := s.checkKeys(d); err != nil {
 		return err
 	}
+	if err := s.checkInterval(d); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, p := range d.Prices {
 		if strings.TrimSpace(p.GPU) == "" || seen[strings.ToLower(p.GPU)] {
@@ -193,4 +196,41 @@ func jsonText(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// checkInterval checks the interval a document asks for and the rows of
+// its runs: each a row as checkRow wants it, of a variant the interval
+// has, with a σ and a scale a run can have.
+func (s *docSource) checkInterval(d *Doc) error {
+	if d.Interval == nil {
+		if len(d.IntervalRows) > 0 {
+			return s.field("interval_rows", "%d rows of an interval, and the document asks for none", len(d.IntervalRows))
+		}
+		return nil
+	}
+	iv := d.Interval
+	if iv.Seeds < 1 || iv.Seeds > MaxSeeds || !iv.On() {
+		return s.field("interval", "%d seeds without the model, or outside [1, %d]: not an interval", iv.Seeds, MaxSeeds)
+	}
+	rows := &docSource{name: s.name, data: s.data, top: s.top}
+	tmp := *d
+	tmp.Rows = d.IntervalRows
+	for i := range d.IntervalRows {
+		if err := rows.checkRow(&tmp, i); err != nil {
+			if e, ok := err.(*InputError); ok {
+				e.Field = "interval_" + e.Field
+			}
+			return err
+		}
+		v := d.IntervalRows[i].Variant
+		switch {
+		case v == nil:
+			return s.field("interval_rows", "interval_rows[%d] has no variant", i)
+		case v.Side < -1 || v.Side > 1 || (v.Side != 0) != iv.Model || v.Seed < 0 || v.Seed >= iv.Seeds:
+			return s.field("interval_rows", "interval_rows[%d]: variant side %d seed %d is not one of the interval's", i, v.Side, v.Seed)
+		case !(v.Sigma >= 0 && v.Sigma <= 0.5) || !(v.Scale > 0) || math.IsInf(v.Scale, 0):
+			return s.field("interval_rows", "interval_rows[%d]: σ %v or scale %v is not a run's (σ in [0, 0.5], scale > 0)", i, v.Sigma, v.Scale)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sort"
 	"sync"
@@ -29,6 +30,10 @@ type Plan struct {
 	// Progress, if set, is told the runs done so far and the total (−1
 	// when not known in advance). It is called from one goroutine at a time.
 	Progress func(done, total int)
+	// Interval, when on, runs every case again under each of its variants
+	// through Vary (see Interval); their rows come back apart (RunAll).
+	Interval Interval
+	Vary     VariantFunc
 }
 
 // Cases are the indices of the cases this shard runs.
@@ -56,6 +61,16 @@ type executor struct {
 // Run runs the shard's cases (a grid, or a max-rate search per case) and
 // returns their rows sorted by case, then rate, then role.
 func (p *Plan) Run(ctx context.Context, run RunFunc) ([]Row, error) {
+	rows, _, err := p.RunAll(ctx, run)
+	return rows, err
+}
+
+// RunAll is Run that also returns the rows of the interval's variants
+// (none when the interval is off), sorted as Doc.IntervalRows are.
+func (p *Plan) RunAll(ctx context.Context, run RunFunc) ([]Row, []Row, error) {
+	if p.Interval.On() && p.Vary == nil {
+		return nil, nil, fmt.Errorf("sweep: an interval needs a runner that can vary the step times and seeds")
+	}
 	jobs := p.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
@@ -64,10 +79,12 @@ func (p *Plan) Run(ctx context.Context, run RunFunc) ([]Row, error) {
 	ex := &executor{plan: p, run: run, slots: make(chan struct{}, jobs), total: len(cases)}
 	if p.Spec.Find == FindMaxRate {
 		ex.total = -1
+	} else {
+		ex.total *= 1 + len(p.Interval.Variants())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	per := make([][]Row, len(cases))
+	per, perIv := make([][]Row, len(cases)), make([][]Row, len(cases))
 	errs := make([]error, len(cases))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -81,8 +98,11 @@ func (p *Plan) Run(ctx context.Context, run RunFunc) ([]Row, error) {
 					per[i], errs[i] = ex.search(ctx, c)
 				} else {
 					var r Row
-					r, errs[i] = ex.eval(ctx, c, 0, RoleGrid)
+					r, errs[i] = ex.eval(ctx, c, 0, RoleGrid, nil)
 					per[i] = []Row{r}
+				}
+				if errs[i] == nil {
+					perIv[i], errs[i] = ex.variants(ctx, c, per[i])
 				}
 				if errs[i] != nil {
 					cancel()
@@ -100,28 +120,36 @@ func (p *Plan) Run(ctx context.Context, run RunFunc) ([]Row, error) {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var rows []Row
-	for _, rs := range per {
-		rows = append(rows, rs...)
+	var rows, ivRows []Row
+	for i := range per {
+		rows, ivRows = append(rows, per[i]...), append(ivRows, perIv[i]...)
 	}
 	SortRows(rows)
-	return rows, nil
+	SortRows(ivRows)
+	return rows, ivRows, nil
 }
 
-// eval runs one case at one rate on a free slot and completes its row.
-func (ex *executor) eval(ctx context.Context, c Case, rate float64, role string) (Row, error) {
+// eval runs one case at one rate, under variant v (nil: the case as it
+// is), on a free slot and completes its row.
+func (ex *executor) eval(ctx context.Context, c Case, rate float64, role string, v *Variant) (Row, error) {
 	select {
 	case ex.slots <- struct{}{}:
 	case <-ctx.Done():
 		return Row{}, ctx.Err()
 	}
-	r, err := ex.run(ctx, c, rate)
+	var r Row
+	var err error
+	if v == nil {
+		r, err = ex.run(ctx, c, rate)
+	} else if r, err = ex.plan.Vary(ctx, c, rate, *v); err == nil && r.Variant == nil {
+		r.Variant = v
+	}
 	<-ex.slots
 	if err != nil {
 		return Row{}, err
@@ -140,9 +168,9 @@ func (ex *executor) eval(ctx context.Context, c Case, rate float64, role string)
 	return r, nil
 }
 
-// evalAll runs one case at several rates at once; rows come back in the
-// order of rates.
-func (ex *executor) evalAll(ctx context.Context, c Case, rates []float64, role string) ([]Row, error) {
+// evalAll runs one case at several rates at once, under variant v (nil:
+// the case as it is); rows come back in the order of rates.
+func (ex *executor) evalAll(ctx context.Context, c Case, rates []float64, role string, v *Variant) ([]Row, error) {
 	rows := make([]Row, len(rates))
 	errs := make([]error, len(rates))
 	var wg sync.WaitGroup
@@ -150,7 +178,7 @@ func (ex *executor) evalAll(ctx context.Context, c Case, rates []float64, role s
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rows[i], errs[i] = ex.eval(ctx, c, r, role)
+			rows[i], errs[i] = ex.eval(ctx, c, r, role, v)
 		}()
 	}
 	wg.Wait()
@@ -163,7 +191,8 @@ func (ex *executor) evalAll(ctx context.Context, c Case, rates []float64, role s
 }
 
 // SortRows orders rows by case, then rate, then role (probe last), which
-// is how every table lists them.
+// is how every table lists them; the rows of an interval's variants, then
+// by variant (Variant.less).
 func SortRows(rows []Row) {
 	rank := map[string]int{RoleGrid: 0, RoleCurve: 1, RoleSearch: 2, RoleProbe: 3}
 	sort.SliceStable(rows, func(i, j int) bool {
@@ -174,6 +203,9 @@ func SortRows(rows []Row) {
 		if a.RateRPS != b.RateRPS {
 			return a.RateRPS < b.RateRPS
 		}
-		return rank[a.Role] < rank[b.Role]
+		if rank[a.Role] != rank[b.Role] {
+			return rank[a.Role] < rank[b.Role]
+		}
+		return a.Variant.less(b.Variant)
 	})
 }

@@ -39,6 +39,9 @@ type Job struct {
 	// spec: the base deployment, the workload or the trace, the client.
 	Inputs []any
 	Pages  Pages
+	// Vary runs a case under a variant of its interval (Options.Interval);
+	// nil when the runner cannot vary its step times and seeds.
+	Vary   VariantFunc
 	Stdout io.Writer // the table when Options.Outputs.Output is "-"
 	Log    *slog.Logger
 	// Progress, if set, starts following total runs (−1 when a max-rate
@@ -52,12 +55,17 @@ type Job struct {
 func Execute(ctx context.Context, j Job) error {
 	start := time.Now()
 	spec := j.Options.Spec
-	fp, err := Fingerprint(append(append([]any{j.Command}, j.Inputs...), SpecFingerprint(spec))...)
+	parts := append(append([]any{j.Command}, j.Inputs...), SpecFingerprint(spec))
+	iv := j.Options.Interval
+	if iv.On() {
+		parts = append(parts, iv)
+	}
+	fp, err := Fingerprint(parts...)
 	if err != nil {
 		return err
 	}
 	grid := j.Options.Grid
-	plan := &Plan{Spec: spec, Grid: grid, Jobs: j.Options.Jobs, ProbeRate: j.ProbeRate}
+	plan := &Plan{Spec: spec, Grid: grid, Jobs: j.Options.Jobs, ProbeRate: j.ProbeRate, Interval: iv, Vary: j.Vary}
 	sharded := j.Shard != nil && j.Shard.Sharded()
 	if sharded {
 		plan.Owns = j.Shard.Owns
@@ -70,13 +78,16 @@ func Execute(ctx context.Context, j Job) error {
 		}
 		plan.Progress, finish = j.Progress(total)
 	}
-	rows, err := plan.Run(ctx, j.Run)
+	rows, ivRows, err := plan.RunAll(ctx, j.Run)
 	finish()
 	if err != nil {
 		return err
 	}
 	d := &Doc{Command: j.Command, Fingerprint: fp, Cases: grid.Len(), Keys: grid.Keys(), LoadKeys: j.LoadKeys,
 		Base: j.Base, SLO: spec.SLO.String(), Find: spec.Find, Rows: rows}
+	if iv.On() {
+		d.Interval, d.IntervalRows = &iv, ivRows
+	}
 	if sharded {
 		d.Shard = j.Shard.String()
 	}
@@ -85,8 +96,8 @@ func Execute(ctx context.Context, j Job) error {
 	}
 	d.Finish(spec.Prices)
 	wall := time.Since(start).Seconds()
-	j.Log.Info("swept", "cases", d.Cases, "runs", len(d.Rows), "wall_s", fmt.Sprintf("%.2f", wall),
-		"runs_per_s", fmt.Sprintf("%.1f", float64(len(d.Rows))/max(wall, 1e-9)))
+	j.Log.Info("swept", "cases", d.Cases, "runs", len(d.Rows)+len(d.IntervalRows), "wall_s", fmt.Sprintf("%.2f", wall),
+		"runs_per_s", fmt.Sprintf("%.1f", float64(len(d.Rows)+len(d.IntervalRows))/max(wall, 1e-9)))
 	return Write(d, j.Options.Outputs, j.Pages, j.Stdout, j.Log)
 }
 

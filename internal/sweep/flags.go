@@ -21,7 +21,13 @@ const (
 	FlagOutput    = "output"
 	FlagHTML      = "html"
 	FlagSummaries = "summaries"
+	FlagInterval  = "interval"
+	FlagSeeds     = "seeds"
 )
+
+// MaxSeeds bounds --seeds: each seed is a run of every case (two with
+// --interval).
+const MaxSeeds = 100
 
 // MaxJobs bounds --jobs: more simulations at once than cores only costs
 // memory.
@@ -39,6 +45,8 @@ func Flags() []flagspec.Flag {
 		{Name: FlagFind, Category: sw, Kind: flagspec.String, Usage: "answer directly: max-rate (the highest rate each deployment sustains under the SLO), min-cost or min-gpus (the cheapest or smallest deployment of the grid meeting it)"},
 		{Name: FlagPrecision, Category: sw, Kind: flagspec.String, Usage: "max-rate: relative precision of the search (default 1%)"},
 		{Name: FlagPrices, Category: sw, Kind: flagspec.String, Usage: "YAML map of GPU name to USD per GPU-hour, over the built-in list prices (H100 3.95, A100-80 2.50, L40S 1.95)"},
+		{Name: FlagInterval, Category: sw, Kind: flagspec.Bool, Usage: "90% intervals: run every case also with its step times × (1 ± 1.645σ), σ the deployment's step_time_sigma (a fitted file's), else the model's documented σ (8% for physics); each row's latencies, each max rate and each min-cost answer get their interval; about 3 times the runs"},
+		{Name: FlagSeeds, Category: sw, Kind: flagspec.Int, Default: 1, Usage: "run every case with N seeds (the workload's seed, +1, ...); their spread widens the interval (with --interval: 2N runs beside each case's own)"},
 		{Name: FlagJobs, Aliases: []string{"j"}, Category: sw, Kind: flagspec.Int, DefaultText: "every core", Usage: "runs simulated at once"},
 		{Name: FlagFormat, Kind: flagspec.String, Default: "text", Choices: formats(), Usage: "stdout format: text (a table and the answer), csv (one line per run) or json (the document sweep merge reads)"},
 		{Name: FlagOutput, Aliases: []string{"o"}, Kind: flagspec.String, Default: "-", Usage: "write the table here instead of stdout"},
@@ -81,6 +89,7 @@ type Options struct {
 	Jobs      int // 0: every core
 	Outputs   Outputs
 	Summaries string // a directory for every run's summary; "" = none
+	Interval  Interval
 }
 
 // Outputs are where a finished sweep goes: its table on Output ("-" is
@@ -131,6 +140,14 @@ func Prepare(v flagspec.Values, rateKey string, inputs ...outfile.Named) (Option
 		return o, exitcode.Usagef("--jobs %d is outside [0, %d] (0: every core)", o.Jobs, MaxJobs)
 	}
 	o.Summaries, _ = v[FlagSummaries].(string)
+	o.Interval.Model, _ = v[FlagInterval].(bool)
+	o.Interval.Seeds = 1
+	if n, ok := v[FlagSeeds].(int); ok {
+		if n < 1 || n > MaxSeeds {
+			return o, exitcode.Usagef("--seeds %d is outside [1, %d]", n, MaxSeeds)
+		}
+		o.Interval.Seeds = n
+	}
 	if o.Spec, err = SpecFrom(v); err != nil {
 		return o, err
 	}

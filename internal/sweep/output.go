@@ -34,7 +34,12 @@ type Doc struct {
 	Precision   float64  `json:"precision,omitempty"` // max-rate only
 	Prices      []Price  `json:"prices"`              // of the GPUs the rows ran on
 	Rows        []Row    `json:"rows"`
-	Answer      *Answer  `json:"answer,omitempty"`
+	// Interval is what the sweep's interval asked (nil: none); its runs
+	// are IntervalRows, which give the rows their Band and the answer its
+	// intervals.
+	Interval     *Interval `json:"interval,omitempty"`
+	IntervalRows []Row     `json:"interval_rows,omitempty"`
+	Answer       *Answer   `json:"answer,omitempty"`
 }
 
 // Finish completes a document after its rows are in: the prices used and,
@@ -42,6 +47,8 @@ type Doc struct {
 func (d *Doc) Finish(prices Prices) {
 	d.Format = DocFormat
 	SortRows(d.Rows)
+	SortRows(d.IntervalRows)
+	d.setBands()
 	d.Prices = prices.Used(d.Rows)
 	d.Answer = nil
 	if d.Shard == "" {
@@ -87,11 +94,18 @@ var csvColumns = func() []string {
 func (d *Doc) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	header := append(append([]string{"case", "role"}, d.Keys...), csvColumns...)
+	if d.Interval != nil {
+		header = append(header, csvBandColumns()...)
+	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for i := range d.Rows {
-		if err := cw.Write(csvRecord(&d.Rows[i], d.Keys)); err != nil {
+		rec := csvRecord(&d.Rows[i], d.Keys)
+		if d.Interval != nil {
+			rec = append(rec, csvBand(d.Rows[i].Band)...)
+		}
+		if err := cw.Write(rec); err != nil {
 			return err
 		}
 	}
@@ -199,9 +213,16 @@ func Merge(names []string, docs []*Doc) (*Doc, error) {
 		return nil, err
 	}
 	out := *first
-	out.Shard, out.Rows = "", nil
+	out.Shard, out.Rows, out.IntervalRows = "", nil, nil
 	for _, d := range docs {
 		out.Rows = append(out.Rows, d.Rows...)
+		out.IntervalRows = append(out.IntervalRows, d.IntervalRows...)
+	}
+	for i := range out.IntervalRows {
+		if c := out.IntervalRows[i].Case; c < 0 || c >= first.Cases {
+			return nil, inputErr(Pos{File: names[0]}, "interval_rows", "case %d is not a case of the sweep", c)
+		}
+		out.IntervalRows[i].finish(slo, prices)
 	}
 	seen := make([]bool, first.Cases)
 	for i := range out.Rows {
@@ -229,6 +250,7 @@ func sameSweep(firstName string, first *Doc, name string, d *Doc) error {
 		{"fingerprint", first.Fingerprint, d.Fingerprint}, {"cases", first.Cases, d.Cases},
 		{"keys", first.Keys, d.Keys}, {"load_keys", first.LoadKeys, d.LoadKeys}, {"base", first.Base, d.Base},
 		{"slo", first.SLO, d.SLO}, {"find", first.Find, d.Find}, {"precision", first.Precision, d.Precision},
+		{"interval", first.Interval, d.Interval},
 	} {
 		if a, b := jsonText(f.a), jsonText(f.b); a != b {
 			return inputErr(Pos{File: name}, f.field, "%s here, %s in %s: shards of one sweep differ only in their shard and rows", b, a, firstName)

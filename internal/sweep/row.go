@@ -98,6 +98,13 @@ type Row struct {
 
 	SLOMet      *bool    `json:"slo_met,omitempty"` // nil without an SLO
 	SLOFailures []string `json:"slo_failures,omitempty"`
+
+	// Band is the interval of the latencies when the sweep asks for one
+	// (Interval; computed from Doc.IntervalRows by Doc.Finish).
+	Band *Band `json:"interval,omitempty"`
+	// Variant is, for a row of Doc.IntervalRows, the run of the interval
+	// it is; nil for a case's own run.
+	Variant *Variant `json:"variant,omitempty"`
 }
 
 // Latency returns a latency statistic in ms (ok false when absent).

@@ -47,98 +47,134 @@ func roundSig(v float64, digits int) float64 {
 	return f
 }
 
+// searcher is one max-rate search of one case, under one variant of its
+// interval (nil: the case as it is): the rows it ran and, by rate, the row
+// of each rate tried.
+type searcher struct {
+	ex     *executor
+	c      Case
+	v      *Variant
+	digits int
+	tried  map[float64]*Row
+	rows   []Row
+}
+
+func (ex *executor) searcher(c Case, v *Variant) *searcher {
+	return &searcher{ex: ex, c: c, v: v, digits: searchDigits(ex.plan.Spec.Precision), tried: map[float64]*Row{}}
+}
+
+// add records rows already run (a variant's rows at the rates the case's
+// own search tried).
+func (s *searcher) add(rows ...Row) {
+	s.rows = append(s.rows, rows...)
+	for i := range s.rows {
+		s.tried[s.rows[i].RateRPS] = &s.rows[i]
+	}
+}
+
+// run evaluates the rates not tried yet, at once.
+func (s *searcher) run(ctx context.Context, role string, rates ...float64) error {
+	var todo []float64
+	for _, r := range rates {
+		r = roundSig(r, s.digits)
+		if _, ok := s.tried[r]; !ok && r > 0 && !containsF(todo, r) {
+			todo = append(todo, r)
+		}
+	}
+	out, err := s.ex.evalAll(ctx, s.c, todo, role, s.v)
+	if err != nil {
+		return err
+	}
+	s.add(out...)
+	return nil
+}
+
+func (s *searcher) met(r float64) bool {
+	row := s.tried[roundSig(r, s.digits)]
+	return row != nil && row.Met()
+}
+
 // search finds the highest rate at which case c meets the SLO.
 func (ex *executor) search(ctx context.Context, c Case) ([]Row, error) {
 	p := ex.plan
-	digits := searchDigits(p.Spec.Precision)
-	tried := map[float64]*Row{}
-	var rows []Row
-	// run evaluates the rates not tried yet, at once.
-	run := func(role string, rates ...float64) error {
-		var todo []float64
-		for _, r := range rates {
-			r = roundSig(r, digits)
-			if _, ok := tried[r]; !ok && r > 0 && !containsF(todo, r) {
-				todo = append(todo, r)
-			}
-		}
-		out, err := ex.evalAll(ctx, c, todo, role)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, out...)
-		for i := range rows {
-			tried[rows[i].RateRPS] = &rows[i]
-		}
-		return nil
-	}
-	met := func(r float64) bool { row := tried[roundSig(r, digits)]; return row != nil && row.Met() }
-
-	probe, err := ex.eval(ctx, c, p.ProbeRate, RoleProbe)
+	s := ex.searcher(c, nil)
+	probe, err := ex.eval(ctx, c, p.ProbeRate, RoleProbe, nil)
 	if err != nil {
 		return nil, err
 	}
-	rows = append(rows, probe)
+	s.rows = append(s.rows, probe)
 	if probe.Status == StatusInfeasible {
-		return rows, nil
+		return s.rows, nil
 	}
 	mu := probe.ThroughputRPS
 	if !(mu > 0) {
 		return nil, fmt.Errorf("case %d: no request completed at the probe rate %g req/s: cannot measure the capacity to search from", c.Index, p.ProbeRate)
 	}
-	lo, hi := roundSig(mu/searchLoDiv, digits), roundSig(mu*searchHiMul, digits)
-	if err := run(RoleSearch, lo, hi); err != nil {
+	lo, hi := roundSig(mu/searchLoDiv, s.digits), roundSig(mu*searchHiMul, s.digits)
+	if err := s.run(ctx, RoleSearch, lo, hi); err != nil {
 		return nil, err
 	}
-	for steps := 0; met(hi) && steps < searchMaxSteps; steps++ {
-		lo, hi = hi, roundSig(hi*2, digits)
-		if err := run(RoleSearch, hi); err != nil {
-			return nil, err
-		}
-	}
-	for steps := 0; !met(lo) && steps < searchMaxSteps; steps++ {
-		hi, lo = lo, roundSig(lo/searchDownStep, digits)
-		if lo < mu*searchFloor {
-			return sorted(rows), nil // no rate meets the SLO; Analyze says so
-		}
-		if err := run(RoleSearch, lo); err != nil {
-			return nil, err
-		}
-	}
-	for steps := 0; hi/lo-1 > p.Spec.Precision && steps < searchMaxSteps; steps++ {
-		ratio := hi / lo
-		var pts []float64
-		for i := 1; i <= searchPoints; i++ {
-			pts = append(pts, lo*math.Pow(ratio, float64(i)/float64(searchPoints+1)))
-		}
-		before := len(rows)
-		if err := run(RoleSearch, pts...); err != nil {
-			return nil, err
-		}
-		if len(rows) == before {
-			break // the rounding leaves no rate between lo and hi
-		}
-		for _, r := range pts {
-			r = roundSig(r, digits)
-			if !met(r) && r < hi {
-				hi = r
-			}
-		}
-		for _, r := range pts {
-			r = roundSig(r, digits)
-			if met(r) && r > lo && r < hi {
-				lo = r
-			}
-		}
+	lo, ok, err := s.narrow(ctx, lo, hi, mu)
+	if err != nil || !ok {
+		return sorted(s.rows), err // !ok: no rate meets the SLO; Analyze says so
 	}
 	var curve []float64
 	for _, f := range curveFractions {
 		curve = append(curve, lo*f)
 	}
-	if err := run(RoleCurve, curve...); err != nil {
+	if err := s.run(ctx, RoleCurve, curve...); err != nil {
 		return nil, err
 	}
-	return sorted(rows), nil
+	return sorted(s.rows), nil
+}
+
+// narrow brackets the max rate between lo and hi (phase 2: hi doubles
+// while it meets the SLO, lo falls while it does not, down to mu·10⁻⁴)
+// and narrows the bracket to the precision (phase 3). It returns the
+// highest passing rate, or false when no rate meets the SLO.
+func (s *searcher) narrow(ctx context.Context, lo, hi, mu float64) (float64, bool, error) {
+	for steps := 0; s.met(hi) && steps < searchMaxSteps; steps++ {
+		lo, hi = hi, roundSig(hi*2, s.digits)
+		if err := s.run(ctx, RoleSearch, hi); err != nil {
+			return 0, false, err
+		}
+	}
+	for steps := 0; !s.met(lo) && steps < searchMaxSteps; steps++ {
+		hi, lo = lo, roundSig(lo/searchDownStep, s.digits)
+		if lo < mu*searchFloor {
+			return 0, false, nil
+		}
+		if err := s.run(ctx, RoleSearch, lo); err != nil {
+			return 0, false, err
+		}
+	}
+	for steps := 0; hi/lo-1 > s.ex.plan.Spec.Precision && steps < searchMaxSteps; steps++ {
+		ratio := hi / lo
+		var pts []float64
+		for i := 1; i <= searchPoints; i++ {
+			pts = append(pts, lo*math.Pow(ratio, float64(i)/float64(searchPoints+1)))
+		}
+		before := len(s.rows)
+		if err := s.run(ctx, RoleSearch, pts...); err != nil {
+			return 0, false, err
+		}
+		if len(s.rows) == before {
+			break // the rounding leaves no rate between lo and hi
+		}
+		for _, r := range pts {
+			r = roundSig(r, s.digits)
+			if !s.met(r) && r < hi {
+				hi = r
+			}
+		}
+		for _, r := range pts {
+			r = roundSig(r, s.digits)
+			if s.met(r) && r > lo && r < hi {
+				lo = r
+			}
+		}
+	}
+	return lo, true, nil
 }
 
 func sorted(rows []Row) []Row {
