@@ -31,14 +31,8 @@ type Loaded struct {
 // are request ids given twice, which a consumer names its own way
 // (tracev2.Trace.IndexByID names both lines).
 func Load(cfg Config) (*Loaded, error) {
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	path := ""
-	if len(cfg.Paths) == 1 {
-		path = cfg.Paths[0]
-	}
-	if err := cfg.check(path, cfg.HeaderPath, cfg.DataPath); err != nil {
+	path, err := cfg.begin()
+	if err != nil {
 		return nil, err
 	}
 	if cfg.From != "" {
@@ -180,14 +174,8 @@ type Scanned struct {
 // the trace, and a trace that never ends (a pipe) can be read as far as
 // fn needs. Rows are not normalised: Scanned.Origin is their origin.
 func Scan(cfg Config, fn func(*tracev2.Record) (stop bool)) (*Scanned, error) {
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	path := ""
-	if len(cfg.Paths) == 1 {
-		path = cfg.Paths[0]
-	}
-	if err := cfg.check(path, cfg.HeaderPath, cfg.DataPath); err != nil {
+	path, err := cfg.begin()
+	if err != nil {
 		return nil, err
 	}
 	if cfg.From != "" || len(cfg.Paths) > 1 {
@@ -222,4 +210,16 @@ func Scan(cfg Config, fn func(*tracev2.Record) (stop bool)) (*Scanned, error) {
 	}
 	s.Header = r.Header() // a single stream's trailer is merged at its end
 	return s, nil
+}
+
+// begin gives a Config without a logger one that discards, and checks
+// its inputs: path is its one trace path ("" for none or several).
+func (cfg *Config) begin() (path string, err error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Paths) == 1 {
+		path = cfg.Paths[0]
+	}
+	return path, cfg.check(path, cfg.HeaderPath, cfg.DataPath)
 }
