@@ -102,8 +102,21 @@ func ModelAliases() map[string]string {
 		"mixtral-8x22b": "mixtral-8x22b-v0.1", "mixtral-8x22b-instruct": "mixtral-8x22b-instruct-v0.1",
 		"gemma-2-9b": "gemma-2-9b-it", "gemma-2-27b": "gemma-2-27b-it",
 		"deepseek-v2-lite-chat": "deepseek-v2-lite",
+		// Fine-tunes and earlier releases of an embedded architecture
+		// (Mistral 7B v0.1/v0.2 differ from v0.3 only in a 768-token
+		// smaller vocabulary).
+		"codellama-34b-hf": "codellama-34b-instruct-hf", "codellama-34b-python-hf": "codellama-34b-instruct-hf",
+		"mistral-7b-instruct-v0.1": "mistral-7b-instruct-v0.3", "mistral-7b-instruct-v0.2": "mistral-7b-instruct-v0.3",
+		"mistral-7b-v0.1": "mistral-7b-instruct-v0.3",
+		"yi-34b-chat": "yi-34b", "yi-1.5-34b": "yi-34b", "yi-1.5-34b-chat": "yi-34b",
+		"qwen3-30b-a3b-instruct-2507": "qwen3-30b-a3b", "qwen3-30b-a3b-thinking-2507": "qwen3-30b-a3b",
+		"vicuna-7b-v1.5": "llama-2-7b-hf", "vicuna-13b-v1.5": "llama-2-13b-chat-hf",
 	}
 }
+
+// fp8Suffixes name a checkpoint whose weights are stored in 8-bit floats:
+// the architecture of the name without the suffix, one byte a weight.
+func fp8Suffixes() []string { return []string{"-fp8-dynamic", "-fp8"} }
 
 // LookupModel returns the embedded config of a model by name
 // (case-insensitive; HuggingFace ids accepted, see [CanonicalModelName]).
@@ -112,6 +125,16 @@ func ModelAliases() map[string]string {
 func LookupModel(name string) (*ModelConfig, error) {
 	canon := CanonicalModelName(name)
 	known := KnownModels()
+	if canon != "" && !slices.Contains(known, canon) {
+		for _, suf := range fp8Suffixes() {
+			if base, ok := strings.CutSuffix(canon, suf); ok && base != "" {
+				if mc, err := LookupModel(base); err == nil {
+					mc.Name, mc.WeightBytes = canon, 1
+					return mc, nil
+				}
+			}
+		}
+	}
 	if canon == "" || !slices.Contains(known, canon) {
 		return nil, unknownModel(name, canon, known)
 	}
