@@ -108,7 +108,7 @@ func ModelAliases() map[string]string {
 		"codellama-34b-hf": "codellama-34b-instruct-hf", "codellama-34b-python-hf": "codellama-34b-instruct-hf",
 		"mistral-7b-instruct-v0.1": "mistral-7b-instruct-v0.3", "mistral-7b-instruct-v0.2": "mistral-7b-instruct-v0.3",
 		"mistral-7b-v0.1": "mistral-7b-instruct-v0.3",
-		"yi-34b-chat": "yi-34b", "yi-1.5-34b": "yi-34b", "yi-1.5-34b-chat": "yi-34b",
+		"yi-34b-chat":     "yi-34b", "yi-1.5-34b": "yi-34b", "yi-1.5-34b-chat": "yi-34b",
 		"qwen3-30b-a3b-instruct-2507": "qwen3-30b-a3b", "qwen3-30b-a3b-thinking-2507": "qwen3-30b-a3b",
 		"vicuna-7b-v1.5": "llama-2-7b-hf", "vicuna-13b-v1.5": "llama-2-13b-chat-hf",
 	}
