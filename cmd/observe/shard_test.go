@@ -116,7 +116,9 @@ func TestShardsWithGNUParallel(t *testing.T) {
 	bin := bins.Path(t, "observe")
 	srv := startFake(t, fakevllm.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond})
 	dir := t.TempDir()
-	start := time.Now().Add(4 * time.Second).Truncate(time.Microsecond)
+	// Time for parallel to start four workers and each to set up before
+	// the shared start, with room for a loaded machine (4 s was not).
+	start := time.Now().Add(10 * time.Second).Truncate(time.Microsecond)
 	workload := []string{"--workload", "chatbot", "--rate", "200", "-n", "400", "--streaming",
 		"--prompt-tokens-max", "64", "--output-tokens-max", "8"}
 	args := []string{"--will-cite", "-j", "4", "--halt", "now,fail=1", bin, "--url", srv.URL(), "--quiet", "--no-self-test",
@@ -171,7 +173,7 @@ func TestShardedClosedLoop(t *testing.T) {
 	// Two processes, as on two machines (urfave/cli's package-level flags
 	// make two commands in one process race).
 	bin := bins.Path(t, "observe")
-	start := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	start := time.Now().Add(6 * time.Second).UTC().Format(time.RFC3339Nano) // set-up time, with room for a loaded machine
 	var cmds []*exec.Cmd
 	for i := range 2 {
 		cmd := exec.Command(bin, baseArgs(srv, "--no-self-test", "--streaming", "--concurrency", "4", "--think-time", "2ms",
