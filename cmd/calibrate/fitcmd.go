@@ -63,9 +63,10 @@ from the header or found in the rows; --client-max-concurrency sets it) and in
 its session mode. Every trace must use the same latency model.
 
 The physics model (the default) fits the GPU's shares of its peak FLOP/s and
-bandwidth; its fixed costs, attention and KV shares and Q and A_end keep their
-physical starting values (--fit-alpha frees alphas), which per-request latencies
-cannot tell from the shares. blackbox and trained-physics (BLIS's) fit their
+bandwidth, and with several traces the eager per-layer cost too; its other
+fixed costs, attention and KV shares and Q and A_end keep their physical
+starting values (--fit-alpha frees alphas), which per-request latencies cannot
+tell from the shares. blackbox and trained-physics (BLIS's) fit their
 coefficients as before. Starting coefficients are --alpha-coeffs/--beta-coeffs,
 else the deployment's, else the model's own.
 

@@ -318,7 +318,7 @@ func newJobs(cfg Config, traces []Trace, kind latency.Kind, alpha, beta []float6
 		if err != nil {
 			return nil, fmt.Errorf("fit: %s: %w", j.name, err)
 		}
-		if j.sp, err = newSpace(kind, m0, alpha, beta); err != nil {
+		if j.sp, err = newSpace(kind, m0, alpha, beta, len(traces) > 1); err != nil {
 			return nil, err
 		}
 		j.nFit, j.nHold, j.ts = targets(tr.Input.Records, &j.cfg)

@@ -84,7 +84,7 @@ func (s synth) makeOn(t testing.TB, dep *deploy.Resolved) ([]tracev2.Record, []t
 		}
 		recs[i].ArrivalTimeUs, recs[i].SendTimeUs = at, at
 	}
-	sp, err := newSpace(kindOf(t, s.kind), dep.Instance.Latency, s.alpha, s.beta)
+	sp, err := newSpace(kindOf(t, s.kind), dep.Instance.Latency, s.alpha, s.beta, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,12 @@ func physicsTruth(t testing.TB) (alpha, beta []float64) {
 func physicsTraces(t testing.TB) []Trace {
 	t.Helper()
 	alpha, beta := physicsTruth(t)
+	return physicsTracesOf(t, alpha, beta)
+}
+
+// physicsTracesOf are physicsTraces under the truth alpha, beta.
+func physicsTracesOf(t testing.TB, alpha, beta []float64) []Trace {
+	t.Helper()
 	base := synth{promptLo: 100, promptHi: 3000, outLo: 16, outHi: 160, kind: "physics", alpha: alpha, beta: beta, noise: 0.005, itl: true}
 	runs := []struct {
 		name string
@@ -97,5 +103,29 @@ func TestFitAllRecoversPhysics(t *testing.T) {
 	again := fit()
 	if !slices.Equal(again.Beta, res.Beta) || !slices.Equal(again.Alpha, res.Alpha) {
 		t.Errorf("a second fit differs:\n%v\n%v", again.Beta, res.Beta)
+	}
+}
+
+// TestFitFreesEagerCost: with several loads the fit frees the eager
+// per-layer cost: a truth of 150 µs against the start's 80 comes back
+// within 5%, and the shares within 3%.
+func TestFitFreesEagerCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays three traces a dozen times")
+	}
+	alpha, beta := physicsTruth(t)
+	beta[latency.PhEagerLayerUs] = 150
+	traces := physicsTracesOf(t, alpha, beta)
+	res, err := FitAll(context.Background(), Config{Seed: 1, MaxIterations: 12}, traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Beta[latency.PhEagerLayerUs]; math.Abs(got-150) > 0.05*150 {
+		t.Errorf("eager_layer_us = %.4g, want 150 ± 5%% (beta %.4g)", got, res.Beta)
+	}
+	for _, i := range physicsFree() {
+		if got, want := res.Beta[i], beta[i]; math.Abs(got-want) > 0.03*want {
+			t.Errorf("%s = %.4g, want %.4g ± 3%%", latency.PhysicsBetaNames()[i], got, want)
+		}
 	}
 }

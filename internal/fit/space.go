@@ -20,6 +20,9 @@ type space struct {
 	constW [latency.NumBetas]float64
 
 	physics *latency.Physics // physics quantities (nil for the other kinds)
+	// freeFixed frees the physics model's per-step and eager per-layer
+	// costs beside its shares (physicsFixed).
+	freeFixed bool
 	// cur is θ's beta part at which the replay being recorded runs: it
 	// decides the branch of each GEMM's knee (physics).
 	cur []float64
@@ -38,8 +41,8 @@ func physConst() []int {
 
 // newSpace builds the parameter space of model m with its starting
 // coefficients.
-func newSpace(kind latency.Kind, m latency.Model, alpha, beta []float64) (*space, error) {
-	sp := &space{kind: kind, beta: slices.Clone(beta)}
+func newSpace(kind latency.Kind, m latency.Model, alpha, beta []float64, freeFixed bool) (*space, error) {
+	sp := &space{kind: kind, beta: slices.Clone(beta), freeFixed: freeFixed && kind == latency.KindPhysics}
 	if len(alpha) != 3 {
 		return nil, fmt.Errorf("fit: want 3 alpha coefficients, got %d", len(alpha))
 	}
@@ -80,9 +83,9 @@ func newSpace(kind latency.Kind, m latency.Model, alpha, beta []float64) (*space
 		if len(beta) != latency.PhNumBetas {
 			return nil, fmt.Errorf("fit: physics: want %d beta coefficients, got %d", latency.PhNumBetas, len(beta))
 		}
-		sp.physics, sp.nb = p, phNumFree
+		sp.physics, sp.nb = p, len(sp.physicsFreeList())
 		sp.cur = make([]float64, phNumFree)
-		physicsTheta(sp.beta, sp.cur)
+		physicsTheta(sp.beta, sp.cur, physicsFree())
 	default:
 		return nil, fmt.Errorf("fit: latency model %q has no coefficients to fit (want physics, blackbox or trained-physics)", kind)
 	}
@@ -164,7 +167,7 @@ func (sp *space) theta() []float64 {
 	t := make([]float64, sp.params())
 	switch sp.kind {
 	case latency.KindPhysics:
-		physicsTheta(sp.beta, t)
+		physicsTheta(sp.beta, t, sp.physicsFreeList())
 	case latency.KindBlackbox:
 		copy(t, sp.beta)
 	default:
@@ -187,7 +190,7 @@ func (sp *space) coefficients(theta []float64) (alpha, beta []float64) {
 		for i := range alpha {
 			alpha[i] = min(max(alpha[i], 0), maxAlphaUs)
 		}
-		return alpha, physicsCoefficients(sp.beta, theta[:sp.nb])
+		return alpha, physicsCoefficients(sp.beta, theta[:sp.nb], sp.physicsFreeList())
 	}
 	if sp.kind == latency.KindBlackbox {
 		return alpha, slices.Clone(theta[:3])
