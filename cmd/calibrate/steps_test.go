@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,5 +60,27 @@ func TestStepsCommand(t *testing.T) {
 		if out, stderr, code := runCmd(t, "", args...); code != exitcode.Usage || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and nothing written", args, code, out, stderr)
 		}
+	}
+}
+
+// TestStepsFitOut: --fit-out needs the physics model and more steps than
+// unknowns: the RTX 4090 capture has no ITL file and places 3 steps, which
+// cannot fit three terms, and says so before writing anything; a blackbox
+// deployment of another model is refused. (FitSteps itself: internal/fit TestFitStepsRecovers.)
+func TestStepsFitOut(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "fitted.yaml")
+	dep := "--deployment=../../internal/fidelity/data/deployments/RTX4090_Llama-3.1-8B.yaml"
+	hw := "--hardware-file=../../internal/fidelity/data/hardware.json"
+	_, stderr, code := runCmd(t, "", "steps", rtxCapture, dep, hw, "--fit-out", out, "-o", filepath.Join(dir, "steps.txt"))
+	if code != exitcode.Usage || !strings.Contains(stderr, "--fit-out: fit steps: 3 steps with a time, want at least 4") {
+		t.Errorf("three steps: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a fit that failed left %s: %v", out, err)
+	}
+	if _, stderr, code := runCmd(t, "", "steps", rtxCapture, "--ignore-trace-deployment", "--model", "llama-3.1-8b-instruct", "--latency-model", "roofline",
+		"--fit-out", filepath.Join(dir, "b.yaml"), "-o", filepath.Join(dir, "s2.txt")); code != exitcode.Usage || !strings.Contains(stderr, "fits the physics latency model; the deployment's is roofline") {
+		t.Errorf("roofline: exit %d, %s", code, stderr)
 	}
 }

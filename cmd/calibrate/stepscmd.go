@@ -29,6 +29,7 @@ func stepsCommand() cli.Command {
 		&ucli.StringFlag{Name: "itl-data", Usage: "ITL CSV (request_id,chunk_index,timestamp_us)", DefaultText: "NAME.itl.csv beside the trace, if it exists"},
 		cli.OutputFlag("the step table (- = stdout)"),
 		cli.FormatFlag("text", "text, json or markdown"),
+		&ucli.StringFlag{Name: "fit-out", Category: flagspec.CatOutput, Usage: "also fit the physics model's shares of peak FLOP/s and bandwidth and its eager per-layer cost to the steps, and write the fitted deployment YAML here"},
 		&ucli.DurationFlag{Name: "step-window", Value: 500 * time.Microsecond, Usage: "chunks at most this far apart end the same step (well under the shortest step, well over the spread of one step's chunks)"},
 	}
 	flags = cli.Categorised(map[string][]string{flagspec.CatTrace: {"trace-header", "trace-data", "itl-data"}}, flags)
@@ -61,13 +62,20 @@ The deployment is the one replay would simulate: the trace's header under
 the number of decodes running; real and predicted median and mean, in ms, and
 the error of the predicted mean.
 
+With --fit-out, the physics model is fitted to the steps themselves (a step's
+time is linear in the inverse shares and the eager cost, so no replay is
+needed, and queueing blurs nothing: far better conditioned than per-request
+errors at saturation), and the fitted deployment is written for replay
+--deployment.
+
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or invalid input.
 
 Examples:
 
    observe --url http://127.0.0.1:8000 --model qwen3-14b --workload chatbot --rate 4 \
      --record-itl -o cap
-   calibrate steps cap.csv --format markdown -o steps.md`,
+   calibrate steps cap.csv --format markdown -o steps.md
+   calibrate steps cap.csv --fit-out fitted.yaml -o steps.txt`,
 		Flags:  flags,
 		Action: stepsAction,
 	}
@@ -84,7 +92,7 @@ func stepsAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.L
 			ITLData: c.String("itl-data"), ITLDataSet: c.IsSet("itl-data")},
 		Resolver: &replay.FlagResolver{Flags: cli.SpecValues(c, stepsDeploymentFlags())},
 		WindowUs: c.Duration("step-window").Microseconds(),
-		Format:   c.String("format"), Output: c.String("output"),
+		Format:   c.String("format"), Output: c.String("output"), FitOut: c.String("fit-out"),
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err, Log: log,
 	})
 }

@@ -8,7 +8,9 @@ import (
 	"slices"
 
 	"servesim/internal/deploy"
+	"servesim/internal/des/latency"
 	"servesim/internal/exitcode"
+	"servesim/internal/fit"
 	"servesim/internal/outfile"
 	"servesim/internal/steps"
 	"servesim/internal/tracev2"
@@ -30,6 +32,7 @@ type Steps struct {
 	WindowUs int64  // steps.Options.WindowUs
 	Format   string // text, json or markdown
 	Output   string // "" or "-" is Stdout
+	FitOut   string // "" = no fit; else the fitted deployment YAML (physics model)
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -54,6 +57,11 @@ func RunSteps(ctx context.Context, s Steps) error {
 		return exitcode.Usagef("calibrate steps reads one trace, got %d", len(inputs))
 	}
 	if err := s.Resolver.Check(); err != nil {
+		return err
+	}
+	ins := append(inputs[0].Files(), outfile.Named{What: "--itl-data", Path: s.Trace.ITLData})
+	outs := []outfile.Named{{What: "--output", Path: s.Output}, {What: "--fit-out", Path: s.FitOut}}
+	if err := outfile.Check(outs, ins); err != nil {
 		return err
 	}
 	out, err := outfile.Open(s.Output, s.Stdout)
@@ -85,7 +93,49 @@ func RunSteps(ctx context.Context, s Steps) error {
 	if err := rep.Write(out, s.Format); err != nil {
 		return fmt.Errorf("write %s: %w", s.Output, err)
 	}
+	if s.FitOut != "" {
+		if err := fitSteps(s, tr.Name, cfg, res, ex); err != nil {
+			return err
+		}
+	}
 	return out.Commit()
+}
+
+// fitSteps fits the deployment's physics model to the extracted steps
+// and writes the fitted deployment to s.FitOut.
+func fitSteps(s Steps, name string, cfg deploy.Config, res *deploy.Resolved, ex *steps.Extraction) error {
+	m, ok := res.Instance.Latency.(*latency.Physics)
+	if !ok {
+		return exitcode.Usagef("--fit-out fits the physics latency model; the deployment's is %s", cfg.LatencyModel)
+	}
+	var ls []latency.Step
+	var us []float64
+	for i := range ex.Steps {
+		ls = append(ls, *steps.LatencyStep(&ex.Steps[i]))
+		us = append(us, float64(ex.Steps[i].DurationUs()))
+	}
+	alpha, beta := m.Coefficients()
+	f, err := fit.FitSteps(m, beta, ls, us)
+	if err != nil {
+		return exitcode.Usagef("--fit-out: %v", err)
+	}
+	s.Log.Info("fitted the step times", "steps", f.Steps, "rms_before", f.Before, "rms_after", f.After)
+	cfg.LatencyModel, cfg.AlphaCoeffs, cfg.BetaCoeffs = string(latency.KindPhysics), alpha, f.Beta
+	comment := fmt.Sprintf("Fitted by calibrate steps on the %d engine steps read from the chunk times of %s.\nRMS relative error of the step times before: %.1f%%, after: %.1f%%.\nUse: run or replay --deployment THIS_FILE (flags given beside it override it).",
+		f.Steps, name, 100*f.Before, 100*f.After)
+	doc, err := fit.FittedYAML(cfg, comment, false)
+	if err != nil {
+		return err
+	}
+	w, err := outfile.Open(s.FitOut, s.Stdout)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	if _, err := w.Write(doc); err != nil {
+		return fmt.Errorf("write %s: %w", s.FitOut, err)
+	}
+	return w.Commit()
 }
 
 // StepRequests are the chunk timelines of tr's streamed, ok requests: every

@@ -1,0 +1,56 @@
+package fit
+
+import (
+	"math"
+	"testing"
+
+	"servesim/internal/des/latency"
+)
+
+// TestFitStepsRecovers: steps timed by a physics model whose shares and
+// eager cost are off the defaults give those back, from the defaults.
+func TestFitStepsRecovers(t *testing.T) {
+	mc, err := latency.LookupModel("qwen3-14b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := latency.LookupGPU("H100")
+	truth := latency.PhysicsDefaultBeta(g)
+	truth[latency.PhFlopsEff], truth[latency.PhBwEff], truth[latency.PhEagerLayerUs] = 0.66, 0.78, 150
+	real, err := latency.NewPhysics(latency.PhysicsConfig{Model: mc, GPU: g, TP: 1, Alpha: []float64{0, 0, 0}, Beta: truth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := latency.PhysicsDefaultBeta(g)
+	m, err := latency.NewPhysics(latency.PhysicsConfig{Model: mc, GPU: g, TP: 1, Alpha: []float64{0, 0, 0}, Beta: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []latency.Step
+	var us []float64
+	for _, d := range []int{1, 8, 32, 64, 128, 256} {
+		for _, prompt := range []int{0, 300, 990, 4000} {
+			s := latency.Step{DecodeCount: d, DecodeContextSum: int64(d * 1000)}
+			if prompt > 0 {
+				s.Prefill = []latency.PrefillWork{{NewTokens: prompt, Target: prompt}}
+			}
+			steps = append(steps, s)
+			us = append(us, float64(real.StepTime(&s)))
+		}
+	}
+	res, err := FitSteps(m, start, steps, us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{latency.PhFlopsEff, latency.PhBwEff, latency.PhEagerLayerUs} {
+		if got, want := res.Beta[i], truth[i]; math.Abs(got-want) > 0.02*want {
+			t.Errorf("%s = %.4g, want %.4g ± 2%%", latency.PhysicsBetaNames()[i], got, want)
+		}
+	}
+	if res.Steps != len(steps) || res.Before < 0.05 || res.After > 0.005 {
+		t.Errorf("%d steps, RMS before %.4f after %.4f; want all steps, well off before, within 0.5%% after", res.Steps, res.Before, res.After)
+	}
+	if _, err := FitSteps(m, start, steps[:2], us[:2]); err == nil {
+		t.Error("two steps fitted three unknowns")
+	}
+}
