@@ -85,6 +85,7 @@ func (c Config) problems() []problem {
 	}
 	nonNeg("max_num_seqs", c.MaxNumSeqs)
 	nonNeg("max_num_batched_tokens", c.MaxNumBatchedTokens)
+	nonNeg("max_cudagraph_capture_size", c.MaxCUDAGraphCaptureSize)
 	nonNeg("total_kv_blocks", c.TotalKVBlocks)
 	nonNeg("max_model_len", c.MaxModelLen)
 	nonNeg("long_prefill_token_threshold", c.LongPrefillTokenThreshold)

@@ -127,3 +127,12 @@ func TestCommonAndSameServer(t *testing.T) {
 		t.Errorf("common: %d seqs, block %d, model %s, TP %d; want the shared 64 and the defaults elsewhere", c.MaxNumSeqs, c.BlockSize, c.Model, c.TP)
 	}
 }
+
+// TestCaptureSizeLocated: a negative capture size in a file is refused at
+// its place, before the latency model sees it.
+func TestCaptureSizeLocated(t *testing.T) {
+	_, err := Decode("d.yaml", []byte("max_cudagraph_capture_size: -5\n"), Default())
+	if err == nil || err.Error() != "d.yaml:1:29: key max_cudagraph_capture_size: -5 must not be negative" {
+		t.Errorf("got %v", err)
+	}
+}
