@@ -97,7 +97,8 @@ pgo:
 # A pass of every native fuzz target, FUZZTIME each (CI: 30s), but those
 # named in FUZZ_SKIP. Only the packages whose tests hold a Fuzz function are
 # listed and built. A failing input is saved under the package's
-# testdata/fuzz/ (commit it as a seed).
+# testdata/fuzz/ (commit it as a seed). tools/fuzz/run.sh runs each target
+# and retries once a run Go ended on its own deadline with nothing found.
 FUZZTIME ?= 10s
 FUZZ_SKIP ?=
 fuzz:
@@ -105,7 +106,7 @@ fuzz:
 	for dir in $$(grep -l '^func Fuzz' $$(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go') | xargs -n1 dirname | sort -u); do \
 	  for f in $$(grep -h -o '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | cut -c6-); do \
 	    case " $(FUZZ_SKIP) " in *" $$f "*) continue;; esac; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./$$dir || exit 1; n=$$((n+1)); \
+	    tools/fuzz/run.sh "$(GO)" $(FUZZTIME) $$dir $$f || exit 1; n=$$((n+1)); \
 	  done; \
 	done; \
 	echo "fuzz: $$n targets, $(FUZZTIME) each, in $$(( $$(date +%s) - start )) s"
