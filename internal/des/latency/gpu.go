@@ -27,6 +27,42 @@ type GPU struct {
 	LinkGBs float64
 }
 
+// gpuFamily is what the hardware file does not say about a GPU and the
+// physics model needs: whether vLLM runs FlashAttention 3 on it (the Hopper
+// generation) and its interconnect bandwidth per direction, GB/s.
+type gpuFamily struct {
+	hopper  bool
+	linkGBs float64
+}
+
+// family classifies a GPU by its name, the one place that does: NVLink 4 on
+// the Hopper data-centre parts (450 GB/s a direction; the export H800 has
+// 200), NVLink 3 on the A100 (300 GB/s), else PCIe 4.0 x16 (32 GB/s) —
+// also between GH200 superchips, which stand alone outside an NVLink rack.
+func (g GPU) family() gpuFamily {
+	n := strings.ToUpper(g.Name)
+	switch {
+	case strings.HasPrefix(n, "H100"), strings.HasPrefix(n, "H200"), strings.HasPrefix(n, "H20"):
+		return gpuFamily{hopper: true, linkGBs: 450}
+	case strings.HasPrefix(n, "H800"):
+		return gpuFamily{hopper: true, linkGBs: 200}
+	case strings.HasPrefix(n, "GH200"):
+		return gpuFamily{hopper: true, linkGBs: 32}
+	case strings.HasPrefix(n, "A100"):
+		return gpuFamily{linkGBs: 300}
+	}
+	return gpuFamily{linkGBs: 32}
+}
+
+// linkGBs is the interconnect bandwidth per direction, GB/s: the hardware
+// file's LinkGBs, else the figure for the GPU's family.
+func (g GPU) linkGBs() float64 {
+	if g.LinkGBs > 0 {
+		return g.LinkGBs
+	}
+	return g.family().linkGBs
+}
+
 // gpuJSON is the on-disk shape of one entry. Keys starting with "_" are
 // comments; any other unknown key is an error, so typos cannot pass silently.
 type gpuJSON struct {

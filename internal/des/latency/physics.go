@@ -168,18 +168,6 @@ func (g CUDAGraphs) eager(tokens float64, prefills, mixedFull bool) bool {
 // the same penalty behind a 16-token chunk as behind a 2,048-token one.
 const attnTileRows = 128
 
-// hopper reports whether vLLM runs FlashAttention 3 on the GPU: the
-// Hopper generation (H100, H200, H800, H20, GH200).
-func hopper(g GPU) bool {
-	n := strings.ToUpper(g.Name)
-	for _, p := range []string{"H100", "H200", "H800", "H20", "GH200"} {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // Physics is the default latency model: a roofline with a knee, whose
 // coefficients are shares of the GPU's data-sheet peaks and fixed costs in
 // µs (docs/simulator.md §8). Per step, with T the new tokens (prefill chunks and
@@ -277,7 +265,7 @@ func NewPhysics(cfg PhysicsConfig) (*Physics, error) {
 	if cfg.Graphs.MaxCaptureTokens < 0 || cfg.Graphs.MaxCaptureTokens > maxDim {
 		return nil, fmt.Errorf("physics latency model: CUDA-graph capture size %d is out of range", cfg.Graphs.MaxCaptureTokens)
 	}
-	p := &Physics{alpha: [3]float64(alpha), beta: [PhNumBetas]float64(beta), graphs: cfg.Graphs, fa3: hopper(cfg.GPU)}
+	p := &Physics{alpha: [3]float64(alpha), beta: [PhNumBetas]float64(beta), graphs: cfg.Graphs, fa3: cfg.GPU.family().hopper}
 	p.t = newPhysicsTerms(m, cfg.GPU, cfg.TP, dp)
 	return p, nil
 }
@@ -318,7 +306,7 @@ func newPhysicsTerms(m *ModelConfig, g GPU, tpDeg, dpDeg int) physicsTerms {
 	t.elemUs = (L*(4*H+2*(nh+float64(m.KVHeads))*dh/tp) + 3*ffn/tp) * a / bw / dp
 	t.attnUs = L * 4 * (nh / tp) * dh / peak / dp
 	t.kvUs = KVBytesPerTokenPerGPU(m, tpDeg) / bw / dp
-	link := linkGBs(g) * 1e3 // bytes/µs
+	link := g.linkGBs() * 1e3 // bytes/µs
 	if tpDeg > 1 {
 		// Two all-reduces per layer of a rank's tokens.
 		t.linkOps = 2 * L
@@ -330,23 +318,6 @@ func newPhysicsTerms(m *ModelConfig, g GPU, tpDeg, dpDeg int) physicsTerms {
 		t.linkTokUs += 2 * lMoE * H * a * (dp - 1) / dp / link
 	}
 	return t
-}
-
-// linkGBs is a GPU's interconnect bandwidth per direction, GB/s: the
-// hardware file's LinkGBs, else NVLink for the embedded data-centre GPUs
-// (H100 NVLink 4: 450 GB/s; A100 NVLink 3: 300 GB/s), else PCIe 4.0 x16
-// (32 GB/s).
-func linkGBs(g GPU) float64 {
-	if g.LinkGBs > 0 {
-		return g.LinkGBs
-	}
-	switch n := strings.ToUpper(g.Name); {
-	case strings.HasPrefix(n, "H100"), strings.HasPrefix(n, "H200"):
-		return 450
-	case strings.HasPrefix(n, "A100"):
-		return 300
-	}
-	return 32
 }
 
 // PhysicsStep is one step's raw quantities at peak rates (µs) and counts:
