@@ -178,6 +178,9 @@ func TestParseServeArgs(t *testing.T) {
 			map[string]any{"model": "m", "total_kv_blocks": 100, "enable_chunked_prefill": false}, ""},
 		{`VLLM_API_KEY=sk-abc HF_TOKEN=hf_x env CUDA_VISIBLE_DEVICES=0 vllm serve Qwen/Qwen3-14B --api-key k --max-num-seqs 8`,
 			map[string]any{"model": "Qwen/Qwen3-14B", "max_num_seqs": 8}, ""},
+		// a switch vLLM knows takes no value: the model after it is the model
+		{`vllm serve --trust-remote-code Qwen/Qwen3-14B --enable-lora --dtype bfloat16 --tp 2`,
+			map[string]any{"model": "Qwen/Qwen3-14B", "tensor_parallel": 2}, ""},
 		{`--max-num-seqs lots`, nil, `--max-num-seqs: "lots" is not a count`},
 		{`--max-num-seqs`, nil, `--max-num-seqs needs a value`},
 		{`--scheduling-policy lifo`, nil, `--scheduling-policy: "lifo" is not fcfs or priority`},
