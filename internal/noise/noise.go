@@ -76,3 +76,24 @@ func (e Estimate) Text(format string) string {
 	}
 	return fmt.Sprintf("%s ± %s (95%% CI %s–%s, %s)", v(e.Mean), v(e.HalfWidth()), v(e.CILo), v(e.CIHi), cv)
 }
+
+// maxNeeded bounds Needed: beyond it the answer is "far more runs".
+const maxNeeded = 10000
+
+// Needed is about how many repeats would meet EnoughHalfWidth at the
+// spread measured: the smallest n with t(0.975, n−1)·SD/√n ≤
+// EnoughHalfWidth·|mean|, the SD taken as the repeats measured it (at
+// most maxNeeded). 0 when the repeats say nothing of it: fewer than two,
+// or a mean of 0.
+func (e Estimate) Needed() int {
+	m := math.Abs(e.Mean)
+	if e.N < 2 || m == 0 {
+		return 0
+	}
+	for n := 2; n <= maxNeeded; n++ {
+		if TQuantile(1-(1-Level)/2, float64(n-1))*e.SD/math.Sqrt(float64(n)) <= EnoughHalfWidth*m {
+			return n
+		}
+	}
+	return maxNeeded
+}

@@ -88,3 +88,21 @@ func TestOfEdges(t *testing.T) {
 		t.Errorf("Text = %q", got)
 	}
 }
+
+// TestNeeded: 10, 12, 14 (SD 2, mean 12) needs t(n−1)·2/√n ≤ 0.6: n = 46
+// (2.0141·2/√46 = 0.594 passes, 2.0154·2/√45 = 0.601 does not). Already
+// enough: itself or fewer; one repeat or a zero mean: 0.
+func TestNeeded(t *testing.T) {
+	if got := Of([]float64{10, 12, 14}).Needed(); got != 46 {
+		t.Errorf("Needed(10,12,14) = %d, want 46", got)
+	}
+	if got := Of([]float64{100, 100.1, 99.9}).Needed(); got > 3 || got < 2 {
+		t.Errorf("Needed(100±0.1) = %d, want at most 3", got)
+	}
+	if got := Of([]float64{5}).Needed(); got != 0 {
+		t.Errorf("Needed(one repeat) = %d, want 0", got)
+	}
+	if got := Of([]float64{-1, 1}).Needed(); got != 0 {
+		t.Errorf("Needed(zero mean) = %d, want 0", got)
+	}
+}
