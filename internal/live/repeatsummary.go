@@ -118,7 +118,7 @@ type RepeatStat struct {
 // summarize is the repeats' summary.
 func summarize(cfg *config, servers []*repeatServer, interrupted bool) *RepeatSummary {
 	sum := &RepeatSummary{Command: "observe repeat", Repeats: cfg.repeat.n, Confidence: noise.Level,
-		EnoughRule: fmt.Sprintf("the 95%% interval's half-width is within %g%% of the mean", 100*noise.EnoughHalfWidth),
+		EnoughRule:  fmt.Sprintf("the 95%% interval's half-width is within %g%% of the mean", 100*noise.EnoughHalfWidth),
 		Interrupted: interrupted}
 	for _, srv := range servers {
 		st := RepeatServerStats{Server: srv.name, URL: cfg.redactor().Text(srv.cfg.url), Model: srv.s.model, Enough: true,
