@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"servesim/internal/httpload/fakevllm"
 	"servesim/internal/live"
+	"servesim/internal/testkit/clitest"
 	"servesim/internal/tracev2"
 )
 
@@ -194,5 +197,47 @@ func TestRepeatBadValues(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
 		t.Errorf("files written: %v", files)
+	}
+}
+
+// TestRepeatInterruptKeepsWholeRuns: an interrupt during the second of
+// three runs keeps the first whole, writes the second's trace marked
+// interrupted, starts no third, and summarises the whole run only; exit 130.
+func TestRepeatInterruptKeepsWholeRuns(t *testing.T) {
+	srv := startFake(t, fakevllm.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond})
+	prefix := filepath.Join(t.TempDir(), "int")
+	base := testCtx(t)
+	ctx, cancel := context.WithCancelCause(base)
+	defer cancel(nil)
+	done := make(chan clitest.Result, 1)
+	go func() {
+		done <- observeIn(ctx, baseArgs(srv, "--no-self-test", "--streaming", "-n", "10", "--rate", "1000", "--output-tokens", "400",
+			"--drain-timeout", "0s", "--repeat", "3", "-o", prefix)...)
+	}()
+	if err := srv.WaitFor(base, func(s fakevllm.Stats) bool { return s.Requests >= 12 }); err != nil {
+		t.Fatal(err)
+	}
+	cancel(errors.New("interrupted by interrupt"))
+	o := <-done
+	if o.Code != 130 {
+		t.Fatalf("exit %d (%v), want 130\n%s", o.Code, o.Err, o.Stderr)
+	}
+	whole := loadFiles(t, prefix+".r1")
+	if x := whole.Header.XExt; x.Interrupted == nil || *x.Interrupted || len(whole.Records) != 10 {
+		t.Errorf("run 1: interrupted %v, %d rows; want a whole run of 10", x.Interrupted, len(whole.Records))
+	}
+	cut := loadFiles(t, prefix+".r2")
+	if x := cut.Header.XExt; x.Interrupted == nil || !*x.Interrupted {
+		t.Errorf("run 2: x_ext.interrupted %v, want true", x.Interrupted)
+	}
+	if _, err := os.Stat(prefix + ".r3.csv"); !os.IsNotExist(err) {
+		t.Errorf("a third run was started: %v", err)
+	}
+	sum := repeatSummary(t, prefix+".repeat.json")
+	if !sum.Interrupted || len(sum.Servers[0].Runs) != 1 || sum.Servers[0].Runs[0].Repeat != 1 {
+		t.Errorf("summary interrupted %v, runs %+v; want the whole run 1 only", sum.Interrupted, sum.Servers[0].Runs)
+	}
+	if m := metricOf(t, sum.Servers[0], "ttft_mean_ms"); len(m.Values) != 1 || !near(m.Values[0], traceMeanTTFT(whole), 1e-9) {
+		t.Errorf("summary's mean TTFT %v, want run 1's %.4f only", m.Values, traceMeanTTFT(whole))
 	}
 }
