@@ -480,3 +480,7 @@ func csvBand(b *Band) []string {
 	}
 	return append(rec, strconv.Itoa(b.Runs), strconv.Itoa(b.Unstable))
 }
+
+// SeedText states a knee's seed noise ("; seed noise: mean …"), empty
+// without one.
+func (k Knee) SeedText() string { return seedText(k.SeedNoise, fmtRate) }

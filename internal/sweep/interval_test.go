@@ -355,3 +355,50 @@ func TestIntervalDocChecks(t *testing.T) {
 		t.Errorf("rows without an interval: %v", err)
 	}
 }
+
+// TestSeedNoiseOfKnee: a grid of rates whose seeds' servers differ (seed
+// s's steps take 1 + 0.3·s of the model's) bends at different rates; the
+// knee states the mean, interval and CV of the seeds' knees (each seed's
+// knee its own curve's) in the JSON and through SeedText.
+func TestSeedNoiseOfKnee(t *testing.T) {
+	p := plan(t, "", "", "rate=1,2,3,4,5,6,7,8,9,10,11,12")
+	p.Interval = Interval{Seeds: 3}
+	run, vary := scaledQueue(p.Grid, 1, 0.08)
+	p.Vary = func(ctx context.Context, c Case, rate float64, v Variant) (Row, error) {
+		r, _ := c.Values[0].Float()
+		row, err := vary(ctx, c, r*(1+0.3*float64(v.Seed)), v)
+		row.RateRPS = r
+		return row, err
+	}
+	rows, ivRows, err := p.RunAll(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Doc{Command: "test", Fingerprint: "f", Cases: p.Grid.Len(), Keys: p.Grid.Keys(), LoadKeys: []string{"rate"},
+		Rows: rows, IntervalRows: ivRows, Interval: &p.Interval}
+	d.Finish(p.Spec.Prices)
+	if len(d.Answer.Knees) != 1 {
+		t.Fatalf("knees %+v, want one", d.Answer.Knees)
+	}
+	k := d.Answer.Knees[0]
+	primary := func(r *Row) (float64, bool) { return r.Latency("ttft", "p99") }
+	knees := []float64{k.RateRPS}
+	for _, g := range byVariant(d.IntervalRows) {
+		ks, _ := kneesOf(g, "", primary)
+		if len(ks) != 1 {
+			t.Fatalf("seed %d: knees %+v, want one", g[0].Variant.Seed, ks)
+		}
+		knees = append(knees, ks[0].RateRPS)
+	}
+	want := (knees[0] + knees[1] + knees[2]) / 3
+	e := k.SeedNoise
+	if e == nil || e.N != 3 || math.Abs(e.Mean-want) > 1e-12 || math.Abs(e.HalfWidth()-4.302653*e.SD/math.Sqrt(3)) > 1e-6 {
+		t.Fatalf("knee seed noise %+v, want 3 seeds of mean %g (knees %v)", e, want, knees)
+	}
+	if knees[0] == knees[2] {
+		t.Errorf("the seeds' knees %v do not differ: the test shows nothing", knees)
+	}
+	if !strings.Contains(k.SeedText(), "seed noise: mean "+fmtRate(want)) {
+		t.Errorf("SeedText %q", k.SeedText())
+	}
+}
