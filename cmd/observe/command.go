@@ -77,6 +77,17 @@ Examples:
    observe --url http://127.0.0.1:8000 --workload chatbot -n 300 --streaming --sweep -o sw \
            --slo 'ttft.p99<500ms,itl.p99<50ms' --overlay sim.json --html sweep.html
 
+   # Repeats with confidence: the same 200 requests 5 times (rep.r1 ... rep.r5),
+   # then every metric's mean, 95% CI and CV over the runs and whether 5 was
+   # enough (stderr; JSON in rep.repeat.json):
+   observe --url http://127.0.0.1:8000 --workload chatbot --rate 4 -n 200 --streaming \
+           --repeat 5 --trace-output rep
+
+   # Did the upgrade help? Two servers in turn, A B A B ..., so drift touches
+   # both alike (ab.a.r1, ab.b.r1, ...; each trace names its server):
+   observe --url http://127.0.0.1:8000 --url-b http://127.0.0.1:8001 --workload chatbot \
+           --rate 4 -n 200 --streaming --repeat 5 --trace-output ab
+
    # Production traffic on a staging server: 30 minutes of a Mooncake trace from
    # its second hour on, its prefix blocks kept, then the simulator on the capture:
    observe --url http://127.0.0.1:8000 --trace conversation_trace.jsonl --from mooncake \

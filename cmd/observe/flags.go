@@ -45,6 +45,8 @@ func config(c *ucli.Context) (live.Config, error) {
 		Sweep: c.Bool("sweep"), SweepLevels: c.Int("sweep-levels"), Rates: c.String("rates"), SLO: c.String("slo"),
 		SweepOutput: c.String("sweep-output"), HTML: c.String("html"), Overlay: c.String("overlay"),
 
+		URLB: c.String("url-b"), RepeatOutput: c.String("repeat-output"),
+
 		SelfTest: c.Bool("self-test"), NoSelfTest: c.Bool("no-self-test"), SelfTestStreams: c.Int("self-test-streams"),
 		DryRun: c.Bool("dry-run"), StartAt: c.String("start-at"),
 
@@ -52,6 +54,10 @@ func config(c *ucli.Context) (live.Config, error) {
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv(apiKeyEnv)
+	}
+	if c.IsSet("repeat") {
+		n := c.Int("repeat")
+		cfg.Repeat = &n
 	}
 	if c.IsSet("duration") {
 		d := c.Duration("duration")
@@ -123,6 +129,9 @@ func runFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "sweep-output", Usage: "the sweep's document (run sweep's JSON: sweep merge and --overlay read it)", DefaultText: "PREFIX.sweep.json"},
 		&ucli.StringFlag{Name: "html", Usage: "write the sweep's HTML page (run sweep's) to this file"},
 		&ucli.StringFlag{Name: "overlay", Usage: "a simulated sweep of the same deployment (run sweep --format json -o FILE): the page draws its curves and knees beside the measured ones"},
+		&ucli.IntFlag{Name: "repeat", Value: 1, Usage: "run the same requests N times (1 to 100), each run its own trace PREFIX.r<i>, then state every metric's mean, 95% interval and CV over the runs and whether N was enough"},
+		&ucli.StringFlag{Name: "url-b", Usage: "a second server measured in turn with --server-url, A B A B … (--repeat runs each); traces PREFIX.a.r<i> and PREFIX.b.r<i>"},
+		&ucli.StringFlag{Name: "repeat-output", Usage: "the JSON summary of --repeat or --url-b", DefaultText: "PREFIX.repeat.json"},
 		&ucli.BoolFlag{Name: "merge", Usage: "merge the traces given as arguments (the per-worker traces of a --shard run) by time into one, written to --trace-output; contacts no server"},
 		&ucli.BoolFlag{Name: "dry-run", Usage: "write the requests the run would send (TraceV2, mode generated, status planned: intended times, lengths, sessions; this worker's slice with --shard) and contact no server"},
 		&ucli.BoolFlag{Name: "self-test", Usage: "only measure this client's own error against an in-process loopback server, and exit"},
@@ -144,7 +153,7 @@ func runHeadings() map[string][]string {
 		flagspec.CatClient: {"request-timeout", "max-concurrency", "warmup-requests", "prewarm", "drain-timeout",
 			"self-test", "no-self-test", "self-test-streams"},
 		flagspec.CatSweep: {"sweep-level", "sweep", "sweep-levels", "rates", "slo", "sweep-output", "html", "overlay",
-			"merge", "start-at"},
+			"repeat", "url-b", "repeat-output", "merge", "start-at"},
 		flagspec.CatOutput: {"record-itl", "itl-output", "summary", "result-json", "percentile-metrics", "metric-percentiles",
 			"result-detailed", "label", "metadata", "max-error-rate", "goodput", "metrics-output"},
 	}

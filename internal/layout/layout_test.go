@@ -39,6 +39,7 @@ func rules() []rule {
 		{module + "/internal/fanout", []string{module + "/internal/"}, "fanout is a leaf: a worker's slice I/N of a job, knowing nothing of the job"},
 		{module + "/internal/clip", []string{module + "/internal/"}, "clip is a leaf: text cut short for messages, knowing nothing of the text"},
 		{module + "/internal/quantile", []string{module + "/internal/"}, "quantile is a leaf: the one percentile rule, knowing nothing of what the values measure"},
+		{module + "/internal/noise", []string{module + "/internal/"}, "noise is a leaf: the mean, Student-t interval and CV of repeated measurements, knowing nothing of what they measure"},
 		{module + "/internal/steady", []string{module + "/internal/"}, "steady is a leaf: the one steady-state test, over arrival and service-start times, for the simulator's summary and both sweeps"},
 		{module + "/internal/exitcode", []string{module + "/internal/"}, "exitcode is a leaf: the one home of the exit codes, which every error of every package may carry"},
 		{module + "/internal/infile", []string{module + "/internal/"}, "infile is a leaf: how every input read whole is bounded, knowing nothing of what is in it"},

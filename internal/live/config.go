@@ -66,6 +66,8 @@ type config struct {
 
 	result resultConfig // --result-json (path "" = none)
 	sweep  sweepConfig  // --sweep, --rates
+	repeat repeatConfig // --repeat, --url-b
+	mark   repeatMark   // which repeat this run is, for its header
 
 	duration *time.Duration // --duration; nil = not given
 	version  string         // the tool version recorded in headers
@@ -248,6 +250,9 @@ func (cfg *config) checkRun(in *Config) error {
 			return exitcode.Usagef("--html and --sweep-output need files: stdout carries the sweep's table")
 		}
 	}
+	if cfg.repeat, err = parseRepeat(in, cfg); err != nil {
+		return err
+	}
 	if v := in.StartAt; v != "" {
 		if cfg.startAt, err = parseStartAt(v); err != nil {
 			return err
@@ -306,7 +311,7 @@ func checkDistinct(cfg *config, in *Config) error {
 	}
 	outs = append(outs, outfile.Named{What: "--itl-output", Path: cfg.itlOut}, outfile.Named{What: "--result-json", Path: cfg.result.path},
 		outfile.Named{What: "--metrics-output", Path: cfg.metricsOut}, outfile.Named{What: "--sweep-output", Path: cfg.sweep.output},
-		outfile.Named{What: "--html", Path: cfg.sweep.html})
+		outfile.Named{What: "--html", Path: cfg.sweep.html}, outfile.Named{What: "--repeat-output", Path: cfg.repeat.output})
 	ins := []outfile.Named{{What: "--server-config", Path: cfg.serverConfig}, {What: "--overlay", Path: cfg.sweep.overlay}}
 	if in.Trace != nil {
 		ins = append(ins, tracev2.InputFiles(in.Trace.Path)...)

@@ -197,6 +197,7 @@ func observedClient(cfg *config, tr traffic) tracev2.Client {
 	c.PrewarmConnections = prewarmConns(cfg, tr)
 	c.RequestTimeoutUs = cfg.reqTimeout.Microseconds()
 	c.SweepLevel = cfg.sweepLevel
+	c.Repeat, c.Repeats, c.Server = cfg.mark.index, cfg.mark.of, cfg.mark.server
 	return c
 }
 

@@ -60,6 +60,14 @@ type Config struct {
 	HTML        string
 	Overlay     string
 
+	// Repeat runs the traffic this many times, each run its own trace
+	// (nil: once, a plain run); URLB is a second server measured in turn
+	// with the first (A B A B …); RepeatOutput is the JSON of the repeats'
+	// summary ("" = PREFIX.repeat.json).
+	Repeat       *int
+	URLB         string
+	RepeatOutput string
+
 	SelfTest        bool // only the self-test
 	NoSelfTest      bool
 	SelfTestStreams int
@@ -120,8 +128,9 @@ type IO struct {
 }
 
 // Run is observe: it checks cfg, then merges traces, runs the self-test,
-// writes the plan of a dry run, sweeps the server, or records one run of
-// the workload or the played trace. Its error carries the exit code
+// writes the plan of a dry run, sweeps the server, records the workload or
+// the played trace several times (--repeat, --url-b), or records one run
+// of it. Its error carries the exit code
 // (ExitCode): 2 for bad usage, 3 for an assertion, 130 when interrupted.
 // Nothing it writes to Err carries the run's secrets.
 func Run(ctx context.Context, in Config, stdio IO) (err error) {
@@ -153,6 +162,9 @@ func Run(ctx context.Context, in Config, stdio IO) (err error) {
 		if cfg.dryRun {
 			return dryRun(cfg, tr, stdio)
 		}
+		if cfg.repeat.on {
+			return runRepeats(ctx, cfg, tr, stdio, log)
+		}
 		return observe(ctx, cfg, tr, stdio, log)
 	}
 	wl, err := resolveWorkload(&in, log)
@@ -165,6 +177,9 @@ func Run(ctx context.Context, in Config, stdio IO) (err error) {
 	tr := &specTraffic{wl: wl, shard: cfg.shard}
 	if cfg.dryRun {
 		return dryRun(cfg, tr, stdio)
+	}
+	if cfg.repeat.on {
+		return runRepeats(ctx, cfg, tr, stdio, log)
 	}
 	return observe(ctx, cfg, tr, stdio, log)
 }

@@ -242,6 +242,12 @@ func header(cfg *config, tr traffic, s *setup, t0 time.Time) *tracev2.Header {
 		TimeOrigin: tracev2.OriginRelative, SelfTest: s.selfTest}
 	tr.describe(h)
 	recordFacts(h, s.facts, observedClient(cfg, tr))
+	if cfg.mark.url != "" {
+		if h.XExt.ServerInfo == nil {
+			h.XExt.ServerInfo = &tracev2.ServerInfo{}
+		}
+		h.XExt.ServerInfo.URL = cfg.mark.url
+	}
 	return h
 }
 

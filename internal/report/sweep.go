@@ -51,7 +51,7 @@ func SweepText(d *sweep.Doc) string {
 			b.WriteString(v + "\n")
 		}
 		for _, k := range a.Knees {
-			fmt.Fprintf(&b, "knee of %s: %s req/s (%s)%s\n", a.Primary, fmtRate(k.RateRPS), fmtDur(k.LatencyMs*1e3), curveName(k.Curve))
+			fmt.Fprintf(&b, "knee of %s: %s req/s (%s)%s%s\n", a.Primary, fmtRate(k.RateRPS), fmtDur(k.LatencyMs*1e3), curveName(k.Curve), k.SeedText())
 		}
 		for _, p := range a.Pareto {
 			b.WriteString(paretoText(d, a, p) + "\n")

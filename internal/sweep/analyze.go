@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"servesim/internal/noise"
 )
 
 // Answer is what a sweep's rows say: the max rate of each deployment, the
@@ -65,6 +67,10 @@ type Knee struct {
 	Curve     []Param `json:"curve"` // the parameters shared by the curve's points
 	RateRPS   float64 `json:"rate_rps"`
 	LatencyMs float64 `json:"latency_ms"`
+	// SeedNoise is the knee rate's noise over the seeds (two or more): the
+	// knee of each seed's own curve (the mean over its two scales when the
+	// model's σ is on), their mean, 95% interval and CV.
+	SeedNoise *noise.Estimate `json:"seed_noise,omitempty"`
 }
 
 // ParetoSet is a Pareto front: under one load, the deployments that no
@@ -390,16 +396,48 @@ func frontier(pts []ParetoPoint, higherBetter bool) []ParetoPoint {
 }
 
 // knees finds the knee of every latency curve: the steady rows that share
-// every parameter but the rate, at three rates or more.
+// every parameter but the rate, at three rates or more. With several
+// seeds, each knee states the spread of the knees of the seeds' curves.
 func (a *Answer) knees(d *Doc, primary func(*Row) (float64, bool)) {
+	own, keys := kneesOf(d.Rows, d.Find, primary)
+	a.Knees = append(a.Knees, own...)
+	if d.Interval == nil || d.Interval.Seeds < 2 || len(own) == 0 {
+		return
+	}
+	perSeed := map[string]map[int][]float64{}
+	for _, rows := range byVariant(d.IntervalRows) {
+		ks, ids := kneesOf(rows, d.Find, primary)
+		for i, k := range ks {
+			if perSeed[ids[i]] == nil {
+				perSeed[ids[i]] = map[int][]float64{}
+			}
+			seed := rows[0].Variant.Seed
+			perSeed[ids[i]][seed] = append(perSeed[ids[i]][seed], k.RateRPS)
+		}
+	}
+	for i := range own {
+		ps := perSeed[keys[i]]
+		if ps == nil {
+			continue
+		}
+		if len(ps[0]) == 0 { // without the model's σ, seed 0 is the case's own run
+			ps[0] = []float64{own[i].RateRPS}
+		}
+		a.Knees[len(a.Knees)-len(own)+i].SeedNoise = seedNoise(ps, d.Interval.Seeds)
+	}
+}
+
+// kneesOf is the knee of every latency curve of rows, and each curve's key.
+func kneesOf(rows []Row, find string, primary func(*Row) (float64, bool)) ([]Knee, []string) {
 	type curve struct {
+		key    string
 		params []Param
 		x, y   []float64
 	}
 	var curves []*curve
 	index := map[string]*curve{}
-	for i := range d.Rows {
-		r := &d.Rows[i]
+	for i := range rows {
+		r := &rows[i]
 		lat, ok := primary(r)
 		if !ok || r.Role == RoleProbe || r.RateRPS <= 0 {
 			continue
@@ -410,15 +448,17 @@ func (a *Answer) knees(d *Doc, primary func(*Row) (float64, bool)) {
 				ps = append(ps, p)
 			}
 		}
-		key := fmt.Sprint(r.Case*boolInt(d.Find == FindMaxRate), paramText(ps))
+		key := fmt.Sprint(r.Case*boolInt(find == FindMaxRate), paramText(ps))
 		c := index[key]
 		if c == nil {
-			c = &curve{params: ps}
+			c = &curve{key: key, params: ps}
 			index[key] = c
 			curves = append(curves, c)
 		}
 		c.x, c.y = append(c.x, r.RateRPS), append(c.y, lat)
 	}
+	var knees []Knee
+	var keys []string
 	for _, c := range curves {
 		idx := make([]int, len(c.x))
 		for i := range idx {
@@ -431,9 +471,11 @@ func (a *Answer) knees(d *Doc, primary func(*Row) (float64, bool)) {
 		}
 		c.x, c.y = x, y
 		if i, ok := kneedle(c.x, c.y); ok {
-			a.Knees = append(a.Knees, Knee{Curve: c.params, RateRPS: c.x[i], LatencyMs: c.y[i]})
+			knees = append(knees, Knee{Curve: c.params, RateRPS: c.x[i], LatencyMs: c.y[i]})
+			keys = append(keys, c.key)
 		}
 	}
+	return knees, keys
 }
 
 func boolInt(b bool) int {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"sync"
+
+	"servesim/internal/noise"
 )
 
 // Interval is what a sweep's interval asks (--interval, --seeds): beside
@@ -261,6 +263,11 @@ type RateInterval struct {
 	HiRPS float64 `json:"hi_rps"`
 	Sigma float64 `json:"step_time_sigma,omitempty"` // the case's σ (0: seeds only)
 	Seeds int     `json:"seeds"`
+	// SeedNoise is the max rate's noise over the seeds (two or more): each
+	// seed's max rate (the mean of its runs at the two scales when the
+	// model's σ is on, so the scales cancel), their mean, 95% interval and
+	// coefficient of variation.
+	SeedNoise *noise.Estimate `json:"seed_noise,omitempty"`
 }
 
 // variantKey identifies a variant's runs.
@@ -289,6 +296,7 @@ func byVariant(rows []Row) [][]Row {
 // rateInterval is the interval of max rate m from its case's variant rows.
 func rateInterval(m float64, variants []Row, seeds int) *RateInterval {
 	iv := &RateInterval{LoRPS: m, HiRPS: m, Seeds: max(seeds, 1)}
+	perSeed := map[int][]float64{}
 	for _, rows := range byVariant(variants) {
 		at, _ := maxRateRow(rows)
 		r := 0.0
@@ -297,8 +305,33 @@ func rateInterval(m float64, variants []Row, seeds int) *RateInterval {
 		}
 		iv.LoRPS, iv.HiRPS = math.Min(iv.LoRPS, r), math.Max(iv.HiRPS, r)
 		iv.Sigma = math.Max(iv.Sigma, rows[0].Variant.Sigma)
+		perSeed[rows[0].Variant.Seed] = append(perSeed[rows[0].Variant.Seed], r)
 	}
+	if len(perSeed[0]) == 0 { // without the model's σ, seed 0 is the case's own run
+		perSeed[0] = []float64{m}
+	}
+	iv.SeedNoise = seedNoise(perSeed, iv.Seeds)
 	return iv
+}
+
+// seedNoise is the estimate over seeds 0..seeds−1 of each seed's value
+// (the mean of its runs); nil with fewer than two seeds that ran.
+func seedNoise(perSeed map[int][]float64, seeds int) *noise.Estimate {
+	var xs []float64
+	for seed := range seeds {
+		if v := perSeed[seed]; len(v) > 0 {
+			sum := 0.0
+			for _, x := range v {
+				sum += x
+			}
+			xs = append(xs, sum/float64(len(v)))
+		}
+	}
+	if len(xs) < 2 {
+		return nil
+	}
+	e := noise.Of(xs)
+	return &e
 }
 
 // text is how a verdict states the interval: "90% interval 15.8–18.9:
@@ -308,10 +341,24 @@ func (iv *RateInterval) text() string {
 	if iv.Seeds == 1 {
 		seeds = "1 seed"
 	}
+	s := fmt.Sprintf("90%% interval %s–%s: model σ %.3g%%, %s", fmtRate(iv.LoRPS), fmtRate(iv.HiRPS), 100*iv.Sigma, seeds)
 	if iv.Sigma == 0 {
-		return fmt.Sprintf("interval %s–%s over %s", fmtRate(iv.LoRPS), fmtRate(iv.HiRPS), seeds)
+		s = fmt.Sprintf("interval %s–%s over %s", fmtRate(iv.LoRPS), fmtRate(iv.HiRPS), seeds)
 	}
-	return fmt.Sprintf("90%% interval %s–%s: model σ %.3g%%, %s", fmtRate(iv.LoRPS), fmtRate(iv.HiRPS), 100*iv.Sigma, seeds)
+	return s + seedText(iv.SeedNoise, fmtRate)
+}
+
+// seedText states a seed noise, values by format: "; seed noise: mean
+// 16.2, 95% CI 15.1–17.3, CV 2.7% over 3 seeds"; empty when there is none.
+func seedText(e *noise.Estimate, format func(float64) string) string {
+	if e == nil {
+		return ""
+	}
+	cv := "CV unbounded"
+	if e.CV != nil {
+		cv = fmt.Sprintf("CV %.3g%%", 100**e.CV)
+	}
+	return fmt.Sprintf("; seed noise: mean %s, 95%% CI %s–%s, %s over %d seeds", format(e.Mean), format(e.CILo), format(e.CIHi), cv, e.N)
 }
 
 // BestInterval is the interval of a min-cost (or min-gpus) answer: the
@@ -433,3 +480,7 @@ func csvBand(b *Band) []string {
 	}
 	return append(rec, strconv.Itoa(b.Runs), strconv.Itoa(b.Unstable))
 }
+
+// SeedText states a knee's seed noise ("; seed noise: mean …"), empty
+// without one.
+func (k Knee) SeedText() string { return seedText(k.SeedNoise, fmtRate) }

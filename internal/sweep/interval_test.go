@@ -249,8 +249,55 @@ func TestSeedsOnly(t *testing.T) {
 	p := plan(t, "ttft.p99<500ms", FindMaxRate, "n=1")
 	p.Interval = Interval{Seeds: 2}
 	d := runIntervalDoc(t, p, 1, 0.08, "")
-	if v := d.Answer.Verdict[0]; !strings.Contains(v, "(interval 8.998–8.998 over 2 seeds)") {
+	if v := d.Answer.Verdict[0]; !strings.Contains(v, "(interval 8.998–8.998 over 2 seeds; seed noise: mean 8.998, 95% CI 8.998–8.998, CV 0% over 2 seeds)") {
 		t.Errorf("verdict %q", v)
+	}
+}
+
+// TestSeedNoiseOfMaxRate: seeds whose servers differ (seed s's steps take
+// 1 + 0.05·s of the model's: max rates about 9, 9/1.05, 9/1.1 req/s) give
+// the max rate a seed noise: the mean of the three, its 95% interval by
+// Student's t with 2 degrees of freedom and its CV, in the verdict and in
+// the JSON; with the model's σ too, each seed's value is the mean of its
+// two scales.
+func TestSeedNoiseOfMaxRate(t *testing.T) {
+	for _, model := range []bool{false, true} {
+		p := plan(t, "ttft.p99<500ms", FindMaxRate, "n=1")
+		p.Interval = Interval{Model: model, Seeds: 3}
+		run, vary := scaledQueue(p.Grid, 1, 0.08)
+		p.Vary = func(ctx context.Context, c Case, rate float64, v Variant) (Row, error) {
+			slower := 1 + 0.05*float64(v.Seed)
+			row, err := vary(ctx, c, rate*slower, v)
+			row.RateRPS = rate
+			return row, err
+		}
+		rows, ivRows, err := p.RunAll(context.Background(), run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &Doc{Command: "test", Fingerprint: "f", Cases: 1, Keys: p.Grid.Keys(), LoadKeys: []string{"rate"}, SLO: p.Spec.SLO.String(),
+			Find: FindMaxRate, Precision: p.Spec.Precision, Rows: rows, IntervalRows: ivRows, Interval: &p.Interval}
+		d.Finish(p.Spec.Prices)
+		iv := d.Answer.MaxRates[0].Interval
+		if iv == nil || iv.SeedNoise == nil {
+			t.Fatalf("model %v: no seed noise: %+v", model, iv)
+		}
+		e := iv.SeedNoise
+		want := (9 + 9/1.05 + 9/1.1) / 3
+		if e.N != 3 || math.Abs(e.Mean-want) > 0.03*want || e.SD <= 0 || e.CV == nil || math.Abs(*e.CV-e.SD/e.Mean) > 1e-12 ||
+			math.Abs(e.HalfWidth()-4.302653*e.SD/math.Sqrt(3)) > 1e-6 {
+			t.Errorf("model %v: seed noise %+v, want 3 seeds, mean about %.3f, CI mean ± 4.3027·SD/√3", model, e, want)
+		}
+		if v := d.Answer.Verdict[0]; !strings.Contains(v, "seed noise: mean "+fmtRate(e.Mean)+", 95% CI "+fmtRate(e.CILo)+"–"+fmtRate(e.CIHi)) {
+			t.Errorf("model %v: verdict %q does not state the seed noise", model, v)
+		}
+		var buf bytes.Buffer
+		if err := d.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), `"seed_noise": {`) || !strings.Contains(buf.String(), `"ci95_lo": `) {
+			t.Errorf("model %v: the JSON has no seed_noise", model)
+		}
 	}
 }
 
@@ -306,5 +353,52 @@ func TestIntervalDocChecks(t *testing.T) {
 	b, _ = json.Marshal(doc)
 	if _, err := DecodeDoc("d.json", b); err == nil || !strings.Contains(err.Error(), "asks for none") {
 		t.Errorf("rows without an interval: %v", err)
+	}
+}
+
+// TestSeedNoiseOfKnee: a grid of rates whose seeds' servers differ (seed
+// s's steps take 1 + 0.3·s of the model's) bends at different rates; the
+// knee states the mean, interval and CV of the seeds' knees (each seed's
+// knee its own curve's) in the JSON and through SeedText.
+func TestSeedNoiseOfKnee(t *testing.T) {
+	p := plan(t, "", "", "rate=1,2,3,4,5,6,7,8,9,10,11,12")
+	p.Interval = Interval{Seeds: 3}
+	run, vary := scaledQueue(p.Grid, 1, 0.08)
+	p.Vary = func(ctx context.Context, c Case, rate float64, v Variant) (Row, error) {
+		r, _ := c.Values[0].Float()
+		row, err := vary(ctx, c, r*(1+0.3*float64(v.Seed)), v)
+		row.RateRPS = r
+		return row, err
+	}
+	rows, ivRows, err := p.RunAll(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Doc{Command: "test", Fingerprint: "f", Cases: p.Grid.Len(), Keys: p.Grid.Keys(), LoadKeys: []string{"rate"},
+		Rows: rows, IntervalRows: ivRows, Interval: &p.Interval}
+	d.Finish(p.Spec.Prices)
+	if len(d.Answer.Knees) != 1 {
+		t.Fatalf("knees %+v, want one", d.Answer.Knees)
+	}
+	k := d.Answer.Knees[0]
+	primary := func(r *Row) (float64, bool) { return r.Latency("ttft", "p99") }
+	knees := []float64{k.RateRPS}
+	for _, g := range byVariant(d.IntervalRows) {
+		ks, _ := kneesOf(g, "", primary)
+		if len(ks) != 1 {
+			t.Fatalf("seed %d: knees %+v, want one", g[0].Variant.Seed, ks)
+		}
+		knees = append(knees, ks[0].RateRPS)
+	}
+	want := (knees[0] + knees[1] + knees[2]) / 3
+	e := k.SeedNoise
+	if e == nil || e.N != 3 || math.Abs(e.Mean-want) > 1e-12 || math.Abs(e.HalfWidth()-4.302653*e.SD/math.Sqrt(3)) > 1e-6 {
+		t.Fatalf("knee seed noise %+v, want 3 seeds of mean %g (knees %v)", e, want, knees)
+	}
+	if knees[0] == knees[2] {
+		t.Errorf("the seeds' knees %v do not differ: the test shows nothing", knees)
+	}
+	if !strings.Contains(k.SeedText(), "seed noise: mean "+fmtRate(want)) {
+		t.Errorf("SeedText %q", k.SeedText())
 	}
 }

@@ -65,6 +65,14 @@ type Client struct {
 	// SweepLevel names the sweep level this run was (e.g. "rate=8"); empty
 	// for a run that was not part of a sweep.
 	SweepLevel string `yaml:"sweep_level,omitempty" json:"sweep_level,omitempty"`
+	// Repeat is this run's number, from 1, among the Repeats runs of the
+	// same traffic against the same server (observe --repeat); 0 for a run
+	// that was not repeated.
+	Repeat  int `yaml:"repeat,omitempty" json:"repeat,omitempty"`
+	Repeats int `yaml:"repeats,omitempty" json:"repeats,omitempty"`
+	// Server names which of two servers measured in turn this run measured
+	// ("a" or "b", observe --url-b); empty when only one was.
+	Server string `yaml:"server,omitempty" json:"server,omitempty"`
 	// SessionMode is how later session rounds (and closed-loop users' next
 	// requests) were sent: "closed-loop" after the previous answer plus
 	// think time, "fixed" at their own recorded time (a replay's
@@ -86,6 +94,10 @@ type ServerInfo struct {
 	// Scheduler holds what /metrics showed of the scheduler while the run
 	// lasted (observe --scrape-metrics).
 	Scheduler *SchedulerInfo `yaml:"scheduler,omitempty"`
+	// URL is the server's base URL, credentials removed, when observe
+	// measured two servers in turn (observe --url-b), so each trace says
+	// which it measured.
+	URL string `yaml:"url,omitempty"`
 	// ServeArgs are the `vllm serve` arguments the user said the server was
 	// started with (observe --vllm-args), as given.
 	ServeArgs string `yaml:"serve_args,omitempty"`
@@ -307,7 +319,8 @@ func checkExt(x *Ext) (path, msg string, warn bool) {
 			v   int64
 		}{{"max_concurrency", int64(c.MaxConcurrency)}, {"send_gap_us", c.SendGapUs}, {"users", int64(c.Users)},
 			{"think_time_us", c.ThinkTimeUs}, {"prewarm_connections", int64(c.PrewarmConnections)},
-			{"request_timeout_us", c.RequestTimeoutUs}, {"peak_in_flight", int64(c.PeakInFlight)}} {
+			{"request_timeout_us", c.RequestTimeoutUs}, {"peak_in_flight", int64(c.PeakInFlight)},
+			{"repeat", int64(c.Repeat)}, {"repeats", int64(c.Repeats)}} {
 			if f.v < 0 {
 				return "x_ext.client." + f.key, fmt.Sprintf("%d is negative", f.v), false
 			}
