@@ -34,8 +34,8 @@ shown side by side with the keys that differ marked.
 Did the upgrade help? Run the same trace against both servers, then compare:
 
    observe --url http://old:8000 --model qwen3-14b --workload chatbot --rate 4 \
-           --num-requests 500 --seed 7 -o before
-   observe --url http://new:8000 --model qwen3-14b --trace before.csv -o after
+           --num-requests 500 --streaming --seed 7 -o before
+   observe --url http://new:8000 --model qwen3-14b --trace before.csv --streaming -o after
    calibrate compare before.csv after.csv
    calibrate compare before.csv after.csv --format markdown -o "$GITHUB_STEP_SUMMARY"
    calibrate compare before.csv after.csv --format html -o ab.html
