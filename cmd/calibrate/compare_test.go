@@ -139,9 +139,23 @@ func TestCompareGeneratedRuns(t *testing.T) {
 	if code != 0 || !strings.Contains(same, "no difference this run can detect beyond the noise") {
 		t.Errorf("identical runs: exit %d\n%s", code, same)
 	}
-	html, _, code := runCmd(t, "", "compare", a, b, "--format", "html", "--quiet")
-	if code != 0 || strings.Count(html, "<svg") != 3 || !strings.Contains(html, `class="banner fail"`) {
-		t.Errorf("html: exit %d, %d charts, want 3 and a failing banner", code, strings.Count(html, "<svg"))
+	odd := writeRun(t, dir, "b<i>", "real", 200, 0, 50_000)
+	html, _, code := runCmd(t, "", "compare", a, odd, "--format", "html", "--quiet")
+	if code != 0 || strings.Count(html, "<svg") != 3 || !strings.Contains(html, `class="banner fail"`) ||
+		strings.Contains(html, "b<i>") || !strings.Contains(html, "b&lt;i&gt;.csv") {
+		t.Errorf("html: exit %d, %d charts; want 3, a failing banner and the file name escaped", code, strings.Count(html, "<svg"))
+	}
+}
+
+// TestGradeOfTwoTracesPointsToCompare: `calibrate A.csv B.csv` still
+// grades a simulation, and its refusal of a CSV as SimResults names the
+// command that compares two real runs.
+func TestGradeOfTwoTracesPointsToCompare(t *testing.T) {
+	dir := t.TempDir()
+	a, b := writeRun(t, dir, "a", "real", 5, 0, 40_000), writeRun(t, dir, "b", "real", 5, 0, 40_000)
+	_, errs, code := runCmd(t, "", a, b, "--quiet")
+	if code != 2 || !strings.Contains(errs, b+":1:1:") || !strings.Contains(errs, "to compare two real runs, see calibrate compare --help") {
+		t.Errorf("exit %d, stderr %q; want 2 at %s:1:1 naming calibrate compare", code, errs, b)
 	}
 }
 

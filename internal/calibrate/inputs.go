@@ -2,6 +2,8 @@ package calibrate
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -184,6 +186,11 @@ func (g *gradeReads) readTrace() error {
 func (g *gradeReads) readSim() error {
 	sims, locs, err := readSimResults(g.s.sim, g.stdin)
 	g.in.Sim, g.in.SimLocs = sims, locs
+	var te *tracev2.Error
+	if errors.As(err, &te) && te.Line == 1 && te.Column == 1 && strings.HasPrefix(te.Msg, "want a JSON array ('[') or JSON Lines ('{'), got 'r'") {
+		// A CSV that starts with request_id: a second real trace.
+		return fmt.Errorf("%w; to compare two real runs, see calibrate compare --help", err)
+	}
 	return err
 }
 
