@@ -156,3 +156,34 @@ func TestFalsePositiveRateAndPower(t *testing.T) {
 		}
 	}
 }
+
+// TestNoiseFloor: the self-test in a header and the spread between
+// repeats raise the floor, and a difference inside it is within the
+// noise, not worse.
+func TestNoiseFloor(t *testing.T) {
+	a := synth("a.csv", 400, 0, 1, 2, 1)
+	b := synth("b.csv", 400, 0, 1, 3, 1.15)
+	a.Header.XExt = &tracev2.Ext{SelfTest: &tracev2.SelfTest{TTFTBiasUs: 20_000, TTFTErrorP99Us: 30_000, ITLJitterP50Us: 100}}
+	res, err := Compare(Side{a}, Side{b}, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := metricByName(t, res, "ttft.mean")
+	if want := 20_000 / m.A; math.Abs(m.SelfTestFloor-want) > 1e-12 || m.Verdict != VerdictWithinNoise || !strings.Contains(m.Sentence, "within the noise") {
+		t.Errorf("self-test: ttft.mean floor %.3f (want %.3f), verdict %s %q; want within_noise", m.SelfTestFloor, want, m.Verdict, m.Sentence)
+	}
+	if p99 := metricByName(t, res, "ttft.p99"); math.Abs(p99.SelfTestFloor-30_000/p99.A) > 1e-12 {
+		t.Errorf("ttft.p99 floor %.3f, want the 99th percentile error over A's p99 %.3f", p99.SelfTestFloor, 30_000/p99.A)
+	}
+
+	a1, a2 := synth("a1.csv", 300, 0, 1, 2, 1), synth("a2.csv", 300, 0, 1, 4, 1.3)
+	b1, b2 := synth("b1.csv", 300, 0, 1, 5, 1.15), synth("b2.csv", 300, 0, 1, 6, 1.15)
+	res, err = Compare(Side{a1, a2}, Side{b1, b2}, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = metricByName(t, res, "ttft.mean")
+	if res.Mode != ModePaired || m.RepeatNoise < 0.2 || m.NoiseFloor != m.RepeatNoise || m.Verdict == VerdictWorse {
+		t.Errorf("repeats 30%% apart: mode %s, ttft.mean repeat noise %.3f floor %.3f verdict %s; want paired, noise ≥ 0.2, not worse", res.Mode, m.RepeatNoise, m.NoiseFloor, m.Verdict)
+	}
+}

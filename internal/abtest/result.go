@@ -105,7 +105,7 @@ func Compare(a, b Side, o Options) (*Result, error) {
 	for j, d := range defs {
 		m := Metric{Name: d.name, Unit: d.unit, A: bt.a[j], B: bt.b[j], higherBetter: d.higherBetter, family: d.family}
 		m.RepeatNoise = math.Max(noiseA[j], noiseB[j])
-		if us := self[d.family]; us > 0 && m.A > 0 {
+		if us := self[d.name]; us > 0 && m.A > 0 {
 			m.SelfTestFloor = us / m.A
 		}
 		m.NoiseFloor = math.Max(m.SelfTestFloor, m.RepeatNoise)
@@ -136,21 +136,32 @@ func finite(x float64) float64 {
 	return x
 }
 
-// selfTestUs is the client's error per latency family, µs: the largest
-// of the runs' self-tests. TTFT and E2E each end at one timed chunk, so
-// the 99th percentile TTFT error bounds them; TPOT is the mean of many
-// gaps, so the median ITL jitter does.
+// selfTestUs is the client's error per latency family and statistic, µs:
+// the largest of the runs' self-tests. A TTFT or E2E ends at one timed
+// chunk: its median and mean move with the median error (the bias), its
+// tail with the 99th percentile error. A TPOT is a mean over many gaps, so
+// the median ITL jitter bounds every statistic of it.
 func selfTestUs(runs []Run) map[string]float64 {
 	out := map[string]float64{}
+	note := func(family, stat string, us float64) {
+		k := family + "." + stat
+		out[k] = math.Max(out[k], us)
+	}
 	for _, r := range runs {
 		if r.Header == nil || r.Header.XExt == nil || r.Header.XExt.SelfTest == nil {
 			continue
 		}
 		st := r.Header.XExt.SelfTest
-		ttft := float64(max(st.TTFTErrorP99Us, abs64(st.TTFTBiasUs)))
-		out[famTTFT] = math.Max(out[famTTFT], ttft)
-		out[famE2E] = math.Max(out[famE2E], ttft)
-		out[famTPOT] = math.Max(out[famTPOT], float64(st.ITLJitterP50Us))
+		bias, tail := float64(abs64(st.TTFTBiasUs)), float64(max(st.TTFTErrorP99Us, abs64(st.TTFTBiasUs)))
+		for _, fam := range []string{famTTFT, famE2E} {
+			note(fam, "p50", bias)
+			note(fam, "mean", bias)
+			note(fam, "p90", tail)
+			note(fam, "p99", tail)
+		}
+		for _, s := range latencyStats {
+			note(famTPOT, s.stat, float64(st.ITLJitterP50Us))
+		}
 	}
 	return out
 }
