@@ -187,3 +187,25 @@ func TestNoiseFloor(t *testing.T) {
 		t.Errorf("repeats 30%% apart: mode %s, ttft.mean repeat noise %.3f floor %.3f verdict %s; want paired, noise ≥ 0.2, not worse", res.Mode, m.RepeatNoise, m.NoiseFloor, m.Verdict)
 	}
 }
+
+// TestOtherModelsAreSaid: two models compare, with a warning and the
+// model key marked in the deployments.
+func TestOtherModelsAreSaid(t *testing.T) {
+	a, b := synth("a.csv", 50, 0, 1, 2, 1), synth("b.csv", 50, 0, 1, 3, 1)
+	a.Header.Server = &tracev2.Server{Model: "qwen3-14b"}
+	b.Header.Server = &tracev2.Server{Model: "llama-3.1-8b"}
+	res, err := Compare(Side{a}, Side{b}, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "A measured model qwen3-14b and B model llama-3.1-8b") {
+		t.Errorf("warnings %q; want the two models named", res.Warnings)
+	}
+	var b2 strings.Builder
+	if err := res.Write(&b2, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b2.String(), "model       qwen3-14b  llama-3.1-8b  DIFFERS") {
+		t.Errorf("text has no marked model row:\n%s", b2.String())
+	}
+}
