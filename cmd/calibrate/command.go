@@ -44,6 +44,10 @@ To fit the simulator to the trace instead of grading it, see calibrate fit --hel
 
    calibrate fit cap.csv --latency-model blackbox --holdout 0.2 -o coeffs.yaml
 
+To compare two real runs (did the upgrade help?), see calibrate compare --help:
+
+   calibrate compare before.csv after.csv --assert 'ttft.p99:regress'
+
 To compare the real engine steps, read from the chunk times, with the latency
 model's step times, see calibrate steps --help:
 
@@ -68,7 +72,7 @@ Gates (--assert; --fail-under, --max-mape and --min-pearson are shorthands):
 
 ` + indent(report.GateGrammar, "   "),
 		Flags:       flags(),
-		Subcommands: []cli.Command{fitCommand()},
+		Subcommands: []cli.Command{fitCommand(), compareCommand()},
 		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
 		Action:      action,
 	}

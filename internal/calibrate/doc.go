@@ -1,8 +1,10 @@
 // Package calibrate is the library half of the calibrate command: it opens
 // the inputs of a grade (a real trace, its replay's SimResults and summary,
-// ITL data) or of a fit (one or more real traces), writes the outputs, and
-// hands the decoded values to internal/report (every statistic and
-// rendering) or internal/fit (every replay and solve).
+// ITL data), of a fit (one or more real traces) or of a comparison (two
+// real runs, each with its repeats), writes the outputs, and hands the
+// decoded values to internal/report (every statistic and rendering),
+// internal/fit (every replay and solve) or internal/abtest (the A/B
+// statistics and their renderings).
 //
 // It owns what is about calibrate's files: which argument names which
 // input, which input is stdin (at most one, read first), the report files

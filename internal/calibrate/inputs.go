@@ -2,6 +2,8 @@ package calibrate
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -184,6 +186,11 @@ func (g *gradeReads) readTrace() error {
 func (g *gradeReads) readSim() error {
 	sims, locs, err := readSimResults(g.s.sim, g.stdin)
 	g.in.Sim, g.in.SimLocs = sims, locs
+	var te *tracev2.Error
+	if errors.As(err, &te) && te.Line == 1 && te.Column == 1 && strings.HasPrefix(te.Msg, "want a JSON array ('[') or JSON Lines ('{'), got 'r'") {
+		// A CSV that starts with request_id: a second real trace.
+		return fmt.Errorf("%w; to compare two real runs, see calibrate compare --help", err)
+	}
 	return err
 }
 
@@ -357,16 +364,27 @@ func fitTraceInputs(a FitArgs) ([]input.Config, error) {
 	return []input.Config{{HeaderPath: hp, DataPath: dp}}, nil
 }
 
-// readFitTrace reads a trace of a fit (normalised) and its ITL rows, if
-// any: from itlPath, else from the file found beside the trace.
-func readFitTrace(cfg input.Config, itlPath string, stdin io.Reader, log *slog.Logger) (*tracev2.Trace, []tracev2.ITLRow, error) {
+// loadTrace opens one real trace (input.Load) and refuses one whose
+// request ids repeat: a fit's replay and a comparison's pairs key
+// requests by id.
+func loadTrace(cfg input.Config, stdin io.Reader, log *slog.Logger) (*input.Loaded, error) {
 	cfg.Stdin, cfg.Log = stdin, log
 	tr, err := input.Load(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if _, err := tr.IndexByID(); err != nil {
-		return nil, nil, err // replay keys requests by id
+		return nil, err
+	}
+	return tr, nil
+}
+
+// readFitTrace reads a trace of a fit (normalised) and its ITL rows, if
+// any: from itlPath, else from the file found beside the trace.
+func readFitTrace(cfg input.Config, itlPath string, stdin io.Reader, log *slog.Logger) (*tracev2.Trace, []tracev2.ITLRow, error) {
+	tr, err := loadTrace(cfg, stdin, log)
+	if err != nil {
+		return nil, nil, err
 	}
 	var st tracev2.StatusTally
 	for i := range tr.Records {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"servesim/internal/quantile"
 	"servesim/internal/render"
 )
 
@@ -18,83 +17,22 @@ const (
 	colReal  = render.Blue
 	colSim   = render.Vermillion
 	dashSim  = render.DashSim
-	maxCDF   = 1000
 	maxScat  = 5000
 	histBins = 40 // 5-point bins from -100 to +100
 )
 
-// cdfPoints thins sorted values to at most maxCDF points at evenly spaced ranks
-// and returns them with their empirical CDF value (i+1)/n.
-func cdfPoints(sorted []float64) (xs, ys []float64) {
-	n := len(sorted)
-	k := min(n, maxCDF)
-	for j := range k {
-		i := j
-		if n > maxCDF {
-			i = int(math.Round(float64(j) * float64(n-1) / float64(maxCDF-1)))
-		}
-		xs = append(xs, sorted[i])
-		ys = append(ys, float64(i+1)/float64(n))
-	}
-	return xs, ys
-}
-
-// cdfKeys is the legend of the plots of real against sim.
-func cdfKeys() []render.Key {
-	return []render.Key{{Label: "real", Color: colReal}, {Label: "sim", Color: colSim, Dash: dashSim}}
-}
-
 // cdfSVG draws the real and sim empirical CDFs on one axis, p50 and p99 marked.
 func cdfSVG(id, metric string, p *pairs) string {
-	f := render.Frame{W: 390, Left: 68, Top: 14, Right: 26}
-	f.Bottom = 42 + render.LegendHeight(cdfKeys(), f.W-f.Left-f.Right)
-	f.H = 280 + f.Bottom
 	rs, ss := p.sorted()
-	x := render.LatencyAxis(f.X0(), f.X1(), rs, ss)
-	y := render.Axis{Lo: 0, Hi: 1, P0: f.Y0(), P1: f.Y1()}
+	c := render.CDF{ID: id, Title: metric + ": CDF of real and simulated values", XTitle: metric + " latency",
+		Names: [2]string{"real", "sim"}, Sorted: [2][]float64{rs, ss}}
 	scale := "linear"
-	if x.Log {
+	if c.LogScale() {
 		scale = "logarithmic"
 	}
-	var b strings.Builder
-	render.Open(&b, f, id, metric+": CDF of real and simulated values",
-		fmt.Sprintf("Empirical CDF of %d real (blue, solid) and simulated (vermillion, dashed) %s values on a %s x axis; dotted lines mark p50 and p99, with markers where each curve crosses them.",
-			p.len(), metric, scale))
-	render.Axes(&b, f, x, y, metric+" latency", "fraction of requests")
-	for _, q := range []struct {
-		v     float64
-		label string
-	}{{0.5, "p50"}, {0.99, "p99"}} {
-		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" class="mark"/>`, render.Px(f.X0()), render.Px(y.At(q.v)), render.Px(f.X1()), render.Px(y.At(q.v)))
-		fmt.Fprintf(&b, `<text x="%s" y="%s" class="tick" text-anchor="end">%s</text>`, render.Px(f.X1()-3), render.Px(y.At(q.v)-3), q.label)
-	}
-	fmt.Fprintf(&b, `<g clip-path="url(#%s-clip)">`, id)
-	for _, side := range []struct {
-		vals []float64
-		col  string
-		dash string
-	}{{rs, colReal, ""}, {ss, colSim, dashSim}} {
-		xs, ys := cdfPoints(side.vals)
-		var pts strings.Builder
-		prevY := 0.0
-		for i := range xs {
-			xp := render.Px(x.At(xs[i]))
-			fmt.Fprintf(&pts, "%s,%s %s,%s ", xp, render.Px(y.At(prevY)), xp, render.Px(y.At(ys[i])))
-			prevY = ys[i]
-		}
-		dash := ""
-		if side.dash != "" {
-			dash = ` stroke-dasharray="` + side.dash + `"`
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, side.col, dash, strings.TrimSpace(pts.String()))
-		for _, q := range []float64{50, 99} {
-			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3.5" fill="%s" stroke="#fff"/>`, render.Px(x.At(quantile.Sorted(side.vals, q))), render.Px(y.At(q/100)), side.col)
-		}
-	}
-	b.WriteString(`</g>`)
-	render.Legend(&b, f.X0(), f.Y0()+40, f.X1()-f.X0(), cdfKeys())
-	b.WriteString(`</svg>`)
-	return b.String()
+	c.Desc = fmt.Sprintf("Empirical CDF of %d real (blue, solid) and simulated (vermillion, dashed) %s values on a %s x axis; dotted lines mark p50 and p99, with markers where each curve crosses them.",
+		p.len(), metric, scale)
+	return c.SVG()
 }
 
 // scatterSVG draws sim (y) against real (x) on equal axes with y = x and ±10 %.
