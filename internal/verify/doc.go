@@ -6,7 +6,7 @@
 // runs the plan again on the fitted model (run sweep's path,
 // internal/replay), and reports predicted against measured capacity, the
 // corrected answer and the fitted coefficients as text, JSON, Markdown or
-// HTML (docs/verify.md).
+// HTML.
 //
 // It owns only the joining of those steps and its page; every step is
 // another package's. It never writes to stdout or stderr on its own and

@@ -155,6 +155,10 @@ func (p *plan) workloads(flags flagspec.Values, n int64, readSpec func(flagspec.
 	if probe, err = readSpec(v); err != nil {
 		return planned, probe, err
 	}
+	if planned.Preset != "" && planned.Rate == nil && planned.RampStrategy == nil {
+		one := 1.0 // a preset's own rate is never used: the search and the probes set every run's
+		planned.Rate, probe.Rate = &one, &one
+	}
 	return planned, probe, nil
 }
 
