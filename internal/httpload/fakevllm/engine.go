@@ -29,9 +29,10 @@ type seq struct {
 // engine emits tokens in steps, as a continuous-batching server does: each
 // step decodes one token of every running request and prefills the
 // waiting ones whose whole prompt fits the step's token budget, and lasts
-// what Config.Steps says of its composition. Time is kept on the schedule
-// (each step starts when the last one was due to end, or now if the machine
-// ran late), so a slow handler does not slow the server it imitates.
+// what Config.Steps says of its composition. Time is kept on the schedule:
+// each step starts when the last one was due to end, even when the machine
+// woke late, so lateness does not add up over a run; an idle engine starts
+// its next step when a request arrives.
 type engine struct {
 	step    func(Step) time.Duration
 	budget  int
@@ -89,14 +90,14 @@ func (e *engine) loop() {
 		if st.Decodes == 0 && len(prefill) == 0 {
 			select {
 			case <-e.kick:
+				next = time.Time{} // idle: the next step starts when its request arrives
 				continue
 			case <-e.stop:
 				return
 			}
 		}
-		now := time.Now()
-		if next.Before(now) {
-			next = now
+		if next.IsZero() {
+			next = time.Now()
 		}
 		next = next.Add(e.step(st))
 		if !e.hub.sleepUntil(next, wake, e.stop) {
