@@ -51,6 +51,8 @@ func readPlan(path string, flags flagspec.Values) (*plan, error) {
 	switch {
 	case doc.Find != sweep.FindMaxRate || a == nil || doc.SLO == "":
 		return nil, exitcode.Usagef("%s: not a capacity plan: want the JSON of run sweep --find max-rate --slo ... --format json (this is %q with find %q)", path, doc.Command, doc.Find)
+	case doc.Command != "run sweep":
+		return nil, exitcode.Usagef("%s: a plan of %s: verify probes the server with a workload, so it checks run sweep's plans (a trace's plan: give run sweep the workload the trace follows)", path, doc.Command)
 	case len(a.MaxRates) != 1:
 		return nil, exitcode.Usagef("%s: the plan answers %d deployments; verify checks one: sweep the deployment to verify alone", path, len(a.MaxRates))
 	case a.MaxRates[0].MaxRateRPS <= 0:

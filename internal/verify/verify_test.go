@@ -193,6 +193,14 @@ func TestVerifyRefusesBadPlans(t *testing.T) {
 	defer other.Close()
 	good, coeffs := misSetPlan(t, dir, testSLO)
 	none, _ := misSetPlan(t, dir, "tpot.p99<1ms")
+	replayPlan := filepath.Join(dir, "replay.json")
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(replayPlan, bytes.Replace(data, []byte(`"command": "run sweep"`), []byte(`"command": "replay sweep"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	notDoc := filepath.Join(dir, "not.json")
 	if err := os.WriteFile(notDoc, []byte(`[1, 2]`), 0o644); err != nil {
 		t.Fatal(err)
@@ -203,6 +211,7 @@ func TestVerifyRefusesBadPlans(t *testing.T) {
 		want       string
 	}{
 		{"not a sweep", notDoc, srv, "not.json:1:1: not a sweep document"},
+		{"a trace's plan", replayPlan, srv, "a plan of replay sweep: verify probes the server with a workload"},
 		{"no answer", none, srv, "the plan has no answer: no rate met the SLO tpot.p99<1ms"},
 		{"model not served", good, other, "the plan was made for qwen3-14b, but the server serves meta-llama/Llama-3.1-8B-Instruct"},
 	} {
