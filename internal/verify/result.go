@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"servesim/internal/calibrate"
@@ -172,6 +173,9 @@ func (r *Result) tables() (capHead []string, capRows [][]string, coefHead []stri
 		measured += ", < " + rate(r.MeasuredFailRateRPS)
 	}
 	capRows = append(capRows, []string{"measured (probes)", measured}, []string{"corrected (fitted model)", rate(r.CorrectedMaxRateRPS)})
+	if r.PredictedKneeRPS > 0 || r.CorrectedKneeRPS > 0 {
+		capRows = append(capRows, []string{"knee of the latency curve: plan, fitted", rate(r.PredictedKneeRPS) + ", " + rate(r.CorrectedKneeRPS)})
+	}
 	for _, p := range r.Probes {
 		lat := "-"
 		if p.LatencyMs != nil {
@@ -179,7 +183,11 @@ func (r *Result) tables() (capHead []string, capRows [][]string, coefHead []stri
 		}
 		met := "meets the SLO"
 		if !p.SLOMet {
-			met = "fails: " + strings.Join(append([]string{p.Status}, p.Failures...), "; ")
+			why := p.Failures
+			if p.Status != sweep.StatusOK && !slices.Contains(why, p.Status) {
+				why = append([]string{p.Status}, why...)
+			}
+			met = "fails: " + strings.Join(why, "; ")
 		}
 		capRows = append(capRows, []string{fmt.Sprintf("probe at %s req/s: %s, %s", render.Sig3(p.RateRPS), lat, met), render.Sig3(p.ThroughputRPS)})
 	}

@@ -11,7 +11,7 @@ import (
 func pageResult() *Result {
 	lat := 14.5
 	r := &Result{Plan: "plan.json", Model: "qwen3-14b", GPU: "H100", SLO: "tpot.p99<25ms", PredictedMaxRateRPS: 18.43,
-		MeasuredMaxRateRPS: 18.43, MeasuredFailRateRPS: 23.96, CorrectedMaxRateRPS: 22.79, SharePrecision: SharePrecision,
+		MeasuredMaxRateRPS: 18.43, MeasuredFailRateRPS: 23.96, CorrectedMaxRateRPS: 22.79, PredictedKneeRPS: 19.04, CorrectedKneeRPS: 38.8, SharePrecision: SharePrecision,
 		Probes: []Probe{{RateRPS: 12.9, Status: "ok", SLOMet: true, ThroughputRPS: 13.1, LatencyMs: &lat},
 			{RateRPS: 23.96, Status: "unstable", ThroughputRPS: 21, Failures: []string{"unstable"}}},
 		Coefficients: []Coef{{Name: "bw_eff", Planned: 0.595, Fitted: 0.843}},
@@ -58,7 +58,7 @@ func TestPageFormats(t *testing.T) {
 			}
 			continue
 		case "text":
-			wants = append(wants, "≥ 18.4, < 24", "probe at 12.9 req/s: 14.5 ms, meets the SLO")
+			wants = append(wants, "≥ 18.4, < 24.0", "probe at 12.9 req/s: 14.5 ms, meets the SLO", "probe at 24.0 req/s: -, fails: unstable ", "19.0, 38.8")
 		case "markdown":
 			wants = append(wants, "| coefficient | plan | fitted | change |", "| bw_eff | 0.595 | 0.843 | +41.7% |")
 		case "html":
