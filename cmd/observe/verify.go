@@ -45,12 +45,12 @@ workload and deployment flags the sweep was given (the plan's model, GPU,
 parallelism, latency model, preset and seed are read from it). It checks the plan
 and that the server serves its model before sending anything, then probes the
 server at --probes rates around the predicted max rate (observe --rates levels of
---probe-requests requests, stopped early when over-saturated; traces
-PREFIX-<k>-<rate>.csv and PREFIX.probes.json), fits the latency model on the
-probes (calibrate fit), searches the max rate again on the fitted model (run
-sweep), and prints one page: predicted, measured and corrected capacity, the
-fitted coefficients beside the plan's, and whether the plan holds. A GPU share
-(FLOP/s or bandwidth) is stated to ±10%.
+--probe-requests requests, stopped early when over-saturated; their traces are
+PREFIX-<k>-<rate>.csv and PREFIX.probes.json, -o PREFIX, default verify), fits
+the latency model on the probes (calibrate fit), searches the max rate again on
+the fitted model (run sweep), and prints one page: predicted, measured and
+corrected capacity, the fitted coefficients beside the plan's, and whether the
+plan holds. A GPU share (FLOP/s or bandwidth) is stated to ±10%.
 
 Examples:
 
