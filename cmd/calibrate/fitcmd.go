@@ -15,7 +15,6 @@ import (
 	"servesim/internal/flagspec"
 	"servesim/internal/outfile"
 	"servesim/internal/replay"
-	"servesim/internal/tracev2"
 )
 
 // fitCommand is `calibrate fit`: fit the latency model's coefficients to a
@@ -129,8 +128,8 @@ func fitAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Log
 // fitJob checks the setting flags shared by every trace of a fit.
 func fitJob(c *ucli.Context) (calibrate.Fit, error) {
 	job := calibrate.Fit{
-		Resolver: resolver{&replay.FlagResolver{Flags: cli.SpecValues(c, replay.ResolverFlags()),
-			GivenMode: c.String("session-mode"), GivenModeSet: c.IsSet("session-mode")}},
+		Resolver: &replay.FlagResolver{Flags: cli.SpecValues(c, replay.ResolverFlags()),
+			GivenMode: c.String("session-mode"), GivenModeSet: c.IsSet("session-mode")},
 		Seed: c.Int64("seed"), SeedSet: c.IsSet("seed"),
 		Output: c.String("output"), Quiet: c.Bool("quiet"), Inputs: []outfile.Named{{What: "--deployment", Path: c.String("deployment")}},
 		Settings: fit.Settings{WarmupRequests: c.Int64("warmup-requests"), NetworkRTTUs: c.Int64("network-rtt-us"),
@@ -169,13 +168,4 @@ func fitJob(c *ucli.Context) (calibrate.Fit, error) {
 	}
 	job.Settings.ThinkTimeUs = d.Microseconds()
 	return job, nil
-}
-
-// resolver decides each trace's deployment, session mode and client from
-// the flags, as replay does (reading --deployment once).
-type resolver struct{ *replay.FlagResolver }
-
-func (r resolver) ClosedLoop(name string, h *tracev2.Header, warn func(string)) (bool, error) {
-	mode, err := r.SessionMode(name, h, warn)
-	return mode == replay.SessionClosedLoop, err
 }

@@ -116,6 +116,7 @@ func command() cli.Command {
 		Flags:       flags,
 		Action:      action,
 		Choices:     cli.JoinChoices(deploy.FlagChoices(), workload.FlagChoices(), importer.FlagChoices()),
+		Subcommands: []cli.Command{verifyCommand()},
 	}
 }
 

@@ -57,9 +57,55 @@ func RunFit(ctx context.Context, f Fit) error {
 		return err
 	}
 	defer out.Abort()
-	traces, deploys, kind, seed, err := prepareFit(f, inputs)
+	fitted, err := fitInputs(ctx, f, inputs)
 	if err != nil {
 		return err
+	}
+	doc, err := fit.FittedYAML(fitted.Deploy, fitted.Comment, fitted.ModelFree)
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(doc); err != nil {
+		return fmt.Errorf("write %s: %w", f.Output, err)
+	}
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	if !f.Quiet {
+		fit.WriteSummary(f.Stderr, fitted.Deploy, fitted.Result)
+	}
+	return nil
+}
+
+// Fitted is the outcome of a fit: the first trace's deployment with the
+// fitted coefficients (or, for traces of several servers, what they
+// share), the fit's result, and the comment its YAML carries.
+type Fitted struct {
+	Deploy    deploy.Config
+	Result    *fit.Result
+	Comment   string
+	ModelFree bool // the traces are of different servers
+}
+
+// FitTraces is calibrate fit without its files: it fits the traces at
+// paths (each with the ITL file found beside it) and returns the fitted
+// deployment. f's Traces, Output and Stdout are not used.
+func FitTraces(ctx context.Context, f Fit, paths []string) (Fitted, error) {
+	var inputs []input.Config
+	for _, p := range paths {
+		inputs = append(inputs, input.Config{Paths: []string{p}})
+	}
+	if err := f.Resolver.Check(); err != nil {
+		return Fitted{}, err
+	}
+	return fitInputs(ctx, f, inputs)
+}
+
+// fitInputs reads the traces and fits them.
+func fitInputs(ctx context.Context, f Fit, inputs []input.Config) (Fitted, error) {
+	traces, deploys, kind, seed, err := prepareFit(f, inputs)
+	if err != nil {
+		return Fitted{}, err
 	}
 	first := deploys[0]
 	cfg := f.Config
@@ -71,9 +117,9 @@ func RunFit(ctx context.Context, f Fit) error {
 	res, err := fit.FitAll(ctx, cfg, traces)
 	if err != nil {
 		if ctx.Err() != nil {
-			return err // interrupted: nothing was written
+			return Fitted{}, err // interrupted: nothing was written
 		}
-		return exitcode.AsUsage(err) // traces or a deployment fit cannot use
+		return Fitted{}, exitcode.AsUsage(err) // traces or a deployment fit cannot use
 	}
 	for _, w := range res.Warnings {
 		f.Log.Warn(w)
@@ -95,20 +141,7 @@ func RunFit(ctx context.Context, f Fit) error {
 	if modelFree {
 		comment += "\nThe traces are of different servers: the file states the coefficients and what every trace shares,\nno model, GPU or parallelism; replay each trace with it on its own deployment."
 	}
-	doc, err := fit.FittedYAML(final, comment, modelFree)
-	if err != nil {
-		return err
-	}
-	if _, err := out.Write(doc); err != nil {
-		return fmt.Errorf("write %s: %w", f.Output, err)
-	}
-	if err := out.Commit(); err != nil {
-		return err
-	}
-	if !f.Quiet {
-		fit.WriteSummary(f.Stderr, final, res)
-	}
-	return nil
+	return Fitted{Deploy: final, Result: res, Comment: comment, ModelFree: modelFree}, nil
 }
 
 // prepareFit reads every trace and sets up its replay; every trace must

@@ -67,6 +67,8 @@ func rules() []rule {
 			"sweeps are engine-free: grid, SLO, rows, analysis and merge serve the simulated and the live sweep alike"},
 		{module + "/internal/live", []string{module + "/internal/cli", module + "/internal/replay"},
 			"observe's library half is driven by a typed config: no CLI, and no simulator beyond what deploy's key list brings"},
+		{module + "/internal/verify", []string{module + "/internal/cli"},
+			"verify joins observe's probes, calibrate's fit and run's sweep behind a typed config: no CLI"},
 		{module + "/cmd/", []string{testkit}, "a command is built from real code only: test support stays in tests"},
 		{module + "/", []string{testkit}, "testkit packages are test support: only _test files import them"},
 		{module + "/internal/", cliLibs, "only cmd/* and internal/cli import urfave/cli and progressbar"},

@@ -176,3 +176,10 @@ func (r *FlagResolver) Client(name string, stated *tracev2.Client, detect func()
 	}
 	return client, nil
 }
+
+// ClosedLoop is whether the trace's later session rounds follow the
+// simulated completions (the session mode is closed-loop), as a fit asks.
+func (r *FlagResolver) ClosedLoop(name string, h *tracev2.Header, warn func(string)) (bool, error) {
+	mode, err := r.SessionMode(name, h, warn)
+	return mode == SessionClosedLoop, err
+}

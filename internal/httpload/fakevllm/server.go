@@ -76,6 +76,14 @@ type Config struct {
 	// KVCapacityTokens is the denominator of kv_cache_usage_perc. Default 10⁶.
 	KVCapacityTokens int
 
+	// Steps, when set, times the answers by a step engine instead of TTFT
+	// and ITL: continuous batching, each step lasting what Steps returns
+	// for its composition (a latency model's step time), so that latency
+	// grows with load as a real server's does. MaxBatchedTokens is the
+	// prefill budget of a step (default 8192).
+	Steps            func(Step) time.Duration
+	MaxBatchedTokens int
+
 	// Fault, when set, picks a fault for each completion request (n is the
 	// 0-based arrival index).
 	Fault func(n int64, req *Request) Fault
@@ -158,6 +166,7 @@ type Server struct {
 	cfg     Config
 	ts      *httptest.Server
 	hub     *hub
+	engine  *engine // nil unless Config.Steps
 	slots   chan struct{}
 	release chan struct{}
 	relOnce sync.Once
@@ -179,7 +188,7 @@ type Server struct {
 func Start(cfg Config) (*Server, error) {
 	if cfg.TTFT < 0 || cfg.ITL < 0 || cfg.OutputTokens < 0 || cfg.TokensPerChunk < 0 || cfg.ReasoningTokens < 0 ||
 		cfg.BlockTokens < 0 || cfg.TokensPerWord < 0 || cfg.ChatTemplateTokens < 0 || cfg.MaxModelLen < 0 ||
-		cfg.MaxRunning < 0 || cfg.KVCapacityTokens < 0 || cfg.KeepRequests < 0 || cfg.GPUMemoryUtilization < 0 {
+		cfg.MaxRunning < 0 || cfg.KVCapacityTokens < 0 || cfg.MaxBatchedTokens < 0 || cfg.KeepRequests < 0 || cfg.GPUMemoryUtilization < 0 {
 		return nil, errors.New("fakevllm: config: negative value")
 	}
 	if cfg.OutputTokens == 0 {
@@ -231,6 +240,9 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.MaxRunning > 0 {
 		s.slots = make(chan struct{}, cfg.MaxRunning)
 	}
+	if cfg.Steps != nil {
+		s.engine = newEngine(cfg.Steps, cfg.MaxBatchedTokens, s.hub)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", s.handleCompletion)
 	mux.HandleFunc("POST /v1/chat/completions", s.handleCompletion)
@@ -253,6 +265,9 @@ func (s *Server) Close() {
 	s.Release()
 	s.ts.CloseClientConnections()
 	s.ts.Close()
+	if s.engine != nil {
+		s.engine.close()
+	}
 	s.hub.close()
 }
 

@@ -34,6 +34,8 @@ type answer struct {
 	prefix   []byte // the JSON of every chunk up to the choice's payload
 	flusher  http.Flusher
 	hijacked bool
+	seq      *seq // the request in the step engine (Config.Steps), else nil
+	got      int  // tokens the step engine has generated for it
 }
 
 func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) {
@@ -112,6 +114,10 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) {
 		s.update(func(st *Stats) { st.InFlight-- })
 	}()
 
+	if s.engine != nil {
+		a.seq = s.engine.join(req.PromptTokens, out)
+		defer s.engine.leave(a.seq)
+	}
 	if fault.BeforeHead {
 		switch fault.Kind {
 		case Reset:
@@ -252,7 +258,7 @@ func (a *answer) stream() bool {
 			a.id, a.created, model)
 	}
 	for k := range chunks {
-		if !a.sleepUntil(cfg.TTFT + time.Duration(k)*cfg.ITL) {
+		if !a.awaitChunk(k) {
 			return false
 		}
 		if k == 0 && a.req.Chat {
@@ -305,7 +311,7 @@ func (a *answer) stream() bool {
 func (a *answer) whole() bool {
 	cfg := &a.s.cfg
 	chunks := (a.out + cfg.TokensPerChunk - 1) / cfg.TokensPerChunk
-	if !a.sleepUntil(cfg.TTFT + time.Duration(chunks-1)*cfg.ITL) {
+	if !a.awaitChunk(chunks - 1) {
 		return false
 	}
 	if a.fault.Kind != NoFault && !a.fault.BeforeHead {
@@ -342,6 +348,24 @@ func (a *answer) whole() bool {
 	a.w.Header().Set("Content-Type", "application/json")
 	_, _ = a.w.Write([]byte(body))
 	a.record()
+	return true
+}
+
+// awaitChunk waits until content chunk k (0-based) is due: at TTFT +
+// k·ITL, or, with the step engine, when its last token is generated.
+func (a *answer) awaitChunk(k int) bool {
+	if a.seq == nil {
+		return a.sleepUntil(a.s.cfg.TTFT + time.Duration(k)*a.s.cfg.ITL)
+	}
+	for a.got < min((k+1)*a.s.cfg.TokensPerChunk, a.out) {
+		select {
+		case <-a.seq.tokens:
+			a.got++
+		case <-a.r.Context().Done():
+			return false
+		}
+	}
+	a.due = time.Now()
 	return true
 }
 
