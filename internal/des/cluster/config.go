@@ -46,11 +46,12 @@ const (
 	ScorerQueueDepth         = "queue-depth"
 	ScorerKVUtilization      = "kv-utilization"
 	ScorerLoadBalance        = "load-balance"
+	ScorerNoHitLRU           = "no-hit-lru"
 )
 
 // ScorerNames lists the scorers.
 func ScorerNames() []string {
-	return []string{ScorerPrefixAffinity, ScorerPrecisePrefixCache, ScorerQueueDepth, ScorerKVUtilization, ScorerLoadBalance}
+	return []string{ScorerPrefixAffinity, ScorerPrecisePrefixCache, ScorerQueueDepth, ScorerKVUtilization, ScorerLoadBalance, ScorerNoHitLRU}
 }
 
 // DefaultScorers is the weighted policy's default.
