@@ -3,8 +3,8 @@ package live
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"math"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
