@@ -30,7 +30,8 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		OpenDecisions: func() (*outfile.Output, error) {
 			return replay.OpenDecisions(cli.SpecValues(c, replay.DecisionFlags()))
 		},
-		ToolVersion: cli.Version,
+		CounterfactualK: c.Int("counterfactual-k"),
+		ToolVersion:     cli.Version,
 		Inputs: []outfile.Named{{What: "--deployment", Path: c.String("deployment")},
 			{What: "--hardware-file", Path: c.String("hardware-file")}, {What: "--model", Path: c.String("model")}},
 		Outputs: []outfile.Named{{What: "--decisions-out", Path: c.String("decisions-out")}},

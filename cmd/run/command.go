@@ -93,7 +93,8 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		OpenDecisions: func() (*outfile.Output, error) {
 			return replay.OpenDecisions(cli.SpecValues(c, replay.DecisionFlags()))
 		},
-		MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"), ResultsPath: c.String("results-path"), SLO: c.String("slo"),
+		CounterfactualK: c.Int("counterfactual-k"),
+		MetricsOut:      c.String("metrics-out"), Timeline: c.String("timeline"), ResultsPath: c.String("results-path"), SLO: c.String("slo"),
 		Sim:         replay.SimOutputPaths{RequestsOut: c.String("requests-out"), TraceOutput: c.String("trace-output"), BLISHeader: c.Bool("blis-compatible-header")},
 		ToolVersion: cli.Version,
 		Inputs: []outfile.Named{{What: "--deployment", Path: c.String("deployment")}, {What: "--workload-spec", Path: c.String("workload-spec")},

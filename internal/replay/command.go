@@ -40,7 +40,9 @@ type Command struct {
 	// OpenDecisions opens the routing-decision log (nil when not asked);
 	// it may be nil.
 	OpenDecisions func() (*outfile.Output, error)
-	ToolVersion   string // recorded in the replayed trace's header
+	// CounterfactualK is --counterfactual-k (checked by OpenDecisions).
+	CounterfactualK int
+	ToolVersion     string // recorded in the replayed trace's header
 	// Inputs and Outputs are the files the command line names besides
 	// the trace and the outputs above (--deployment, --decisions-out),
 	// for outfile.Check.
@@ -190,6 +192,7 @@ func (j *job) simulate(ctx context.Context, tr *Trace, release func(interrupted 
 	if out.decOut != nil {
 		cfg.Decisions = out.decOut
 	}
+	cfg.CounterfactualK = j.cmd.CounterfactualK
 	simStart := time.Now()
 	res, err := Simulate(ctx, cfg, tr, tr.FollowUps(), out.write)
 	if progress != nil {

@@ -3,6 +3,7 @@ package replay
 import (
 	"time"
 
+	"servesim/internal/des/cluster"
 	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
 	"servesim/internal/exitcode"
@@ -19,6 +20,7 @@ const (
 	ignoreTraceFlag   = "ignore-trace-deployment"
 	traceLevelFlag    = "trace-level"
 	decisionsOutFlag  = "decisions-out"
+	counterfactualK   = "counterfactual-k"
 	decisionsLevel    = "decisions"
 	noDecisionsLevel  = "none"
 	defaultCapNoTrace = 0  // run: an open loop
@@ -97,6 +99,9 @@ func DecisionFlags() []flagspec.Flag {
 		{Name: traceLevelFlag, Kind: flagspec.String, Category: flagspec.CatCluster, Default: noDecisionsLevel,
 			Usage: "none, or decisions: write every routing decision with its scores (needs --decisions-out)"},
 		{Name: decisionsOutFlag, Kind: flagspec.String, Category: flagspec.CatCluster, Usage: "file for --trace-level decisions (JSON lines)"},
+		{Name: counterfactualK, Kind: flagspec.Int, Category: flagspec.CatCluster, Default: 0,
+			Usage: "score every routing decision's candidates for its regret (best score − chosen score; round-robin and random by −effective load) " +
+				"and summarise it; with --trace-level decisions each line adds the regret and its K best candidates (0 = off)"},
 	}
 }
 
@@ -109,6 +114,9 @@ func OpenDecisions(v flagspec.Values) (*outfile.Output, error) {
 		level = noDecisionsLevel
 	}
 	path, _ := v[decisionsOutFlag].(string)
+	if k, _ := v[counterfactualK].(int); k < 0 || k > cluster.MaxCounterfactualK {
+		return nil, exitcode.Usagef("--%s %d: want 0..%d", counterfactualK, k, cluster.MaxCounterfactualK)
+	}
 	switch level {
 	case noDecisionsLevel:
 		if path != "" {

@@ -24,7 +24,9 @@ type RunCommand struct {
 	Client        func() (Client, error)
 	Deployment    func() (deploy.Config, error)
 	OpenDecisions func() (*outfile.Output, error) // nil when not asked
-	MetricsOut    string                          // --metrics-out
+	// CounterfactualK is --counterfactual-k (checked by OpenDecisions).
+	CounterfactualK int
+	MetricsOut      string // --metrics-out
 	// ResultsPath is --results-path (BLIS's): every request's SimResult, a
 	// JSON array in request_id order as replay writes it; "-" is stdout,
 	// and the summary then goes to stderr.
@@ -118,6 +120,7 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	if decisions != nil {
 		rcfg.Decisions = decisions
 	}
+	rcfg.CounterfactualK = cmd.CounterfactualK
 	if tl != nil {
 		rcfg.Observer = tl.rec
 	}

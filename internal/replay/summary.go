@@ -98,7 +98,24 @@ func TextSummary(s *metrics.Summary) string {
 
 		b.WriteByte('\n')
 	}
+	writeRegret(&b, s.RoutingRegret)
 	return b.String()
+}
+
+// writeRegret adds the counterfactual regret of the routing decisions, one
+// line per policy and pool (--counterfactual-k).
+func writeRegret(b *strings.Builder, rs []metrics.RegretSummary) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%-20s %10s %10s %10s %10s %10s\n", "routing regret", "decisions", "mean", "p99", "max", "regret > 0")
+	for _, r := range rs {
+		name := r.Policy
+		if r.Pool != "" {
+			name += " (" + r.Pool + ")"
+		}
+		fmt.Fprintf(b, "%-20s %10d %10.4g %10.4g %10.4g %10d\n", name, r.Decisions, r.Mean, r.P99, r.Max, r.Positive)
+	}
 }
 
 // pct is an optional share in percent, "-" when absent (no SLO target).

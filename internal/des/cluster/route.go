@@ -74,6 +74,7 @@ type router struct {
 	total    []float64
 	ties     []int
 	dec      *decisionLog
+	cf       *counterfactual // nil unless CounterfactualK > 0
 }
 
 // PrefixIndexBlocks is the capacity of the router-side prefix-affinity
@@ -82,7 +83,8 @@ const PrefixIndexBlocks = 10000
 
 func newRouter(cfg *Config, insts []*instance.Instance, load []int, rng *rand.Rand, dec *decisionLog) *router {
 	rt := &router{policy: cfg.routing(), rng: rng, insts: insts, load: load, refresh: cfg.SnapshotRefreshUs,
-		delay: cfg.CacheSignalDelayUs, snap: make([]signals, len(insts)), dec: dec}
+		delay: cfg.CacheSignalDelayUs, snap: make([]signals, len(insts)), dec: dec,
+		cf: newCounterfactual(cfg.CounterfactualK)}
 	if len(insts) > 0 {
 		rt.b = insts[0].KV().BlockSize()
 		rt.pool = insts[0].KV().Pool()
@@ -225,7 +227,7 @@ func mix64(x uint64) uint64 {
 // pick chooses an instance of pool for r at now.
 func (rt *router) pick(now int64, r *instance.Request, pool []int, poolID int) int {
 	logging := rt.dec != nil
-	if logging || rt.policy == LeastLoaded || rt.policy == AlwaysBusiest || rt.policy == Weighted {
+	if logging || rt.cf != nil || rt.policy == LeastLoaded || rt.policy == AlwaysBusiest || rt.policy == Weighted {
 		rt.read(now, pool)
 	}
 	rt.total = rt.total[:0]
@@ -260,6 +262,9 @@ func (rt *router) pick(now int64, r *instance.Request, pool []int, poolID int) i
 			rt.coldN++
 			rt.coldAt[chosen] = rt.coldN
 		}
+	}
+	if rt.cf != nil {
+		rt.cf.decide(rt, pool, poolID, chosen)
 	}
 	if rt.prefix != nil {
 		// Stand-ins are recorded as the stamp alone (pendRec).
