@@ -74,6 +74,8 @@ type TraceFlags struct {
 	// SLO is --slo (FlagSLOTargets); it replaces the trace header's goodput
 	// targets.
 	SLO string
+	// Fitness is --fitness-weights (FlagFitness).
+	Fitness string
 }
 
 // Progress is a progress display; a nil one is not called.
@@ -254,11 +256,13 @@ func traceConfig(f *TraceFlags, in *input.Trace, horizonUs int64) Config {
 	if given, err := FlagSLOTargets(f.SLO); err == nil && given != nil { // validated by options
 		targets = given
 	}
+	fitness, _ := FlagFitness(f.Fitness) // validated by options
 	return Config{
 		Seed:            seed,
 		ContextGrowth:   in.Header.SessionContextGrowth,
 		HorizonUs:       horizonUs,
 		SLOTargets:      targets,
+		Fitness:         fitness,
 		HashBlockTokens: f.HashBlockTokens,
 		UniqueIDs:       in.Unique,
 	}

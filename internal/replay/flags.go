@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"strings"
 	"time"
 
 	"servesim/internal/des/cluster"
@@ -90,6 +91,29 @@ func FlagSLOTargets(text string) (map[string]metrics.SLOTarget, error) {
 	}
 	ttft, itl, e2e := slo.RequestTargets()
 	return map[string]metrics.SLOTarget{metrics.AnyClass: {TTFTMs: ttft, ITLMs: itl, E2EMs: e2e}}, nil
+}
+
+// fitnessFlag is --fitness-weights.
+const fitnessFlag = "fitness-weights"
+
+// FitnessFlag describes --fitness-weights.
+func FitnessFlag() flagspec.Flag {
+	return flagspec.Flag{Name: fitnessFlag, Kind: flagspec.String, Category: flagspec.CatOutput,
+		Usage: "add a fitness score to the summary, one number to compare runs by: metric:weight,... of " +
+			strings.Join(metrics.FitnessMetricNames(), ", ") + "; Σ weight × normalised metric, latencies as 1/(1 + ms), " +
+			"throughputs as x/(x + 100 req/s) and x/(x + 10000 tok/s) (BLIS's), e.g. throughput:0.5,p99_ttft:0.5"}
+}
+
+// FlagFitness parses --fitness-weights ("" = none).
+func FlagFitness(text string) ([]metrics.FitnessWeight, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	ws, err := metrics.ParseFitnessWeights(text)
+	if err != nil {
+		return nil, exitcode.Usagef("--%s: %v", fitnessFlag, err)
+	}
+	return ws, nil
 }
 
 // DecisionFlags describe run's and replay's flags for the routing-decision

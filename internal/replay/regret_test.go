@@ -27,3 +27,33 @@ func TestTextRegret(t *testing.T) {
 		}
 	}
 }
+
+// TestTextFitness: the fitness line and, per metric, its weight, raw and
+// normalised value; absent without --fitness-weights.
+func TestTextFitness(t *testing.T) {
+	s := &metrics.Summary{ResponsesPerSec: 25, TTFTP99Ms: 3}
+	if strings.Contains(TextSummary(s), "fitness") {
+		t.Error("a fitness line without weights")
+	}
+	ws, err := FlagFitness("throughput:0.5,p99_ttft:0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Fitness = metrics.ComputeFitness(s, ws)
+	got := TextSummary(s)
+	for _, want := range []string{
+		"fitness 0.2250 = Σ weight × normalised\n",
+		"throughput            0.5    25.00 req/s      0.2000\n",
+		"p99_ttft              0.5        3.00 ms      0.2500\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("text summary lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := FlagFitness("p99_ttft:x"); err == nil || !strings.HasPrefix(err.Error(), "--fitness-weights: ") {
+		t.Errorf("a bad weight: %v", err)
+	}
+	if ws, err := FlagFitness(" "); ws != nil || err != nil {
+		t.Errorf("no weights: %v, %v", ws, err)
+	}
+}

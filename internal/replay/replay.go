@@ -80,6 +80,8 @@ type Config struct {
 	// (the run then goes through the cluster simulator, even with one
 	// instance).
 	Decisions io.Writer
+	// Fitness, if set, adds the fitness of these weights to the summary.
+	Fitness []metrics.FitnessWeight
 	// CounterfactualK, when positive, scores every routing decision for
 	// its regret (cluster.Config.CounterfactualK); the run then goes
 	// through the cluster simulator, even with one instance.
@@ -293,6 +295,9 @@ func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *de
 	}
 	sum := d.agg.Summary(info)
 	sum.Deployment = d.cfg.Deploy.Describe()
+	if len(d.cfg.Fitness) > 0 {
+		sum.Fitness = metrics.ComputeFitness(&sum, d.cfg.Fitness)
+	}
 	out := Outcome{Summary: sum, Warnings: warnings, Interrupted: d.stopped}
 	if d.stopped {
 		return out, d.ctx.Err()

@@ -32,6 +32,7 @@ type RunCommand struct {
 	// and the summary then goes to stderr.
 	ResultsPath string
 	SLO         string // --slo (FlagSLOTargets): replaces the workload spec's goodput targets
+	Fitness     string // --fitness-weights (FlagFitness)
 	Timeline    string // --timeline
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline func(io.Writer) Observer
@@ -56,6 +57,10 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 		return exitcode.Usagef("--results-path and --trace-output both ask for stdout; give one of them a file")
 	}
 	sloTargets, err := FlagSLOTargets(cmd.SLO)
+	if err != nil {
+		return err
+	}
+	fitness, err := FlagFitness(cmd.Fitness)
 	if err != nil {
 		return err
 	}
@@ -107,6 +112,7 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	defer results.abort()
 	rcfg := WorkloadConfig(wl, dep)
 	rcfg.Client = client
+	rcfg.Fitness = fitness
 	if sloTargets != nil {
 		rcfg.SLOTargets = sloTargets
 	}

@@ -99,7 +99,21 @@ func TextSummary(s *metrics.Summary) string {
 		b.WriteByte('\n')
 	}
 	writeRegret(&b, s.RoutingRegret)
+	writeFitness(&b, s.Fitness)
 	return b.String()
+}
+
+// writeFitness adds the fitness score and, per metric, its weight, raw
+// value and normalised value (--fitness-weights).
+func writeFitness(b *strings.Builder, f *metrics.Fitness) {
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nfitness %.4f = Σ weight × normalised\n", f.Score)
+	fmt.Fprintf(b, "%-16s %8s %14s %11s\n", "metric", "weight", "raw", "normalised")
+	for _, c := range f.Components {
+		fmt.Fprintf(b, "%-16s %8.4g %14s %11.4f\n", c.Metric, c.Weight, fmt.Sprintf("%.2f %s", c.Raw, c.Unit), c.Normalised)
+	}
 }
 
 // writeRegret adds the counterfactual regret of the routing decisions, one

@@ -101,6 +101,9 @@ type Summary struct {
 	// RoutingRegret: the counterfactual regret of the routing decisions
 	// (--counterfactual-k), one entry per pool that routed; absent without.
 	RoutingRegret []RegretSummary `json:"routing_regret,omitempty"`
+	// Fitness: the --fitness-weights score and the metrics it compresses;
+	// absent without.
+	Fitness *Fitness `json:"fitness,omitempty"`
 
 	// Deployment names what was simulated (model, GPU, parallelism) for the
 	// text summary; the JSON keeps BLIS's keys and leaves it out.
