@@ -99,8 +99,8 @@ const fitnessFlag = "fitness-weights"
 // FitnessFlag describes --fitness-weights.
 func FitnessFlag() flagspec.Flag {
 	return flagspec.Flag{Name: fitnessFlag, Kind: flagspec.String, Category: flagspec.CatOutput,
-		Usage: "add a fitness score to the summary, one number to compare runs by: metric:weight,... of " +
-			strings.Join(metrics.FitnessMetricNames(), ", ") + "; Σ weight × normalised metric, latencies as 1/(1 + ms), " +
+		Usage: "add a fitness score to the summary, one number to compare runs by: metric:weight,... of throughput, tokens_per_sec " +
+			"and {mean,p50,p90,p95,p99}_{ttft,e2e,itl,tpot}; Σ weight × normalised metric, latencies as 1/(1 + ms), " +
 			"throughputs as x/(x + 100 req/s) and x/(x + 10000 tok/s) (BLIS's), e.g. throughput:0.5,p99_ttft:0.5"}
 }
 
