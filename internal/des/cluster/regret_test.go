@@ -86,15 +86,26 @@ func TestCounterfactualDecisions(t *testing.T) {
 		reqs = append(reqs, &instance.Request{ID: int64(i + 1), ArrivalUs: int64(i) * 30, Prompt: tokens(5+i%7, int32(100*i)),
 			OutputLen: 1 + (i*7)%37, MaxOutputLen: 64})
 	}
-	var dec strings.Builder
-	c, err := New(Config{Instances: ics, Routing: RoundRobin, Seed: 3, Decisions: &dec, CounterfactualK: 2},
-		&sim.SliceSource{Reqs: reqs}, sim.SinkFunc(func(*instance.Result, *instance.Request) {}))
-	if err != nil {
-		t.Fatal(err)
+	run := func() (string, Outcome) {
+		var dec strings.Builder
+		var rs []*instance.Request
+		for _, r := range reqs {
+			rs = append(rs, &instance.Request{ID: r.ID, ArrivalUs: r.ArrivalUs, Prompt: r.Prompt, OutputLen: r.OutputLen, MaxOutputLen: r.MaxOutputLen})
+		}
+		c, err := New(Config{Instances: ics, Routing: RoundRobin, Seed: 3, Decisions: &dec, CounterfactualK: 2},
+			&sim.SliceSource{Reqs: rs}, sim.SinkFunc(func(*instance.Result, *instance.Request) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dec.String(), out
 	}
-	out, err := c.Run()
-	if err != nil {
-		t.Fatal(err)
+	dec, out := run()
+	if again, _ := run(); again != dec {
+		t.Error("the same run twice wrote different decision logs")
 	}
 	type candidate struct {
 		Instance   int
@@ -105,7 +116,7 @@ func TestCounterfactualDecisions(t *testing.T) {
 	}
 	var lines, positive int
 	var sum float64
-	sc := bufio.NewScanner(strings.NewReader(dec.String()))
+	sc := bufio.NewScanner(strings.NewReader(dec))
 	for sc.Scan() {
 		var d struct {
 			Chosen         int
