@@ -110,6 +110,7 @@ aggregate_rate: 200
 num_requests: 12
 goodput_slo_targets:
   critical: {ttft_ms: 250, e2e_ms: 2000}
+  batch: {ttft_ms: 1500.2}
 clients:
   - id: web
     tenant_id: acme
@@ -201,8 +202,10 @@ clients:
 			t.Errorf("request %d: objective %q priority %v auth %q max %d min %d", q.N, obj, q.Priority,
 				q.Header.Get("Authorization"), q.MaxTokens, q.MinTokens)
 		}
-		if obj == "critical" && q.Header.Get("X-Slo-Ttft-Ms") != "250" {
-			t.Errorf("x-slo-ttft-ms %q", q.Header.Get("X-Slo-Ttft-Ms"))
+		// The request's own target (slo_target_us), else its class's
+		// goodput TTFT target, rounded up to whole ms.
+		if want := map[string]string{"critical": "250", "batch": "1501"}[obj]; q.Header.Get("X-Slo-Ttft-Ms") != want {
+			t.Errorf("%s: x-slo-ttft-ms %q, want %q", obj, q.Header.Get("X-Slo-Ttft-Ms"), want)
 		}
 	}
 	// ITL: every chunk of every ok streamed row.

@@ -26,7 +26,7 @@ func command() cli.Command {
 	flags = append(flags, cli.SpecFlags(replay.ClientFlags(true))...)
 	flags = append(flags, cli.SpecFlags(replay.TraceDeploymentFlags())...)
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
-	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag()))...)
+	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag(), replay.FitnessFlag()))...)
 	return cli.Command{
 		Name:        "replay",
 		Usage:       "feed a trace (TraceV2, BLIS, Azure, Mooncake, Vidur, vllm bench) through the vLLM simulator",

@@ -22,6 +22,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	res := newResolver(c)
 	trace := traceSettings(c)
 	trace.SLO = c.String("slo")
+	trace.Fitness = c.String("fitness-weights")
 	return replay.Execute(ctx, replay.Command{
 		Input: traceInput(c, stdio), Trace: trace,
 		Format: c.String("format"), ResultsPath: c.String("results-path"), Interval: c.Bool("interval"), MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"),
@@ -30,7 +31,8 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		OpenDecisions: func() (*outfile.Output, error) {
 			return replay.OpenDecisions(cli.SpecValues(c, replay.DecisionFlags()))
 		},
-		ToolVersion: cli.Version,
+		CounterfactualK: c.Int("counterfactual-k"),
+		ToolVersion:     cli.Version,
 		Inputs: []outfile.Named{{What: "--deployment", Path: c.String("deployment")},
 			{What: "--hardware-file", Path: c.String("hardware-file")}, {What: "--model", Path: c.String("model")}},
 		Outputs: []outfile.Named{{What: "--decisions-out", Path: c.String("decisions-out")}},

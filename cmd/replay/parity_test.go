@@ -83,6 +83,7 @@ type parityCase struct {
 	spec   string   // workload spec YAML, if any
 	run    []string // run's workload flags
 	deploy []string // run's deployment flags (replay reads them from the trace)
+	policy string   // run's --policy-config bundle YAML, if any (replay reads it from the trace)
 	// replay are replay-only flags; a --session-mode that differs from the
 	// trace's changes only the summary's client and gives a warning.
 	replay []string
@@ -128,6 +129,14 @@ func parityCases() []parityCase {
 		{name: "cluster prefix groups precise", spec: prefixSpec,
 			deploy: []string{"--num-instances", "3", "--routing-policy", "weighted", "--routing-scorers",
 				"precise-prefix-cache:2,load-balance:1", "--cache-signal-delay", "20ms"}, positive: hits},
+		{name: "cluster policy bundle", spec: prefixSpec, deploy: []string{"--num-instances", "3"},
+			policy: "routing_policy: weighted\nrouting_scorers: precise-prefix-cache:2,no-hit-lru:1,queue-depth:1\n" +
+				"scheduler: priority-fcfs\npreemption_policy: priority\nadmission_policy: token-bucket\n" +
+				"token_bucket_capacity: 6000\ntoken_bucket_refill: 9000\n",
+			positive: []string{"cache_hit_rate", "rejected_requests"}},
+		{name: "cluster prefix groups no-hit-lru", spec: prefixSpec,
+			deploy: []string{"--num-instances", "3", "--routing-policy", "weighted", "--routing-scorers",
+				"precise-prefix-cache:2,no-hit-lru:1,queue-depth:1", "--cache-signal-delay", "20ms"}, positive: hits},
 		{name: "cluster token bucket", run: []string{"--workload", "chatbot", "--rate", "60", "--num-requests", "300"},
 			deploy: []string{"--num-instances", "2", "--routing-policy", "least-loaded", "--admission-policy", "token-bucket",
 				"--token-bucket-capacity", "4000", "--token-bucket-refill", "8000"}, positive: []string{"rejected_requests"}},
@@ -170,6 +179,9 @@ func TestRunReplayParity(t *testing.T) {
 			}
 			prefix := filepath.Join(dir, "gen")
 			args = append(args, "--trace-output", prefix, "--requests-out", filepath.Join(dir, "run.jsonl"))
+			if tc.policy != "" {
+				args = append(args, "--policy-config", writeFile(t, filepath.Join(dir, "policy.yaml"), tc.policy))
+			}
 			runSummary := execRun(t, append(args, tc.deploy...)...)
 
 			rargs := []string{prefix + ".csv", "--results-path", filepath.Join(dir, "sim.json"),

@@ -36,6 +36,8 @@ steady state, GPUs and cost) as a table, CSV or JSON, and answers directly:
   --find min-cost   the cheapest deployment of the grid that serves the trace under
                     --slo, its cost per million output tokens, and the Pareto front of
                     cost against latency (min-gpus: the fewest GPUs)
+  --find min-shed   the setting of the grid meeting --slo that rejects the fewest
+                    requests, e.g. --grid admission_policy=always-admit,token-bucket
   --find max-rate   the highest rate, as the trace sped up, each deployment sustains
                     under --slo (a search to --precision), with the knee of its curve
 

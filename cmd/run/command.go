@@ -30,7 +30,7 @@ func command() cli.Command {
 	flags = append(flags, cli.SpecFlags(append(workload.Flags(), workload.ListFlags()...))...)
 	flags = append(flags, cli.SpecFlags(replay.ClientFlags(false))...)
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
-	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag()))...)
+	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag(), replay.FitnessFlag()))...)
 	return cli.Command{
 		Name:      "run",
 		Usage:     "simulate a synthetic workload on a vLLM deployment and print its metrics",
@@ -93,7 +93,8 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		OpenDecisions: func() (*outfile.Output, error) {
 			return replay.OpenDecisions(cli.SpecValues(c, replay.DecisionFlags()))
 		},
-		MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"), ResultsPath: c.String("results-path"), SLO: c.String("slo"),
+		CounterfactualK: c.Int("counterfactual-k"),
+		MetricsOut:      c.String("metrics-out"), Timeline: c.String("timeline"), ResultsPath: c.String("results-path"), SLO: c.String("slo"), Fitness: c.String("fitness-weights"),
 		Sim:         replay.SimOutputPaths{RequestsOut: c.String("requests-out"), TraceOutput: c.String("trace-output"), BLISHeader: c.Bool("blis-compatible-header")},
 		ToolVersion: cli.Version,
 		Inputs: []outfile.Named{{What: "--deployment", Path: c.String("deployment")}, {What: "--workload-spec", Path: c.String("workload-spec")},

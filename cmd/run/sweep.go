@@ -40,6 +40,8 @@ or JSON, the same whatever order the cases ran in, and answers directly:
   --find min-cost   the cheapest deployment of the grid meeting --slo at each load,
                     with its cost per million output tokens and the Pareto front of
                     cost against latency (min-gpus: the fewest GPUs)
+  --find min-shed   the setting of the grid meeting --slo that rejects the fewest
+                    requests, e.g. --grid admission_policy=always-admit,token-bucket
 
 A case that never reaches a steady state (its queue grows until the end) is marked
 unstable and no latency of it is reported. Cases run on every core (--jobs); a sweep

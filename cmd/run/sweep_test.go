@@ -254,7 +254,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--sweep", file("grid:\n  pd_split: ['1:2', '3']\n")}, 2, "s.yaml:2:21: grid.pd_split: \"3\": want P:D"},
 		{[]string{"--sweep", file("slo: ttft.p99<1\n")}, 2, "s.yaml:1:16: slo: 1: give the unit"},
 		{[]string{"--sweep", file("grid:\n  rate: [5]\nfind: max-rate\nslo: ttft.p99<1s\n")}, 2, "s.yaml:2:3: grid.rate: --find max-rate searches the rate itself"},
-		{[]string{"--sweep", file("grid:\n  num_instances: [1, 2]\nfind: [min-cost]\nslo: ttft.p99<1s\n")}, 2, "s.yaml:3:7: find: want max-rate, min-cost or min-gpus, got a list"},
+		{[]string{"--sweep", file("grid:\n  num_instances: [1, 2]\nfind: [min-cost]\nslo: ttft.p99<1s\n")}, 2, "s.yaml:3:7: find: want max-rate, min-cost, min-gpus or min-shed, got a list"},
 		{[]string{"--sweep", file("grid:\n  num_instances: [1, 2]\nslo: [ttft.p99<1s]\n")}, 2, "s.yaml:3:6: slo: want an SLO such as 'ttft.p99<500ms', got a list"},
 		{[]string{"--sweep", file("grid:\n  num_instances: [1, 2]\n---\nfind: min-cost\n")}, 2, "s.yaml:3:1: more than one YAML document"},
 		{[]string{"--sweep", file("grid:\n  num_instances: [1, 2]\nprices:\n  H100: 1e308\n")}, 2, "s.yaml:4:9: prices.H100: 1e+308 USD per GPU-hour: want a finite price in [0, 1e+06]"},

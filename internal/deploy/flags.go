@@ -17,7 +17,7 @@ const FileFlag = "deployment"
 func Flags() []flagspec.Flag {
 	d := Default()
 	out := []flagspec.Flag{{Name: FileFlag, Category: flagspec.CatDeployment, Kind: flagspec.String,
-		Usage: "deployment YAML (keys: the flag names below with underscores, or their other names)"}}
+		Usage: "deployment YAML (keys: the flag names below with underscores, or their other names)"}, policyFileFlag()}
 	for _, k := range keyList() {
 		kind, ok := k.kind()
 		if !ok {

@@ -178,7 +178,7 @@ func clusterKeys() []key {
 		{name: "routing_policy", category: clu, usage: "round-robin, random, least-loaded, least-outstanding, always-busiest or weighted",
 			choices: func() []string { return names(cluster.RoutingPolicies()) },
 			field:   func(c *Config) any { return &c.RoutingPolicy }},
-		{name: "routing_scorers", category: clu, usage: "weighted routing: name:weight,... of prefix-affinity, precise-prefix-cache, queue-depth, kv-utilization, load-balance",
+		{name: "routing_scorers", category: clu, usage: "weighted routing: name:weight,... of prefix-affinity, precise-prefix-cache, queue-depth, kv-utilization, load-balance, no-hit-lru",
 			field: func(c *Config) any { return &c.RoutingScorers }},
 		{name: "snapshot_refresh_interval", category: clu, usage: "age after which routing re-reads queue depth, batch size and KV use (0 = live)",
 			field: func(c *Config) any { return &c.SnapshotRefreshInterval }},

@@ -15,15 +15,19 @@ import (
 
 // Layers are what a command line says of a deployment, to lay over a base
 // (the defaults, or the deployment a trace states): the --deployment file,
-// then the flags given. The order is defaults < trace < file < flags.
+// then the --policy-config bundle, then the flags given. The order is
+// defaults < trace < deployment file < policy bundle < flags.
 type Layers struct {
-	file  string // "" = no file
-	data  []byte
-	flags flagspec.Values
+	file   string // "" = no file
+	data   []byte
+	policy string // "" = no policy bundle
+	pdata  []byte
+	flags  flagspec.Values
 }
 
-// NewLayers reads the deployment file at path ("" = none), once, and keeps
-// the flags given (by their names in Flags).
+// NewLayers reads the deployment file at path ("" = none) and the policy
+// bundle the flags name (--policy-config), once each, and keeps the flags
+// given (by their names in Flags).
 func NewLayers(path string, flags flagspec.Values) (*Layers, error) {
 	l := &Layers{file: path, flags: flags}
 	if path != "" {
@@ -32,6 +36,13 @@ func NewLayers(path string, flags flagspec.Values) (*Layers, error) {
 			return nil, invalid("deployment: %v", err)
 		}
 		l.data = data
+	}
+	if p, _ := flags[PolicyFileFlag].(string); p != "" {
+		data, err := infile.ReadFile(p, infile.ConfigBytes)
+		if err != nil {
+			return nil, invalid("policy bundle: %v", err)
+		}
+		l.policy, l.pdata = p, data
 	}
 	return l, nil
 }
@@ -42,12 +53,13 @@ func (l *Layers) On(base Config) (Config, error) {
 	return cfg, err
 }
 
-// apply is On, and says what set each key it set: "--max-num-seqs" or
-// "--deployment FILE" (a flag wins over the file).
+// apply is On, and says what set each key it set: "--max-num-seqs",
+// "--deployment FILE" or "--policy-config FILE" (a flag wins over the
+// bundle, the bundle over the deployment file).
 func (l *Layers) apply(base Config) (Config, map[string]string, error) {
 	cfg := base
 	given := map[string]string{}
-	var set fileSet
+	var set, pset fileSet
 	if l.file != "" {
 		var err error
 		if cfg, set, err = decodeFile(l.file, l.data, cfg); err != nil {
@@ -55,6 +67,15 @@ func (l *Layers) apply(base Config) (Config, map[string]string, error) {
 		}
 		for _, k := range set.keys {
 			given[k] = "--" + FileFlag + " " + l.file
+		}
+	}
+	if l.policy != "" {
+		var err error
+		if cfg, pset, err = decodePolicy(l.policy, l.pdata, cfg); err != nil {
+			return cfg, nil, err
+		}
+		for _, k := range pset.keys {
+			given[k] = "--" + PolicyFileFlag + " " + l.policy
 		}
 	}
 	for _, k := range keyList() {
@@ -77,10 +98,17 @@ func (l *Layers) apply(base Config) (Config, map[string]string, error) {
 			given[k.name] = "--no-" + flag
 		}
 	}
-	byFlag := func(k string) bool {
-		return strings.HasPrefix(given[k], "--") && !strings.HasPrefix(given[k], "--"+FileFlag+" ")
+	// A combination of keys is located in a file that set one of them,
+	// unless a layer above that file set another.
+	notBy := func(file string) func(string) bool {
+		return func(k string) bool {
+			return strings.HasPrefix(given[k], "--") && !strings.HasPrefix(given[k], "--"+file+" ")
+		}
 	}
-	if err := set.combinations(cfg, byFlag); err != nil {
+	if err := set.combinations(cfg, notBy(FileFlag)); err != nil {
+		return cfg, nil, err
+	}
+	if err := pset.combinations(cfg, notBy(PolicyFileFlag)); err != nil {
 		return cfg, nil, err
 	}
 	return cfg, given, nil

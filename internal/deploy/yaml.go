@@ -69,15 +69,26 @@ func (f fileSet) combinations(cfg Config, byFlag func(key string) bool) error {
 // decodeFile is Decode, the values that must agree with others left
 // unchecked, that also returns what the file sets.
 func decodeFile(name string, data []byte, base Config) (Config, fileSet, error) {
+	return decodeKeys(name, data, base, keyList(), "deployment keys")
+}
+
+// decodePolicy is decodeFile for a policy bundle: the policy keys only.
+func decodePolicy(name string, data []byte, base Config) (Config, fileSet, error) {
+	return decodeKeys(name, data, base, policyKeys(), "policy keys")
+}
+
+// decodeKeys is decodeFile with the keys the file may hold (list) and what
+// they are called in messages (what).
+func decodeKeys(name string, data []byte, base Config, list []key, what string) (Config, fileSet, error) {
 	set := fileSet{name: name, values: map[string]*yaml.Node{}}
 	root, err := strictyaml.Parse(name, data)
 	if err != nil || root == nil {
 		return base, set, err // nil: empty or only comments
 	}
-	if err := strictyaml.WantMapping(name, root, "", "deployment keys"); err != nil {
+	if err := strictyaml.WantMapping(name, root, "", what); err != nil {
 		return base, set, err
 	}
-	keys, err := fileKeys(name, root)
+	keys, err := fileKeys(name, root, list)
 	if err != nil {
 		return base, set, err
 	}
@@ -99,12 +110,12 @@ func decodeFile(name string, data []byte, base Config) (Config, fileSet, error) 
 }
 
 // fileKeys are the keys of the mapping m, one for each of its entries:
-// aliases stand for their key, and a key unknown or given twice (under any
-// of its names) is an error at its place.
-func fileKeys(name string, m *yaml.Node) ([]key, error) {
+// aliases stand for their key, and a key not in list, unknown or given
+// twice (under any of its names) is an error at its place.
+func fileKeys(name string, m *yaml.Node, list []key) ([]key, error) {
 	byName := map[string]key{}
 	var known []string
-	for _, k := range keyList() {
+	for _, k := range list {
 		for _, n := range append([]string{k.name}, k.aliases...) {
 			byName[n] = k
 			known = append(known, n)
@@ -120,6 +131,9 @@ func fileKeys(name string, m *yaml.Node) ([]key, error) {
 		kn := m.Content[i]
 		k, ok := byName[kn.Value]
 		if !ok {
+			if other, deployment := allKeyNames()[kn.Value]; deployment {
+				return nil, strictyaml.At(name, kn, "", "%s is a deployment key, not a policy one: give it in --%s or as a flag", other.name, FileFlag)
+			}
 			return nil, strictyaml.UnknownKey(name, kn, "", slices.Sorted(slices.Values(known)))
 		}
 		if prev, ok := seen[k.name]; ok {
@@ -133,4 +147,15 @@ func fileKeys(name string, m *yaml.Node) ([]key, error) {
 		keys = append(keys, k)
 	}
 	return keys, nil
+}
+
+// allKeyNames indexes keyList by every name and alias.
+func allKeyNames() map[string]key {
+	out := map[string]key{}
+	for _, k := range keyList() {
+		for _, n := range append([]string{k.name}, k.aliases...) {
+			out[n] = k
+		}
+	}
+	return out
 }

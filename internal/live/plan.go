@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,6 +143,20 @@ func newSpecPlanner(wl *workload.Workload, p *httpload.Prompter, cfg *config, id
 	return pl
 }
 
+// sloTTFTms is the x-slo-ttft-ms header of a request, in whole ms rounded
+// up (0 = no header): its own TTFT target (slo_target_us) when it has one,
+// else its SLO class's goodput TTFT target (goodput_slo_targets), so that a
+// gateway ordering by deadline sees the tier's target.
+func sloTTFTms(targetUs int64, classMs float64) int64 {
+	switch {
+	case targetUs > 0:
+		return (targetUs + 999) / 1000
+	case classMs > 0:
+		return int64(math.Ceil(min(classMs, 1e12)))
+	}
+	return 0
+}
+
 // hasSLOClasses reports whether any client names an SLO class: then the
 // trace has the vllm_priority column and requests carry a priority.
 func hasSLOClasses(wl *workload.Workload) bool {
@@ -268,9 +283,8 @@ func (pl *specPlanner) job(r *workload.Request) httpload.Job {
 		}
 		j.MaxTokens, j.MinTokens = n, n
 	}
-	if r.SLOTargetUs > 0 {
-		j.SLOTTFTms = (r.SLOTargetUs + 999) / 1000
-	}
+	j.SLOTTFTms = sloTTFTms(r.SLOTargetUs, pl.wl.Spec.GoodputSLOTargets[r.SLOClass].TTFTMs)
+
 	if pl.priorities {
 		j.Priority, j.HasPriority = tracev2.VLLMPriority(r.SLOClass), true
 	}

@@ -259,9 +259,11 @@ func (pl *tracePlanner) job(i int, atUs, thinkUs int64) httpload.Job {
 		}
 		j.MaxTokens, j.MinTokens = n, n
 	}
-	if r.sloTargetUs > 0 {
-		j.SLOTTFTms = (r.sloTargetUs + 999) / 1000
+	var classMs float64
+	if h := pl.t.p.header; h != nil {
+		classMs = h.GoodputSLOTargets[r.sloClass].TTFTMs
 	}
+	j.SLOTTFTms = sloTTFTms(r.sloTargetUs, classMs)
 	if pl.t.p.classes {
 		j.Priority, j.HasPriority = tracev2.VLLMPriority(r.sloClass), true
 	}

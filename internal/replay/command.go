@@ -40,7 +40,9 @@ type Command struct {
 	// OpenDecisions opens the routing-decision log (nil when not asked);
 	// it may be nil.
 	OpenDecisions func() (*outfile.Output, error)
-	ToolVersion   string // recorded in the replayed trace's header
+	// CounterfactualK is --counterfactual-k (checked by OpenDecisions).
+	CounterfactualK int
+	ToolVersion     string // recorded in the replayed trace's header
 	// Inputs and Outputs are the files the command line names besides
 	// the trace and the outputs above (--deployment, --decisions-out),
 	// for outfile.Check.
@@ -72,6 +74,8 @@ type TraceFlags struct {
 	// SLO is --slo (FlagSLOTargets); it replaces the trace header's goodput
 	// targets.
 	SLO string
+	// Fitness is --fitness-weights (FlagFitness).
+	Fitness string
 }
 
 // Progress is a progress display; a nil one is not called.
@@ -190,6 +194,7 @@ func (j *job) simulate(ctx context.Context, tr *Trace, release func(interrupted 
 	if out.decOut != nil {
 		cfg.Decisions = out.decOut
 	}
+	cfg.CounterfactualK = j.cmd.CounterfactualK
 	simStart := time.Now()
 	res, err := Simulate(ctx, cfg, tr, tr.FollowUps(), out.write)
 	if progress != nil {
@@ -251,11 +256,13 @@ func traceConfig(f *TraceFlags, in *input.Trace, horizonUs int64) Config {
 	if given, err := FlagSLOTargets(f.SLO); err == nil && given != nil { // validated by options
 		targets = given
 	}
+	fitness, _ := FlagFitness(f.Fitness) // validated by options
 	return Config{
 		Seed:            seed,
 		ContextGrowth:   in.Header.SessionContextGrowth,
 		HorizonUs:       horizonUs,
 		SLOTargets:      targets,
+		Fitness:         fitness,
 		HashBlockTokens: f.HashBlockTokens,
 		UniqueIDs:       in.Unique,
 	}

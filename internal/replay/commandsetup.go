@@ -115,6 +115,9 @@ func (f *TraceFlags) options() (opts TraceOptions, horizonUs int64, err error) {
 	if _, err := FlagSLOTargets(f.SLO); err != nil {
 		return opts, 0, err
 	}
+	if _, err := FlagFitness(f.Fitness); err != nil {
+		return opts, 0, err
+	}
 	opts.SkipFailed = f.SkipFailed
 	return opts, horizonUs, nil
 }

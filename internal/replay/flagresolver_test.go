@@ -81,6 +81,9 @@ func TestOpenDecisions(t *testing.T) {
 		{flagspec.Values{decisionsOutFlag: "d.jsonl"}, "needs --trace-level decisions"},
 		{flagspec.Values{traceLevelFlag: "all"}, "want none or decisions"},
 		{flagspec.Values{traceLevelFlag: decisionsLevel, decisionsOutFlag: "-"}, "needs --decisions-out FILE"},
+		{flagspec.Values{counterfactualK: 3}, ""},
+		{flagspec.Values{counterfactualK: -1}, "--counterfactual-k -1: want 0..1024"},
+		{flagspec.Values{counterfactualK: 1025}, "want 0..1024"},
 	} {
 		out, err := OpenDecisions(tc.v)
 		if tc.wantErr == "" {

@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"strings"
 	"time"
 
+	"servesim/internal/des/cluster"
 	"servesim/internal/des/metrics"
 	"servesim/internal/des/sim"
 	"servesim/internal/exitcode"
@@ -19,6 +21,7 @@ const (
 	ignoreTraceFlag   = "ignore-trace-deployment"
 	traceLevelFlag    = "trace-level"
 	decisionsOutFlag  = "decisions-out"
+	counterfactualK   = "counterfactual-k"
 	decisionsLevel    = "decisions"
 	noDecisionsLevel  = "none"
 	defaultCapNoTrace = 0  // run: an open loop
@@ -90,6 +93,29 @@ func FlagSLOTargets(text string) (map[string]metrics.SLOTarget, error) {
 	return map[string]metrics.SLOTarget{metrics.AnyClass: {TTFTMs: ttft, ITLMs: itl, E2EMs: e2e}}, nil
 }
 
+// fitnessFlag is --fitness-weights.
+const fitnessFlag = "fitness-weights"
+
+// FitnessFlag describes --fitness-weights.
+func FitnessFlag() flagspec.Flag {
+	return flagspec.Flag{Name: fitnessFlag, Kind: flagspec.String, Category: flagspec.CatOutput,
+		Usage: "add a fitness score to the summary, one number to compare runs by: metric:weight,... of throughput, tokens_per_sec " +
+			"and {mean,p50,p90,p95,p99}_{ttft,e2e,itl,tpot}; Σ weight × normalised metric, latencies as 1/(1 + ms), " +
+			"throughputs as x/(x + 100 req/s) and x/(x + 10000 tok/s) (BLIS's), e.g. throughput:0.5,p99_ttft:0.5"}
+}
+
+// FlagFitness parses --fitness-weights ("" = none).
+func FlagFitness(text string) ([]metrics.FitnessWeight, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	ws, err := metrics.ParseFitnessWeights(text)
+	if err != nil {
+		return nil, exitcode.Usagef("--%s: %v", fitnessFlag, err)
+	}
+	return ws, nil
+}
+
 // DecisionFlags describe run's and replay's flags for the routing-decision
 // log.
 func DecisionFlags() []flagspec.Flag {
@@ -97,6 +123,9 @@ func DecisionFlags() []flagspec.Flag {
 		{Name: traceLevelFlag, Kind: flagspec.String, Category: flagspec.CatCluster, Default: noDecisionsLevel,
 			Usage: "none, or decisions: write every routing decision with its scores (needs --decisions-out)"},
 		{Name: decisionsOutFlag, Kind: flagspec.String, Category: flagspec.CatCluster, Usage: "file for --trace-level decisions (JSON lines)"},
+		{Name: counterfactualK, Kind: flagspec.Int, Category: flagspec.CatCluster, Default: 0,
+			Usage: "score every routing decision's candidates for its regret (best score − chosen score; round-robin and random by −effective load) " +
+				"and summarise it; with --trace-level decisions each line adds the regret and its K best candidates (0 = off)"},
 	}
 }
 
@@ -109,6 +138,9 @@ func OpenDecisions(v flagspec.Values) (*outfile.Output, error) {
 		level = noDecisionsLevel
 	}
 	path, _ := v[decisionsOutFlag].(string)
+	if k, _ := v[counterfactualK].(int); k < 0 || k > cluster.MaxCounterfactualK {
+		return nil, exitcode.Usagef("--%s %d: want 0..%d", counterfactualK, k, cluster.MaxCounterfactualK)
+	}
 	switch level {
 	case noDecisionsLevel:
 		if path != "" {

@@ -80,6 +80,12 @@ type Config struct {
 	// (the run then goes through the cluster simulator, even with one
 	// instance).
 	Decisions io.Writer
+	// Fitness, if set, adds the fitness of these weights to the summary.
+	Fitness []metrics.FitnessWeight
+	// CounterfactualK, when positive, scores every routing decision for
+	// its regret (cluster.Config.CounterfactualK); the run then goes
+	// through the cluster simulator, even with one instance.
+	CounterfactualK int
 
 	hashAll   bool // the reference (tests compare): no prompt private, every block hashed from its ids
 	noRecycle bool // allocate every request afresh (tests compare)
@@ -203,7 +209,7 @@ func Simulate(ctx context.Context, cfg Config, src Source, fu FollowUps, sink Si
 		accumulate: cfg.ContextGrowth == "accumulate", agg: agg, obs: cfg.Observer,
 		long: overlong{maxLen: cfg.Deploy.MaxModelLen}, lazy: !cfg.hashAll && honoursPrivacy(cfg.Deploy)}
 	d.tok.unique = cfg.UniqueIDs
-	cluster := cfg.Deploy.IsCluster() || cfg.Decisions != nil
+	cluster := cfg.Deploy.IsCluster() || cfg.Decisions != nil || cfg.CounterfactualK > 0
 	d.dropsUnread = !cluster && d.obs == nil && !cfg.hashAll
 	if a, ok := src.(aheadSource); ok && d.lazy {
 		d.tok.shared = a.sharedPrefixes()
@@ -289,6 +295,9 @@ func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *de
 	}
 	sum := d.agg.Summary(info)
 	sum.Deployment = d.cfg.Deploy.Describe()
+	if len(d.cfg.Fitness) > 0 {
+		sum.Fitness = metrics.ComputeFitness(&sum, d.cfg.Fitness)
+	}
 	out := Outcome{Summary: sum, Warnings: warnings, Interrupted: d.stopped}
 	if d.stopped {
 		return out, d.ctx.Err()
@@ -304,6 +313,7 @@ func (d *driver) runCluster() (Outcome, error) {
 	cc.Instances = append([]instance.Config(nil), cc.Instances...)
 	cc.Seed, cc.HorizonUs, cc.OnDone, cc.Decisions = cfg.Seed, cfg.HorizonUs, d.onDone, cfg.Decisions
 	cc.Client = cfg.Client
+	cc.CounterfactualK = cfg.CounterfactualK
 	cc.MayInject = d.fu != nil
 	if d.obs != nil {
 		co, ok := d.obs.(cluster.Observer)

@@ -24,12 +24,15 @@ type RunCommand struct {
 	Client        func() (Client, error)
 	Deployment    func() (deploy.Config, error)
 	OpenDecisions func() (*outfile.Output, error) // nil when not asked
-	MetricsOut    string                          // --metrics-out
+	// CounterfactualK is --counterfactual-k (checked by OpenDecisions).
+	CounterfactualK int
+	MetricsOut      string // --metrics-out
 	// ResultsPath is --results-path (BLIS's): every request's SimResult, a
 	// JSON array in request_id order as replay writes it; "-" is stdout,
 	// and the summary then goes to stderr.
 	ResultsPath string
 	SLO         string // --slo (FlagSLOTargets): replaces the workload spec's goodput targets
+	Fitness     string // --fitness-weights (FlagFitness)
 	Timeline    string // --timeline
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline func(io.Writer) Observer
@@ -54,6 +57,10 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 		return exitcode.Usagef("--results-path and --trace-output both ask for stdout; give one of them a file")
 	}
 	sloTargets, err := FlagSLOTargets(cmd.SLO)
+	if err != nil {
+		return err
+	}
+	fitness, err := FlagFitness(cmd.Fitness)
 	if err != nil {
 		return err
 	}
@@ -105,6 +112,7 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	defer results.abort()
 	rcfg := WorkloadConfig(wl, dep)
 	rcfg.Client = client
+	rcfg.Fitness = fitness
 	if sloTargets != nil {
 		rcfg.SLOTargets = sloTargets
 	}
@@ -118,6 +126,7 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	if decisions != nil {
 		rcfg.Decisions = decisions
 	}
+	rcfg.CounterfactualK = cmd.CounterfactualK
 	if tl != nil {
 		rcfg.Observer = tl.rec
 	}

@@ -98,7 +98,38 @@ func TextSummary(s *metrics.Summary) string {
 
 		b.WriteByte('\n')
 	}
+	writeRegret(&b, s.RoutingRegret)
+	writeFitness(&b, s.Fitness)
 	return b.String()
+}
+
+// writeFitness adds the fitness score and, per metric, its weight, raw
+// value and normalised value (--fitness-weights).
+func writeFitness(b *strings.Builder, f *metrics.Fitness) {
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nfitness %.4f = Σ weight × normalised\n", f.Score)
+	fmt.Fprintf(b, "%-16s %8s %14s %11s\n", "metric", "weight", "raw", "normalised")
+	for _, c := range f.Components {
+		fmt.Fprintf(b, "%-16s %8.4g %14s %11.4f\n", c.Metric, c.Weight, fmt.Sprintf("%.2f %s", c.Raw, c.Unit), c.Normalised)
+	}
+}
+
+// writeRegret adds the counterfactual regret of the routing decisions, one
+// line per policy and pool (--counterfactual-k).
+func writeRegret(b *strings.Builder, rs []metrics.RegretSummary) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%-20s %10s %10s %10s %10s %10s\n", "routing regret", "decisions", "mean", "p99", "max", "regret > 0")
+	for _, r := range rs {
+		name := r.Policy
+		if r.Pool != "" {
+			name += " (" + r.Pool + ")"
+		}
+		fmt.Fprintf(b, "%-20s %10d %10.4g %10.4g %10.4g %10d\n", name, r.Decisions, r.Mean, r.P99, r.Max, r.Positive)
+	}
 }
 
 // pct is an optional share in percent, "-" when absent (no SLO target).

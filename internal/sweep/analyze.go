@@ -51,8 +51,13 @@ type Best struct {
 	CostPerHour *float64 `json:"cost_per_hour_usd,omitempty"`
 	CostPerMTok *float64 `json:"cost_per_million_output_tokens_usd,omitempty"`
 	LatencyMs   float64  `json:"latency_ms,omitempty"`
-	Met         int      `json:"cases_met"`
-	Of          int      `json:"cases"`
+	// Rejected, Failed and Injected are the best case's requests
+	// (min-shed).
+	Rejected int64 `json:"rejected_requests,omitempty"`
+	Failed   int64 `json:"failed_requests,omitempty"`
+	Injected int64 `json:"injected_requests,omitempty"`
+	Met      int   `json:"cases_met"`
+	Of       int   `json:"cases"`
 	// Closest is, when none meets the SLO, the steady case with the lowest
 	// primary latency (−1: no steady case).
 	Closest int `json:"closest,omitempty"`
@@ -246,7 +251,7 @@ func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
 	}
 	for _, g := range groups {
 		a.pareto(g.load, g.rows, primary)
-		if d.Find != FindMinCost && d.Find != FindMinGPUs {
+		if d.Find != FindMinCost && d.Find != FindMinGPUs && d.Find != FindMinShed {
 			continue
 		}
 		b := Best{Load: g.load, Case: -1, Closest: -1, Of: len(g.rows)}
@@ -269,6 +274,9 @@ func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
 			b.Case, b.Params, b.GPU, b.GPUs = best.Case, best.Params, best.GPU, best.GPUs
 			b.CostPerHour, b.CostPerMTok = best.CostPerHour, best.CostPerMTok
 			b.LatencyMs, _ = primary(best)
+			if d.Find == FindMinShed {
+				b.Rejected, b.Failed, b.Injected = best.Rejected, best.Failed, best.Injected
+			}
 			a.Met = true
 		} else if closest != nil {
 			b.Closest = closest.Case
@@ -285,8 +293,10 @@ func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
 }
 
 // cheaper orders the deployments meeting the SLO: by cost per hour (GPUs
-// for min-gpus), then GPUs (cost), then the primary latency, then case.
-// A row without a price comes after every priced row for min-cost.
+// for min-gpus), then GPUs (cost), then the primary latency, then case;
+// for min-shed by rejected requests, then failed ones, then cost, then
+// the primary latency, then case. A row without a price comes after every
+// priced row of equal rank.
 func cheaper(r, than *Row, find string, primary func(*Row) (float64, bool)) bool {
 	cost := func(x *Row) float64 {
 		if x.CostPerHour == nil {
@@ -296,8 +306,11 @@ func cheaper(r, than *Row, find string, primary func(*Row) (float64, bool)) bool
 	}
 	keys := func(x *Row) []float64 {
 		lat, _ := primary(x)
-		if find == FindMinGPUs {
+		switch find {
+		case FindMinGPUs:
 			return []float64{float64(x.GPUs), cost(x), lat, float64(x.Case)}
+		case FindMinShed:
+			return []float64{float64(x.Rejected), float64(x.Failed), cost(x), lat, float64(x.Case)}
 		}
 		return []float64{cost(x), float64(x.GPUs), lat, float64(x.Case)}
 	}
@@ -316,8 +329,11 @@ func bestText(b Best, d *Doc, slo SLO, closest *Row) string {
 		under = " at " + paramText(b.Load)
 	}
 	what := "cheapest"
-	if d.Find == FindMinGPUs {
+	switch d.Find {
+	case FindMinGPUs:
 		what = "smallest"
+	case FindMinShed:
+		what = "least shedding"
 	}
 	if b.Case < 0 {
 		s := fmt.Sprintf("no deployment of the grid meets %s%s (0 of %d)", slo, under, b.Of)
@@ -329,6 +345,9 @@ func bestText(b Best, d *Doc, slo SLO, closest *Row) string {
 		return s
 	}
 	s := fmt.Sprintf("%s deployment meeting %s%s: %s: %d × %s", what, slo, under, paramText(b.Params), b.GPUs, b.GPU)
+	if d.Find == FindMinShed {
+		s += fmt.Sprintf(", %d rejected and %d failed of %d requests", b.Rejected, b.Failed, b.Injected)
+	}
 	if b.CostPerHour != nil {
 		s += fmt.Sprintf(", $%.2f/h", *b.CostPerHour)
 		if b.CostPerMTok != nil {

@@ -77,9 +77,9 @@ func (s *docSource) checkQuestion(d *Doc) error {
 		return err
 	}
 	switch d.Find {
-	case "", FindMaxRate, FindMinCost, FindMinGPUs:
+	case "", FindMaxRate, FindMinCost, FindMinGPUs, FindMinShed:
 	default:
-		return s.field("find", "%q: want max-rate, min-cost or min-gpus", d.Find)
+		return s.field("find", "%q: want max-rate, min-cost, min-gpus or min-shed", d.Find)
 	}
 	if d.Find != "" && slo.Empty() {
 		return s.field("find", "%s needs an SLO, and the document has none", d.Find)

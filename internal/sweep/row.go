@@ -67,6 +67,8 @@ type Row struct {
 	// Failed are the requests that did not complete: timed out, dropped,
 	// rejected, or unfinished when the run stopped.
 	Failed int64 `json:"failed_requests"`
+	// Rejected are the failed requests that admission refused (shed).
+	Rejected int64 `json:"rejected_requests,omitempty"`
 	// QueueGrowth is the steady-state test's measure (steady.Check).
 	QueueGrowth float64 `json:"queue_growth"`
 	DurationS   float64 `json:"duration_s"`

@@ -17,6 +17,10 @@ const (
 	FindMaxRate = "max-rate" // the highest rate each deployment sustains under the SLO
 	FindMinCost = "min-cost" // the cheapest deployment of the grid that meets the SLO
 	FindMinGPUs = "min-gpus" // the deployment with the fewest GPUs that meets the SLO
+	// FindMinShed: the setting of the grid that meets the SLO while its
+	// admission rejects (sheds) the fewest requests, then the fewest that
+	// fail otherwise: a gateway's admission or routing policy at overload.
+	FindMinShed = "min-shed"
 )
 
 // DefaultPrecision is the max-rate search's default relative precision.
@@ -33,7 +37,7 @@ grid:
   tensor_parallel: [1, 2]
   rate: 5..40:5
 slo: ttft.p99<500ms,itl.p99<50ms
-find: min-cost          # or max-rate (drop rate from the grid), min-gpus
+find: min-cost          # or max-rate (drop rate from the grid), min-gpus, min-shed
 precision: 1%           # max-rate: stop when the bracket is this narrow
 prices:                 # USD per GPU-hour, over the built-in list prices
   H100: 2.49`
@@ -97,7 +101,7 @@ func DecodeSpec(name string, data []byte, base Spec) (Spec, error) {
 				s.SLO, err = parseSLO(text, at)
 			}
 		case "find":
-			s.Find, err = scalarText(name, k, v, "max-rate, min-cost or min-gpus")
+			s.Find, err = scalarText(name, k, v, "max-rate, min-cost, min-gpus or min-shed")
 			s.findPos = vpos
 		case "precision":
 			var text string
@@ -175,9 +179,9 @@ func ParsePrecision(v string, pos Pos) (float64, error) {
 // that is not empty. rateKey is the load key a max-rate search varies.
 func (s *Spec) Check(rateKey string) (*Grid, error) {
 	switch s.Find {
-	case "", FindMaxRate, FindMinCost, FindMinGPUs:
+	case "", FindMaxRate, FindMinCost, FindMinGPUs, FindMinShed:
 	default:
-		return nil, inputErr(s.findPos, "find", "%q: want max-rate, min-cost or min-gpus", s.Find)
+		return nil, inputErr(s.findPos, "find", "%q: want max-rate, min-cost, min-gpus or min-shed", s.Find)
 	}
 	if s.Find != "" && s.SLO.Empty() {
 		return nil, exitcode.Usagef("--find %s needs an SLO, e.g. --slo 'ttft.p99<500ms' (or slo: in the sweep file)", s.Find)

@@ -379,6 +379,7 @@ func (c *Cluster) Run() (Outcome, error) {
 		s.KVPeakBlocks = max(s.KVPeakBlocks, k.KVPeakBlocks)
 		out.Info.PerInstance = append(out.Info.PerInstance, c.instanceInfo(i, in))
 	}
+	out.Info.Regret = c.rt.cf.summaries(c.cfg.routing(), c.pd != nil)
 	if c.pd != nil {
 		out.TransfersStarted, out.TransfersCompleted, out.TransfersInFlight = c.pd.started, c.pd.completed, int64(c.pd.active)
 	}

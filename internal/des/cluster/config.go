@@ -46,11 +46,12 @@ const (
 	ScorerQueueDepth         = "queue-depth"
 	ScorerKVUtilization      = "kv-utilization"
 	ScorerLoadBalance        = "load-balance"
+	ScorerNoHitLRU           = "no-hit-lru"
 )
 
 // ScorerNames lists the scorers.
 func ScorerNames() []string {
-	return []string{ScorerPrefixAffinity, ScorerPrecisePrefixCache, ScorerQueueDepth, ScorerKVUtilization, ScorerLoadBalance}
+	return []string{ScorerPrefixAffinity, ScorerPrecisePrefixCache, ScorerQueueDepth, ScorerKVUtilization, ScorerLoadBalance, ScorerNoHitLRU}
 }
 
 // DefaultScorers is the weighted policy's default.
@@ -163,6 +164,11 @@ type Config struct {
 	// Decisions, if set, receives one JSON line per routing decision with
 	// every candidate's signals and scores (--trace-level decisions).
 	Decisions io.Writer
+	// CounterfactualK, when positive, scores every routing decision's
+	// candidates for its regret (regret.go), summarised in the outcome;
+	// the decision lines then add the regret and the top K candidates.
+	// At most MaxCounterfactualK.
+	CounterfactualK int
 	// Observer, if set, sees routing, refusals, KV transfers and every
 	// instance's finished requests (the timeline).
 	Observer Observer
@@ -194,6 +200,9 @@ func (c *Config) validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Sprintf("unknown admission policy %q (always-admit, token-bucket, reject-all)", c.Admission))
+	}
+	if c.CounterfactualK < 0 || c.CounterfactualK > MaxCounterfactualK {
+		errs = append(errs, fmt.Sprintf("counterfactual k %d must be in 0..%d", c.CounterfactualK, MaxCounterfactualK))
 	}
 	if c.AdmissionLatencyUs < 0 || c.RoutingLatencyUs < 0 || c.SnapshotRefreshUs < 0 || c.CacheSignalDelayUs < 0 {
 		errs = append(errs, "admission and routing latencies, snapshot refresh interval and cache signal delay must not be negative")

@@ -14,7 +14,8 @@ import (
 // number of candidates tied for best, and per candidate its signals as the
 // router saw them (queue depth, batch size and KV utilisation from the
 // snapshot, in-flight live) and, for weighted, its total and per-scorer
-// scores. P/D decider outcomes get a line of their own. Keys are fixed and
+// scores; with --counterfactual-k, the regret and the top candidates
+// (appendCounterfactual). P/D decider outcomes get a line of their own. Keys are fixed and
 // ordered, numbers formatted shortest-exact, so the file is deterministic.
 type decisionLog struct {
 	w   *bufio.Writer
@@ -77,8 +78,42 @@ func (d *decisionLog) decision(rt *router, now int64, r *instance.Request, pool 
 		}
 		b = append(b, '}')
 	}
-	b = append(b, "]}\n"...)
+	b = append(b, ']')
+	if rt.cf != nil {
+		b = appendCounterfactual(b, rt, pool)
+	}
+	b = append(b, "}\n"...)
 	d.write(b)
+}
+
+// appendCounterfactual adds the decision's regret and its top candidates,
+// best first, with their scores and signals (--counterfactual-k).
+func appendCounterfactual(b []byte, rt *router, pool []int) []byte {
+	cf := rt.cf
+	b = append(b, `,"regret":`...)
+	b = appendFloat(b, cf.regret)
+	b = append(b, `,"counterfactual":[`...)
+	for j, k := range cf.top {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		i := pool[k]
+		s := rt.snap[i]
+		b = append(b, `{"instance":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"score":`...)
+		b = appendFloat(b, cf.score[k])
+		b = append(b, `,"queue_depth":`...)
+		b = strconv.AppendInt(b, int64(s.queue), 10)
+		b = append(b, `,"batch_size":`...)
+		b = strconv.AppendInt(b, int64(s.batch), 10)
+		b = append(b, `,"in_flight":`...)
+		b = strconv.AppendInt(b, int64(rt.load[i]), 10)
+		b = append(b, `,"kv_utilization":`...)
+		b = appendFloat(b, s.kvUtil)
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // pd records a P/D decider outcome: the decode instance consulted, the

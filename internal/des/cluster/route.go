@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 
 	"servesim/internal/des/instance"
 	"servesim/internal/des/kvcache"
@@ -43,11 +45,18 @@ type router struct {
 	first  *firstFilter // first blocks held by any of them
 	fresh  bool         // the current request's first block is held nowhere
 
-	precise bool
-	delay   int64 // precise-prefix-cache refresh interval; 0 = live
-	views   []map[kvcache.Hash]struct{}
-	viewAt  int64
-	viewOK  bool
+	precise bool // the scorers read the instances' prefix indexes (precise-prefix-cache, no-hit-lru)
+	// noHit: the no-hit-lru scorer is on; coldAt[i] is the number of the
+	// last cold request routed to instance i (0 = none yet), coldN the
+	// cold requests routed so far, order a scratch for ranking.
+	noHit  bool
+	coldAt []uint64
+	coldN  uint64
+	order  []int
+	delay  int64 // precise-prefix-cache refresh interval; 0 = live
+	views  []map[kvcache.Hash]struct{}
+	viewAt int64
+	viewOK bool
 
 	hashes []kvcache.Hash // the current request's full prompt blocks
 	own    []kvcache.Hash // the whole list with stand-ins, when a match needs it (all)
@@ -65,6 +74,7 @@ type router struct {
 	total    []float64
 	ties     []int
 	dec      *decisionLog
+	cf       *counterfactual // nil unless CounterfactualK > 0
 }
 
 // PrefixIndexBlocks is the capacity of the router-side prefix-affinity
@@ -73,7 +83,8 @@ const PrefixIndexBlocks = 10000
 
 func newRouter(cfg *Config, insts []*instance.Instance, load []int, rng *rand.Rand, dec *decisionLog) *router {
 	rt := &router{policy: cfg.routing(), rng: rng, insts: insts, load: load, refresh: cfg.SnapshotRefreshUs,
-		delay: cfg.CacheSignalDelayUs, snap: make([]signals, len(insts)), dec: dec}
+		delay: cfg.CacheSignalDelayUs, snap: make([]signals, len(insts)), dec: dec,
+		cf: newCounterfactual(cfg.CounterfactualK)}
 	if len(insts) > 0 {
 		rt.b = insts[0].KV().BlockSize()
 		rt.pool = insts[0].KV().Pool()
@@ -98,6 +109,9 @@ func newRouter(cfg *Config, insts []*instance.Instance, load []int, rng *rand.Ra
 				}
 			case ScorerPrecisePrefixCache:
 				rt.precise = true
+			case ScorerNoHitLRU:
+				rt.precise, rt.noHit = true, true
+				rt.coldAt = make([]uint64, len(insts))
 			}
 		}
 		rt.parts = make([][]float64, len(rt.scorers))
@@ -213,7 +227,7 @@ func mix64(x uint64) uint64 {
 // pick chooses an instance of pool for r at now.
 func (rt *router) pick(now int64, r *instance.Request, pool []int, poolID int) int {
 	logging := rt.dec != nil
-	if logging || rt.policy == LeastLoaded || rt.policy == AlwaysBusiest || rt.policy == Weighted {
+	if logging || rt.cf != nil || rt.policy == LeastLoaded || rt.policy == AlwaysBusiest || rt.policy == Weighted {
 		rt.read(now, pool)
 	}
 	rt.total = rt.total[:0]
@@ -244,6 +258,13 @@ func (rt *router) pick(now int64, r *instance.Request, pool []int, poolID int) i
 		}
 		rt.weighted(now, pool)
 		chosen = rt.argmax(pool)
+		if rt.noHit && rt.cold() {
+			rt.coldN++
+			rt.coldAt[chosen] = rt.coldN
+		}
+	}
+	if rt.cf != nil {
+		rt.cf.decide(rt, pool, poolID, chosen)
 	}
 	if rt.prefix != nil {
 		// Stand-ins are recorded as the stamp alone (pendRec).
@@ -287,6 +308,32 @@ type cand struct {
 	kvUtil       float64 // snapshot
 	affinity     int     // leading request blocks in the router-side index (prefix-affinity)
 	cached       int     // leading request blocks in the instance's prefix index, maybe delayed (precise-prefix-cache)
+	coldRank     int     // no-hit-lru: place in the order of cold routing, least recent (or never) first
+}
+
+// cold reports whether the current request is cold: no candidate holds
+// its first block (what no-hit-lru reads, as precise-prefix-cache sees it).
+func (rt *router) cold() bool {
+	for _, c := range rt.cands {
+		if c.cached > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// rankCold sets the candidates' coldRank: ordered by the number of the
+// last cold request routed to them, instances that never received one
+// first, ties (only among those) by their order in the pool.
+func (rt *router) rankCold(pool []int) {
+	rt.order = rt.order[:0]
+	for k := range pool {
+		rt.order = append(rt.order, k)
+	}
+	slices.SortStableFunc(rt.order, func(a, b int) int { return cmp.Compare(rt.coldAt[pool[a]], rt.coldAt[pool[b]]) })
+	for r, k := range rt.order {
+		rt.cands[k].coldRank = r
+	}
 }
 
 // weighted fills rt.parts (each scorer's score per candidate) and rt.total
@@ -323,6 +370,9 @@ func (rt *router) weighted(now int64, pool []int) {
 		for k, i := range pool {
 			rt.cands[k].cached = rt.cached(i)
 		}
+	}
+	if rt.noHit {
+		rt.rankCold(pool)
 	}
 	for len(rt.total) < len(pool) {
 		rt.total = append(rt.total, 0)
@@ -367,6 +417,8 @@ func scoreWeighted(scorers []Scorer, cs []cand, blocks int, parts [][]float64, t
 			for _, c := range cs {
 				p = append(p, 1/(1+float64(c.queue+c.batch+c.inFlight)))
 			}
+		case ScorerNoHitLRU:
+			p = noHitLRU(cs, p)
 		}
 		for k, v := range p {
 			// clamp(v, 0, 1) by comparisons: scores are never NaN, and
@@ -380,6 +432,30 @@ func scoreWeighted(scorers []Scorer, cs []cand, blocks int, parts [][]float64, t
 		}
 		parts[s] = p
 	}
+}
+
+// noHitLRU appends the no-hit-lru scores of cs to p: a warm request (some
+// candidate holds its first block) scores 0.5 everywhere, neutral; a cold
+// one scores 1 − rank/(n − 1) by the candidate's coldRank, so the instance
+// that waited longest for a cold request (or never had one) scores 1 and
+// cold traffic spreads in turn instead of piling on one instance; a lone
+// candidate scores 1.
+func noHitLRU(cs []cand, p []float64) []float64 {
+	warm := false
+	for _, c := range cs {
+		warm = warm || c.cached > 0
+	}
+	for _, c := range cs {
+		switch {
+		case warm:
+			p = append(p, 0.5)
+		case len(cs) == 1:
+			p = append(p, 1)
+		default:
+			p = append(p, 1-float64(c.coldRank)/float64(len(cs)-1))
+		}
+	}
+	return p
 }
 
 // minMax normalises p to (x − min)/(max − min), or (max − x)/(max − min)

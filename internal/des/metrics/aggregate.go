@@ -238,6 +238,9 @@ type RunInfo struct {
 	// the routing distribution and the instance fairness index to the
 	// summary.
 	PerInstance []InstanceInfo
+	// Regret, when set, is the counterfactual regret of the routing
+	// decisions, per pool.
+	Regret []RegretSummary
 }
 
 // InstanceInfo is one instance's run-level totals.

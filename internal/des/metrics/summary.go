@@ -98,6 +98,12 @@ type Summary struct {
 	RoutingDistribution []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
 	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
 	PerInstance         []InstanceSummary `json:"per_instance,omitempty"`
+	// RoutingRegret: the counterfactual regret of the routing decisions
+	// (--counterfactual-k), one entry per pool that routed; absent without.
+	RoutingRegret []RegretSummary `json:"routing_regret,omitempty"`
+	// Fitness: the --fitness-weights score and the metrics it compresses;
+	// absent without.
+	Fitness *Fitness `json:"fitness,omitempty"`
 
 	// Deployment names what was simulated (model, GPU, parallelism) for the
 	// text summary; the JSON keeps BLIS's keys and leaves it out.
@@ -215,6 +221,7 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 	if len(info.PerInstance) > 0 {
 		a.perInstance(&s, info)
 	}
+	s.RoutingRegret = info.Regret
 	return s
 }
 
