@@ -153,6 +153,11 @@ func parityCases() []parityCase {
 		{name: "cluster P/D prefix-threshold", spec: prefixSpec,
 			deploy: []string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "2",
 				"--pd-decider", "prefix-threshold", "--pd-transfer-contention", "--routing-policy", "weighted"}, positive: hits},
+		// Per-pool deployments: the trace header carries each pool's
+		// overrides, so that replay builds the same mixed cluster.
+		{name: "cluster P/D heterogeneous pools", run: []string{"--workload", "chatbot", "--rate", "30", "--num-requests", "200"},
+			deploy: []string{"--prefill-instances", "1", "--decode-instances", "2", "--pd-decider", "always",
+				"--prefill-gpu", "H100", "--decode-gpu", "A100-80", "--decode-max-num-seqs", "64", "--decode-total-kv-blocks", "3000"}},
 	}
 }
 

@@ -111,6 +111,9 @@ func (c Config) problems() []problem {
 			add(f.key, "%g %s must not be negative", f.v, f.unit)
 		}
 	}
+	if !(c.KVOffloadThreshold >= 0 && c.KVOffloadThreshold <= 1) {
+		add("kv_offload_threshold", "%g must be in [0, 1]", c.KVOffloadThreshold)
+	}
 	if c.KVCPUBaseLatencyUs < 0 {
 		add("kv_cpu_base_latency_us", "%d must not be negative", c.KVCPUBaseLatencyUs)
 	}
@@ -138,6 +141,7 @@ func (c Config) problems() []problem {
 		}
 	}
 	ps = append(ps, c.Cluster.problems()...)
+	ps = append(ps, c.poolProblems()...)
 	ps = append(ps, c.combinations()...)
 	return ps
 }
@@ -259,5 +263,5 @@ func (c Config) combinations() []problem {
 	} else if c.PDDecider != string(cluster.DecideNever) && c.PDDecider != "" {
 		add(append(pd, "pd_decider"), "pd-decider %s needs prefill-instances and decode-instances", c.PDDecider)
 	}
-	return ps
+	return append(ps, c.poolCombinations()...)
 }

@@ -83,13 +83,29 @@ func (r *Resolved) resolveCluster() error {
 		cc.PD = cluster.PD{PrefillInstances: c.PrefillInstances, Decider: cluster.Decider(c.PDDecider),
 			PrefixThreshold: c.PDPrefixThreshold, BandwidthBytesPerUs: c.PDTransferBandwidth * 1e3,
 			BaseLatencyUs: c.PDTransferBaseLatency.Microseconds(), Contention: c.PDTransferContention,
-			KVBytesPerToken: latency.KVBytesPerTokenPerGPU(r.ModelConfig, r.TP)}
+			KVBytesPerToken: latency.KVBytesPerTokenPerGPU(r.ModelConfig, r.PoolConfig("prefill").TP)}
 	}
 	cc.Instances = make([]instance.Config, r.Instances)
 	for i := range cc.Instances {
 		cc.Instances[i] = r.Instance
+		switch {
+		case c.PrefillInstances == 0:
+		case i < c.PrefillInstances && r.pools["prefill"] != nil:
+			cc.Instances[i] = r.pools["prefill"].Instance
+		case i >= c.PrefillInstances && r.pools["decode"] != nil:
+			cc.Instances[i] = r.pools["decode"].Instance
+		}
 		cc.Instances[i].ID = i
 	}
 	r.ClusterConfig = cc
 	return nil
+}
+
+// PoolConfig is the resolved deployment of the named P/D pool's instances:
+// the pool's own when it has overrides, else the base's.
+func (r *Resolved) PoolConfig(pool string) Config {
+	if p := r.pools[pool]; p != nil {
+		return p.Config
+	}
+	return r.Config
 }

@@ -40,5 +40,11 @@ func (r *Resolved) Describe() string {
 	if !r.EnableChunkedPrefill {
 		b.WriteString(", no chunked prefill")
 	}
+	for _, pool := range PoolNames() {
+		if p := r.pools[pool]; p != nil {
+			fmt.Fprintf(&b, "; %s pool: %d × %s (TP %d), %d KV blocks, max %d seqs, %d tokens a step, %s latency model",
+				pool, p.GPUsPerInstance(), p.GPU, p.TP, p.TotalKVBlocks, p.MaxNumSeqs, p.MaxNumBatchedTokens, p.LatencyModel)
+		}
+	}
 	return b.String()
 }

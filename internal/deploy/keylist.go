@@ -42,7 +42,7 @@ type key struct {
 // keyList is every deployment key, in the order --help lists their flags.
 // Validation of the values is check.go's (problems).
 func keyList() []key {
-	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), pdKeys())
+	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), pdKeys(), poolKeys())
 }
 
 // placementKeys are the keys of the model, the GPUs and their parallelism, the latency model.
@@ -108,6 +108,10 @@ func kvKeys() []key {
 			field: func(c *Config) any { return &c.KVCPUBandwidth }},
 		{name: "kv_cpu_base_latency_us", category: kv, usage: "CPU tier reload latency per block, µs",
 			field: func(c *Config) any { return &c.KVCPUBaseLatencyUs }},
+		{name: "kv_offload_threshold", category: kv, omitZero: true,
+			usage:       "CPU tier: GPU KV utilisation in [0, 1] above which blocks are offloaded (BLIS's default 0.9); 0 = after every step, as vLLM's offload connector",
+			defaultText: "0",
+			field:       func(c *Config) any { return &c.KVOffloadThreshold }},
 	}
 }
 

@@ -232,6 +232,9 @@ type RunInfo struct {
 	CacheHits         int64
 	CacheMisses       int64
 	AllocFailures     int64
+	// The CPU KV tier's totals (kvcache.Stats): blocks offloaded and
+	// reloaded, reloads that thrash, and the reload time.
+	CPUOffloads, CPUReloads, CPUThrashing, CPUReloadUs int64
 	ITL               []instance.ValueCount // every ITL sample of completed requests (µs)
 
 	// PerInstance, when set (a cluster run), adds the per_instance block,

@@ -75,6 +75,13 @@ type Summary struct {
 	KVUtilizationPeak float64 `json:"kv_utilization_peak"`
 	CacheHitRate      float64 `json:"cache_hit_rate"`
 	KVAllocFailures   int64   `json:"kv_allocation_failures"`
+	// The CPU KV tier (absent when it moved nothing): blocks offloaded to
+	// it and reloaded from it, reloads within 1 ms of their offload
+	// (thrashing), and the reload time added to steps.
+	KVOffloadedBlocks int64   `json:"kv_offloaded_blocks,omitempty"`
+	KVReloadedBlocks  int64   `json:"kv_reloaded_blocks,omitempty"`
+	KVThrashing       int64   `json:"kv_thrashing,omitempty"`
+	KVReloadMs        float64 `json:"kv_reload_ms,omitempty"`
 
 	PerTenant         map[string]TenantSummary `json:"per_tenant"`
 	JainFairnessIndex float64                  `json:"jain_fairness_index"`
@@ -141,6 +148,8 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 		PreemptionCount: info.Preemptions, DroppedUnservable: a.dropped, LengthCappedRequests: a.lengthCapped,
 		TimedOutRequests: a.timedOut, RejectedRequests: a.rejected,
 		KVUtilizationPeak: info.KVPeak, KVAllocFailures: info.AllocFailures,
+		KVOffloadedBlocks: info.CPUOffloads, KVReloadedBlocks: info.CPUReloads, KVThrashing: info.CPUThrashing,
+		KVReloadMs: float64(info.CPUReloadUs) / usPerMs,
 		PerClass: map[string]ClassSummary{}, PerTenant: map[string]TenantSummary{},
 	}
 	if len(a.targets) > 0 {
