@@ -221,7 +221,7 @@ func Resolve(cfg Config) (*Resolved, error) {
 			Blocks: blocks, BlockSize: blockSize,
 			CPUBlocks: cfg.KVCPUBlocks, CPUBandwidthTokensUs: cfg.KVCPUBandwidth, CPUBaseLatencyUs: cfg.KVCPUBaseLatencyUs,
 			CPUOffloadThreshold: cfg.KVOffloadThreshold,
-			NoPrefixCaching: !cfg.EnablePrefixCaching,
+			NoPrefixCaching:     !cfg.EnablePrefixCaching,
 		},
 		MaxNumSeqs:           res.MaxNumSeqs,
 		MaxNumBatchedTokens:  res.MaxNumBatchedTokens,

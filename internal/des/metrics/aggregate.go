@@ -235,7 +235,7 @@ type RunInfo struct {
 	// The CPU KV tier's totals (kvcache.Stats): blocks offloaded and
 	// reloaded, reloads that thrash, and the reload time.
 	CPUOffloads, CPUReloads, CPUThrashing, CPUReloadUs int64
-	ITL               []instance.ValueCount // every ITL sample of completed requests (µs)
+	ITL                                                []instance.ValueCount // every ITL sample of completed requests (µs)
 
 	// PerInstance, when set (a cluster run), adds the per_instance block,
 	// the routing distribution and the instance fairness index to the

@@ -150,7 +150,7 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 		KVUtilizationPeak: info.KVPeak, KVAllocFailures: info.AllocFailures,
 		KVOffloadedBlocks: info.CPUOffloads, KVReloadedBlocks: info.CPUReloads, KVThrashing: info.CPUThrashing,
 		KVReloadMs: float64(info.CPUReloadUs) / usPerMs,
-		PerClass: map[string]ClassSummary{}, PerTenant: map[string]TenantSummary{},
+		PerClass:   map[string]ClassSummary{}, PerTenant: map[string]TenantSummary{},
 	}
 	if len(a.targets) > 0 {
 		s.SLOGiven = true
