@@ -217,6 +217,12 @@ func (c Cluster) problems() []problem {
 	if c.DecodeInstances < 0 {
 		add("decode_instances", "%d must not be negative", c.DecodeInstances)
 	}
+	if c.EncodeInstances < 0 || c.EncodeInstances > maxInstances {
+		add("encode_instances", "%d must be in [0, %d]", c.EncodeInstances, maxInstances)
+	}
+	if c.EncodeMaxTokens < 0 {
+		add("encode_max_tokens", "%d must not be negative", c.EncodeMaxTokens)
+	}
 	if c.PDPrefixThreshold < 0 {
 		add("pd_prefix_threshold", "%d must not be negative", c.PDPrefixThreshold)
 	}

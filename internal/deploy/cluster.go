@@ -29,6 +29,14 @@ type Cluster struct {
 	PDTransferBandwidth   float64       `yaml:"pd_transfer_bandwidth"` // GB/s
 	PDTransferBaseLatency time.Duration `yaml:"pd_transfer_base_latency"`
 	PDTransferContention  bool          `yaml:"pd_transfer_contention"`
+
+	// EncodeInstances is the encode pool's size: requests with image,
+	// audio or video tokens have them encoded there, one pass each timed
+	// as their prefill on the deployment's GPU, before routing; 0 = none.
+	EncodeInstances int `yaml:"encode_instances" json:",omitempty"`
+	// EncodeMaxTokens is the most media tokens one encode pass takes; a
+	// request with more is rejected at the encode stage (0 = no bound).
+	EncodeMaxTokens int `yaml:"encode_max_tokens" json:",omitempty"`
 }
 
 func defaultCluster() Cluster {
@@ -53,7 +61,7 @@ func defaultCluster() Cluster {
 func (r *Resolved) IsCluster() bool {
 	c := r.Config.Cluster
 	return r.Instances > 1 || c.AdmissionPolicy != string(cluster.AlwaysAdmit) ||
-		c.AdmissionLatency > 0 || c.RoutingLatency > 0 || c.PrefillInstances > 0
+		c.AdmissionLatency > 0 || c.RoutingLatency > 0 || c.PrefillInstances > 0 || c.EncodeInstances > 0
 }
 
 // resolveCluster fills Resolved.ClusterConfig: one instance configuration per
@@ -84,6 +92,9 @@ func (r *Resolved) resolveCluster() error {
 			PrefixThreshold: c.PDPrefixThreshold, BandwidthBytesPerUs: c.PDTransferBandwidth * 1e3,
 			BaseLatencyUs: c.PDTransferBaseLatency.Microseconds(), Contention: c.PDTransferContention,
 			KVBytesPerToken: latency.KVBytesPerTokenPerGPU(r.ModelConfig, r.PoolConfig("prefill").TP)}
+	}
+	if c.EncodeInstances > 0 {
+		cc.Encode = cluster.Encode{Instances: c.EncodeInstances, MaxTokens: c.EncodeMaxTokens, Latency: r.Instance.Latency}
 	}
 	cc.Instances = make([]instance.Config, r.Instances)
 	for i := range cc.Instances {

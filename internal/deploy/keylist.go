@@ -209,5 +209,11 @@ func pdKeys() []key {
 			field: func(c *Config) any { return &c.PDTransferBaseLatency }},
 		{name: "pd_transfer_contention", category: pd, usage: "P/D: concurrent KV transfers share the bandwidth",
 			field: func(c *Config) any { return &c.PDTransferContention }},
+		{name: "encode_instances", category: pd, omitZero: true,
+			usage: "encode pool: instances that encode a request's image, audio and video tokens (one pass each, timed as their prefill) before it is routed; 0 = none",
+			field: func(c *Config) any { return &c.EncodeInstances }},
+		{name: "encode_max_tokens", category: pd, omitZero: true,
+			usage: "encode pool: the most media tokens one pass takes; a request with more is rejected at the encode stage (0 = no bound)",
+			field: func(c *Config) any { return &c.EncodeMaxTokens }},
 	}
 }

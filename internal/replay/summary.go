@@ -41,6 +41,9 @@ func TextSummary(s *metrics.Summary) string {
 	if s.DroppedNoDecodeKV > 0 {
 		fmt.Fprintf(&b, "  no decode KV %d", s.DroppedNoDecodeKV)
 	}
+	if s.EncodeRoutingRejections > 0 {
+		fmt.Fprintf(&b, "  encode rejected %d", s.EncodeRoutingRejections)
+	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "duration   %.2f s   throughput %.2f req/s  %.1f tok/s   preemptions %d\n",
 		s.VLLMEstimatedDurationS, s.ResponsesPerSec, s.TokensPerSec, s.PreemptionCount)

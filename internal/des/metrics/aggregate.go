@@ -38,6 +38,7 @@ type Aggregator struct {
 
 	injected, completed, lengthCapped, dropped, timedOut, rejected int64
 	noDecodeKV                                                     int64 // P/D: dropped for want of decode KV blocks
+	encodeRejected                                                 int64 // rejected at the encode stage
 	stillQueued, stillRunning                                      int64
 	inTok, outTok, good                                            int64
 
@@ -134,6 +135,10 @@ func (a *Aggregator) Add(res *instance.Result) {
 		}
 		return
 	case instance.StatusRejected:
+		if res.EncodeRejected {
+			a.encodeRejected++
+			return
+		}
 		a.rejected++
 		return
 	case instance.StatusRunning:

@@ -101,10 +101,13 @@ type Summary struct {
 	// DroppedNoDecodeKV counts the P/D requests dropped because their decode
 	// instance had no free KV blocks for the prompt when the prefill ended
 	// (docs/simulator.md §12): a transient shortage, apart from dropped_unservable.
-	DroppedNoDecodeKV   int64             `json:"dropped_no_decode_kv,omitempty"`
-	RoutingDistribution []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
-	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
-	PerInstance         []InstanceSummary `json:"per_instance,omitempty"`
+	DroppedNoDecodeKV int64 `json:"dropped_no_decode_kv,omitempty"`
+	// EncodeRoutingRejections counts the multimodal requests no encode
+	// instance could take (their media exceed an encode pass).
+	EncodeRoutingRejections int64             `json:"encode_routing_rejections,omitempty"`
+	RoutingDistribution     []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
+	InstanceJainIndex       float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
+	PerInstance             []InstanceSummary `json:"per_instance,omitempty"`
 
 	// Deployment names what was simulated (model, GPU, parallelism) for the
 	// text summary; the JSON keeps BLIS's keys and leaves it out.
@@ -221,6 +224,7 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 	s.JainFairnessIndex = Jain(xs)
 	s.InTransferRequests = a.inTransfer
 	s.DroppedNoDecodeKV = a.noDecodeKV
+	s.EncodeRoutingRejections = a.encodeRejected
 	if len(info.PerInstance) > 0 {
 		a.perInstance(&s, info)
 	}
