@@ -178,7 +178,7 @@ func parityCases() []parityCase {
 		// keys give replay the same encode stage (passes over 3 images are
 		// rejected there).
 		{name: "cluster encode pool", spec: multimodalSpec,
-			deploy: []string{"--num-instances", "2", "--encode-instances", "2", "--encode-max-tokens", "1800", "--routing-policy", "least-loaded"},
+			deploy:   []string{"--num-instances", "2", "--encode-instances", "2", "--encode-max-tokens", "1800", "--routing-policy", "least-loaded"},
 			positive: []string{"encode_routing_rejections"}},
 		// Per-pool deployments: the trace header carries each pool's
 		// overrides, so that replay builds the same mixed cluster.
