@@ -8,12 +8,48 @@ func (c Config) GPUsPerInstance() int {
 }
 
 // GPUs is the GPUs of the whole deployment: GPUsPerInstance times the
-// instances (the prefill and decode pools when disaggregated). It needs
-// no Resolve, so a deployment that cannot be built is counted too.
+// instances (the prefill and decode pools when disaggregated, each at its
+// own tensor parallelism). It needs no Resolve, so a deployment that
+// cannot be built is counted too.
 func (c Config) GPUs() int {
-	n := c.Instances
 	if c.PrefillInstances > 0 {
-		n = c.PrefillInstances + c.DecodeInstances
+		n := 0
+		for _, g := range c.poolGPUs() {
+			n += g.count
+		}
+		return n
 	}
-	return max(n, 1) * c.GPUsPerInstance()
+	return max(c.Instances, 1) * c.GPUsPerInstance()
+}
+
+type gpuCount struct {
+	gpu   string
+	count int
+}
+
+// poolGPUs is the GPU type and count of the prefill and decode pools.
+func (c Config) poolGPUs() []gpuCount {
+	var out []gpuCount
+	for _, pool := range PoolNames() {
+		n := c.DecodeInstances
+		if pool == "prefill" {
+			n = c.PrefillInstances
+		}
+		one := c.Pool(pool).Over(c)
+		out = append(out, gpuCount{one.GPU, max(n, 0) * one.GPUsPerInstance()})
+	}
+	return out
+}
+
+// GPUMix is the GPUs of a deployment whose P/D pools run on different GPU
+// types: the count of each type, in pool order (prefill, decode). It is
+// nil when every instance runs on the base GPU.
+func (c Config) GPUMix() (gpus []string, counts []int) {
+	if c.PrefillInstances <= 0 || (c.PrefillGPU == "" || c.PrefillGPU == c.GPU) && (c.DecodeGPU == "" || c.DecodeGPU == c.GPU) {
+		return nil, nil
+	}
+	for _, g := range c.poolGPUs() {
+		gpus, counts = append(gpus, g.gpu), append(counts, g.count)
+	}
+	return gpus, counts
 }
