@@ -40,6 +40,9 @@ func (r *Resolved) Describe() string {
 	if !r.EnableChunkedPrefill {
 		b.WriteString(", no chunked prefill")
 	}
+	if r.EncodeInstances > 0 {
+		fmt.Fprintf(&b, ", %d encode instances", r.EncodeInstances)
+	}
 	for _, pool := range PoolNames() {
 		if p := r.pools[pool]; p != nil {
 			fmt.Fprintf(&b, "; %s pool: %d × %s (TP %d), %d KV blocks, max %d seqs, %d tokens a step, %s latency model",
