@@ -109,8 +109,8 @@ func kvKeys() []key {
 		{name: "kv_cpu_base_latency_us", category: kv, usage: "CPU tier reload latency per block, µs",
 			field: func(c *Config) any { return &c.KVCPUBaseLatencyUs }},
 		{name: "kv_offload_threshold", category: kv, omitZero: true,
-			usage:       "CPU tier: GPU KV utilisation in [0, 1] above which blocks are offloaded (BLIS's default 0.9); 0 = after every step, as vLLM's offload connector",
-			defaultText: "0",
+			usage:       "CPU tier: GPU KV utilisation in [0, 1] above which blocks are offloaded (BLIS uses 0.9)",
+			defaultText: "0: after every step, as vLLM's offload connector",
 			field:       func(c *Config) any { return &c.KVOffloadThreshold }},
 	}
 }
