@@ -245,6 +245,9 @@ func Resolve(cfg Config) (*Resolved, error) {
 	if err := res.resolveCluster(); err != nil {
 		return nil, err
 	}
+	if err := res.checkPoolsMemory(avail, known); err != nil {
+		return nil, err
+	}
 	if err := res.resolveScheduling(kind); err != nil {
 		return nil, err
 	}

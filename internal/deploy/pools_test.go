@@ -130,3 +130,24 @@ func TestPoolOverrideFile(t *testing.T) {
 		t.Errorf("unknown pool GPU: %v", err)
 	}
 }
+
+// TestPoolsMemoryBound: the memory a deployment of pools needs counts each
+// pool's own KV size, and one that fits no machine is refused (exit 2).
+func TestPoolsMemoryBound(t *testing.T) {
+	c := pdBase()
+	c.TotalKVBlocks, c.PrefillTotalKVBlocks, c.DecodeTotalKVBlocks = 1000, 3000, 5000
+	res, err := Resolve(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Footprint(), footprint(1, 3000)+footprint(2, 5000); got != want {
+		t.Errorf("footprint %g, want %g", got, want)
+	}
+	avail := uint64(res.Footprint() / memoryShare * 0.9)
+	if err := res.checkPoolsMemory(avail, true); err == nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "prefill and decode pools need") {
+		t.Errorf("over the machine: %v", err)
+	}
+	if err := res.checkPoolsMemory(avail*2, true); err != nil {
+		t.Errorf("within the machine: %v", err)
+	}
+}
