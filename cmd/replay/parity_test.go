@@ -183,7 +183,7 @@ func parityCases() []parityCase {
 		// The CPU KV tier offloads above its threshold only; replay finds the
 		// threshold in the header.
 		{name: "cpu tier offload threshold", run: []string{"--workload", "chatbot", "--rate", "40", "--num-requests", "300"},
-			deploy: []string{"--total-kv-blocks", "300", "--max-model-len", "2048", "--kv-cpu-blocks", "3000", "--kv-offload-threshold", "0.5"},
+			deploy:   []string{"--total-kv-blocks", "300", "--max-model-len", "2048", "--kv-cpu-blocks", "3000", "--kv-offload-threshold", "0.5"},
 			positive: []string{"kv_offloaded_blocks", "kv_reloaded_blocks"}},
 		// Per-pool deployments: the trace header carries each pool's
 		// overrides, so that replay builds the same mixed cluster.
