@@ -223,6 +223,9 @@ func (c Cluster) problems() []problem {
 	if c.EncodeMaxTokens < 0 {
 		add("encode_max_tokens", "%d must not be negative", c.EncodeMaxTokens)
 	}
+	if c.EncodeTP < 0 {
+		add("encode_tensor_parallel", "%d must not be negative (0 = the base deployment's)", c.EncodeTP)
+	}
 	if c.PDPrefixThreshold < 0 {
 		add("pd_prefix_threshold", "%d must not be negative", c.PDPrefixThreshold)
 	}

@@ -37,6 +37,10 @@ type Cluster struct {
 	// EncodeMaxTokens is the most media tokens one encode pass takes; a
 	// request with more is rejected at the encode stage (0 = no bound).
 	EncodeMaxTokens int `yaml:"encode_max_tokens" json:",omitempty"`
+	// EncodeGPU and EncodeTP are the encoders' GPU and tensor parallelism
+	// ("" and 0: the base deployment's).
+	EncodeGPU string `yaml:"encode_gpu" json:",omitempty"`
+	EncodeTP  int    `yaml:"encode_tensor_parallel" json:",omitempty"`
 }
 
 func defaultCluster() Cluster {
@@ -95,6 +99,9 @@ func (r *Resolved) resolveCluster() error {
 	}
 	if c.EncodeInstances > 0 {
 		cc.Encode = cluster.Encode{Instances: c.EncodeInstances, MaxTokens: c.EncodeMaxTokens, Latency: r.Instance.Latency}
+		if p := r.pools["encode"]; p != nil {
+			cc.Encode.Latency = p.Instance.Latency
+		}
 	}
 	cc.Instances = make([]instance.Config, r.Instances)
 	for i := range cc.Instances {

@@ -42,6 +42,9 @@ func (r *Resolved) Describe() string {
 	}
 	if r.EncodeInstances > 0 {
 		fmt.Fprintf(&b, ", %d encode instances", r.EncodeInstances)
+		if p := r.pools["encode"]; p != nil {
+			fmt.Fprintf(&b, " on %d × %s", p.TP, p.GPU)
+		}
 	}
 	for _, pool := range PoolNames() {
 		if p := r.pools[pool]; p != nil {

@@ -215,5 +215,9 @@ func pdKeys() []key {
 		{name: "encode_max_tokens", category: pd, omitZero: true,
 			usage: "encode pool: the most media tokens one pass takes; a request with more is rejected at the encode stage (0 = no bound)",
 			field: func(c *Config) any { return &c.EncodeMaxTokens }},
+		{name: "encode_gpu", category: pd, omitZero: true, usage: "encode pool: the encoders' GPU (empty = --gpu)",
+			field: func(c *Config) any { return &c.EncodeGPU }},
+		{name: "encode_tensor_parallel", category: pd, omitZero: true, usage: "encode pool: the encoders' tensor-parallel degree (0 = --tensor-parallel)",
+			field: func(c *Config) any { return &c.EncodeTP }},
 	}
 }

@@ -16,7 +16,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	c.ClassPriorities = map[string]int{"critical": 4}
 	c.PrefillInstances, c.DecodeInstances, c.PDDecider = 1, 2, "always"
 	c.StepTimeSigma, c.KVOffloadThreshold = 0.05, 0.9
-	c.EncodeInstances, c.EncodeMaxTokens = 2, 4096
+	c.EncodeInstances, c.EncodeMaxTokens, c.EncodeGPU, c.EncodeTP = 2, 4096, "L40S", 1
 	c.Pools = Pools{PrefillGPU: "H100", PrefillTP: 2, PrefillMaxNumSeqs: 64, PrefillMaxNumBatchedTokens: 4096,
 		PrefillTotalKVBlocks: 9000, PrefillLatencyModel: "roofline", DecodeGPU: "A100-80", DecodeTP: 1,
 		DecodeMaxNumSeqs: 512, DecodeMaxNumBatchedTokens: 2048, DecodeTotalKVBlocks: 7000, DecodeLatencyModel: "physics"}

@@ -149,11 +149,15 @@ func (c Config) poolProblems() []problem {
 	return ps
 }
 
-// poolCombinations: an override needs the P/D split whose pool it is for.
+// poolCombinations: an override needs the pool it is for.
 func (c Config) poolCombinations() []problem {
 	var ps []problem
+	if c.EncodeInstances == 0 && (c.EncodeGPU != "" || c.EncodeTP != 0) {
+		ps = append(ps, problem{keys: []string{"encode_instances", "encode_gpu", "encode_tensor_parallel"},
+			msg: "encode-gpu and encode-tensor-parallel need encode-instances"})
+	}
 	if c.PrefillInstances > 0 {
-		return nil
+		return ps
 	}
 	for _, pool := range PoolNames() {
 		if !c.Pool(pool).IsZero() {
@@ -185,26 +189,30 @@ func (o PoolOverride) describe() string {
 // the deployment as given (before Resolve derived anything from the base's
 // GPU): nil for a pool without overrides.
 func resolvePools(given Config) (map[string]*Resolved, error) {
-	if given.PrefillInstances <= 0 {
-		return nil, nil
-	}
 	out := map[string]*Resolved{}
-	for _, pool := range PoolNames() {
-		o := given.Pool(pool)
-		if o.IsZero() {
+	for _, pool := range append(PoolNames(), "encode") {
+		o, n := given.Pool(pool), given.DecodeInstances
+		switch pool {
+		case "prefill":
+			n = given.PrefillInstances
+		case "encode":
+			// Encoders hold no KV cache: one stands for the pool's latency.
+			o, n = PoolOverride{GPU: given.EncodeGPU, TP: given.EncodeTP}, min(given.EncodeInstances, 1)
+		}
+		if o.IsZero() || n <= 0 || (pool != "encode" && given.PrefillInstances <= 0) {
 			continue
 		}
 		one := o.Over(given)
 		one.Cluster = defaultCluster()
-		one.Instances = given.DecodeInstances // bounds the pool's memory footprint (checkSizes)
-		if pool == "prefill" {
-			one.Instances = given.PrefillInstances
-		}
+		one.Instances = n // bounds the pool's memory footprint (checkSizes)
 		res, err := Resolve(one)
 		if err != nil {
 			return nil, fmt.Errorf("%s pool (%s): %w", pool, o.describe(), err)
 		}
 		out[pool] = res
+	}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return out, nil
 }

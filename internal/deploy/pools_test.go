@@ -7,6 +7,7 @@ import (
 
 	"servesim/internal/des/cluster"
 	"servesim/internal/des/instance"
+	"servesim/internal/des/latency"
 	"servesim/internal/des/sim"
 	"servesim/internal/exitcode"
 )
@@ -149,5 +150,34 @@ func TestPoolsMemoryBound(t *testing.T) {
 	}
 	if err := res.checkPoolsMemory(avail*2, true); err != nil {
 		t.Errorf("within the machine: %v", err)
+	}
+}
+
+// TestEncodePoolGPU: the encoders run on their own GPU when given one (a
+// pass of 1,000 media tokens is slower on an A100-80 than on the base
+// H100), count in the deployment's GPUs, and need an encode pool.
+func TestEncodePoolGPU(t *testing.T) {
+	c := Default()
+	c.Instances, c.EncodeInstances = 2, 2
+	base, err := Resolve(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.EncodeGPU = "A100-80"
+	own, err := Resolve(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := &latency.Step{Prefill: []latency.PrefillWork{{NewTokens: 1000}}}
+	onH100, onA100 := base.ClusterConfig.Encode.Latency.StepTime(step), own.ClusterConfig.Encode.Latency.StepTime(step)
+	if !(onA100 > onH100) || own.Instance.Latency.StepTime(step) != onH100 {
+		t.Errorf("a 1000-token pass: %d µs on the A100-80 encoders, %d on H100; the instances' %d", onA100, onH100, own.Instance.Latency.StepTime(step))
+	}
+	if g := c.GPUs(); g != 4 || !strings.Contains(own.Describe(), "2 encode instances on 1 × A100-80") {
+		t.Errorf("%d GPUs, want 4; %s", g, own.Describe())
+	}
+	c.EncodeInstances = 0
+	if _, err := Resolve(c); err == nil || !strings.Contains(err.Error(), "encode-gpu and encode-tensor-parallel need encode-instances") {
+		t.Errorf("encode GPU without encoders: %v", err)
 	}
 }
