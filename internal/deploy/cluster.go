@@ -72,6 +72,10 @@ func (r *Resolved) IsCluster() bool {
 // instance, policies, latencies in µs, and the P/D transfer model.
 func (r *Resolved) resolveCluster() error {
 	c := r.Config.Cluster
+	var err error
+	if r.pools, err = resolvePools(r.given); err != nil {
+		return err
+	}
 	if c.PrefillInstances > 0 {
 		r.Instances = c.PrefillInstances + c.DecodeInstances
 	}
@@ -116,7 +120,7 @@ func (r *Resolved) resolveCluster() error {
 		cc.Instances[i].ID = i
 	}
 	r.ClusterConfig = cc
-	return nil
+	return r.checkPoolsMemory(availableMemory())
 }
 
 // PoolConfig is the resolved deployment of the named P/D pool's instances:

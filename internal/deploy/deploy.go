@@ -136,7 +136,8 @@ type Resolved struct {
 	// the caller sets Seed, HorizonUs, OnDone and Decisions.
 	ClusterConfig cluster.Config
 	graphs        latency.CUDAGraphs
-	pools         map[string]*Resolved // the P/D pools with overrides (resolvePools)
+	pools         map[string]*Resolved // the pools with overrides (resolvePools)
+	given         Config               // the deployment as given, before anything was derived
 	budgetGiven   bool                 // max_num_batched_tokens was given, not vLLM's default
 }
 
@@ -150,10 +151,7 @@ func Resolve(cfg Config) (*Resolved, error) {
 	if err != nil {
 		return nil, invalid("latency model: %v", err)
 	}
-	res := &Resolved{Config: cfg}
-	if res.pools, err = resolvePools(cfg); err != nil {
-		return nil, err
-	}
+	res := &Resolved{Config: cfg, given: cfg}
 	if err := res.resolveEngineDefaults(kind); err != nil {
 		return nil, err
 	}
@@ -243,9 +241,6 @@ func Resolve(cfg Config) (*Resolved, error) {
 		return nil, err
 	}
 	if err := res.resolveCluster(); err != nil {
-		return nil, err
-	}
-	if err := res.checkPoolsMemory(avail, known); err != nil {
 		return nil, err
 	}
 	if err := res.resolveScheduling(kind); err != nil {
