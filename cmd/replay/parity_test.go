@@ -75,6 +75,27 @@ goodput_slo_targets:
   batch: {e2e_ms: 30000}
 `
 
+const multimodalSpec = `version: "2"
+seed: 5
+aggregate_rate: 20
+num_requests: 200
+clients:
+  - id: vision
+    rate_fraction: 0.6
+    arrival: {process: poisson}
+    input_distribution: {type: constant, params: {value: 1}}
+    output_distribution: {type: gaussian, params: {mean: 80, std_dev: 30, min: 2, max: 300}}
+    multimodal:
+      text_distribution: {type: uniform, params: {min: 20, max: 200}}
+      image_distribution: {type: constant, params: {value: 576}}
+      image_count_distribution: {type: uniform, params: {min: 1, max: 4}}
+  - id: text
+    rate_fraction: 0.4
+    arrival: {process: poisson}
+    input_distribution: {type: uniform, params: {min: 50, max: 800}}
+    output_distribution: {type: gaussian, params: {mean: 80, std_dev: 30, min: 2, max: 300}}
+`
+
 // parityCase is one workload and deployment that run simulates and replay
 // must reproduce exactly from run's trace, with no flag: the trace's header
 // carries the deployment and the client.
@@ -162,6 +183,22 @@ func parityCases() []parityCase {
 		{name: "cluster P/D prefix-threshold", spec: prefixSpec,
 			deploy: []string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "2",
 				"--pd-decider", "prefix-threshold", "--pd-transfer-contention", "--routing-policy", "weighted"}, positive: hits},
+		// The encode pool: the trace's image tokens and the header's encode
+		// keys give replay the same encode stage (passes over 3 images are
+		// rejected there).
+		{name: "cluster encode pool", spec: multimodalSpec,
+			deploy:   []string{"--num-instances", "2", "--encode-instances", "2", "--encode-max-tokens", "1800", "--routing-policy", "least-loaded"},
+			positive: []string{"encode_routing_rejections"}},
+		// The CPU KV tier offloads above its threshold only; replay finds the
+		// threshold in the header.
+		{name: "cpu tier offload threshold", run: []string{"--workload", "chatbot", "--rate", "40", "--num-requests", "300"},
+			deploy:   []string{"--total-kv-blocks", "300", "--max-model-len", "2048", "--kv-cpu-blocks", "3000", "--kv-offload-threshold", "0.5"},
+			positive: []string{"kv_offloaded_blocks", "kv_reloaded_blocks"}},
+		// Per-pool deployments: the trace header carries each pool's
+		// overrides, so that replay builds the same mixed cluster.
+		{name: "cluster P/D heterogeneous pools", run: []string{"--workload", "chatbot", "--rate", "30", "--num-requests", "200"},
+			deploy: []string{"--prefill-instances", "1", "--decode-instances", "2", "--pd-decider", "always",
+				"--prefill-gpu", "H100", "--decode-gpu", "A100-80", "--decode-max-num-seqs", "64", "--decode-total-kv-blocks", "3000"}},
 	}
 }
 

@@ -111,6 +111,9 @@ func (c Config) problems() []problem {
 			add(f.key, "%g %s must not be negative", f.v, f.unit)
 		}
 	}
+	if !(c.KVOffloadThreshold >= 0 && c.KVOffloadThreshold <= 1) {
+		add("kv_offload_threshold", "%g must be in [0, 1]", c.KVOffloadThreshold)
+	}
 	if c.KVCPUBaseLatencyUs < 0 {
 		add("kv_cpu_base_latency_us", "%d must not be negative", c.KVCPUBaseLatencyUs)
 	}
@@ -138,6 +141,7 @@ func (c Config) problems() []problem {
 		}
 	}
 	ps = append(ps, c.Cluster.problems()...)
+	ps = append(ps, c.poolProblems()...)
 	ps = append(ps, c.combinations()...)
 	return ps
 }
@@ -213,6 +217,15 @@ func (c Cluster) problems() []problem {
 	if c.DecodeInstances < 0 {
 		add("decode_instances", "%d must not be negative", c.DecodeInstances)
 	}
+	if c.EncodeInstances < 0 || c.EncodeInstances > maxInstances {
+		add("encode_instances", "%d must be in [0, %d]", c.EncodeInstances, maxInstances)
+	}
+	if c.EncodeMaxTokens < 0 {
+		add("encode_max_tokens", "%d must not be negative", c.EncodeMaxTokens)
+	}
+	if c.EncodeTP < 0 {
+		add("encode_tensor_parallel", "%d must not be negative (0 = the base deployment's)", c.EncodeTP)
+	}
 	if c.PDPrefixThreshold < 0 {
 		add("pd_prefix_threshold", "%d must not be negative", c.PDPrefixThreshold)
 	}
@@ -259,5 +272,5 @@ func (c Config) combinations() []problem {
 	} else if c.PDDecider != string(cluster.DecideNever) && c.PDDecider != "" {
 		add(append(pd, "pd_decider"), "pd-decider %s needs prefill-instances and decode-instances", c.PDDecider)
 	}
-	return ps
+	return append(ps, c.poolCombinations()...)
 }

@@ -29,6 +29,18 @@ type Cluster struct {
 	PDTransferBandwidth   float64       `yaml:"pd_transfer_bandwidth"` // GB/s
 	PDTransferBaseLatency time.Duration `yaml:"pd_transfer_base_latency"`
 	PDTransferContention  bool          `yaml:"pd_transfer_contention"`
+
+	// EncodeInstances is the encode pool's size: requests with image,
+	// audio or video tokens have them encoded there, one pass each timed
+	// as their prefill on the deployment's GPU, before routing; 0 = none.
+	EncodeInstances int `yaml:"encode_instances" json:",omitempty"`
+	// EncodeMaxTokens is the most media tokens one encode pass takes; a
+	// request with more is rejected at the encode stage (0 = no bound).
+	EncodeMaxTokens int `yaml:"encode_max_tokens" json:",omitempty"`
+	// EncodeGPU and EncodeTP are the encoders' GPU and tensor parallelism
+	// ("" and 0: the base deployment's).
+	EncodeGPU string `yaml:"encode_gpu" json:",omitempty"`
+	EncodeTP  int    `yaml:"encode_tensor_parallel" json:",omitempty"`
 }
 
 func defaultCluster() Cluster {
@@ -53,13 +65,17 @@ func defaultCluster() Cluster {
 func (r *Resolved) IsCluster() bool {
 	c := r.Config.Cluster
 	return r.Instances > 1 || c.AdmissionPolicy != string(cluster.AlwaysAdmit) ||
-		c.AdmissionLatency > 0 || c.RoutingLatency > 0 || c.PrefillInstances > 0
+		c.AdmissionLatency > 0 || c.RoutingLatency > 0 || c.PrefillInstances > 0 || c.EncodeInstances > 0
 }
 
 // resolveCluster fills Resolved.ClusterConfig: one instance configuration per
 // instance, policies, latencies in µs, and the P/D transfer model.
 func (r *Resolved) resolveCluster() error {
 	c := r.Config.Cluster
+	var err error
+	if r.pools, err = resolvePools(r.given); err != nil {
+		return err
+	}
 	if c.PrefillInstances > 0 {
 		r.Instances = c.PrefillInstances + c.DecodeInstances
 	}
@@ -83,13 +99,35 @@ func (r *Resolved) resolveCluster() error {
 		cc.PD = cluster.PD{PrefillInstances: c.PrefillInstances, Decider: cluster.Decider(c.PDDecider),
 			PrefixThreshold: c.PDPrefixThreshold, BandwidthBytesPerUs: c.PDTransferBandwidth * 1e3,
 			BaseLatencyUs: c.PDTransferBaseLatency.Microseconds(), Contention: c.PDTransferContention,
-			KVBytesPerToken: latency.KVBytesPerTokenPerGPU(r.ModelConfig, r.TP)}
+			KVBytesPerToken: latency.KVBytesPerTokenPerGPU(r.ModelConfig, r.PoolConfig("prefill").TP)}
+	}
+	if c.EncodeInstances > 0 {
+		cc.Encode = cluster.Encode{Instances: c.EncodeInstances, MaxTokens: c.EncodeMaxTokens, Latency: r.Instance.Latency}
+		if p := r.pools["encode"]; p != nil {
+			cc.Encode.Latency = p.Instance.Latency
+		}
 	}
 	cc.Instances = make([]instance.Config, r.Instances)
 	for i := range cc.Instances {
 		cc.Instances[i] = r.Instance
+		switch {
+		case c.PrefillInstances == 0:
+		case i < c.PrefillInstances && r.pools["prefill"] != nil:
+			cc.Instances[i] = r.pools["prefill"].Instance
+		case i >= c.PrefillInstances && r.pools["decode"] != nil:
+			cc.Instances[i] = r.pools["decode"].Instance
+		}
 		cc.Instances[i].ID = i
 	}
 	r.ClusterConfig = cc
-	return nil
+	return r.checkPoolsMemory(availableMemory())
+}
+
+// PoolConfig is the resolved deployment of the named P/D pool's instances:
+// the pool's own when it has overrides, else the base's.
+func (r *Resolved) PoolConfig(pool string) Config {
+	if p := r.pools[pool]; p != nil {
+		return p.Config
+	}
+	return r.Config
 }

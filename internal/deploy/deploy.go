@@ -60,6 +60,10 @@ type Config struct {
 	KVCPUBlocks        int     `yaml:"kv_cpu_blocks"`
 	KVCPUBandwidth     float64 `yaml:"kv_cpu_bandwidth"` // tokens/µs
 	KVCPUBaseLatencyUs int64   `yaml:"kv_cpu_base_latency_us"`
+	// KVOffloadThreshold is the GPU KV utilisation above which blocks are
+	// copied to the CPU tier (BLIS's --kv-offload-threshold); 0 = after
+	// every step.
+	KVOffloadThreshold float64 `yaml:"kv_offload_threshold" json:",omitempty"`
 
 	Batching  string `yaml:"batching"`   // vllm, vllm-v0, sarathi, orca, faster-transformer, lightllm
 	ChunkSize int    `yaml:"chunk_size"` // sarathi chunk budget
@@ -84,6 +88,7 @@ type Config struct {
 	PPInterconnectBandwidth float64 `yaml:"pp_interconnect_bandwidth"` // GB/s between stages
 
 	Cluster `yaml:",inline"`
+	Pools   `yaml:",inline"`
 }
 
 // MaxDataParallel bounds data_parallel (ranks of one lockstep instance).
@@ -131,7 +136,9 @@ type Resolved struct {
 	// the caller sets Seed, HorizonUs, OnDone and Decisions.
 	ClusterConfig cluster.Config
 	graphs        latency.CUDAGraphs
-	budgetGiven   bool // max_num_batched_tokens was given, not vLLM's default
+	pools         map[string]*Resolved // the pools with overrides (resolvePools)
+	given         Config               // the deployment as given, before anything was derived
+	budgetGiven   bool                 // max_num_batched_tokens was given, not vLLM's default
 }
 
 // Resolve validates cfg and derives KV capacity, max_model_len and the
@@ -144,7 +151,7 @@ func Resolve(cfg Config) (*Resolved, error) {
 	if err != nil {
 		return nil, invalid("latency model: %v", err)
 	}
-	res := &Resolved{Config: cfg}
+	res := &Resolved{Config: cfg, given: cfg}
 	if err := res.resolveEngineDefaults(kind); err != nil {
 		return nil, err
 	}
@@ -211,7 +218,8 @@ func Resolve(cfg Config) (*Resolved, error) {
 		KV: kvcache.Config{
 			Blocks: blocks, BlockSize: blockSize,
 			CPUBlocks: cfg.KVCPUBlocks, CPUBandwidthTokensUs: cfg.KVCPUBandwidth, CPUBaseLatencyUs: cfg.KVCPUBaseLatencyUs,
-			NoPrefixCaching: !cfg.EnablePrefixCaching,
+			CPUOffloadThreshold: cfg.KVOffloadThreshold,
+			NoPrefixCaching:     !cfg.EnablePrefixCaching,
 		},
 		MaxNumSeqs:           res.MaxNumSeqs,
 		MaxNumBatchedTokens:  res.MaxNumBatchedTokens,

@@ -40,5 +40,17 @@ func (r *Resolved) Describe() string {
 	if !r.EnableChunkedPrefill {
 		b.WriteString(", no chunked prefill")
 	}
+	if r.EncodeInstances > 0 {
+		fmt.Fprintf(&b, ", %d encode instances", r.EncodeInstances)
+		if p := r.pools["encode"]; p != nil {
+			fmt.Fprintf(&b, " on %d × %s", p.TP, p.GPU)
+		}
+	}
+	for _, pool := range PoolNames() {
+		if p := r.pools[pool]; p != nil {
+			fmt.Fprintf(&b, "; %s pool: %d × %s (TP %d), %d KV blocks, max %d seqs, %d tokens a step, %s latency model",
+				pool, p.GPUsPerInstance(), p.GPU, p.TP, p.TotalKVBlocks, p.MaxNumSeqs, p.MaxNumBatchedTokens, p.LatencyModel)
+		}
+	}
 	return b.String()
 }

@@ -42,7 +42,7 @@ type key struct {
 // keyList is every deployment key, in the order --help lists their flags.
 // Validation of the values is check.go's (problems).
 func keyList() []key {
-	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), pdKeys())
+	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), pdKeys(), poolKeys())
 }
 
 // placementKeys are the keys of the model, the GPUs and their parallelism, the latency model.
@@ -108,6 +108,10 @@ func kvKeys() []key {
 			field: func(c *Config) any { return &c.KVCPUBandwidth }},
 		{name: "kv_cpu_base_latency_us", category: kv, usage: "CPU tier reload latency per block, µs",
 			field: func(c *Config) any { return &c.KVCPUBaseLatencyUs }},
+		{name: "kv_offload_threshold", category: kv, omitZero: true,
+			usage:       "CPU tier: GPU KV utilisation in [0, 1] above which blocks are offloaded (BLIS uses 0.9)",
+			defaultText: "0: after every step, as vLLM's offload connector",
+			field:       func(c *Config) any { return &c.KVOffloadThreshold }},
 	}
 }
 
@@ -205,5 +209,15 @@ func pdKeys() []key {
 			field: func(c *Config) any { return &c.PDTransferBaseLatency }},
 		{name: "pd_transfer_contention", category: pd, usage: "P/D: concurrent KV transfers share the bandwidth",
 			field: func(c *Config) any { return &c.PDTransferContention }},
+		{name: "encode_instances", category: pd, omitZero: true,
+			usage: "encode pool: instances that encode a request's image, audio and video tokens (one pass each, timed as their prefill) before it is routed; 0 = none",
+			field: func(c *Config) any { return &c.EncodeInstances }},
+		{name: "encode_max_tokens", category: pd, omitZero: true,
+			usage: "encode pool: the most media tokens one pass takes; a request with more is rejected at the encode stage (0 = no bound)",
+			field: func(c *Config) any { return &c.EncodeMaxTokens }},
+		{name: "encode_gpu", category: pd, omitZero: true, usage: "encode pool: the encoders' GPU (empty = --gpu)",
+			field: func(c *Config) any { return &c.EncodeGPU }},
+		{name: "encode_tensor_parallel", category: pd, omitZero: true, usage: "encode pool: the encoders' tensor-parallel degree (0 = --tensor-parallel)",
+			field: func(c *Config) any { return &c.EncodeTP }},
 	}
 }

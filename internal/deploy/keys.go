@@ -106,11 +106,15 @@ func KeyAliases() map[string][]string {
 }
 
 // serverKeys are the keys that say which server a deployment is: the
-// model, its GPUs and how it is split over them, and what follows from
-// them.
+// model, its GPUs (each P/D pool's too) and how it is split over them, and
+// what follows from them.
 func serverKeys() []string {
-	return []string{"model", "gpu", "hardware_file", "tensor_parallel", "data_parallel", "pipeline_parallel",
+	keys := []string{"model", "gpu", "hardware_file", "tensor_parallel", "data_parallel", "pipeline_parallel",
 		"total_kv_blocks", "max_model_len", "kv_cache_dtype", "quantization"}
+	for _, pool := range PoolNames() {
+		keys = append(keys, pool+"_gpu", pool+"_tensor_parallel", pool+"_total_kv_blocks")
+	}
+	return keys
 }
 
 // SameServer reports whether every one of cfgs is the same server (model,

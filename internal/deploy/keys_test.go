@@ -15,7 +15,11 @@ func TestKeysRoundTrip(t *testing.T) {
 	c.AlphaCoeffs, c.BetaCoeffs = []float64{1, 2.5, 3}, []float64{4, 5, 6}
 	c.ClassPriorities = map[string]int{"critical": 4}
 	c.PrefillInstances, c.DecodeInstances, c.PDDecider = 1, 2, "always"
-	c.StepTimeSigma = 0.05
+	c.StepTimeSigma, c.KVOffloadThreshold = 0.05, 0.9
+	c.EncodeInstances, c.EncodeMaxTokens, c.EncodeGPU, c.EncodeTP = 2, 4096, "L40S", 1
+	c.Pools = Pools{PrefillGPU: "H100", PrefillTP: 2, PrefillMaxNumSeqs: 64, PrefillMaxNumBatchedTokens: 4096,
+		PrefillTotalKVBlocks: 9000, PrefillLatencyModel: "roofline", DecodeGPU: "A100-80", DecodeTP: 1,
+		DecodeMaxNumSeqs: 512, DecodeMaxNumBatchedTokens: 2048, DecodeTotalKVBlocks: 7000, DecodeLatencyModel: "physics"}
 	keys, err := c.Keys()
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,28 @@ const (
 // deployment before its first request: every instance's KV cache and
 // state.
 func (r *Resolved) Footprint() float64 {
-	return footprint(r.instanceCount(), r.Instance.KV.Blocks)
+	if r.pools == nil || len(r.ClusterConfig.Instances) == 0 {
+		return footprint(r.instanceCount(), r.Instance.KV.Blocks)
+	}
+	var sum float64
+	for _, ic := range r.ClusterConfig.Instances { // each pool's own KV size
+		sum += footprint(1, ic.KV.Blocks)
+	}
+	return sum
+}
+
+// checkPoolsMemory bounds the memory of a deployment whose pools have KV
+// sizes of their own by what the machine can hold (each pool alone, and
+// the base, were bounded as they were resolved).
+func (r *Resolved) checkPoolsMemory(avail uint64, ok bool) error {
+	if r.pools == nil || !ok {
+		return nil
+	}
+	if need := r.Footprint(); need > memoryShare*float64(avail) {
+		return invalid("deployment: the prefill and decode pools need about %s of memory to simulate, more than %.0f%% of the %s this machine has available; "+
+			"lower their instances or KV blocks", bytesText(need), 100*memoryShare, bytesText(float64(avail)))
+	}
+	return nil
 }
 
 // footprint is Footprint for n instances of blocks KV blocks each, in

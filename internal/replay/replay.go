@@ -382,6 +382,7 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 	r.OutputLen, r.MaxOutputLen = rec.OutputTokens, rec.OutputTokens
 	r.SLOClass, r.Tenant, r.DeadlineUs = rec.SLOClass, rec.TenantID, rec.DeadlineUs
 	r.SessionID, r.Round = rec.SessionID, rec.RoundIndex
+	r.MediaTokens = rec.ImageTokens + rec.AudioTokens + rec.VideoTokens
 	r.Private, r.PrivateFrom = own >= 0 && !d.cfg.hashAll, max(own, 0)
 	r.Tag = l
 	return r
@@ -509,6 +510,9 @@ func statusOf(res *instance.Result) (status, reason string) {
 		}
 		return "incomplete", "dropped: unservable"
 	case instance.StatusRejected:
+		if res.EncodeRejected {
+			return "incomplete", "rejected: no encode instance takes its media"
+		}
 		return "incomplete", "rejected: admission"
 	default:
 		return "incomplete", "horizon"

@@ -41,11 +41,18 @@ func TextSummary(s *metrics.Summary) string {
 	if s.DroppedNoDecodeKV > 0 {
 		fmt.Fprintf(&b, "  no decode KV %d", s.DroppedNoDecodeKV)
 	}
+	if s.EncodeRoutingRejections > 0 {
+		fmt.Fprintf(&b, "  encode rejected %d", s.EncodeRoutingRejections)
+	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "duration   %.2f s   throughput %.2f req/s  %.1f tok/s   preemptions %d\n",
 		s.VLLMEstimatedDurationS, s.ResponsesPerSec, s.TokensPerSec, s.PreemptionCount)
 	fmt.Fprintf(&b, "KV cache   mean %.1f%%  peak %.1f%%  prefix hit rate %.1f%%\n",
 		100*s.KVUtilizationMean, 100*s.KVUtilizationPeak, 100*s.CacheHitRate)
+	if s.KVOffloadedBlocks > 0 || s.KVReloadedBlocks > 0 {
+		fmt.Fprintf(&b, "KV CPU     offloaded %d blocks  reloaded %d (%.1f ms)  thrashing %d\n",
+			s.KVOffloadedBlocks, s.KVReloadedBlocks, s.KVReloadMs, s.KVThrashing)
+	}
 	if s.Unstable != "" {
 		fmt.Fprintf(&b, "state      %s\n", s.Unstable)
 	} else {

@@ -357,7 +357,9 @@ func (s *Sweeper) run(ctx context.Context, c sweep.Case, rate float64, v *sweep.
 		return sweep.Row{}, err
 	}
 	if why, ok := s.infeasible[c.Index]; ok {
-		return sweep.Row{Status: sweep.StatusInfeasible, Reason: why, RateRPS: rate, GPU: cfg.GPU, GPUs: cfg.GPUs(), Variant: v}, nil
+		row := sweep.Row{Status: sweep.StatusInfeasible, Reason: why, RateRPS: rate, GPU: cfg.GPU, GPUs: cfg.GPUs(), Variant: v}
+		withMix(&row, cfg)
+		return row, nil
 	}
 	dep, err := deploy.Resolve(cfg)
 	if err != nil {
@@ -413,7 +415,21 @@ func (s *Sweeper) run(ctx context.Context, c sweep.Case, rate float64, v *sweep.
 	}
 	row := st.row(&out.Summary, offered, cfg.GPU, cfg.GPUs())
 	row.Variant = v
+	withMix(&row, cfg)
 	return row, nil
+}
+
+// withMix names every GPU type of a deployment whose pools run on
+// different ones, and counts each, for the row's cost.
+func withMix(row *sweep.Row, cfg deploy.Config) {
+	gpus, counts := cfg.GPUMix()
+	if gpus == nil {
+		return
+	}
+	row.GPU = strings.Join(gpus, "+")
+	for i, g := range gpus {
+		row.GPUMix = append(row.GPUMix, sweep.GPUCount{GPU: g, GPUs: counts[i]})
+	}
 }
 
 // withSeed is the workload with its seed moved by delta: the same spec,

@@ -60,10 +60,17 @@ func (p Prices) List() []Price { return append([]Price(nil), p.list...) }
 func (p Prices) Used(rows []Row) []Price {
 	var out []Price
 	for _, x := range p.list {
+	rows:
 		for i := range rows {
 			if strings.EqualFold(rows[i].GPU, x.GPU) {
 				out = append(out, x)
 				break
+			}
+			for _, g := range rows[i].GPUMix {
+				if strings.EqualFold(g.GPU, x.GPU) {
+					out = append(out, x)
+					break rows
+				}
 			}
 		}
 	}

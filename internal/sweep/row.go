@@ -91,9 +91,13 @@ type Row struct {
 	KVUtilizationPeak float64 `json:"kv_utilization_peak"`
 	Preemptions       int64   `json:"preemptions"`
 
-	GPU         string   `json:"gpu"`
-	GPUs        int      `json:"gpus"` // instances × tensor parallel × pipeline stages × data parallel
-	CostPerHour *float64 `json:"cost_per_hour_usd,omitempty"`
+	GPU  string `json:"gpu"`
+	GPUs int    `json:"gpus"` // instances × tensor parallel × pipeline stages × data parallel
+	// GPUMix, for a deployment whose pools run on different GPU types, is
+	// the count of each type (GPU then names them all, "H100+A100-80");
+	// the cost is the sum over the types.
+	GPUMix      []GPUCount `json:"gpu_mix,omitempty"`
+	CostPerHour *float64   `json:"cost_per_hour_usd,omitempty"`
 	// CostPerMTok is the cost of a million output tokens at the run's
 	// throughput: what the deployment costs per token at this load.
 	CostPerMTok *float64 `json:"cost_per_million_output_tokens_usd,omitempty"`
@@ -137,6 +141,29 @@ func (r *Row) Param(key string) string {
 	return ""
 }
 
+// GPUCount is a number of GPUs of one type.
+type GPUCount struct {
+	GPU  string `json:"gpu"`
+	GPUs int    `json:"gpus"`
+}
+
+// hourly is the row's GPUs' cost per hour; false when a GPU has no price.
+func (r *Row) hourly(prices Prices) (float64, bool) {
+	if len(r.GPUMix) == 0 {
+		p, ok := prices.Lookup(r.GPU)
+		return float64(r.GPUs) * p.USDPerHour, ok
+	}
+	var c float64
+	for _, g := range r.GPUMix {
+		p, ok := prices.Lookup(g.GPU)
+		if !ok {
+			return 0, false
+		}
+		c += float64(g.GPUs) * p.USDPerHour
+	}
+	return c, true
+}
+
 // finish completes a row the runner made: the SLO verdict and the costs.
 func (r *Row) finish(slo SLO, prices Prices) {
 	r.SLOMet, r.SLOFailures = nil, nil
@@ -151,11 +178,10 @@ func (r *Row) finish(slo SLO, prices Prices) {
 	if r.Status == StatusInfeasible || r.GPUs <= 0 {
 		return
 	}
-	if p, ok := prices.Lookup(r.GPU); ok {
+	if c, ok := r.hourly(prices); ok {
 		// Prices are bounded (checkPrice), but a cost that still is not a
 		// finite number (a vanishing throughput) is left out, as JSON
 		// cannot hold it.
-		c := float64(r.GPUs) * p.USDPerHour
 		if !finite(c) {
 			return
 		}

@@ -37,6 +37,7 @@ type Cluster struct {
 	cev     des.TimeHeap[struct{}]         // times of the pending cluster events
 	transit map[*instance.Request]struct{} // between arrival and instance, with latencies > 0
 	pd      *pdState
+	enc     *encodeState
 
 	arrive, pull, admitAct des.Action
 	instArrive             []des.Action
@@ -98,6 +99,9 @@ func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
 		for i := 0; i < n; i++ {
 			c.pools[poolAll] = append(c.pools[poolAll], i)
 		}
+	}
+	if cfg.Encode.on() {
+		c.enc = newEncode(c, cfg.Encode)
 	}
 	c.dec = newDecisionLog(cfg.Decisions)
 	c.rt = newRouter(&c.cfg, c.insts, c.load, rand.New(rand.NewPCG(streamSeed(cfg.Seed, "router"), 0)), c.dec)
@@ -219,6 +223,14 @@ func (c *Cluster) admission(now int64, r *instance.Request) {
 		c.finish(&res, r)
 		return
 	}
+	if c.enc != nil && c.enc.admit(now, r) {
+		return
+	}
+	c.route(now, r)
+}
+
+// route places an admitted request: on the P/D pools, or on any instance.
+func (c *Cluster) route(now int64, r *instance.Request) {
 	if c.pd != nil {
 		c.pd.route(now, r)
 		return
@@ -302,6 +314,9 @@ type Outcome struct {
 	Info     metrics.RunInfo   // totals for the summary, with the per-instance block
 	// P/D transfers (PD-3: started = completed + in flight).
 	TransfersStarted, TransfersCompleted, TransfersInFlight int64
+	// The encode pool: requests encoded, rejected at the encode stage, and
+	// the encoders' busy time summed.
+	Encoded, EncodeRejected, EncodeBusyUs int64
 }
 
 // Run executes the simulation, streams every result to the sink (live
@@ -382,6 +397,9 @@ func (c *Cluster) Run() (Outcome, error) {
 	out.Info.Regret = c.rt.cf.summaries(c.cfg.routing(), c.pd != nil)
 	if c.pd != nil {
 		out.TransfersStarted, out.TransfersCompleted, out.TransfersInFlight = c.pd.started, c.pd.completed, int64(c.pd.active)
+	}
+	if c.enc != nil {
+		out.Encoded, out.EncodeRejected, out.EncodeBusyUs = c.enc.encoded, c.enc.rejected, c.enc.busyUs
 	}
 	return out, nil
 }

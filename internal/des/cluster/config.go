@@ -147,6 +147,9 @@ type Config struct {
 	CacheSignalDelayUs int64
 
 	PD PD
+	// Encode is the encode pool for requests with media tokens; off when
+	// Encode.Instances is 0.
+	Encode Encode
 
 	// Client is the load generator's cap on requests in flight (zero: an
 	// open loop). A capped client's slot frees at a completion, so the
@@ -234,6 +237,9 @@ func (c *Config) validate() error {
 		default:
 			errs = append(errs, fmt.Sprintf("unknown P/D decider %q (never, always, prefix-threshold)", p.Decider))
 		}
+	}
+	if e := c.Encode; e.Instances < 0 || e.MaxTokens < 0 || (e.Instances > 0 && e.Latency == nil) {
+		errs = append(errs, fmt.Sprintf("encode pool: %d instances and max tokens %d must not be negative, and encoders need a latency model", e.Instances, e.MaxTokens))
 	}
 	if len(errs) > 0 {
 		return errors.New("cluster config: " + strings.Join(errs, "; "))

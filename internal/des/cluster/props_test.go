@@ -94,6 +94,17 @@ func randomCluster(rng *rand.Rand) Config {
 	if rng.IntN(5) == 0 {
 		cfg.HorizonUs = 1 + rng.Int64N(30000)
 	}
+	if rng.IntN(3) == 0 {
+		// Mixed hardware: each instance its own KV capacity (never below
+		// what max_model_len needs), as pools on different GPUs have.
+		for i := range cfg.Instances {
+			cfg.Instances[i].KV.Blocks += rng.IntN(3 * t)
+		}
+	}
+	if rng.IntN(3) == 0 {
+		cfg.Encode = Encode{Instances: 1 + rng.IntN(3), MaxTokens: []int{0, 8, 20}[rng.IntN(3)],
+			Latency: &fake.Linear{Base: 20 + rng.Int64N(200), PerPrefillToken: rng.Int64N(5)}}
+	}
 	return cfg
 }
 
@@ -105,6 +116,7 @@ type wreq struct {
 	maxOut   int
 	deadline int64
 	class    string
+	media    int // image, audio and video tokens among the prompt's
 }
 
 func randomWorkload(rng *rand.Rand, m int) []wreq {
@@ -128,6 +140,9 @@ func randomWorkload(rng *rand.Rand, m int) []wreq {
 		if rng.IntN(6) == 0 {
 			w.deadline = t + 1 + rng.Int64N(20000)
 		}
+		if rng.IntN(3) == 0 {
+			w.media = 1 + rng.IntN(len(p))
+		}
 		out = append(out, w)
 	}
 	return out
@@ -137,7 +152,7 @@ func requests(ws []wreq) []*instance.Request {
 	var rs []*instance.Request
 	for _, w := range ws {
 		rs = append(rs, &instance.Request{ID: w.id, ArrivalUs: w.at, Prompt: w.prompt, OutputLen: w.out,
-			MaxOutputLen: w.maxOut, DeadlineUs: w.deadline, SLOClass: w.class})
+			MaxOutputLen: w.maxOut, DeadlineUs: w.deadline, SLOClass: w.class, MediaTokens: w.media})
 	}
 	return rs
 }
@@ -234,15 +249,27 @@ func checkConservation(o *runOut, cfg Config, injected int64) []string {
 		v = append(v, fmt.Sprintf("INV-1: %d results, summary injected %d, outcome %d, want %d", len(o.results), s.InjectedRequests, o.out.Injected, injected))
 	}
 	buckets := s.CompletedRequests + s.StillQueued + s.StillRunning + s.DroppedUnservable + s.TimedOutRequests + s.RejectedRequests + s.InTransferRequests +
-		s.DroppedNoDecodeKV
+		s.DroppedNoDecodeKV + s.EncodeRoutingRejections
 	if buckets != s.InjectedRequests {
 		v = append(v, fmt.Sprintf("INV-1: buckets sum to %d, injected %d (%+v)", buckets, s.InjectedRequests, s))
+	}
+	var encRejected int64
+	for _, r := range o.results {
+		if r.EncodeRejected {
+			encRejected++
+		}
+	}
+	if s.EncodeRoutingRejections != o.out.EncodeRejected || encRejected != o.out.EncodeRejected || (!cfg.Encode.on() && encRejected != 0) {
+		v = append(v, fmt.Sprintf("encode rejections: summary %d, outcome %d, results %d (encode pool %+v)",
+			s.EncodeRoutingRejections, o.out.EncodeRejected, encRejected, cfg.Encode))
 	}
 	if s.RejectedRequests != o.out.Rejected {
 		v = append(v, fmt.Sprintf("rejected: summary %d, outcome %d", s.RejectedRequests, o.out.Rejected))
 	}
-	if cfg.Admission == RejectAll && s.RejectedRequests != injected {
-		v = append(v, fmt.Sprintf("reject-all rejected %d of %d", s.RejectedRequests, injected))
+	// Under reject-all, a request is rejected or, at a horizon, still on
+	// its way to admission (queued).
+	if cfg.Admission == RejectAll && s.RejectedRequests+s.StillQueued != injected {
+		v = append(v, fmt.Sprintf("reject-all rejected %d and holds %d of %d", s.RejectedRequests, s.StillQueued, injected))
 	}
 	if o.out.TransfersStarted != o.out.TransfersCompleted+o.out.TransfersInFlight {
 		v = append(v, fmt.Sprintf("PD-3: %d started, %d completed, %d in flight", o.out.TransfersStarted, o.out.TransfersCompleted, o.out.TransfersInFlight))
@@ -274,7 +301,7 @@ const propSeeds = 1000
 // invariants hold, and fast-forward changes nothing (results, decisions,
 // totals) although instances run inline past each other's steps.
 func TestClusterInvariantsAndFastForward(t *testing.T) {
-	var inline, steps, transfers, rejected int64
+	var inline, steps, transfers, rejected, encoded, encRejected int64
 	for seed := uint64(0); seed < propSeeds; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 21))
 		cfg := randomCluster(rng)
@@ -313,10 +340,14 @@ func TestClusterInvariantsAndFastForward(t *testing.T) {
 		steps += q.Steps
 		transfers += quick.out.TransfersStarted
 		rejected += quick.sum.RejectedRequests
+		encoded += quick.out.Encoded
+		encRejected += quick.sum.EncodeRoutingRejections
 	}
-	t.Logf("%d seeds: %d steps, %d run inline, %d KV transfers, %d rejected", propSeeds, steps, inline, transfers, rejected)
-	if inline == 0 || transfers == 0 || rejected == 0 {
-		t.Errorf("random clusters never run inline (%d), transfer (%d) or reject (%d)", inline, transfers, rejected)
+	t.Logf("%d seeds: %d steps, %d run inline, %d KV transfers, %d rejected, %d encoded, %d rejected at the encode stage",
+		propSeeds, steps, inline, transfers, rejected, encoded, encRejected)
+	if inline == 0 || transfers == 0 || rejected == 0 || encoded == 0 || encRejected == 0 {
+		t.Errorf("random clusters never run inline (%d), transfer (%d), reject (%d), encode (%d) or reject at the encode stage (%d)",
+			inline, transfers, rejected, encoded, encRejected)
 	}
 }
 

@@ -195,6 +195,7 @@ func (in *Instance) onCommit(now int64, data any) {
 		r.fin = in.settle(r, mb.start, mb.end, mb.idx)
 		r.grant = 0
 		if in.kv.CPUEnabled() {
+			in.kv.SetNow(mb.end)
 			in.kv.MirrorToCPU(&r.seq)
 		}
 		if r.fin != 0 && !(r.DeadlineUs > mb.start && r.DeadlineUs < mb.end) {

@@ -71,6 +71,10 @@ type Request struct {
 	// produces no token, and keeps its KV blocks until ReleaseKV.
 	PrefillOnly bool
 
+	// MediaTokens are the image, audio and video tokens among the
+	// prompt's: a cluster with an encode pool encodes them before routing.
+	MediaTokens int
+
 	status      Status
 	stamp       uint64 // RoutingStamp; 0 = none yet
 	inst        *Instance
@@ -262,6 +266,9 @@ type Result struct {
 	// InTransfer marks a live P/D request between its prefill and its
 	// decode part at the end of a run (set by the cluster).
 	InTransfer bool
+	// EncodeRejected marks a multimodal request rejected at the encode
+	// stage: no encode instance could take its media (set by the cluster).
+	EncodeRejected bool
 }
 
 // TPOTUs is ΣITL / (output − 1), 0 when fewer than two tokens.

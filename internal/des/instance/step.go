@@ -158,6 +158,7 @@ func (in *Instance) execute(t, reload int64) (end int64, more bool) {
 		in.reportStep(t, end, in.cnt.OutputTokens-gen)
 	}
 	if in.kv.CPUEnabled() {
+		in.kv.SetNow(end)
 		for _, r := range in.running {
 			in.kv.MirrorToCPU(&r.seq)
 		}
@@ -325,6 +326,7 @@ func (in *Instance) admit(w *Request, budget int, t int64) (reload int64, n int,
 		if n <= 0 || (in.cfg.NoChunkedPrefill && n < in.tokensFor(target-c, c, target)) {
 			return 0, 0, false // without chunked prefill the prompt goes whole or waits
 		}
+		in.kv.SetNow(t)
 		reload, ok = in.kv.Admit(&w.seq, c, n)
 		if !ok {
 			return 0, 0, false

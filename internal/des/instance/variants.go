@@ -104,6 +104,7 @@ func (in *Instance) admitHeld(w *Request, t int64) (reload int64, n int, ok bool
 // place admits w with its first c tokens cached, KV allocated for alloc
 // tokens after them and n tokens granted this step. All or nothing.
 func (in *Instance) place(w *Request, c, alloc, n int, t int64) (reload int64, ok bool) {
+	in.kv.SetNow(t)
 	reload, ok = in.kv.Admit(&w.seq, c, alloc)
 	if !ok {
 		return 0, false

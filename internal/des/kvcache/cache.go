@@ -15,6 +15,11 @@ type Config struct {
 	CPUBlocks            int     // C: CPU tier capacity in blocks; 0 = tier off
 	CPUBandwidthTokensUs float64 // reload bandwidth in tokens/µs; 0 = default 100
 	CPUBaseLatencyUs     int64   // fixed reload cost per block in µs
+	// CPUOffloadThreshold is the GPU utilisation (used / T) above which
+	// full blocks are copied to the CPU tier after a step (BLIS's
+	// --kv-offload-threshold); 0 copies after every step, as vLLM's
+	// offload connector does.
+	CPUOffloadThreshold float64
 
 	// NoPrefixCaching turns prefix caching off (vLLM's
 	// --no-enable-prefix-caching): Match finds nothing, so every
@@ -44,7 +49,15 @@ type Stats struct {
 	CPUMirrored   int64 // blocks newly copied to the CPU tier
 	CPUEvictions  int64 // CPU tier entries evicted
 	CPUReloads    int64 // blocks reloaded from the CPU tier
+	// CPUThrashing counts reloads of a block within ThrashWindowUs of
+	// its copy to the CPU tier: memory too tight to keep what it offloads.
+	CPUThrashing int64
+	CPUReloadUs  int64 // Σ reload cost of the reloaded blocks (µs)
 }
+
+// ThrashWindowUs is the window within which a block's reload after its
+// offload counts as thrashing (Stats.CPUThrashing).
+const ThrashWindowUs = 1000
 
 // Cache is a paged KV cache. It is not safe for concurrent use.
 type Cache struct {
@@ -63,6 +76,8 @@ type Cache struct {
 	stats      Stats
 	cpu        *cpuTier
 	reloadCost int64 // µs per reloaded block
+	offloadAt  float64
+	now        int64 // time of the current operation (SetNow), for the CPU tier
 	noPrefix   bool  // Config.NoPrefixCaching
 
 	pool *Pool // block tables and hash lists of finished sequences (Recycle)
@@ -119,6 +134,9 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.CPUBlocks < 0 || cfg.CPUBandwidthTokensUs < 0 || cfg.CPUBaseLatencyUs < 0 {
 		return nil, errors.New("kvcache: CPU tier blocks, bandwidth and base latency must not be negative")
 	}
+	if !(cfg.CPUOffloadThreshold >= 0 && cfg.CPUOffloadThreshold <= 1) {
+		return nil, fmt.Errorf("kvcache: CPU offload threshold %g outside [0, 1]", cfg.CPUOffloadThreshold)
+	}
 	c := &Cache{b: cfg.BlockSize, t: cfg.Blocks, blocks: make([]block, cfg.Blocks), hashes: make([]Hash, cfg.Blocks),
 		ring: newFreeRing(cfg.Blocks), index: newHashIndex(cfg.Blocks), shift: -1, noPrefix: cfg.NoPrefixCaching,
 		memoPos: make([]int32, cfg.Blocks)}
@@ -137,6 +155,7 @@ func New(cfg Config) (*Cache, error) {
 			bw = 100
 		}
 		c.cpu = newCPUTier(cfg.CPUBlocks)
+		c.offloadAt = cfg.CPUOffloadThreshold
 		c.reloadCost = cfg.CPUBaseLatencyUs + int64(math.Ceil(float64(cfg.BlockSize)/bw))
 	}
 	return c, nil
@@ -323,9 +342,13 @@ func (c *Cache) Admit(s *Seq, cached, n int) (reloadUs int64, ok bool) {
 		c.setFull(s, k, i, false)
 		s.blocks = append(s.blocks, i)
 		c.stats.CPUReloads++
+		if at, ok := c.cpu.offloadedAt(s.BlockHash(k, c.b)); ok && c.now-at < ThrashWindowUs {
+			c.stats.CPUThrashing++
+		}
 		reloadUs += c.reloadCost
 	}
 	c.stats.Hits += int64(m)
+	c.stats.CPUReloadUs += reloadUs
 	s.nTok = cached
 	c.grow(s, n)
 	return reloadUs, true
@@ -475,15 +498,20 @@ func (c *Cache) SetTokens(s *Seq, n int) {
 	s.nTok = n
 }
 
+// SetNow tells the cache the time of the operations that follow (µs): the
+// CPU tier stamps its copies with it and Admit measures thrashing by it.
+func (c *Cache) SetNow(now int64) { c.now = now }
+
 // MirrorToCPU copies every full block of s to the CPU tier (a copy already
-// there is refreshed to most recent). No-op when the tier is off.
+// there is refreshed to most recent) while the GPU utilisation is above the
+// offload threshold. No-op when the tier is off.
 func (c *Cache) MirrorToCPU(s *Seq) {
-	if c.cpu == nil {
+	if c.cpu == nil || float64(c.t-c.free) <= c.offloadAt*float64(c.t) {
 		return
 	}
 	full := c.div(s.nTok)
 	for k := 0; k < full; k++ {
-		added, evicted := c.cpu.touch(s.BlockHash(k, c.b))
+		added, evicted := c.cpu.touch(s.BlockHash(k, c.b), c.now)
 		if added {
 			c.stats.CPUMirrored++
 		}

@@ -164,10 +164,10 @@ func TestCPUTierReload(t *testing.T) {
 func TestCPUTierLRUEviction(t *testing.T) {
 	tier := newCPUTier(2)
 	h := func(i uint64) Hash { return Hash{Lo: i} }
-	tier.touch(h(1))
-	tier.touch(h(2))
-	tier.touch(h(1)) // refresh: 2 becomes least recent
-	if _, ev := tier.touch(h(3)); !ev {
+	tier.touch(h(1), 0)
+	tier.touch(h(2), 0)
+	tier.touch(h(1), 0) // refresh: 2 becomes least recent
+	if _, ev := tier.touch(h(3), 0); !ev {
 		t.Error("insert over capacity: no eviction")
 	}
 	if tier.has(h(2)) || !tier.has(h(1)) || !tier.has(h(3)) {

@@ -13,6 +13,7 @@ type cpuTier struct {
 type cpuNode struct {
 	h          Hash
 	prev, next int32
+	at         int64 // when the copy was made
 }
 
 func newCPUTier(capacity int) *cpuTier {
@@ -20,6 +21,15 @@ func newCPUTier(capacity int) *cpuTier {
 }
 
 func (t *cpuTier) has(h Hash) bool { _, ok := t.pos[h]; return ok }
+
+// offloadedAt is the time h was copied to the tier, if it is there.
+func (t *cpuTier) offloadedAt(h Hash) (int64, bool) {
+	i, ok := t.pos[h]
+	if !ok {
+		return 0, false
+	}
+	return t.nodes[i].at, true
+}
 
 func (t *cpuTier) unlink(i int32) {
 	n := &t.nodes[i]
@@ -46,9 +56,9 @@ func (t *cpuTier) append(i int32) {
 	t.tail = i
 }
 
-// touch makes h the most recent entry, inserting it (and evicting the least
-// recent when over capacity) if absent.
-func (t *cpuTier) touch(h Hash) (added, evicted bool) {
+// touch makes h the most recent entry, inserting it copied at now (and
+// evicting the least recent when over capacity) if absent.
+func (t *cpuTier) touch(h Hash, now int64) (added, evicted bool) {
 	if i, ok := t.pos[h]; ok {
 		if i != t.tail {
 			t.unlink(i)
@@ -72,7 +82,7 @@ func (t *cpuTier) touch(h Hash) (added, evicted bool) {
 		i = int32(len(t.nodes))
 		t.nodes = append(t.nodes, cpuNode{})
 	}
-	t.nodes[i].h = h
+	t.nodes[i].h, t.nodes[i].at = h, now
 	t.append(i)
 	t.pos[h] = i
 	return true, evicted

@@ -38,6 +38,7 @@ type Aggregator struct {
 
 	injected, completed, lengthCapped, dropped, timedOut, rejected int64
 	noDecodeKV                                                     int64 // P/D: dropped for want of decode KV blocks
+	encodeRejected                                                 int64 // rejected at the encode stage
 	stillQueued, stillRunning                                      int64
 	inTok, outTok, good                                            int64
 
@@ -134,6 +135,10 @@ func (a *Aggregator) Add(res *instance.Result) {
 		}
 		return
 	case instance.StatusRejected:
+		if res.EncodeRejected {
+			a.encodeRejected++
+			return
+		}
 		a.rejected++
 		return
 	case instance.StatusRunning:
@@ -232,7 +237,10 @@ type RunInfo struct {
 	CacheHits         int64
 	CacheMisses       int64
 	AllocFailures     int64
-	ITL               []instance.ValueCount // every ITL sample of completed requests (µs)
+	// The CPU KV tier's totals (kvcache.Stats): blocks offloaded and
+	// reloaded, reloads that thrash, and the reload time.
+	CPUOffloads, CPUReloads, CPUThrashing, CPUReloadUs int64
+	ITL                                                []instance.ValueCount // every ITL sample of completed requests (µs)
 
 	// PerInstance, when set (a cluster run), adds the per_instance block,
 	// the routing distribution and the instance fairness index to the

@@ -75,6 +75,13 @@ type Summary struct {
 	KVUtilizationPeak float64 `json:"kv_utilization_peak"`
 	CacheHitRate      float64 `json:"cache_hit_rate"`
 	KVAllocFailures   int64   `json:"kv_allocation_failures"`
+	// The CPU KV tier (absent when it moved nothing): blocks offloaded to
+	// it and reloaded from it, reloads within 1 ms of their offload
+	// (thrashing), and the reload time added to steps.
+	KVOffloadedBlocks int64   `json:"kv_offloaded_blocks,omitempty"`
+	KVReloadedBlocks  int64   `json:"kv_reloaded_blocks,omitempty"`
+	KVThrashing       int64   `json:"kv_thrashing,omitempty"`
+	KVReloadMs        float64 `json:"kv_reload_ms,omitempty"`
 
 	PerTenant         map[string]TenantSummary `json:"per_tenant"`
 	JainFairnessIndex float64                  `json:"jain_fairness_index"`
@@ -94,10 +101,13 @@ type Summary struct {
 	// DroppedNoDecodeKV counts the P/D requests dropped because their decode
 	// instance had no free KV blocks for the prompt when the prefill ended
 	// (docs/simulator.md §12): a transient shortage, apart from dropped_unservable.
-	DroppedNoDecodeKV   int64             `json:"dropped_no_decode_kv,omitempty"`
-	RoutingDistribution []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
-	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
-	PerInstance         []InstanceSummary `json:"per_instance,omitempty"`
+	DroppedNoDecodeKV int64 `json:"dropped_no_decode_kv,omitempty"`
+	// EncodeRoutingRejections counts the multimodal requests no encode
+	// instance could take (their media exceed an encode pass).
+	EncodeRoutingRejections int64             `json:"encode_routing_rejections,omitempty"`
+	RoutingDistribution     []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
+	InstanceJainIndex       float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
+	PerInstance             []InstanceSummary `json:"per_instance,omitempty"`
 	// RoutingRegret: the counterfactual regret of the routing decisions
 	// (--counterfactual-k), one entry per pool that routed; absent without.
 	RoutingRegret []RegretSummary `json:"routing_regret,omitempty"`
@@ -147,7 +157,9 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 		PreemptionCount: info.Preemptions, DroppedUnservable: a.dropped, LengthCappedRequests: a.lengthCapped,
 		TimedOutRequests: a.timedOut, RejectedRequests: a.rejected,
 		KVUtilizationPeak: info.KVPeak, KVAllocFailures: info.AllocFailures,
-		PerClass: map[string]ClassSummary{}, PerTenant: map[string]TenantSummary{},
+		KVOffloadedBlocks: info.CPUOffloads, KVReloadedBlocks: info.CPUReloads, KVThrashing: info.CPUThrashing,
+		KVReloadMs: float64(info.CPUReloadUs) / usPerMs,
+		PerClass:   map[string]ClassSummary{}, PerTenant: map[string]TenantSummary{},
 	}
 	if len(a.targets) > 0 {
 		s.SLOGiven = true
@@ -218,6 +230,7 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 	s.JainFairnessIndex = Jain(xs)
 	s.InTransferRequests = a.inTransfer
 	s.DroppedNoDecodeKV = a.noDecodeKV
+	s.EncodeRoutingRejections = a.encodeRejected
 	if len(info.PerInstance) > 0 {
 		a.perInstance(&s, info)
 	}

@@ -280,6 +280,10 @@ func Collect(endUs int64, insts ...*instance.Instance) metrics.RunInfo {
 		info.CacheHits += st.Hits
 		info.CacheMisses += st.Misses
 		info.AllocFailures += st.AllocFailures
+		info.CPUOffloads += st.CPUMirrored
+		info.CPUReloads += st.CPUReloads
+		info.CPUThrashing += st.CPUThrashing
+		info.CPUReloadUs += st.CPUReloadUs
 		hists = append(hists, in.ITLHistogram())
 	}
 	info.ITL = metrics.MergeHistograms(hists...)
