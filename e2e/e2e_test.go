@@ -246,6 +246,7 @@ func TestOllamaLoop(t *testing.T) {
 	}
 	t.Run("structure", func(t *testing.T) { checkStructure(t, s, runs) })
 	t.Run("steps", func(t *testing.T) { stepTable(t, s) })
+	t.Run("compare", func(t *testing.T) { checkCompare(t, s) })
 	writeSummary(t, s, rows, noise, probe, capacity, rate, capNoClient, time.Since(began))
 	checkHeldOut(t, rows, noise)
 }
