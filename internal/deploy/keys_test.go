@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"servesim/internal/tracev2"
 )
@@ -16,6 +17,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	c.ClassPriorities = map[string]int{"critical": 4}
 	c.PrefillInstances, c.DecodeInstances, c.PDDecider = 1, 2, "always"
 	c.StepTimeSigma = 0.05
+	gatewayOff(&c)
 	keys, err := c.Keys()
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +41,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	if back.AlphaCoeffs != nil || back.BetaCoeffs != nil {
 		t.Errorf("empty lists: %v %v, want nil", back.AlphaCoeffs, back.BetaCoeffs)
 	}
+	back.InFlightEviction = false // not with P/D
 	if _, err := Resolve(back); err != nil {
 		t.Errorf("Resolve after empty coefficient lists: %v", err)
 	}
@@ -138,4 +141,15 @@ func TestStepTimeSigmaKey(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "fitted.yaml:2:") || !strings.Contains(err.Error(), "outside [0, 0.5]") {
 		t.Errorf("σ 0.7: %v, want an error at fitted.yaml:2", err)
 	}
+}
+
+// gatewayOff sets every gateway key to a value other than its default, so
+// that Keys lists them all (they are left out at their defaults).
+func gatewayOff(c *Config) {
+	g := &c.Cluster
+	g.TierShedThreshold, g.TierShedMinPriority, g.QueueDepthThreshold, g.KVCacheUtilThreshold = 2, 0, 7.5, 0.9
+	g.TenantBudgets, g.FlowControl, g.SaturationDetector, g.GatewayMaxConcurrency = "a:0.5", true, "concurrency", 32
+	g.DispatchOrder, g.FairnessPolicy, g.PerBandCapacity, g.MaxGatewayQueueDepth = "slo-deadline", "round-robin", 10, 20
+	g.QueueShedding, g.DispatchTickInterval, g.GatewayTTL, g.InFlightEviction = true, 2*time.Millisecond, time.Second, true
+	g.SLOTargets = "critical=100ms"
 }

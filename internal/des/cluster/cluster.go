@@ -37,6 +37,7 @@ type Cluster struct {
 	cev     des.TimeHeap[struct{}]         // times of the pending cluster events
 	transit map[*instance.Request]struct{} // between arrival and instance, with latencies > 0
 	pd      *pdState
+	gw      *gateway // nil without tier-aware admission, budgets or flow control
 
 	arrive, pull, admitAct des.Action
 	instArrive             []des.Action
@@ -103,6 +104,9 @@ func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
 	c.rt = newRouter(&c.cfg, c.insts, c.load, rand.New(rand.NewPCG(streamSeed(cfg.Seed, "router"), 0)), c.dec)
 	if cfg.Admission == TokenBucket {
 		c.bucket = bucket{level: cfg.BucketCapacity, capacity: cfg.BucketCapacity, rate: cfg.BucketRefillPerSec}
+	}
+	if cfg.needsGateway() {
+		c.gw = newGateway(c)
 	}
 	c.arrive, c.pull, c.admitAct = c.onArrival, c.onSourceArrival, c.onAdmission
 	if err := cfg.Client.Validate(); err != nil {
@@ -201,8 +205,17 @@ func (c *Cluster) onAdmission(now int64, data any) {
 
 // admission decides; an admitted request is routed at the same tick (its
 // Routing event would run before anything but other admissions and
-// routings, which it does not affect, so it runs inline).
+// routings, which it does not affect, so it runs inline). With flow
+// control the gateway queue is the decision.
 func (c *Cluster) admission(now int64, r *instance.Request) {
+	if g := c.gw; g != nil && g.cfg.FlowControl {
+		if why := g.admit(now, r); why != "" {
+			c.refuse(now, r, instance.StatusRejected, why)
+			return
+		}
+		g.enqueue(now, r)
+		return
+	}
 	ok := true
 	switch c.cfg.Admission {
 	case RejectAll:
@@ -211,13 +224,37 @@ func (c *Cluster) admission(now int64, r *instance.Request) {
 		ok = c.bucket.take(now, float64(len(r.Prompt)))
 	}
 	if !ok {
-		res := instance.Reject(r, now)
-		c.rejected++
-		if c.cfg.Observer != nil {
-			c.cfg.Observer.Refused(now, r, "rejected")
-		}
-		c.finish(&res, r)
+		c.refuse(now, r, instance.StatusRejected, "")
 		return
+	}
+	if c.gw != nil {
+		if why := c.gw.admit(now, r); why != "" {
+			c.refuse(now, r, instance.StatusRejected, why)
+			return
+		}
+	}
+	c.route(now, r)
+}
+
+// refuse lets r go before it reaches an instance: rejected (why says by
+// what; "" = the admission policy), shed or expired from the gateway queue.
+func (c *Cluster) refuse(now int64, r *instance.Request, st instance.Status, why string) {
+	res := instance.Refuse(r, now, st)
+	res.Refusal = why
+	reason := st.String()
+	if st == instance.StatusRejected {
+		c.rejected++
+	}
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.Refused(now, r, reason)
+	}
+	c.finish(&res, r)
+}
+
+// route sends an admitted request to its instance (or its P/D pools).
+func (c *Cluster) route(now int64, r *instance.Request) {
+	if c.gw != nil {
+		c.gw.routed(r)
 	}
 	if c.pd != nil {
 		c.pd.route(now, r)
@@ -231,6 +268,9 @@ func (c *Cluster) admission(now int64, r *instance.Request) {
 func (c *Cluster) assign(now int64, r *instance.Request, i int, pool int) {
 	c.load[i]++
 	c.routed[i]++
+	if c.gw != nil {
+		c.gw.assigned(r, i)
+	}
 	if c.cfg.Observer != nil {
 		c.cfg.Observer.Routed(now, r, i, poolNames[pool])
 	}
@@ -270,6 +310,9 @@ func (c *Cluster) done(i int, res *instance.Result, r *instance.Request) {
 
 // finish hands a terminal result out.
 func (c *Cluster) finish(res *instance.Result, r *instance.Request) {
+	if c.gw != nil {
+		c.gw.finished(r)
+	}
 	c.sink.Record(res, r)
 	if c.gate != nil {
 		c.gate.Done(res, r)
@@ -298,8 +341,11 @@ type Outcome struct {
 	EndUs    int64 // min(horizon, max(last event or step, last completion))
 	Injected int64
 	Rejected int64
-	Counters instance.Counters // summed over instances (KVPeakBlocks: the largest)
-	Info     metrics.RunInfo   // totals for the summary, with the per-instance block
+	// The gateway's buckets: shed from its queue to make room, expired
+	// there, evicted from an instance, and still waiting in it at the end.
+	Shed, Expired, Evicted, GatewayQueued int64
+	Counters                              instance.Counters // summed over instances (KVPeakBlocks: the largest)
+	Info                                  metrics.RunInfo   // totals for the summary, with the per-instance block
 	// P/D transfers (PD-3: started = completed + in flight).
 	TransfersStarted, TransfersCompleted, TransfersInFlight int64
 }
@@ -348,6 +394,13 @@ func (c *Cluster) Run() (Outcome, error) {
 		}
 		c.sink.Record(&res, r)
 	}
+	if c.gw != nil {
+		c.gw.held(func(r *instance.Request) {
+			res := instance.Unrouted(r)
+			res.InGateway = true
+			c.sink.Record(&res, r)
+		})
+	}
 	if c.pd != nil {
 		c.pd.awaiting(func(res *instance.Result, r *instance.Request) { c.sink.Record(res, r) })
 	}
@@ -360,6 +413,9 @@ func (c *Cluster) Run() (Outcome, error) {
 		}
 	}
 	out := Outcome{EndUs: end, Injected: c.injected, Rejected: c.rejected, Info: sim.Collect(end, c.insts...)}
+	if g := c.gw; g != nil {
+		out.Shed, out.Expired, out.Evicted, out.GatewayQueued = g.shed, g.expired, g.evicted, int64(g.size)
+	}
 	for i, in := range c.insts {
 		k := in.Counters()
 		s := &out.Counters

@@ -147,6 +147,10 @@ type Config struct {
 
 	PD PD
 
+	// Gateway: SLO tiers, tier-aware admission, tenant budgets and flow
+	// control (gatewayconfig.go).
+	Gateway Gateway
+
 	// Client is the load generator's cap on requests in flight (zero: an
 	// open loop). A capped client's slot frees at a completion, so the
 	// instances stop their inline runs at every engine event, as with
@@ -187,13 +191,13 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Sprintf("horizon %d µs is negative", c.HorizonUs))
 	}
 	switch c.Admission {
-	case "", AlwaysAdmit, RejectAll:
+	case "", AlwaysAdmit, RejectAll, TierShed, GAIELegacy:
 	case TokenBucket:
 		if !(c.BucketCapacity > 0) || c.BucketRefillPerSec < 0 {
 			errs = append(errs, fmt.Sprintf("token bucket capacity %g must be positive and refill %g not negative", c.BucketCapacity, c.BucketRefillPerSec))
 		}
 	default:
-		errs = append(errs, fmt.Sprintf("unknown admission policy %q (always-admit, token-bucket, reject-all)", c.Admission))
+		errs = append(errs, fmt.Sprintf("unknown admission policy %q (always-admit, token-bucket, reject-all, tier-shed, gaie-legacy)", c.Admission))
 	}
 	if c.AdmissionLatencyUs < 0 || c.RoutingLatencyUs < 0 || c.SnapshotRefreshUs < 0 || c.CacheSignalDelayUs < 0 {
 		errs = append(errs, "admission and routing latencies, snapshot refresh interval and cache signal delay must not be negative")
@@ -225,6 +229,10 @@ func (c *Config) validate() error {
 		default:
 			errs = append(errs, fmt.Sprintf("unknown P/D decider %q (never, always, prefix-threshold)", p.Decider))
 		}
+	}
+	errs = append(errs, c.Gateway.problems()...)
+	if c.Gateway.InFlightEviction && c.pdOn() {
+		errs = append(errs, "in-flight eviction does not work with P/D")
 	}
 	if len(errs) > 0 {
 		return errors.New("cluster config: " + strings.Join(errs, "; "))

@@ -1,0 +1,523 @@
+package cluster
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"servesim/internal/des"
+	"servesim/internal/des/instance"
+)
+
+// gateway is what sits in front of the routing when a deployment has SLO
+// tiers at work (docs/simulator.md §10, gateway): the tier-aware admission
+// policies, tenant budgets, and the flow-control queue with its bands,
+// flows, saturation gate, dispatch tick, capacities, TTL and in-flight
+// eviction. Every decision is a pure function of the simulated state: time
+// is integer µs, ties go to the earlier arrival, and the dispatch tick is a
+// cluster event of admission priority.
+type gateway struct {
+	c     *Cluster
+	cfg   Gateway // with its defaults
+	tiers tiers
+	all   []int // every instance
+
+	slots    int                            // Σ max_num_seqs: the concurrent slots tenant budgets share
+	tenantIn map[string]int                 // requests in flight per tenant (budgets)
+	flying   map[*instance.Request]flighted // requests on instances (budgets, eviction)
+	victims  map[int][]*instance.Request    // sheddable dispatched requests per priority, oldest first
+
+	bands   []*band // most urgent first
+	size    int     // live entries
+	seq     int64
+	byAge   []*entry // entries in enqueue order (TTL), from ageAt
+	ageAt   int
+	tickOn  bool
+	tickAct des.Action
+
+	shed, expired, evicted int64
+}
+
+type flighted struct {
+	inst, prio int
+	tenant     string
+}
+
+// entry is one request waiting in the queue; dead once it has left it.
+type entry struct {
+	r        *instance.Request
+	seq      int64
+	enqUs    int64
+	deadline int64 // slo-deadline order; 0 otherwise
+	band     *band
+	flow     *flow
+	dead     bool
+}
+
+// flow is the queue of one (tenant, priority): a heap by (deadline, seq),
+// which is FIFO when there are no deadlines. Dead entries are skipped when
+// they reach the top.
+type flow struct {
+	tenant string
+	h      []*entry
+	live   int
+}
+
+// band holds the flows of one priority, in tenant order.
+type band struct {
+	prio   int
+	flows  []*flow
+	cursor int // round-robin: the next flow to serve
+	live   int
+	order  []*entry // enqueue order: the newest is the shedding victim
+}
+
+func newGateway(c *Cluster) *gateway {
+	g := &gateway{c: c, cfg: c.cfg.Gateway.withDefaults(), tiers: newTiers(c.cfg.Gateway.Priorities)}
+	for i := range c.insts {
+		g.all = append(g.all, i)
+		g.slots += c.cfg.Instances[i].MaxNumSeqs
+	}
+	if len(g.cfg.TenantBudgets) > 0 || g.cfg.InFlightEviction {
+		g.tenantIn, g.flying = map[string]int{}, map[*instance.Request]flighted{}
+	}
+	if g.cfg.InFlightEviction {
+		g.victims = map[int][]*instance.Request{}
+	}
+	g.tickAct = g.onTick
+	return g
+}
+
+// needsGateway reports whether the configuration uses any of it.
+func (c *Config) needsGateway() bool {
+	g := &c.Gateway
+	return c.Admission == TierShed || c.Admission == GAIELegacy || g.FlowControl || len(g.TenantBudgets) > 0
+}
+
+// saturation is the detector's reading: ≥ 1 means saturated. Utilisation
+// (llm-d's): the mean over instances of max(queue depth / QD threshold, KV
+// utilisation / KV threshold), from the signals routing reads (live or a
+// snapshot); 1 without instances.
+func (g *gateway) saturation(now int64) float64 {
+	switch g.cfg.Detector {
+	case DetectNever:
+		return 0
+	case DetectConcurrency:
+		n := 0
+		for _, l := range g.c.load {
+			n += l
+		}
+		return float64(n) / float64(g.cfg.MaxConcurrency)
+	}
+	if len(g.all) == 0 {
+		return 1
+	}
+	rt := g.c.rt
+	rt.read(now, g.all)
+	var sum float64
+	for _, i := range g.all {
+		s := rt.snap[i]
+		sum += max(float64(s.queue)/g.cfg.QDThreshold, s.kvUtil/g.cfg.KVThreshold)
+	}
+	return sum / float64(len(g.all))
+}
+
+// admit applies the tier-aware admission policies (which flow control
+// replaces) and the tenant budgets; it returns "" to admit, else the
+// refusal's reason.
+func (g *gateway) admit(now int64, r *instance.Request) string {
+	p := g.tiers.priority(r.SLOClass)
+	policy := g.c.cfg.Admission
+	if g.cfg.FlowControl {
+		policy = AlwaysAdmit
+	}
+	switch policy {
+	case TierShed:
+		if p < g.cfg.TierShedMinPriority && g.maxLoad(now) > g.cfg.TierShedThreshold {
+			return string(TierShed)
+		}
+	case GAIELegacy:
+		if p < 0 && g.saturation(now) >= 1 {
+			return string(GAIELegacy)
+		}
+	}
+	if !g.withinBudget(r, p) {
+		return "tenant-budget"
+	}
+	return ""
+}
+
+// maxLoad is the busiest instance's queue depth + batch size as routing
+// sees them (tier-shed's overload signal).
+func (g *gateway) maxLoad(now int64) int {
+	rt := g.c.rt
+	rt.read(now, g.all)
+	m := 0
+	for _, i := range g.all {
+		m = max(m, rt.snap[i].queue+rt.snap[i].batch)
+	}
+	return m
+}
+
+// withinBudget: a sheddable request of a tenant whose in-flight requests
+// already fill its share of the slots (⌊share · slots⌋) is over budget;
+// others always are within.
+func (g *gateway) withinBudget(r *instance.Request, p int) bool {
+	share, ok := g.cfg.TenantBudgets[r.Tenant]
+	if !ok || p >= 0 {
+		return true
+	}
+	return g.tenantIn[r.Tenant] < int(math.Floor(share*float64(g.slots)))
+}
+
+// routed records a request the gateway let through, before its routing.
+func (g *gateway) routed(r *instance.Request) {
+	if g.flying == nil {
+		return
+	}
+	g.tenantIn[r.Tenant]++
+	p := g.tiers.priority(r.SLOClass)
+	g.flying[r] = flighted{inst: -1, prio: p, tenant: r.Tenant}
+	if g.victims != nil && p < 0 {
+		g.victims[p] = append(g.victims[p], r)
+	}
+}
+
+// assigned records the instance a routed request went to.
+func (g *gateway) assigned(r *instance.Request, i int) {
+	if f, ok := g.flying[r]; ok {
+		f.inst = i
+		g.flying[r] = f
+	}
+}
+
+// finished forgets a request that left the cluster.
+func (g *gateway) finished(r *instance.Request) {
+	if f, ok := g.flying[r]; ok {
+		g.tenantIn[f.tenant]--
+		delete(g.flying, r)
+	}
+}
+
+// enqueue is flow control's admission: the request joins its band and
+// flow, or is refused when the band or the queue is full (unless queue
+// shedding makes room); then the queue dispatches what it may.
+func (g *gateway) enqueue(now int64, r *instance.Request) {
+	p := g.tiers.priority(r.SLOClass)
+	b := g.band(p)
+	switch {
+	case g.cfg.PerBandCapacity > 0 && b.live >= g.cfg.PerBandCapacity:
+		g.c.refuse(now, r, instance.StatusRejected, "queue-full")
+		return
+	case g.cfg.MaxQueueDepth > 0 && g.size >= g.cfg.MaxQueueDepth:
+		if !g.cfg.QueueShedding || !g.shedFor(now, p) {
+			g.c.refuse(now, r, instance.StatusRejected, "queue-full")
+			return
+		}
+	}
+	e := &entry{r: r, seq: g.seq, enqUs: now, band: b}
+	g.seq++
+	if g.cfg.DispatchOrder == OrderSLODeadline {
+		e.deadline = math.MaxInt64 // no target: after every deadline, in arrival order
+		t := r.SLOTargetUs
+		if t <= 0 {
+			t = g.cfg.SLOTargetsUs[r.SLOClass]
+		}
+		if t > 0 {
+			e.deadline = now + t
+		}
+	}
+	e.flow = b.flow(r.Tenant)
+	e.flow.push(e)
+	b.live++
+	b.order = append(b.order, e)
+	g.size++
+	if g.cfg.TTLUs > 0 {
+		g.byAge = append(g.byAge, e)
+	}
+	g.dispatch(now)
+	g.arm(now)
+}
+
+// band returns the band of priority p, made when missing.
+func (g *gateway) band(p int) *band {
+	i, ok := slices.BinarySearchFunc(g.bands, p, func(b *band, p int) int { return cmp.Compare(p, b.prio) })
+	if !ok {
+		g.bands = slices.Insert(g.bands, i, &band{prio: p})
+	}
+	return g.bands[i]
+}
+
+func (b *band) flow(tenant string) *flow {
+	i, ok := slices.BinarySearchFunc(b.flows, tenant, func(f *flow, t string) int { return cmp.Compare(f.tenant, t) })
+	if !ok {
+		b.flows = slices.Insert(b.flows, i, &flow{tenant: tenant})
+		if i < b.cursor {
+			b.cursor++
+		}
+	}
+	return b.flows[i]
+}
+
+// shedFor makes room in a full queue for a request of priority p: the
+// newest entry of the least urgent sheddable band below p leaves as shed.
+// False when there is none.
+func (g *gateway) shedFor(now int64, p int) bool {
+	for k := len(g.bands) - 1; k >= 0; k-- {
+		b := g.bands[k]
+		if b.prio >= 0 || b.prio >= p {
+			return false
+		}
+		for len(b.order) > 0 {
+			e := b.order[len(b.order)-1]
+			b.order = b.order[:len(b.order)-1]
+			if !e.dead {
+				g.drop(e)
+				g.shed++
+				g.c.refuse(now, e.r, instance.StatusShed, "")
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// drop takes a live entry out of the queue's counts; its heap slot is
+// skipped when it reaches the top.
+func (g *gateway) drop(e *entry) {
+	e.dead = true
+	e.flow.live--
+	e.band.live--
+	g.size--
+}
+
+// arm starts the dispatch tick while the queue holds requests.
+func (g *gateway) arm(now int64) {
+	if g.tickOn || g.size == 0 {
+		return
+	}
+	g.tickOn = true
+	g.c.scheduleCluster(now+g.cfg.DispatchTickUs, des.PrioAdmission, g.tickAct, nil)
+}
+
+// onTick is the periodic dispatch: expire, evict, dispatch, and tick again
+// while requests wait.
+func (g *gateway) onTick(now int64, _ any) {
+	g.c.cev.Pop()
+	g.tickOn = false
+	g.expire(now)
+	g.dispatch(now)
+	if g.cfg.InFlightEviction {
+		g.evict(now)
+	}
+	g.arm(now)
+}
+
+// expire lets go the entries that have waited their TTL (seen at the
+// ticks, in enqueue order).
+func (g *gateway) expire(now int64) {
+	if g.cfg.TTLUs == 0 {
+		return
+	}
+	for g.ageAt < len(g.byAge) {
+		e := g.byAge[g.ageAt]
+		if !e.dead && now-e.enqUs < g.cfg.TTLUs {
+			break
+		}
+		g.byAge[g.ageAt] = nil
+		g.ageAt++
+		if !e.dead {
+			g.drop(e)
+			g.expired++
+			g.c.refuse(now, e.r, instance.StatusExpired, "")
+		}
+	}
+	if g.ageAt > 1024 && g.ageAt > len(g.byAge)/2 {
+		g.byAge = append(g.byAge[:0], g.byAge[g.ageAt:]...)
+		g.ageAt = 0
+	}
+}
+
+// dispatch routes waiting requests while the detector says the pool is
+// not saturated.
+func (g *gateway) dispatch(now int64) {
+	for g.size > 0 && g.saturation(now) < 1 {
+		e := g.next()
+		g.take(e)
+		g.c.route(now, e.r)
+	}
+}
+
+// take removes the top entry of its flow, the one next chose.
+func (g *gateway) take(e *entry) {
+	e.flow.pop()
+	g.drop(e)
+	if b := e.band; len(b.order) > 2*b.live+1024 {
+		b.order = slices.DeleteFunc(b.order, func(e *entry) bool { return e.dead })
+	}
+}
+
+// next is the entry the dispatch order picks; the queue is not empty.
+// fifo: the earliest arrival of any band. priority and slo-deadline: the
+// most urgent band that holds any, then the flow the fairness policy
+// picks, and its top (its oldest, or its earliest deadline).
+func (g *gateway) next() *entry {
+	if g.cfg.DispatchOrder == OrderFIFO {
+		var best *entry
+		for _, b := range g.bands {
+			for _, f := range b.flows {
+				if e := f.top(); e != nil && (best == nil || e.seq < best.seq) {
+					best = e
+				}
+			}
+		}
+		return best
+	}
+	for _, b := range g.bands {
+		if b.live > 0 {
+			return g.pick(b)
+		}
+	}
+	panic("cluster: gateway queue count out of step with its bands")
+}
+
+// pick is the entry of band b the fairness policy serves; b is not empty.
+func (g *gateway) pick(b *band) *entry {
+	if g.cfg.Fairness == FairRoundRobin {
+		for k := range b.flows {
+			f := b.flows[(b.cursor+k)%len(b.flows)]
+			if e := f.top(); e != nil {
+				b.cursor = (b.cursor + k + 1) % len(b.flows)
+				return e
+			}
+		}
+	}
+	var best *entry
+	for _, f := range b.flows {
+		if e := f.top(); e != nil && (best == nil || before(e, best)) {
+			best = e
+		}
+	}
+	return best
+}
+
+// urgent is the band of the most urgent non-sheddable requests waiting,
+// nil when none waits.
+func (g *gateway) urgent() *band {
+	for _, b := range g.bands {
+		if b.prio < 0 {
+			return nil
+		}
+		if b.live > 0 {
+			return b
+		}
+	}
+	return nil
+}
+
+// evict: while saturated and a non-sheddable request waits, the newest
+// dispatched request of the lowest sheddable priority that is on an
+// instance is stopped there, and the waiting request dispatched in its
+// place. One per tick.
+func (g *gateway) evict(now int64) {
+	b := g.urgent()
+	if b == nil || g.saturation(now) < 1 {
+		return
+	}
+	prios := make([]int, 0, len(g.victims))
+	for p := range g.victims {
+		prios = append(prios, p)
+	}
+	slices.Sort(prios)
+	for _, p := range prios {
+		vs := g.victims[p]
+		for len(vs) > 0 {
+			v := vs[len(vs)-1]
+			vs = vs[:len(vs)-1]
+			f, ok := g.flying[v]
+			if st := v.Status(); !ok || f.inst < 0 || st == instance.StatusNew || st.Terminal() {
+				continue
+			}
+			g.victims[p] = vs
+			if err := g.c.insts[f.inst].Evict(v); err != nil {
+				g.c.fail(fmt.Errorf("cluster: %w", err))
+				return
+			}
+			g.evicted++
+			e := g.pick(b)
+			g.take(e)
+			g.c.route(now, e.r)
+			return
+		}
+		delete(g.victims, p)
+	}
+}
+
+// held hands out the requests still waiting, in enqueue order.
+func (g *gateway) held(fn func(r *instance.Request)) {
+	var es []*entry
+	for _, b := range g.bands {
+		for _, e := range b.order {
+			if !e.dead {
+				es = append(es, e)
+			}
+		}
+	}
+	slices.SortFunc(es, func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
+	for _, e := range es {
+		fn(e.r)
+	}
+}
+
+func before(a, b *entry) bool {
+	if a.deadline != b.deadline {
+		return a.deadline < b.deadline
+	}
+	return a.seq < b.seq
+}
+
+func (f *flow) push(e *entry) {
+	f.h = append(f.h, e)
+	f.live++
+	for i := len(f.h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !before(f.h[i], f.h[p]) {
+			break
+		}
+		f.h[i], f.h[p] = f.h[p], f.h[i]
+		i = p
+	}
+}
+
+// top is the flow's live top entry, nil when it has none.
+func (f *flow) top() *entry {
+	for len(f.h) > 0 && f.h[0].dead {
+		f.pop()
+	}
+	if len(f.h) == 0 {
+		return nil
+	}
+	return f.h[0]
+}
+
+func (f *flow) pop() {
+	n := len(f.h) - 1
+	f.h[0] = f.h[n]
+	f.h[n] = nil
+	f.h = f.h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && before(f.h[l], f.h[m]) {
+			m = l
+		}
+		if l+1 < n && before(f.h[l+1], f.h[m]) {
+			m = l + 1
+		}
+		if m == i {
+			return
+		}
+		f.h[i], f.h[m] = f.h[m], f.h[i]
+		i = m
+	}
+}
