@@ -23,6 +23,15 @@ type gateway struct {
 	tiers tiers
 	all   []int // every instance
 
+	// The signals the detector and tier-shed read: live, or a snapshot of
+	// every instance renewed when older than the routing's refresh
+	// interval. The gateway keeps its own, so that what the router reads
+	// (which depends on its policy and on decision logging) changes
+	// nothing here.
+	snap   []signals
+	snapAt int64
+	snapOK bool
+
 	slots    int                            // Σ max_num_seqs: the concurrent slots tenant budgets share
 	tenantIn map[string]int                 // requests in flight per tenant (budgets)
 	flying   map[*instance.Request]flighted // requests on instances (budgets, eviction)
@@ -75,6 +84,7 @@ type band struct {
 
 func newGateway(c *Cluster) *gateway {
 	g := &gateway{c: c, cfg: c.cfg.Gateway.withDefaults(), tiers: newTiers(c.cfg.Gateway.Priorities)}
+	g.snap = make([]signals, len(c.insts))
 	for i := range c.insts {
 		g.all = append(g.all, i)
 		g.slots += c.cfg.Instances[i].MaxNumSeqs
@@ -113,14 +123,25 @@ func (g *gateway) saturation(now int64) float64 {
 	if len(g.all) == 0 {
 		return 1
 	}
-	rt := g.c.rt
-	rt.read(now, g.all)
+	g.read(now)
 	var sum float64
-	for _, i := range g.all {
-		s := rt.snap[i]
+	for _, s := range g.snap {
 		sum += max(float64(s.queue)/g.cfg.QDThreshold, s.kvUtil/g.cfg.KVThreshold)
 	}
 	return sum / float64(len(g.all))
+}
+
+// read renews the signals when they are older than the refresh interval
+// (every time when it is 0), as routing renews its own.
+func (g *gateway) read(now int64) {
+	refresh := g.c.cfg.SnapshotRefreshUs
+	if refresh > 0 && g.snapOK && now-g.snapAt <= refresh {
+		return
+	}
+	for i := range g.snap {
+		g.snap[i] = g.c.rt.live(i)
+	}
+	g.snapAt, g.snapOK = now, true
 }
 
 // admit applies the tier-aware admission policies (which flow control
@@ -151,11 +172,10 @@ func (g *gateway) admit(now int64, r *instance.Request) string {
 // maxLoad is the busiest instance's queue depth + batch size as routing
 // sees them (tier-shed's overload signal).
 func (g *gateway) maxLoad(now int64) int {
-	rt := g.c.rt
-	rt.read(now, g.all)
+	g.read(now)
 	m := 0
-	for _, i := range g.all {
-		m = max(m, rt.snap[i].queue+rt.snap[i].batch)
+	for _, s := range g.snap {
+		m = max(m, s.queue+s.batch)
 	}
 	return m
 }

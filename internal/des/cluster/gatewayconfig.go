@@ -30,7 +30,8 @@ func AdmissionPolicies() []AdmissionPolicy {
 // Saturation detectors of the gateway.
 const (
 	// DetectUtilization: mean over instances of max(queue depth / QD
-	// threshold, KV utilisation / KV threshold), from the routing signals.
+	// threshold, KV utilisation / KV threshold), from signals renewed on
+	// the routing's snapshot interval.
 	DetectUtilization = "utilization"
 	// DetectConcurrency: requests in flight on the instances / MaxConcurrency.
 	DetectConcurrency = "concurrency"
