@@ -35,7 +35,8 @@ type gateway struct {
 	slots    int                            // Σ max_num_seqs: the concurrent slots tenant budgets share
 	tenantIn map[string]int                 // requests in flight per tenant (budgets)
 	flying   map[*instance.Request]flighted // requests on instances (budgets, eviction)
-	victims  map[int][]*instance.Request    // sheddable dispatched requests per priority, oldest first
+	victims  map[int][]victim               // sheddable dispatched requests per priority, oldest first
+	routedN  int64                          // requests routed so far: numbers victims
 
 	bands   []*band // most urgent first
 	size    int     // live entries
@@ -51,6 +52,15 @@ type gateway struct {
 type flighted struct {
 	inst, prio int
 	tenant     string
+	n          int64 // its number among the routed requests
+}
+
+// victim is a dispatched sheddable request; it stands for r only while r
+// is in flight as the n-th routed request (a source may reuse a finished
+// request's struct for a new one).
+type victim struct {
+	r *instance.Request
+	n int64
 }
 
 // entry is one request waiting in the queue; dead once it has left it.
@@ -93,7 +103,7 @@ func newGateway(c *Cluster) *gateway {
 		g.tenantIn, g.flying = map[string]int{}, map[*instance.Request]flighted{}
 	}
 	if g.cfg.InFlightEviction {
-		g.victims = map[int][]*instance.Request{}
+		g.victims = map[int][]victim{}
 	}
 	g.tickAct = g.onTick
 	return g
@@ -198,9 +208,14 @@ func (g *gateway) routed(r *instance.Request) {
 	}
 	g.tenantIn[r.Tenant]++
 	p := g.tiers.priority(r.SLOClass)
-	g.flying[r] = flighted{inst: -1, prio: p, tenant: r.Tenant}
+	g.routedN++
+	g.flying[r] = flighted{inst: -1, prio: p, tenant: r.Tenant, n: g.routedN}
 	if g.victims != nil && p < 0 {
-		g.victims[p] = append(g.victims[p], r)
+		vs := append(g.victims[p], victim{r, g.routedN})
+		if len(vs) > 1024 && len(vs) > 2*len(g.flying) { // bounded by the requests in flight
+			vs = slices.DeleteFunc(vs, func(v victim) bool { f, ok := g.flying[v.r]; return !ok || f.n != v.n })
+		}
+		g.victims[p] = vs
 	}
 }
 
@@ -452,15 +467,20 @@ func (g *gateway) evict(now int64) {
 	slices.Sort(prios)
 	for _, p := range prios {
 		vs := g.victims[p]
-		for len(vs) > 0 {
-			v := vs[len(vs)-1]
-			vs = vs[:len(vs)-1]
-			f, ok := g.flying[v]
-			if st := v.Status(); !ok || f.inst < 0 || st == instance.StatusNew || st.Terminal() {
+		// The newest first; finished ones leave the list, those still on
+		// their way to an instance stay for a later tick.
+		for k := len(vs) - 1; k >= 0; k-- {
+			v := vs[k]
+			f, ok := g.flying[v.r]
+			if !ok || f.n != v.n {
+				vs = slices.Delete(vs, k, k+1)
 				continue
 			}
-			g.victims[p] = vs
-			if err := g.c.insts[f.inst].Evict(v); err != nil {
+			if st := v.r.Status(); f.inst < 0 || st == instance.StatusNew || st.Terminal() {
+				continue
+			}
+			g.victims[p] = slices.Delete(vs, k, k+1)
+			if err := g.c.insts[f.inst].Evict(v.r); err != nil {
 				g.c.fail(fmt.Errorf("cluster: %w", err))
 				return
 			}
@@ -470,7 +490,10 @@ func (g *gateway) evict(now int64) {
 			g.c.route(now, e.r)
 			return
 		}
-		delete(g.victims, p)
+		g.victims[p] = vs
+		if len(vs) == 0 {
+			delete(g.victims, p)
+		}
 	}
 }
 
