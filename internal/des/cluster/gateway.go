@@ -11,7 +11,7 @@ import (
 )
 
 // gateway is what sits in front of the routing when a deployment has SLO
-// tiers at work (docs/simulator.md §10, gateway): the tier-aware admission
+// tiers at work (docs/simulator.md §10.1): the tier-aware admission
 // policies, tenant budgets, and the flow-control queue with its bands,
 // flows, saturation gate, dispatch tick, capacities, TTL and in-flight
 // eviction. Every decision is a pure function of the simulated state: time

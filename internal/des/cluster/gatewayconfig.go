@@ -11,7 +11,7 @@ import (
 	"servesim/internal/des/instance"
 )
 
-// Tier-aware admission policies (docs/simulator.md §10, gateway).
+// Tier-aware admission policies (docs/simulator.md §10.1).
 const (
 	// TierShed refuses requests of a priority below TierShedMinPriority
 	// while the busiest instance's queue depth + batch size exceeds
@@ -63,7 +63,7 @@ const (
 
 // Gateway configures what sits in front of the routing: the SLO tiers'
 // priorities, the tier-aware admission policies, tenant budgets and flow
-// control (docs/simulator.md §10, gateway). Zero values are the defaults
+// control (docs/simulator.md §10.1). Zero values are the defaults
 // (see withDefaults).
 type Gateway struct {
 	// Priorities override instance.DefaultClassPriorities (llm-d's: critical

@@ -115,7 +115,7 @@ type Summary struct {
 	// instance had no free KV blocks for the prompt when the prefill ended
 	// (docs/simulator.md §12): a transient shortage, apart from dropped_unservable.
 	DroppedNoDecodeKV int64 `json:"dropped_no_decode_kv,omitempty"`
-	// The gateway's buckets (docs/simulator.md §10, gateway): requests
+	// The gateway's buckets (docs/simulator.md §10.1): requests
 	// still in its queue at the end, shed from it to make room, expired
 	// there, evicted from an instance.
 	GatewayQueueDepth   int64             `json:"gateway_queue_depth,omitempty"`
