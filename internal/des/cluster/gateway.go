@@ -31,6 +31,10 @@ type gateway struct {
 	snap   []signals
 	snapAt int64
 	snapOK bool
+	// sent counts the requests the gateway routed to each instance since
+	// its snapshot: they wait there as far as it knows, so one round of
+	// dispatch on one reading does not empty the queue onto the instances.
+	sent []int
 
 	slots    int                            // Σ max_num_seqs: the concurrent slots tenant budgets share
 	tenantIn map[string]int                 // requests in flight per tenant (budgets)
@@ -94,7 +98,7 @@ type band struct {
 
 func newGateway(c *Cluster) *gateway {
 	g := &gateway{c: c, cfg: c.cfg.Gateway.withDefaults(), tiers: newTiers(c.cfg.Gateway.Priorities)}
-	g.snap = make([]signals, len(c.insts))
+	g.snap, g.sent = make([]signals, len(c.insts)), make([]int, len(c.insts))
 	for i := range c.insts {
 		g.all = append(g.all, i)
 		g.slots += c.cfg.Instances[i].MaxNumSeqs
@@ -135,8 +139,8 @@ func (g *gateway) saturation(now int64) float64 {
 	}
 	g.read(now)
 	var sum float64
-	for _, s := range g.snap {
-		sum += max(float64(s.queue)/g.cfg.QDThreshold, s.kvUtil/g.cfg.KVThreshold)
+	for i, s := range g.snap {
+		sum += max(float64(s.queue+g.sent[i])/g.cfg.QDThreshold, s.kvUtil/g.cfg.KVThreshold)
 	}
 	return sum / float64(len(g.all))
 }
@@ -150,6 +154,9 @@ func (g *gateway) read(now int64) {
 	}
 	for i := range g.snap {
 		g.snap[i] = g.c.rt.live(i)
+		// Live, the requests submitted whose queueing delay runs count too.
+		g.snap[i].queue += g.c.insts[i].Pending()
+		g.sent[i] = 0
 	}
 	g.snapAt, g.snapOK = now, true
 }
@@ -184,8 +191,8 @@ func (g *gateway) admit(now int64, r *instance.Request) string {
 func (g *gateway) maxLoad(now int64) int {
 	g.read(now)
 	m := 0
-	for _, s := range g.snap {
-		m = max(m, s.queue+s.batch)
+	for i, s := range g.snap {
+		m = max(m, s.queue+g.sent[i]+s.batch)
 	}
 	return m
 }
@@ -221,6 +228,7 @@ func (g *gateway) routed(r *instance.Request) {
 
 // assigned records the instance a routed request went to.
 func (g *gateway) assigned(r *instance.Request, i int) {
+	g.sent[i]++
 	if f, ok := g.flying[r]; ok {
 		f.inst = i
 		g.flying[r] = f

@@ -61,20 +61,24 @@ func TestTierPriorities(t *testing.T) {
 
 // TestSaturationFormula follows "GAIE-Legacy Admission" (Saturation
 // Formula): the mean over instances of max(queue depth / QD threshold, KV
-// utilisation / KV threshold), defaults QD 5 and KV 0.8.
+// utilisation / KV threshold), defaults QD 5 and KV 0.8. The requests the
+// gateway sent to an instance since its snapshot count as queued there.
 func TestSaturationFormula(t *testing.T) {
 	for _, tc := range []struct {
 		snaps []signals
+		sent  []int
 		qd    float64
 		want  float64
 	}{
-		{[]signals{{queue: 5}, {queue: 0}}, 0, 0.5},
-		{[]signals{{queue: 1, kvUtil: 0.8}, {queue: 10, kvUtil: 0.4}}, 0, (1 + 2) / 2.0},
-		{[]signals{{queue: 2, kvUtil: 0.1}}, 4, 0.5},
-		{[]signals{{kvUtil: 0.4}, {kvUtil: 0.2}, {kvUtil: 0}}, 0, (0.5 + 0.25) / 3},
+		{[]signals{{queue: 5}, {queue: 0}}, nil, 0, 0.5},
+		{[]signals{{queue: 1, kvUtil: 0.8}, {queue: 10, kvUtil: 0.4}}, nil, 0, (1 + 2) / 2.0},
+		{[]signals{{queue: 2, kvUtil: 0.1}}, nil, 4, 0.5},
+		{[]signals{{kvUtil: 0.4}, {kvUtil: 0.2}, {kvUtil: 0}}, nil, 0, (0.5 + 0.25) / 3},
+		{[]signals{{queue: 2}, {kvUtil: 0.4}}, []int{3, 1}, 0, (1 + 0.5) / 2},
 	} {
 		c, _ := gatewayUnder(t, len(tc.snaps), Config{Admission: GAIELegacy, Gateway: Gateway{QDThreshold: tc.qd}}, signals{})
 		copy(c.gw.snap, tc.snaps)
+		copy(c.gw.sent, tc.sent)
 		if got := c.gw.saturation(0); got < tc.want-1e-12 || got > tc.want+1e-12 {
 			t.Errorf("%+v (QD %g): saturation %g, want %g", tc.snaps, tc.qd, got, tc.want)
 		}
