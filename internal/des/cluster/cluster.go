@@ -359,12 +359,17 @@ func (c *Cluster) Run() (Outcome, error) {
 	}
 	c.ran = true
 	c.next()
+	end := c.eng.Now() // the last event's time, dispatch ticks that changed nothing aside
 	for c.err == nil && c.eng.Step(c.horizon) {
+		if c.gw == nil || !c.gw.idle {
+			end = c.eng.Now()
+		} else {
+			c.gw.idle = false
+		}
 	}
 	if c.err != nil {
 		return Outcome{}, c.err
 	}
-	end := c.eng.Now()
 	for _, in := range c.insts {
 		end = max(end, in.LastStepUs(), in.LastLeftUs())
 	}

@@ -48,6 +48,12 @@ type gateway struct {
 	byAge   []*entry // entries in enqueue order (TTL), from ageAt
 	ageAt   int
 	tickOn  bool
+	tickGen uint64 // the chain of ticks: a new one starts when the queue empties and fills again
+	tickBox any    // tickGen, boxed once per chain for the tick events' data
+	noSkip  bool   // tests: tick at every period, even where nothing can change
+	// idle: the event just run was a tick that changed nothing; the run's
+	// end ignores it, so that skipped ticks leave it where it was.
+	idle    bool
 	tickAct des.Action
 
 	shed, expired, evicted int64
@@ -109,7 +115,7 @@ func newGateway(c *Cluster) *gateway {
 	if g.cfg.InFlightEviction {
 		g.victims = map[int][]victim{}
 	}
-	g.tickAct = g.onTick
+	g.tickAct, g.tickBox = g.onTick, g.tickGen
 	return g
 }
 
@@ -333,27 +339,69 @@ func (g *gateway) drop(e *entry) {
 	e.flow.live--
 	e.band.live--
 	g.size--
+	if g.size == 0 { // the tick stops; the pending one, if any, does nothing
+		g.tickOn = false
+		g.tickGen++
+		g.tickBox = g.tickGen
+	}
 }
 
-// arm starts the dispatch tick while the queue holds requests.
+// arm starts or continues the dispatch tick while the queue holds
+// requests: at now + the period, or, where ticks could change nothing, at
+// the first tick of the period's grid that can (skipTo).
 func (g *gateway) arm(now int64) {
 	if g.tickOn || g.size == 0 {
 		return
 	}
 	g.tickOn = true
-	g.c.scheduleCluster(now+g.cfg.DispatchTickUs, des.PrioAdmission, g.tickAct, nil)
+	t := g.cfg.DispatchTickUs
+	at := now + t
+	if target := g.skipTo(); target > at {
+		at += (target - at + t - 1) / t * t
+	}
+	g.c.scheduleCluster(at, des.PrioAdmission, g.tickAct, g.tickBox)
 }
 
-// onTick is the periodic dispatch: expire, evict, dispatch, and tick again
-// while requests wait.
-func (g *gateway) onTick(now int64, _ any) {
+// skipTo is the earliest time a tick can change anything, after one that
+// found the pool saturated or the queue empty: with the utilisation
+// detector on a snapshot, its reading holds (the requests sent since only
+// add to it) until the snapshot ages past the refresh interval, so only
+// that renewal and the next TTL expiry matter; without in-flight eviction,
+// which acts at every tick. 0 = the next period.
+func (g *gateway) skipTo() int64 {
+	refresh := g.c.cfg.SnapshotRefreshUs
+	if g.noSkip || g.cfg.InFlightEviction || g.cfg.Detector != DetectUtilization || refresh == 0 || !g.snapOK {
+		return 0
+	}
+	at := g.snapAt + refresh + 1
+	if g.cfg.TTLUs > 0 {
+		for ; g.ageAt < len(g.byAge); g.ageAt++ {
+			if e := g.byAge[g.ageAt]; !e.dead {
+				at = min(at, e.enqUs+g.cfg.TTLUs)
+				break
+			}
+			g.byAge[g.ageAt] = nil
+		}
+	}
+	return at
+}
+
+// onTick is the periodic dispatch: expire, dispatch, evict, and tick again
+// while requests wait. A tick of a chain that stopped does nothing.
+func (g *gateway) onTick(now int64, data any) {
 	g.c.cev.Pop()
+	if data.(uint64) != g.tickGen {
+		g.idle = true
+		return
+	}
 	g.tickOn = false
+	size, evicted := g.size, g.evicted
 	g.expire(now)
 	g.dispatch(now)
 	if g.cfg.InFlightEviction {
 		g.evict(now)
 	}
+	g.idle = g.size == size && g.evicted == evicted
 	g.arm(now)
 }
 

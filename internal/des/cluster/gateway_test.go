@@ -266,3 +266,54 @@ func TestGatewayDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// TestTickSkipChangesNothing: ticks that cannot change anything (the
+// detector's reading holds until its snapshot ages, TTL expiries aside)
+// are skipped; over random clusters behind flow control every result and
+// total equals that of ticking at every period.
+func TestTickSkipChangesNothing(t *testing.T) {
+	run := func(cfg Config, ws []wreq, noSkip bool) (map[int64]instance.Result, Outcome, int64) {
+		got := map[int64]instance.Result{}
+		c, err := New(cfg, &sim.SliceSource{Reqs: requests(ws)}, sim.SinkFunc(func(res *instance.Result, _ *instance.Request) { got[res.ID] = *res }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.gw.noSkip = noSkip
+		var events int64
+		c.Engine().SetObserver(func(int64, int) { events++ })
+		out, err := c.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Counters.FastSteps, out.Counters.LazySteps = 0, 0
+		return got, out, events
+	}
+	var skipped, waited int64
+	for seed := uint64(0); seed < 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 29))
+		cfg := randomCluster(rng)
+		if cfg.Admission == RejectAll {
+			cfg.Admission = AlwaysAdmit
+		}
+		cfg.Gateway = randomGateway(rng, false, cfg.pdOn())
+		cfg.Gateway.FlowControl, cfg.Gateway.Detector, cfg.Gateway.InFlightEviction = true, DetectUtilization, rng.IntN(4) == 0 && !cfg.pdOn()
+		cfg.SnapshotRefreshUs = []int64{300, 5000}[rng.IntN(2)]
+		ws := randomWorkload(rng, cfg.Instances[0].MaxModelLen)
+		a, ao, an := run(cfg, ws, false)
+		b, bo, bn := run(cfg, ws, true)
+		if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(ao, bo) {
+			for id, x := range b {
+				if y := a[id]; x != y {
+					t.Fatalf("seed %d: request %d differs when ticks are skipped\n every %+v\n skip  %+v", seed, id, x, y)
+				}
+			}
+			t.Fatalf("seed %d: totals differ when ticks are skipped\n every %+v\n skip  %+v", seed, bo, ao)
+		}
+		skipped += bn - an
+		waited += ao.Expired + ao.GatewayQueued
+	}
+	t.Logf("%d events skipped; %d requests expired or still queued", skipped, waited)
+	if skipped == 0 {
+		t.Error("no tick was ever skipped")
+	}
+}
