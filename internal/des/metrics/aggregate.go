@@ -223,16 +223,18 @@ func (a *Aggregator) Add(res *instance.Result) {
 // queueExit is when a request left the queue for the steady-state test:
 // first scheduled; −1 when it never was and still waits or timed out (load
 // the deployment did not serve); its arrival when it was refused or
-// dropped (no load).
+// dropped (no load); when the gateway let it go from its queue (shed,
+// expired), then: the gateway bounds its queue that way.
 func queueExit(res *instance.Result) int64 {
 	switch {
-	case res.Status == instance.StatusTimedOut || res.Status == instance.StatusExpired:
+	case res.Status == instance.StatusTimedOut:
 		return -1
 	case res.FirstScheduledUs >= 0:
 		return res.FirstScheduledUs
-	case res.Status == instance.StatusDropped || res.Status == instance.StatusRejected,
-		res.Status == instance.StatusShed:
+	case res.Status == instance.StatusDropped || res.Status == instance.StatusRejected:
 		return res.ArrivalUs
+	case res.Status == instance.StatusShed || res.Status == instance.StatusExpired:
+		return res.DoneUs
 	}
 	return -1
 }
