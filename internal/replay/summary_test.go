@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"servesim/internal/des/instance"
 	"servesim/internal/des/metrics"
 )
 
@@ -36,5 +37,27 @@ func TestTextSummaryGatewayTables(t *testing.T) {
 	s.GatewayQueueShed, s.GatewayExpired, s.GatewayEvicted, s.GatewayQueueDepth, s.RejectedRequests = 0, 0, 0, 0, 0
 	if out := TextSummary(&s); strings.Contains(out, "gateway") || strings.Contains(out, "tenant ") {
 		t.Errorf("a run without gateway buckets shows them:\n%s", out)
+	}
+}
+
+// TestStatusOfGatewayResults: the trace says how the gateway let each
+// request go, and which rule refused it.
+func TestStatusOfGatewayResults(t *testing.T) {
+	for _, tc := range []struct {
+		res  instance.Result
+		want string
+	}{
+		{instance.Result{Status: instance.StatusRejected}, "rejected: admission"},
+		{instance.Result{Status: instance.StatusRejected, Refusal: "tier-shed"}, "rejected: tier-shed"},
+		{instance.Result{Status: instance.StatusRejected, Refusal: "tenant-budget"}, "rejected: tenant-budget"},
+		{instance.Result{Status: instance.StatusShed}, "shed: gateway queue full"},
+		{instance.Result{Status: instance.StatusExpired}, "expired: gateway queue TTL"},
+		{instance.Result{Status: instance.StatusEvicted}, "evicted: gateway"},
+		{instance.Result{Status: instance.StatusNew, InGateway: true}, "horizon: in the gateway queue"},
+		{instance.Result{Status: instance.StatusNew}, "horizon"},
+	} {
+		if st, msg := statusOf(&tc.res); st != "incomplete" || msg != tc.want {
+			t.Errorf("%s (refusal %q): %s %q, want incomplete %q", tc.res.Status, tc.res.Refusal, st, msg, tc.want)
+		}
 	}
 }
