@@ -131,8 +131,9 @@ func cpuSeconds() float64 {
 // the requests critical, a third standard and a third sheddable, without a
 // gateway (plain), behind flow control in priority order (every request
 // served), and with a TTL, queue shedding and in-flight eviction besides
-// (the 1 ms dispatch tick runs whenever requests wait, which at this load
-// is always). x-plain is the CPU time
+// (requests wait at every moment at this load: the 1 ms dispatch tick
+// runs throughout, skipped where it cannot change anything, and at every
+// period with eviction). x-plain is the CPU time
 // per run over that of a plain run made right before it; the target is
 // at most 1.5.
 //
