@@ -96,6 +96,40 @@ clients:
     output_distribution: {type: gaussian, params: {mean: 80, std_dev: 30, min: 2, max: 300}}
 `
 
+// tiersSpec mixes SLO tiers and tenants at about twice what two small
+// instances serve, for the gateway's cases.
+const tiersSpec = `version: "2"
+seed: 5
+aggregate_rate: 40
+num_requests: 400
+clients:
+  - id: chat
+    tenant_id: acme
+    slo_class: critical
+    rate_fraction: 0.3
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 400, std_dev: 150, min: 10, max: 1500}}
+    output_distribution: {type: gaussian, params: {mean: 150, std_dev: 60, min: 2, max: 500}}
+    slo_target_us: 300000
+  - id: app
+    tenant_id: beta
+    slo_class: standard
+    rate_fraction: 0.3
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 400, std_dev: 150, min: 10, max: 1500}}
+    output_distribution: {type: gaussian, params: {mean: 150, std_dev: 60, min: 2, max: 500}}
+  - id: bulk
+    tenant_id: beta
+    slo_class: sheddable
+    rate_fraction: 0.4
+    arrival: {process: poisson}
+    input_distribution: {type: gaussian, params: {mean: 600, std_dev: 200, min: 10, max: 2000}}
+    output_distribution: {type: gaussian, params: {mean: 200, std_dev: 80, min: 2, max: 600}}
+goodput_slo_targets:
+  critical: {ttft_ms: 500}
+  standard: {ttft_ms: 2000}
+`
+
 // parityCase is one workload and deployment that run simulates and replay
 // must reproduce exactly from run's trace, with no flag: the trace's header
 // carries the deployment and the client.
@@ -180,6 +214,17 @@ func parityCases() []parityCase {
 		{name: "capped client cluster P/D", spec: prefixSpec, run: []string{"--client-max-concurrency", "12"},
 			deploy: []string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "2",
 				"--pd-decider", "always", "--routing-policy", "least-loaded"}},
+		// The gateway (docs/simulator.md §10): tiers, tenants, per-request
+		// targets and every flow-control bucket travel in the trace.
+		{name: "cluster flow control", spec: tiersSpec,
+			deploy: []string{"--num-instances", "2", "--max-num-seqs", "16", "--flow-control", "--dispatch-order", "slo-deadline",
+				"--slo-targets", "standard=1s", "--gateway-ttl", "2s", "--in-flight-eviction", "--max-gateway-queue-depth", "40",
+				"--queue-shedding", "--snapshot-refresh-interval", "10ms", "--routing-policy", "least-loaded"},
+			positive: []string{"gateway_evicted", "gateway_expired", "gateway_queue_shed", "rejected_requests"}},
+		{name: "cluster tier-shed budgets", spec: tiersSpec,
+			deploy: []string{"--num-instances", "2", "--max-num-seqs", "16", "--admission-policy", "tier-shed",
+				"--tier-shed-threshold", "12", "--tenant-budgets", "beta:0.4"},
+			positive: []string{"rejected_requests"}},
 		{name: "cluster P/D prefix-threshold", spec: prefixSpec,
 			deploy: []string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "2",
 				"--pd-decider", "prefix-threshold", "--pd-transfer-contention", "--routing-policy", "weighted"}, positive: hits},

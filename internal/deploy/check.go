@@ -158,7 +158,10 @@ func (c Config) choices() []problem {
 		{"preemption_policy", c.PreemptionPolicy, names([]instance.PreemptionPolicy{instance.PreemptFCFS, instance.PreemptPriority})},
 		{"preempt_mode", c.PreemptMode, names([]instance.PreemptMode{instance.ModeRecompute, instance.ModeReset})},
 		{"priority_policy", c.PriorityPolicy, names([]instance.PriorityPolicy{instance.PrioritySLOClass, instance.PriorityConstant, instance.PrioritySLOAging})},
-		{"admission_policy", c.AdmissionPolicy, names([]cluster.AdmissionPolicy{cluster.AlwaysAdmit, cluster.TokenBucket, cluster.RejectAll})},
+		{"admission_policy", c.AdmissionPolicy, names(cluster.AdmissionPolicies())},
+		{"saturation_detector", c.SaturationDetector, cluster.Detectors()},
+		{"dispatch_order", c.DispatchOrder, cluster.DispatchOrders()},
+		{"fairness_policy", c.FairnessPolicy, cluster.FairnessPolicies()},
 		{"routing_policy", c.RoutingPolicy, names(cluster.RoutingPolicies())},
 		{"pd_decider", c.PDDecider, names([]cluster.Decider{cluster.DecideNever, cluster.DecideAlways, cluster.DecidePrefixThreshold})},
 	} {
@@ -211,6 +214,7 @@ func (c Cluster) problems() []problem {
 	if _, err := cluster.ParseScorers(c.RoutingScorers); err != nil {
 		add("routing_scorers", "%q: %v", c.RoutingScorers, err)
 	}
+	ps = append(ps, c.gatewayProblems()...)
 	if c.PrefillInstances < 0 {
 		add("prefill_instances", "%d must not be negative", c.PrefillInstances)
 	}
@@ -261,6 +265,15 @@ func (c Config) combinations() []problem {
 	if c.AdmissionPolicy == string(cluster.TokenBucket) && !(c.TokenBucketCapacity > 0) {
 		add([]string{"admission_policy", "token_bucket_capacity"}, "token-bucket admission needs token-bucket-capacity > 0, got %g", c.TokenBucketCapacity)
 	}
+	if c.InFlightEviction && !c.FlowControl {
+		add([]string{"in_flight_eviction", "flow_control"}, "in-flight-eviction needs flow-control")
+	}
+	if c.FlowControl && c.EncodeInstances > 0 {
+		add([]string{"encode_instances", "flow_control"}, "encode-instances does not work with flow-control (the gateway queue dispatches straight to routing)")
+	}
+	if c.InFlightEviction && (c.PrefillInstances > 0 || c.DecodeInstances > 0) {
+		add([]string{"in_flight_eviction", "prefill_instances"}, "in-flight-eviction does not work with P/D")
+	}
 	pd := []string{"prefill_instances", "decode_instances"}
 	if p, d := c.PrefillInstances, c.DecodeInstances; p > 0 || d > 0 {
 		switch {
@@ -273,4 +286,43 @@ func (c Config) combinations() []problem {
 		add(append(pd, "pd_decider"), "pd-decider %s needs prefill-instances and decode-instances", c.PDDecider)
 	}
 	return append(ps, c.poolCombinations()...)
+}
+
+// gatewayProblems checks the gateway's keys that stand alone.
+func (c Cluster) gatewayProblems() []problem {
+	var ps []problem
+	add := func(key, format string, args ...any) {
+		ps = append(ps, problem{key: key, msg: fmt.Sprintf(format, args...)})
+	}
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"tier_shed_threshold", c.TierShedThreshold},
+		{"per_band_capacity", c.PerBandCapacity}, {"max_gateway_queue_depth", c.MaxGatewayQueueDepth}} {
+		if f.v < 0 {
+			add(f.key, "%d must not be negative", f.v)
+		}
+	}
+	if !(c.QueueDepthThreshold > 0) || math.IsInf(c.QueueDepthThreshold, 0) {
+		add("queue_depth_threshold", "%g must be a positive finite number", c.QueueDepthThreshold)
+	}
+	if !(c.KVCacheUtilThreshold > 0 && c.KVCacheUtilThreshold <= 1) {
+		add("kv_cache_util_threshold", "%g must lie in (0, 1]", c.KVCacheUtilThreshold)
+	}
+	if !(c.GatewayMaxConcurrency > 0) {
+		add("gateway_max_concurrency", "%d must be positive", c.GatewayMaxConcurrency)
+	}
+	if c.DispatchTickInterval < time.Microsecond || c.DispatchTickInterval > time.Hour {
+		add("dispatch_tick_interval", "%v must lie in [1µs, 1h]", c.DispatchTickInterval)
+	}
+	if c.GatewayTTL < 0 {
+		add("gateway_ttl", "%v must not be negative", c.GatewayTTL)
+	}
+	if _, err := cluster.ParseTenantBudgets(c.TenantBudgets); err != nil {
+		add("tenant_budgets", "%q: %v", c.TenantBudgets, err)
+	}
+	if _, err := cluster.ParseSLOTargets(c.SLOTargets); err != nil {
+		add("slo_targets", "%q: %v", c.SLOTargets, err)
+	}
+	return ps
 }

@@ -22,6 +22,26 @@ type Cluster struct {
 	SnapshotRefreshInterval time.Duration `yaml:"snapshot_refresh_interval"`
 	CacheSignalDelay        time.Duration `yaml:"cache_signal_delay"`
 
+	// The gateway (cluster.Gateway): tier-aware admission, tenant budgets
+	// and flow control; SLO-class priorities come from class_priorities.
+	TierShedThreshold     int           `yaml:"tier_shed_threshold"`
+	TierShedMinPriority   int           `yaml:"tier_shed_min_priority"`
+	QueueDepthThreshold   float64       `yaml:"queue_depth_threshold"`
+	KVCacheUtilThreshold  float64       `yaml:"kv_cache_util_threshold"`
+	TenantBudgets         string        `yaml:"tenant_budgets"` // tenant:share,...
+	FlowControl           bool          `yaml:"flow_control"`
+	SaturationDetector    string        `yaml:"saturation_detector"`
+	GatewayMaxConcurrency int           `yaml:"gateway_max_concurrency"`
+	DispatchOrder         string        `yaml:"dispatch_order"`
+	FairnessPolicy        string        `yaml:"fairness_policy"`
+	PerBandCapacity       int           `yaml:"per_band_capacity"`
+	MaxGatewayQueueDepth  int           `yaml:"max_gateway_queue_depth"`
+	QueueShedding         bool          `yaml:"queue_shedding"`
+	DispatchTickInterval  time.Duration `yaml:"dispatch_tick_interval"`
+	GatewayTTL            time.Duration `yaml:"gateway_ttl"`
+	InFlightEviction      bool          `yaml:"in_flight_eviction"`
+	SLOTargets            string        `yaml:"slo_targets"` // class=duration,...
+
 	PrefillInstances      int           `yaml:"prefill_instances"`
 	DecodeInstances       int           `yaml:"decode_instances"`
 	PDDecider             string        `yaml:"pd_decider"` // never, always, prefix-threshold
@@ -56,6 +76,14 @@ func defaultCluster() Cluster {
 		PDPrefixThreshold:       16,
 		PDTransferBandwidth:     25,
 		PDTransferBaseLatency:   50 * time.Microsecond,
+		TierShedMinPriority:     cluster.DefaultTierShedMinPri,
+		QueueDepthThreshold:     cluster.DefaultQDThreshold,
+		KVCacheUtilThreshold:    cluster.DefaultKVThreshold,
+		SaturationDetector:      cluster.DetectUtilization,
+		GatewayMaxConcurrency:   cluster.DefaultMaxConcurrency,
+		DispatchOrder:           cluster.OrderFIFO,
+		FairnessPolicy:          cluster.FairGlobalStrict,
+		DispatchTickInterval:    cluster.DefaultDispatchTickUs * time.Microsecond,
 	}
 }
 
@@ -65,7 +93,8 @@ func defaultCluster() Cluster {
 func (r *Resolved) IsCluster() bool {
 	c := r.Config.Cluster
 	return r.Instances > 1 || c.AdmissionPolicy != string(cluster.AlwaysAdmit) ||
-		c.AdmissionLatency > 0 || c.RoutingLatency > 0 || c.PrefillInstances > 0 || c.EncodeInstances > 0
+		c.AdmissionLatency > 0 || c.RoutingLatency > 0 || c.PrefillInstances > 0 || c.EncodeInstances > 0 ||
+		c.FlowControl || c.TenantBudgets != ""
 }
 
 // resolveCluster fills Resolved.ClusterConfig: one instance configuration per
@@ -89,6 +118,16 @@ func (r *Resolved) resolveCluster() error {
 		SnapshotRefreshUs:  c.SnapshotRefreshInterval.Microseconds(),
 		CacheSignalDelayUs: c.CacheSignalDelay.Microseconds(),
 	}
+	cc.Gateway = cluster.Gateway{Priorities: r.ClassPriorities,
+		TierShedThreshold: c.TierShedThreshold, TierShedMinPriority: c.TierShedMinPriority,
+		QDThreshold: c.QueueDepthThreshold, KVThreshold: c.KVCacheUtilThreshold,
+		FlowControl: c.FlowControl, Detector: c.SaturationDetector, MaxConcurrency: c.GatewayMaxConcurrency,
+		DispatchOrder: c.DispatchOrder, Fairness: c.FairnessPolicy, PerBandCapacity: c.PerBandCapacity,
+		MaxQueueDepth: c.MaxGatewayQueueDepth, QueueShedding: c.QueueShedding,
+		DispatchTickUs: c.DispatchTickInterval.Microseconds(), TTLUs: c.GatewayTTL.Microseconds(),
+		InFlightEviction: c.InFlightEviction}
+	cc.Gateway.TenantBudgets, _ = cluster.ParseTenantBudgets(c.TenantBudgets)
+	cc.Gateway.SLOTargetsUs, _ = cluster.ParseSLOTargets(c.SLOTargets)
 	if cc.Routing == cluster.Weighted {
 		cc.Scorers, _ = cluster.ParseScorers(c.RoutingScorers)
 	}

@@ -33,6 +33,9 @@ type key struct {
 	// its zero value: a key added late, that deployments without it never
 	// showed.
 	omitZero bool
+	// omitDefault leaves the key out of Keys at its default value (Default):
+	// a key added late with a default other than zero.
+	omitDefault bool
 	// field is the Config field the key sets, as a pointer: *string, *int,
 	// *int64, *float64, *bool, **bool (unset = derived), *time.Duration,
 	// *[]float64 (a comma-separated flag) or *map[string]int (YAML only).
@@ -42,7 +45,7 @@ type key struct {
 // keyList is every deployment key, in the order --help lists their flags.
 // Validation of the values is check.go's (problems).
 func keyList() []key {
-	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), pdKeys(), poolKeys())
+	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), gatewayKeys(), pdKeys(), poolKeys())
 }
 
 // placementKeys are the keys of the model, the GPUs and their parallelism, the latency model.
@@ -169,8 +172,9 @@ func batchingKeys() []key {
 func clusterKeys() []key {
 	clu := flagspec.CatCluster
 	return []key{
-		{name: "admission_policy", category: clu, usage: "cluster admission: always-admit, token-bucket or reject-all",
-			field: func(c *Config) any { return &c.AdmissionPolicy }},
+		{name: "admission_policy", category: clu, usage: "cluster admission: always-admit, token-bucket, reject-all, tier-shed (SLO tiers below tier-shed-min-priority refused while the busiest instance's queue + batch exceeds tier-shed-threshold) or gaie-legacy (llm-d's: sheddable tiers refused while the pool's saturation is at least 1)",
+			choices: func() []string { return names(cluster.AdmissionPolicies()) },
+			field:   func(c *Config) any { return &c.AdmissionPolicy }},
 		{name: "token_bucket_capacity", category: clu, usage: "token-bucket admission: capacity in prompt tokens",
 			field: func(c *Config) any { return &c.TokenBucketCapacity }},
 		{name: "token_bucket_refill", category: clu, usage: "token-bucket admission: refill in prompt tokens per second",
@@ -219,5 +223,74 @@ func pdKeys() []key {
 			field: func(c *Config) any { return &c.EncodeGPU }},
 		{name: "encode_tensor_parallel", category: pd, omitZero: true, usage: "encode pool: the encoders' tensor-parallel degree (0 = --tensor-parallel)",
 			field: func(c *Config) any { return &c.EncodeTP }},
+	}
+}
+
+// gatewayKeys are the keys of the gateway in front of the routing: SLO
+// tiers, tier-aware admission, tenant budgets and flow control. They are
+// admission keys, of the cluster's category like admission_policy, and left
+// out of trace headers at their defaults (deployments without a gateway
+// read as they always did).
+func gatewayKeys() []key {
+	clu := flagspec.CatCluster
+	return []key{
+		{name: "tier_shed_threshold", category: clu, omitDefault: true,
+			usage: "tier-shed admission: sheds while the busiest instance's queue depth + batch size exceeds this (0: whenever any instance has work)",
+			field: func(c *Config) any { return &c.TierShedThreshold }},
+		{name: "tier_shed_min_priority", category: clu, omitDefault: true,
+			usage:       "tier-shed admission: the lowest SLO-tier priority admitted while shedding (llm-d's tiers: critical 4, standard 3, batch -1, sheddable -2, background -3; class_priorities overrides them)",
+			defaultText: "3: critical and standard pass",
+			field:       func(c *Config) any { return &c.TierShedMinPriority }},
+		{name: "queue_depth_threshold", category: clu, omitDefault: true,
+			usage:       "saturation (gaie-legacy, flow control): the queue depth at which an instance counts as full",
+			defaultText: "5, llm-d's",
+			field:       func(c *Config) any { return &c.QueueDepthThreshold }},
+		{name: "kv_cache_util_threshold", category: clu, omitDefault: true,
+			usage:       "saturation (gaie-legacy, flow control): the KV utilisation in (0, 1] at which an instance counts as full",
+			defaultText: "0.8, llm-d's",
+			field:       func(c *Config) any { return &c.KVCacheUtilThreshold }},
+		{name: "tenant_budgets", category: clu, omitDefault: true,
+			usage: "tenant:share,... of the cluster's concurrent slots (instances × max-num-seqs), shares in [0, 1]; a tenant's sheddable requests over its share are refused, others always pass",
+			field: func(c *Config) any { return &c.TenantBudgets }},
+		{name: "flow_control", category: clu, omitDefault: true,
+			usage: "gateway queue in front of the routing (replaces the admission policy): per-priority bands of per-(tenant, priority) FIFO flows, dispatched while the pool is not saturated, on arrival and on a periodic tick",
+			field: func(c *Config) any { return &c.FlowControl }},
+		{name: "saturation_detector", category: clu, omitDefault: true,
+			usage:   "flow control's gate: utilization (mean over instances of max(queue depth / queue-depth-threshold, KV use / kv-cache-util-threshold) < 1), concurrency (requests in flight < gateway-max-concurrency) or never",
+			choices: cluster.Detectors,
+			field:   func(c *Config) any { return &c.SaturationDetector }},
+		{name: "gateway_max_concurrency", category: clu, omitDefault: true,
+			usage: "flow control, concurrency detector: requests in flight on the instances at which the pool is saturated",
+			field: func(c *Config) any { return &c.GatewayMaxConcurrency }},
+		{name: "dispatch_order", category: clu, omitDefault: true,
+			usage:   "flow control: fifo (the earliest arrival of any band), priority (the most urgent band first) or slo-deadline (bands by priority, then the earliest enqueue + TTFT target within a flow)",
+			choices: cluster.DispatchOrders,
+			field:   func(c *Config) any { return &c.DispatchOrder }},
+		{name: "fairness_policy", category: clu, omitDefault: true,
+			usage:   "flow control: which tenant's flow a band serves, global-strict (the earliest arrival) or round-robin (tenants in turn)",
+			choices: cluster.FairnessPolicies,
+			field:   func(c *Config) any { return &c.FairnessPolicy }},
+		{name: "per_band_capacity", category: clu, omitDefault: true,
+			usage: "flow control: requests a priority band may hold; a full band refuses (0 = unlimited)",
+			field: func(c *Config) any { return &c.PerBandCapacity }},
+		{name: "max_gateway_queue_depth", category: clu, omitDefault: true,
+			usage: "flow control: requests the queue may hold over all bands; a full queue refuses (0 = unlimited)",
+			field: func(c *Config) any { return &c.MaxGatewayQueueDepth }},
+		{name: "queue_shedding", category: clu, omitDefault: true,
+			usage: "flow control: a full queue sheds its newest entry of the least urgent sheddable band below the arrival's priority instead of refusing the arrival",
+			field: func(c *Config) any { return &c.QueueShedding }},
+		{name: "dispatch_tick_interval", category: clu, omitDefault: true,
+			usage:       "flow control: the period of the dispatch tick, which runs only while requests wait",
+			defaultText: "1ms, llm-d's",
+			field:       func(c *Config) any { return &c.DispatchTickInterval }},
+		{name: "gateway_ttl", category: clu, omitDefault: true,
+			usage: "flow control: the longest a request may wait in the queue before it expires, checked at the dispatch ticks (0 = no limit)",
+			field: func(c *Config) any { return &c.GatewayTTL }},
+		{name: "in_flight_eviction", category: clu, omitDefault: true,
+			usage: "flow control: while saturated and a non-sheddable request waits, stop the newest-dispatched request of the lowest sheddable tier on its instance (one per tick) and dispatch the waiting one",
+			field: func(c *Config) any { return &c.InFlightEviction }},
+		{name: "slo_targets", category: clu, omitDefault: true,
+			usage: "flow control, slo-deadline order: class=TTFT target,... (e.g. critical=100ms,standard=500ms) for requests without their own slo_target_us",
+			field: func(c *Config) any { return &c.SLOTargets }},
 	}
 }

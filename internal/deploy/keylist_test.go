@@ -79,6 +79,7 @@ func TestKeysAreTheYAMLForm(t *testing.T) {
 	on := true
 	for _, mod := range []func(*Config){
 		func(*Config) {},
+		gatewayOff,
 		func(c *Config) {
 			c.AlphaCoeffs, c.BetaCoeffs = []float64{1, 2.5, 1e6}, []float64{0.125, 3, 1e21}
 			c.ClassPriorities = map[string]int{"critical": 4, "batch": -2}
@@ -95,6 +96,12 @@ func TestKeysAreTheYAMLForm(t *testing.T) {
 		for _, k := range keyList() {
 			if k.omitZero && reflect.ValueOf(k.field(&c)).Elem().IsZero() {
 				delete(want, k.name) // left out at zero (key.omitZero)
+			}
+		}
+		d := Default()
+		for _, k := range keyList() {
+			if k.omitDefault && reflect.DeepEqual(reflect.ValueOf(k.field(&c)).Elem().Interface(), reflect.ValueOf(k.field(&d)).Elem().Interface()) {
+				delete(want, k.name) // left out at its default (key.omitDefault)
 			}
 		}
 		if !reflect.DeepEqual(got, want) {

@@ -12,14 +12,19 @@ import (
 )
 
 // Keys is cfg as deployment-YAML keys, every key present (but those
-// left out at zero, see key.omitZero), with the values a
+// left out at zero or at their default, see key.omitZero and
+// key.omitDefault), with the values a
 // YAML decoder gives back (int, float64, string, bool, []any, map[string]any;
 // durations as Go duration strings): the form a trace header keeps in
 // x_ext.deployment.
 func (c Config) Keys() (map[string]any, error) {
 	m := map[string]any{}
+	d := Default()
 	for _, k := range keyList() {
 		if k.omitZero && reflect.ValueOf(k.field(&c)).Elem().IsZero() {
+			continue
+		}
+		if k.omitDefault && reflect.DeepEqual(reflect.ValueOf(k.field(&c)).Elem().Interface(), reflect.ValueOf(k.field(&d)).Elem().Interface()) {
 			continue
 		}
 		m[k.name] = k.header(&c)

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"servesim/internal/tracev2"
 )
@@ -20,6 +21,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	c.Pools = Pools{PrefillGPU: "H100", PrefillTP: 2, PrefillMaxNumSeqs: 64, PrefillMaxNumBatchedTokens: 4096,
 		PrefillTotalKVBlocks: 9000, PrefillLatencyModel: "roofline", DecodeGPU: "A100-80", DecodeTP: 1,
 		DecodeMaxNumSeqs: 512, DecodeMaxNumBatchedTokens: 2048, DecodeTotalKVBlocks: 7000, DecodeLatencyModel: "physics"}
+	gatewayOff(&c)
 	keys, err := c.Keys()
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +45,8 @@ func TestKeysRoundTrip(t *testing.T) {
 	if back.AlphaCoeffs != nil || back.BetaCoeffs != nil {
 		t.Errorf("empty lists: %v %v, want nil", back.AlphaCoeffs, back.BetaCoeffs)
 	}
+	back.InFlightEviction = false // not with P/D
+	back.FlowControl = false      // the encode pool does not work with flow control
 	if _, err := Resolve(back); err != nil {
 		t.Errorf("Resolve after empty coefficient lists: %v", err)
 	}
@@ -142,4 +146,15 @@ func TestStepTimeSigmaKey(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "fitted.yaml:2:") || !strings.Contains(err.Error(), "outside [0, 0.5]") {
 		t.Errorf("σ 0.7: %v, want an error at fitted.yaml:2", err)
 	}
+}
+
+// gatewayOff sets every gateway key to a value other than its default, so
+// that Keys lists them all (they are left out at their defaults).
+func gatewayOff(c *Config) {
+	g := &c.Cluster
+	g.TierShedThreshold, g.TierShedMinPriority, g.QueueDepthThreshold, g.KVCacheUtilThreshold = 2, 0, 7.5, 0.9
+	g.TenantBudgets, g.FlowControl, g.SaturationDetector, g.GatewayMaxConcurrency = "a:0.5", true, "concurrency", 32
+	g.DispatchOrder, g.FairnessPolicy, g.PerBandCapacity, g.MaxGatewayQueueDepth = "slo-deadline", "round-robin", 10, 20
+	g.QueueShedding, g.DispatchTickInterval, g.GatewayTTL, g.InFlightEviction = true, 2*time.Millisecond, time.Second, true
+	g.SLOTargets = "critical=100ms"
 }

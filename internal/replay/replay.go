@@ -380,7 +380,7 @@ func (d *driver) request(rec *tracev2.Record) *instance.Request {
 	r.Reset() // not a composite literal: it would reset the stale-reference counter
 	r.ID, r.ArrivalUs, r.Prompt, r.Output, r.KnownHashes = rec.RequestID, rec.ArrivalTimeUs, l.prompt, l.output, known
 	r.OutputLen, r.MaxOutputLen = rec.OutputTokens, rec.OutputTokens
-	r.SLOClass, r.Tenant, r.DeadlineUs = rec.SLOClass, rec.TenantID, rec.DeadlineUs
+	r.SLOClass, r.Tenant, r.DeadlineUs, r.SLOTargetUs = rec.SLOClass, rec.TenantID, rec.DeadlineUs, rec.SLOTargetUs
 	r.SessionID, r.Round = rec.SessionID, rec.RoundIndex
 	r.MediaTokens = rec.ImageTokens + rec.AudioTokens + rec.VideoTokens
 	r.Private, r.PrivateFrom = own >= 0 && !d.cfg.hashAll, max(own, 0)
@@ -513,8 +513,20 @@ func statusOf(res *instance.Result) (status, reason string) {
 		if res.EncodeRejected {
 			return "incomplete", "rejected: no encode instance takes its media"
 		}
+		if res.Refusal != "" {
+			return "incomplete", "rejected: " + res.Refusal
+		}
 		return "incomplete", "rejected: admission"
+	case instance.StatusShed:
+		return "incomplete", "shed: gateway queue full"
+	case instance.StatusExpired:
+		return "incomplete", "expired: gateway queue TTL"
+	case instance.StatusEvicted:
+		return "incomplete", "evicted: gateway"
 	default:
+		if res.InGateway {
+			return "incomplete", "horizon: in the gateway queue"
+		}
 		return "incomplete", "horizon"
 	}
 }

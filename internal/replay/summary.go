@@ -45,6 +45,12 @@ func TextSummary(s *metrics.Summary) string {
 		fmt.Fprintf(&b, "  encode rejected %d", s.EncodeRoutingRejections)
 	}
 	b.WriteByte('\n')
+	gw := s.GatewayQueueDepth+s.GatewayQueueShed+s.GatewayExpired+s.GatewayEvicted > 0
+	if gw {
+		fmt.Fprintf(&b, "gateway    in its queue at the end %d  shed %d  expired %d  evicted %d\n",
+			s.GatewayQueueDepth, s.GatewayQueueShed, s.GatewayExpired, s.GatewayEvicted)
+	}
+	tiers := gw || (s.RejectedRequests > 0 && len(s.PerClass) > 1)
 	fmt.Fprintf(&b, "duration   %.2f s   throughput %.2f req/s  %.1f tok/s   preemptions %d\n",
 		s.VLLMEstimatedDurationS, s.ResponsesPerSec, s.TokensPerSec, s.PreemptionCount)
 	fmt.Fprintf(&b, "KV cache   mean %.1f%%  peak %.1f%%  prefix hit rate %.1f%%\n",
@@ -76,7 +82,10 @@ func TextSummary(s *metrics.Summary) string {
 	row("TPOT", s.TPOTMeanMs, s.TPOTP50Ms, s.TPOTP90Ms, s.TPOTP95Ms, s.TPOTP99Ms)
 	row("ITL", s.ITLMeanMs, s.ITLP50Ms, s.ITLP90Ms, s.ITLP95Ms, s.ITLP99Ms)
 	row("E2E", s.E2EMeanMs, s.E2EP50Ms, s.E2EP90Ms, s.E2EP95Ms, s.E2EP99Ms)
-	if len(s.PerClass) > 1 || s.SLOGiven {
+	switch {
+	case tiers:
+		gatewayTables(&b, s)
+	case len(s.PerClass) > 1 || s.SLOGiven:
 		fmt.Fprintf(&b, "\n%-12s %8s %10s %10s %12s %12s\n", "class", "count", "attain", "goodput", "TTFT p99", "E2E p99")
 		for _, k := range slices.Sorted(maps.Keys(s.PerClass)) {
 			c := s.PerClass[k]
@@ -136,6 +145,30 @@ func writeRegret(b *strings.Builder, rs []metrics.RegretSummary) {
 			name += " (" + r.Pool + ")"
 		}
 		fmt.Fprintf(b, "%-20s %10d %10.4g %10.4g %10.4g %10d\n", name, r.Decisions, r.Mean, r.P99, r.Max, r.Positive)
+	}
+}
+
+// gatewayTables are the per-tier and per-tenant tables of a run whose
+// gateway refused or let go requests: attainment, goodput, and where each
+// tier's and tenant's requests that did not complete went.
+func gatewayTables(b *strings.Builder, s *metrics.Summary) {
+	head := "%-12s %8s %9s %10s %10s %12s %8s %6s %7s %7s\n"
+	line := "%-12s %8d %9d %10s %10s %12s %8d %6d %7d %7d\n"
+	fmt.Fprintf(b, "\n"+head, "class", "count", "completed", "attain", "goodput", "TTFT p99", "rejected", "shed", "expired", "evicted")
+	for _, k := range slices.Sorted(maps.Keys(s.PerClass)) {
+		c := s.PerClass[k]
+		fmt.Fprintf(b, line, k, c.Count, c.Completed, pct(c.SLOAttainment), num(c.GoodputRPS), fmt.Sprintf("%.2f", c.TTFTP99Ms),
+			c.Rejected, c.Shed, c.Expired, c.Evicted)
+	}
+	fmt.Fprintf(b, "\n"+head, "tenant", "count", "completed", "attain", "goodput", "out tokens", "rejected", "shed", "expired", "evicted")
+	for _, k := range slices.Sorted(maps.Keys(s.PerTenant)) {
+		t := s.PerTenant[k]
+		n := t.Injected
+		if n == 0 { // no SLO: the count is what is accounted
+			n = t.Completed + t.Rejected + t.Shed + t.Expired + t.Evicted
+		}
+		fmt.Fprintf(b, line, k, n, t.Completed, pct(t.SLOAttainment), num(t.GoodputRPS), fmt.Sprint(t.OutputTokens),
+			t.Rejected, t.Shed, t.Expired, t.Evicted)
 	}
 }
 

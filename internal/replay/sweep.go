@@ -516,7 +516,7 @@ func (st *caseStats) row(s *metrics.Summary, rate float64, gpu string, gpus int)
 	steady := steady.Check(st.arrival, st.start)
 	r := sweep.Row{
 		RateRPS: rate, Status: sweep.StatusOK, Injected: s.InjectedRequests, Completed: s.CompletedRequests,
-		Failed: s.InjectedRequests - s.CompletedRequests, Rejected: s.RejectedRequests, QueueGrowth: steady.Growth, DurationS: s.VLLMEstimatedDurationS,
+		Failed: s.InjectedRequests - s.CompletedRequests, Rejected: s.RejectedRequests + s.GatewayQueueShed + s.GatewayExpired + s.GatewayEvicted, QueueGrowth: steady.Growth, DurationS: s.VLLMEstimatedDurationS,
 		ThroughputRPS: s.ResponsesPerSec, TokensPerSec: s.TokensPerSec,
 		KVUtilizationMean: s.KVUtilizationMean, KVUtilizationPeak: s.KVUtilizationPeak, Preemptions: s.PreemptionCount,
 		GPU: gpu, GPUs: gpus,

@@ -67,7 +67,9 @@ type Row struct {
 	// Failed are the requests that did not complete: timed out, dropped,
 	// rejected, or unfinished when the run stopped.
 	Failed int64 `json:"failed_requests"`
-	// Rejected are the failed requests that admission refused (shed).
+	// Rejected are the failed requests the gateway let go: refused at
+	// admission, shed from or expired in its queue, evicted from an
+	// instance.
 	Rejected int64 `json:"rejected_requests,omitempty"`
 	// QueueGrowth is the steady-state test's measure (steady.Check).
 	QueueGrowth float64 `json:"queue_growth"`

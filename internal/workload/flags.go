@@ -36,6 +36,8 @@ func Flags() []flagspec.Flag {
 		f("prefix-tokens", i, "shared prefix tokens of every request (prefix group \"shared\")", "none"),
 		f("timeout", d, "per-request timeout; negative disables", "300s"),
 		f("streaming", b, "requests stream their output", ""),
+		f("slo-class", s, "SLO class of the requests: critical, standard, sheddable, batch or background (a gateway's tiers: priorities 4, 3, -2, -1, -3; empty is standard)", "none"),
+		f("tenant", s, "tenant id of the requests (a gateway's flows and budgets)", "none"),
 		f("ramp-up-strategy", s, "ramp the total rate over --num-requests instead of --rate: linear or exponential (vllm bench serve's)", ""),
 		f("ramp-up-start-rps", fl, "the ramp's first rate, requests/s", ""),
 		f("ramp-up-end-rps", fl, "the ramp's last rate, requests/s", ""),
@@ -82,6 +84,8 @@ func FromFlags(v flagspec.Values, stdin io.Reader, stdinName string) (Options, e
 	given(v, "prefix-tokens", &o.PrefixTokens)
 	given(v, "timeout", &o.Timeout)
 	given(v, "streaming", &o.Streaming)
+	given(v, "slo-class", &o.SLOClass)
+	given(v, "tenant", &o.Tenant)
 	given(v, "ramp-up-strategy", &o.RampStrategy)
 	given(v, "ramp-up-start-rps", &o.RampStartRPS)
 	given(v, "ramp-up-end-rps", &o.RampEndRPS)

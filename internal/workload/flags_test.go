@@ -41,7 +41,7 @@ func TestFlagsDescribeFromFlags(t *testing.T) {
 			t.Errorf("--%s is under %q, want %q", f.Name, f.Category, flagspec.CatWorkload)
 		}
 	}
-	if len(seen) != 22 {
-		t.Errorf("%d workload flags, want 22", len(seen))
+	if len(seen) != 24 {
+		t.Errorf("%d workload flags, want 24", len(seen))
 	}
 }

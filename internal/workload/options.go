@@ -36,6 +36,8 @@ type Options struct {
 
 	Timeout   *time.Duration // --timeout (300s); negative disables; 0 is a usage error
 	Streaming *bool          // whether requests stream (false)
+	SLOClass  *string        // --slo-class (none: standard) of every request
+	Tenant    *string        // --tenant (none) of every request
 
 	// --ramp-up-strategy, --ramp-up-start-rps, --ramp-up-end-rps (vllm
 	// bench serve's): the total rate ramps over --num-requests instead of
@@ -164,6 +166,7 @@ func resolveSpec(o *Options) (*Workload, error) {
 		{"--output-tokens-stdev", o.OutputTokensStdev != nil}, {"--output-tokens-min", o.OutputTokensMin != nil},
 		{"--output-tokens-max", o.OutputTokensMax != nil}, {"--prefix-tokens", o.PrefixTokens != nil},
 		{"--timeout", o.Timeout != nil}, {"--streaming", o.Streaming != nil},
+		{"--slo-class", o.SLOClass != nil}, {"--tenant", o.Tenant != nil},
 	} {
 		if f.set {
 			return nil, flagError(f.name, "cannot be combined with --workload-spec (set it in the spec)")
@@ -257,6 +260,15 @@ func resolveFlags(o *Options) (*Workload, error) {
 	c := Client{ID: SynthClientID, Input: in, Output: out, TimeoutUs: timeoutUs}
 	if o.Streaming != nil {
 		c.Streaming = *o.Streaming
+	}
+	if o.SLOClass != nil {
+		if !validSLOClass(*o.SLOClass) {
+			return nil, flagError("--slo-class", "unknown SLO class %q (valid: critical, standard, sheddable, batch, background)", *o.SLOClass)
+		}
+		c.SLOClass = *o.SLOClass
+	}
+	if o.Tenant != nil {
+		c.TenantID = *o.Tenant
 	}
 	if l.concurrency > 0 {
 		c.Concurrency, c.ThinkTimeUs = l.concurrency, l.thinkUs

@@ -32,6 +32,12 @@ func TestResolveUsageErrors(t *testing.T) {
 			`--workload: cannot be combined with --workload-spec`},
 		{"prompt flag with spec", Options{SpecPath: "spec.yaml", SpecData: spec, PromptTokens: ptr(5)},
 			`--prompt-tokens: cannot be combined with --workload-spec (set it in the spec)`},
+		{"slo class with spec", Options{SpecPath: "spec.yaml", SpecData: spec, SLOClass: ptr("critical")},
+			`--slo-class: cannot be combined with --workload-spec (set it in the spec)`},
+		{"tenant with spec", Options{SpecPath: "spec.yaml", SpecData: spec, Tenant: ptr("acme")},
+			`--tenant: cannot be combined with --workload-spec (set it in the spec)`},
+		{"unknown slo class", Options{SLOClass: ptr("gold")},
+			`--slo-class: unknown SLO class "gold" (valid: critical, standard, sheddable, batch, background)`},
 		{"rate with concurrency", Options{Rate: ptr(2.0), Concurrency: ptr(4)}, `--rate: cannot be combined with --concurrency`},
 		{"preset with concurrency", Options{Preset: "chatbot", Rate: ptr(2.0), Concurrency: ptr(4)}, `--rate: cannot be combined with --concurrency`},
 		{"timeout zero", Options{Timeout: ptr(time.Duration(0))}, `--timeout: 0 is not allowed (a negative value disables the timeout)`},
@@ -152,5 +158,17 @@ func TestResolveOptionsDetails(t *testing.T) {
 	}
 	if n := len(drain(w)); n != 7 {
 		t.Errorf("requests = %d, want 7", n)
+	}
+}
+
+// TestResolveClassAndTenant: --slo-class and --tenant give every request
+// of a flag-built workload its class and tenant, which a gateway's tiers,
+// flows and budgets read.
+func TestResolveClassAndTenant(t *testing.T) {
+	w := mustResolve(t, Options{Preset: "chatbot", Rate: ptr(4.0), NumRequests: ptr(int64(5)), SLOClass: ptr("sheddable"), Tenant: ptr("jobs")})
+	for _, r := range drain(w) {
+		if r.SLOClass != "sheddable" || r.TenantID != "jobs" {
+			t.Fatalf("request %d: class %q tenant %q, want sheddable, jobs", r.ID, r.SLOClass, r.TenantID)
+		}
 	}
 }

@@ -38,6 +38,7 @@ type Cluster struct {
 	transit map[*instance.Request]struct{} // between arrival and instance, with latencies > 0
 	pd      *pdState
 	enc     *encodeState
+	gw      *gateway // nil without tier-aware admission, budgets or flow control
 
 	arrive, pull, admitAct des.Action
 	instArrive             []des.Action
@@ -107,6 +108,9 @@ func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
 	c.rt = newRouter(&c.cfg, c.insts, c.load, rand.New(rand.NewPCG(streamSeed(cfg.Seed, "router"), 0)), c.dec)
 	if cfg.Admission == TokenBucket {
 		c.bucket = bucket{level: cfg.BucketCapacity, capacity: cfg.BucketCapacity, rate: cfg.BucketRefillPerSec}
+	}
+	if cfg.needsGateway() {
+		c.gw = newGateway(c)
 	}
 	c.arrive, c.pull, c.admitAct = c.onArrival, c.onSourceArrival, c.onAdmission
 	if err := cfg.Client.Validate(); err != nil {
@@ -205,8 +209,17 @@ func (c *Cluster) onAdmission(now int64, data any) {
 
 // admission decides; an admitted request is routed at the same tick (its
 // Routing event would run before anything but other admissions and
-// routings, which it does not affect, so it runs inline).
+// routings, which it does not affect, so it runs inline). With flow
+// control the gateway queue is the decision.
 func (c *Cluster) admission(now int64, r *instance.Request) {
+	if g := c.gw; g != nil && g.cfg.FlowControl {
+		if why := g.admit(now, r); why != "" {
+			c.refuse(now, r, instance.StatusRejected, why)
+			return
+		}
+		g.enqueue(now, r)
+		return
+	}
 	ok := true
 	switch c.cfg.Admission {
 	case RejectAll:
@@ -215,13 +228,14 @@ func (c *Cluster) admission(now int64, r *instance.Request) {
 		ok = c.bucket.take(now, float64(len(r.Prompt)))
 	}
 	if !ok {
-		res := instance.Reject(r, now)
-		c.rejected++
-		if c.cfg.Observer != nil {
-			c.cfg.Observer.Refused(now, r, "rejected")
-		}
-		c.finish(&res, r)
+		c.refuse(now, r, instance.StatusRejected, "")
 		return
+	}
+	if c.gw != nil {
+		if why := c.gw.admit(now, r); why != "" {
+			c.refuse(now, r, instance.StatusRejected, why)
+			return
+		}
 	}
 	if c.enc != nil && c.enc.admit(now, r) {
 		return
@@ -229,8 +243,26 @@ func (c *Cluster) admission(now int64, r *instance.Request) {
 	c.route(now, r)
 }
 
-// route places an admitted request: on the P/D pools, or on any instance.
+// refuse lets r go before it reaches an instance: rejected (why says by
+// what; "" = the admission policy), shed or expired from the gateway queue.
+func (c *Cluster) refuse(now int64, r *instance.Request, st instance.Status, why string) {
+	res := instance.Refuse(r, now, st)
+	res.Refusal = why
+	reason := st.String()
+	if st == instance.StatusRejected {
+		c.rejected++
+	}
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.Refused(now, r, reason)
+	}
+	c.finish(&res, r)
+}
+
+// route sends an admitted request to its instance (or its P/D pools).
 func (c *Cluster) route(now int64, r *instance.Request) {
+	if c.gw != nil {
+		c.gw.routed(r)
+	}
 	if c.pd != nil {
 		c.pd.route(now, r)
 		return
@@ -243,6 +275,9 @@ func (c *Cluster) route(now int64, r *instance.Request) {
 func (c *Cluster) assign(now int64, r *instance.Request, i int, pool int) {
 	c.load[i]++
 	c.routed[i]++
+	if c.gw != nil {
+		c.gw.assigned(r, i)
+	}
 	if c.cfg.Observer != nil {
 		c.cfg.Observer.Routed(now, r, i, poolNames[pool])
 	}
@@ -282,6 +317,9 @@ func (c *Cluster) done(i int, res *instance.Result, r *instance.Request) {
 
 // finish hands a terminal result out.
 func (c *Cluster) finish(res *instance.Result, r *instance.Request) {
+	if c.gw != nil {
+		c.gw.finished(r)
+	}
 	c.sink.Record(res, r)
 	if c.gate != nil {
 		c.gate.Done(res, r)
@@ -310,8 +348,11 @@ type Outcome struct {
 	EndUs    int64 // min(horizon, max(last event or step, last completion))
 	Injected int64
 	Rejected int64
-	Counters instance.Counters // summed over instances (KVPeakBlocks: the largest)
-	Info     metrics.RunInfo   // totals for the summary, with the per-instance block
+	// The gateway's buckets: shed from its queue to make room, expired
+	// there, evicted from an instance, and still waiting in it at the end.
+	Shed, Expired, Evicted, GatewayQueued int64
+	Counters                              instance.Counters // summed over instances (KVPeakBlocks: the largest)
+	Info                                  metrics.RunInfo   // totals for the summary, with the per-instance block
 	// P/D transfers (PD-3: started = completed + in flight).
 	TransfersStarted, TransfersCompleted, TransfersInFlight int64
 	// The encode pool: requests encoded, rejected at the encode stage, and
@@ -328,12 +369,17 @@ func (c *Cluster) Run() (Outcome, error) {
 	}
 	c.ran = true
 	c.next()
+	end := c.eng.Now() // the last event's time, dispatch ticks that changed nothing aside
 	for c.err == nil && c.eng.Step(c.horizon) {
+		if c.gw == nil || !c.gw.idle {
+			end = c.eng.Now()
+		} else {
+			c.gw.idle = false
+		}
 	}
 	if c.err != nil {
 		return Outcome{}, c.err
 	}
-	end := c.eng.Now()
 	for _, in := range c.insts {
 		end = max(end, in.LastStepUs(), in.LastLeftUs())
 	}
@@ -363,6 +409,13 @@ func (c *Cluster) Run() (Outcome, error) {
 		}
 		c.sink.Record(&res, r)
 	}
+	if c.gw != nil {
+		c.gw.held(func(r *instance.Request) {
+			res := instance.Unrouted(r)
+			res.InGateway = true
+			c.sink.Record(&res, r)
+		})
+	}
 	if c.pd != nil {
 		c.pd.awaiting(func(res *instance.Result, r *instance.Request) { c.sink.Record(res, r) })
 	}
@@ -375,6 +428,9 @@ func (c *Cluster) Run() (Outcome, error) {
 		}
 	}
 	out := Outcome{EndUs: end, Injected: c.injected, Rejected: c.rejected, Info: sim.Collect(end, c.insts...)}
+	if g := c.gw; g != nil {
+		out.Shed, out.Expired, out.Evicted, out.GatewayQueued = g.shed, g.expired, g.evicted, int64(g.size)
+	}
 	for i, in := range c.insts {
 		k := in.Counters()
 		s := &out.Counters

@@ -151,6 +151,10 @@ type Config struct {
 	// Encode.Instances is 0.
 	Encode Encode
 
+	// Gateway: SLO tiers, tier-aware admission, tenant budgets and flow
+	// control (gatewayconfig.go).
+	Gateway Gateway
+
 	// Client is the load generator's cap on requests in flight (zero: an
 	// open loop). A capped client's slot frees at a completion, so the
 	// instances stop their inline runs at every engine event, as with
@@ -196,13 +200,13 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Sprintf("horizon %d µs is negative", c.HorizonUs))
 	}
 	switch c.Admission {
-	case "", AlwaysAdmit, RejectAll:
+	case "", AlwaysAdmit, RejectAll, TierShed, GAIELegacy:
 	case TokenBucket:
 		if !(c.BucketCapacity > 0) || c.BucketRefillPerSec < 0 {
 			errs = append(errs, fmt.Sprintf("token bucket capacity %g must be positive and refill %g not negative", c.BucketCapacity, c.BucketRefillPerSec))
 		}
 	default:
-		errs = append(errs, fmt.Sprintf("unknown admission policy %q (always-admit, token-bucket, reject-all)", c.Admission))
+		errs = append(errs, fmt.Sprintf("unknown admission policy %q (always-admit, token-bucket, reject-all, tier-shed, gaie-legacy)", c.Admission))
 	}
 	if c.CounterfactualK < 0 || c.CounterfactualK > MaxCounterfactualK {
 		errs = append(errs, fmt.Sprintf("counterfactual k %d must be in 0..%d", c.CounterfactualK, MaxCounterfactualK))
@@ -240,6 +244,13 @@ func (c *Config) validate() error {
 	}
 	if e := c.Encode; e.Instances < 0 || e.MaxTokens < 0 || (e.Instances > 0 && e.Latency == nil) {
 		errs = append(errs, fmt.Sprintf("encode pool: %d instances and max tokens %d must not be negative, and encoders need a latency model", e.Instances, e.MaxTokens))
+	}
+	errs = append(errs, c.Gateway.problems()...)
+	if c.Gateway.FlowControl && c.Encode.on() {
+		errs = append(errs, "the encode pool does not work with flow control")
+	}
+	if c.Gateway.InFlightEviction && c.pdOn() {
+		errs = append(errs, "in-flight eviction does not work with P/D")
 	}
 	if len(errs) > 0 {
 		return errors.New("cluster config: " + strings.Join(errs, "; "))

@@ -1,6 +1,8 @@
 // Package cluster simulates N vLLM instances on one shared engine
 // (docs/simulator.md §10, §12): admission (always-admit, token bucket,
-// reject-all), routing (round-robin, random, least-loaded,
+// reject-all, tier-shed, gaie-legacy), the gateway of SLO tiers (tenant
+// budgets, and flow control's queue with its bands, dispatch tick, TTL and
+// in-flight eviction: gateway.go), routing (round-robin, random, least-loaded,
 // least-outstanding, always-busiest, weighted scorers over fresh or stale
 // signals), admission and routing latencies, prefill/decode
 // disaggregation with KV transfers, and per-instance totals. Like sim, it

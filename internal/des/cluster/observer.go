@@ -12,7 +12,8 @@ type Observer interface {
 	// part is routed when its prefill ends, before its KV transfer.
 	Routed(now int64, r *instance.Request, inst int, pool string)
 	// Refused: r leaves the cluster at now without reaching an instance
-	// (again): "rejected" by admission, or "dropped" when its decode
+	// (again): "rejected" by admission (or a full gateway queue), "shed"
+	// or "expired" from the gateway queue, or "dropped" when its decode
 	// instance had no room for its KV.
 	Refused(now int64, r *instance.Request, reason string)
 	// Transfer: r's KV moves from instance from to instance to over

@@ -105,7 +105,48 @@ func randomCluster(rng *rand.Rand) Config {
 		cfg.Encode = Encode{Instances: 1 + rng.IntN(3), MaxTokens: []int{0, 8, 20}[rng.IntN(3)],
 			Latency: &fake.Linear{Base: 20 + rng.Int64N(200), PerPrefillToken: rng.Int64N(5)}}
 	}
+	if rng.IntN(2) == 0 {
+		cfg.Gateway = randomGateway(rng, cfg.Admission == RejectAll, cfg.pdOn())
+		if cfg.Admission != RejectAll && !cfg.Gateway.FlowControl && rng.IntN(2) == 0 {
+			cfg.Admission = []AdmissionPolicy{TierShed, GAIELegacy}[rng.IntN(2)]
+		}
+	}
+	if cfg.Gateway.FlowControl {
+		cfg.Encode = Encode{} // the encode pool does not work with flow control
+	}
 	return cfg
+}
+
+// randomGateway draws tier-aware admission, budgets and flow control with
+// every option; small capacities, thresholds and TTLs make every bucket
+// (rejected, shed, expired, evicted, still in the queue) fill.
+func randomGateway(rng *rand.Rand, rejectAll, pd bool) Gateway {
+	g := Gateway{TierShedThreshold: rng.IntN(3), TierShedMinPriority: []int{-3, 0, 3, 4}[rng.IntN(4)],
+		QDThreshold: []float64{0, 0.5, 2}[rng.IntN(3)], KVThreshold: []float64{0, 0.3, 1}[rng.IntN(3)]}
+	if rng.IntN(3) == 0 {
+		g.Priorities = map[string]int{"batch": 1 - rng.IntN(3)}
+	}
+	if rng.IntN(3) == 0 {
+		g.TenantBudgets = map[string]float64{"a": float64(rng.IntN(3)) / 4, "b": 1}
+	}
+	if rejectAll || rng.IntN(4) == 0 {
+		return g
+	}
+	g.FlowControl = true
+	g.Detector = []string{"", DetectUtilization, DetectConcurrency, DetectNever}[rng.IntN(4)]
+	g.MaxConcurrency = rng.IntN(6)
+	g.DispatchOrder = []string{"", OrderFIFO, OrderPriority, OrderSLODeadline}[rng.IntN(4)]
+	g.Fairness = []string{"", FairGlobalStrict, FairRoundRobin}[rng.IntN(3)]
+	g.PerBandCapacity = []int{0, 2, 5}[rng.IntN(3)]
+	g.MaxQueueDepth = []int{0, 3, 8}[rng.IntN(3)]
+	g.QueueShedding = rng.IntN(2) == 0
+	g.DispatchTickUs = []int64{0, 50, 700}[rng.IntN(3)]
+	g.TTLUs = []int64{0, 0, 300, 4000}[rng.IntN(4)]
+	g.InFlightEviction = !pd && rng.IntN(2) == 0
+	if rng.IntN(2) == 0 {
+		g.SLOTargetsUs = map[string]int64{"critical": 1 + rng.Int64N(2000), "standard": 1 + rng.Int64N(9000)}
+	}
+	return g
 }
 
 type wreq struct {
@@ -117,6 +158,8 @@ type wreq struct {
 	deadline int64
 	class    string
 	media    int // image, audio and video tokens among the prompt's
+	tenant   string
+	target   int64
 }
 
 func randomWorkload(rng *rand.Rand, m int) []wreq {
@@ -136,7 +179,8 @@ func randomWorkload(rng *rand.Rand, m int) []wreq {
 		}
 		o := rng.IntN(25)
 		w := wreq{id: int64(i + 1), at: t, prompt: p, out: o, maxOut: []int{0, o}[rng.IntN(2)],
-			class: []string{"", "critical", "batch"}[rng.IntN(3)]}
+			class:  []string{"", "critical", "batch", "sheddable", "background", "standard"}[rng.IntN(6)],
+			tenant: []string{"", "a", "b"}[rng.IntN(3)], target: []int64{0, 500, 3000}[rng.IntN(3)]}
 		if rng.IntN(6) == 0 {
 			w.deadline = t + 1 + rng.Int64N(20000)
 		}
@@ -152,7 +196,7 @@ func requests(ws []wreq) []*instance.Request {
 	var rs []*instance.Request
 	for _, w := range ws {
 		rs = append(rs, &instance.Request{ID: w.id, ArrivalUs: w.at, Prompt: w.prompt, OutputLen: w.out,
-			MaxOutputLen: w.maxOut, DeadlineUs: w.deadline, SLOClass: w.class, MediaTokens: w.media})
+			MaxOutputLen: w.maxOut, DeadlineUs: w.deadline, SLOClass: w.class, MediaTokens: w.media, Tenant: w.tenant, SLOTargetUs: w.target})
 	}
 	return rs
 }
@@ -249,7 +293,7 @@ func checkConservation(o *runOut, cfg Config, injected int64) []string {
 		v = append(v, fmt.Sprintf("INV-1: %d results, summary injected %d, outcome %d, want %d", len(o.results), s.InjectedRequests, o.out.Injected, injected))
 	}
 	buckets := s.CompletedRequests + s.StillQueued + s.StillRunning + s.DroppedUnservable + s.TimedOutRequests + s.RejectedRequests + s.InTransferRequests +
-		s.DroppedNoDecodeKV + s.EncodeRoutingRejections
+		s.DroppedNoDecodeKV + s.EncodeRoutingRejections + s.GatewayQueueDepth + s.GatewayQueueShed + s.GatewayExpired + s.GatewayEvicted
 	if buckets != s.InjectedRequests {
 		v = append(v, fmt.Sprintf("INV-1: buckets sum to %d, injected %d (%+v)", buckets, s.InjectedRequests, s))
 	}
@@ -262,6 +306,12 @@ func checkConservation(o *runOut, cfg Config, injected int64) []string {
 	if s.EncodeRoutingRejections != o.out.EncodeRejected || encRejected != o.out.EncodeRejected || (!cfg.Encode.on() && encRejected != 0) {
 		v = append(v, fmt.Sprintf("encode rejections: summary %d, outcome %d, results %d (encode pool %+v)",
 			s.EncodeRoutingRejections, o.out.EncodeRejected, encRejected, cfg.Encode))
+	}
+	if g := [4]int64{s.GatewayQueueDepth, s.GatewayQueueShed, s.GatewayExpired, s.GatewayEvicted}; g != [4]int64{o.out.GatewayQueued, o.out.Shed, o.out.Expired, o.out.Evicted} {
+		v = append(v, fmt.Sprintf("gateway buckets: summary %v, outcome %+v", g, o.out))
+	}
+	if cfg.HorizonUs == 0 && s.GatewayQueueDepth != 0 {
+		v = append(v, fmt.Sprintf("%d requests left in the gateway queue of an unbounded run", s.GatewayQueueDepth))
 	}
 	if s.RejectedRequests != o.out.Rejected {
 		v = append(v, fmt.Sprintf("rejected: summary %d, outcome %d", s.RejectedRequests, o.out.Rejected))
@@ -302,6 +352,7 @@ const propSeeds = 1000
 // totals) although instances run inline past each other's steps.
 func TestClusterInvariantsAndFastForward(t *testing.T) {
 	var inline, steps, transfers, rejected, encoded, encRejected int64
+	var gw [4]int64 // shed, expired, evicted, in the queue at the end
 	for seed := uint64(0); seed < propSeeds; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 21))
 		cfg := randomCluster(rng)
@@ -342,6 +393,16 @@ func TestClusterInvariantsAndFastForward(t *testing.T) {
 		rejected += quick.sum.RejectedRequests
 		encoded += quick.out.Encoded
 		encRejected += quick.sum.EncodeRoutingRejections
+		gw[0] += quick.out.Shed
+		gw[1] += quick.out.Expired
+		gw[2] += quick.out.Evicted
+		gw[3] += quick.out.GatewayQueued
+	}
+	t.Logf("gateway: %d shed, %d expired, %d evicted, %d in the queue at the horizon", gw[0], gw[1], gw[2], gw[3])
+	for i, n := range gw {
+		if n == 0 {
+			t.Errorf("random clusters never fill gateway bucket %d (shed, expired, evicted, queued)", i)
+		}
 	}
 	t.Logf("%d seeds: %d steps, %d run inline, %d KV transfers, %d rejected, %d encoded, %d rejected at the encode stage",
 		propSeeds, steps, inline, transfers, rejected, encoded, encRejected)

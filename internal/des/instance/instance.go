@@ -334,6 +334,16 @@ func (in *Instance) schedule(at int64, prio int, act des.Action, r *Request) des
 func (in *Instance) onTimeout(now int64, data any) {
 	r := data.(*Request)
 	r.timeoutH = des.Handle{}
+	if !in.cancel(r) {
+		return
+	}
+	in.cnt.TimedOut++
+	in.terminate(r, StatusTimedOut, now)
+}
+
+// cancel takes a live request out of the pending set, the wait queue or
+// the running batch and frees its KV blocks; false when it is not live.
+func (in *Instance) cancel(r *Request) bool {
 	switch r.status {
 	case StatusPending:
 		in.eng.Cancel(r.queuedH)
@@ -353,10 +363,9 @@ func (in *Instance) onTimeout(now int64, data any) {
 		in.kv.Release(&r.seq)
 		r.mb = nil // a micro-batch in flight skips it
 	default:
-		return
+		return false
 	}
-	in.cnt.TimedOut++
-	in.terminate(r, StatusTimedOut, now)
+	return true
 }
 
 func (in *Instance) removeRunning(r *Request) {
@@ -469,3 +478,15 @@ func (in *Instance) CheckKV() error {
 // pipeline parallelism, a micro-batch is in flight (its commit wakes the
 // instance).
 func (in *Instance) StepPending() bool { return in.stepPending || len(in.pp.flight) > 0 }
+
+// Evict stops a live request at once, as the cluster's gateway does to make
+// room for a more urgent one: its KV blocks are freed and it ends as
+// StatusEvicted, its result handed to OnDone. It must be pending, queued or
+// running at this instance.
+func (in *Instance) Evict(r *Request) error {
+	if r.inst != in || !in.cancel(r) {
+		return fmt.Errorf("instance %d: request %d evicted in state %s", in.cfg.ID, r.ID, r.status)
+	}
+	in.terminate(r, StatusEvicted, in.eng.Now())
+	return nil
+}

@@ -21,9 +21,13 @@ const (
 	StatusTimedOut                // deadline passed first
 	StatusRejected                // refused by admission or routing (cluster)
 	StatusPrefilled               // P/D prefill part done; its KV blocks stay held until ReleaseKV
+	StatusShed                    // pushed out of the cluster's gateway queue to make room
+	StatusExpired                 // waited in the gateway queue past its time to live
+	StatusEvicted                 // stopped on its instance by the gateway to make room
 )
 
-var statusNames = [...]string{"new", "pending", "queued", "running", "completed", "dropped", "timed_out", "rejected", "prefilled"}
+var statusNames = [...]string{"new", "pending", "queued", "running", "completed", "dropped", "timed_out", "rejected", "prefilled",
+	"shed", "expired", "evicted"}
 
 func (s Status) String() string {
 	if int(s) < len(statusNames) {
@@ -53,6 +57,7 @@ type Request struct {
 	SLOClass     string
 	Tenant       string
 	DeadlineUs   int64 // absolute deadline (µs); 0 = none
+	SLOTargetUs  int64 // the request's own TTFT target (µs), read by the gateway's deadline order; 0 = none
 	SessionID    string
 	Round        int
 	Tag          any // caller's data, carried to the Result untouched
@@ -269,6 +274,12 @@ type Result struct {
 	// EncodeRejected marks a multimodal request rejected at the encode
 	// stage: no encode instance could take its media (set by the cluster).
 	EncodeRejected bool
+	// InGateway marks a request still waiting in the cluster's gateway
+	// queue at the end of a run (set by the cluster).
+	InGateway bool
+	// Refusal says why the cluster refused a rejected request ("" =
+	// admission): tier-shed, gaie-legacy, tenant-budget, queue-full.
+	Refusal string
 }
 
 // TPOTUs is ΣITL / (output − 1), 0 when fewer than two tokens.
@@ -285,13 +296,14 @@ func legal(from, to Status) bool {
 	case StatusNew:
 		// New → Dropped: a P/D decode part whose blocks could not be
 		// reserved (docs/simulator.md §12 step 2).
-		return to == StatusPending || to == StatusRejected || to == StatusDropped
+		// New → Shed, Expired: the cluster's gateway queue let it go.
+		return to == StatusPending || to == StatusRejected || to == StatusDropped || to == StatusShed || to == StatusExpired
 	case StatusPending:
-		return to == StatusQueued || to == StatusDropped || to == StatusTimedOut
+		return to == StatusQueued || to == StatusDropped || to == StatusTimedOut || to == StatusEvicted
 	case StatusQueued:
-		return to == StatusRunning || to == StatusTimedOut
+		return to == StatusRunning || to == StatusTimedOut || to == StatusEvicted
 	case StatusRunning:
-		return to == StatusQueued || to == StatusCompleted || to == StatusTimedOut || to == StatusPrefilled
+		return to == StatusQueued || to == StatusCompleted || to == StatusTimedOut || to == StatusPrefilled || to == StatusEvicted
 	}
 	return false
 }
@@ -324,13 +336,28 @@ func Unrouted(r *Request) Result {
 		Round: r.Round, Tag: r.Tag}
 }
 
+// Refuse marks a request that the cluster let go before it reached an
+// instance with st (StatusRejected, StatusShed or StatusExpired) and returns
+// its result.
+func Refuse(r *Request, at int64, st Status) Result {
+	if st == StatusRejected {
+		return Reject(r, at)
+	}
+	setStatus(r, st)
+	return refused(r, at, st)
+}
+
 // Reject marks a request that admission or routing refused (it never reached
 // an instance) and returns its result.
 func Reject(r *Request, at int64) Result {
 	if r.status != StatusDropped {
 		setStatus(r, StatusRejected)
 	}
-	return Result{ID: r.ID, Status: StatusRejected, Instance: -1, ArrivalUs: r.ArrivalUs,
+	return refused(r, at, StatusRejected)
+}
+
+func refused(r *Request, at int64, st Status) Result {
+	return Result{ID: r.ID, Status: st, Instance: -1, ArrivalUs: r.ArrivalUs,
 		FirstScheduledUs: -1, FirstTokenUs: -1, DoneUs: at, TTFTUs: -1, E2EUs: -1, SchedulingDelayUs: -1,
 		PromptTokens: len(r.Prompt), SLOClass: r.SLOClass, Tenant: r.Tenant, SessionID: r.SessionID,
 		Round: r.Round, Tag: r.Tag}

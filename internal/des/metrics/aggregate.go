@@ -23,12 +23,33 @@ const AnyClass = "*"
 
 type classAcc struct {
 	injected, completed, good int64
+	gw                        gatewayAcc
 	ttft, e2e                 column // filled once a second class appears (Aggregator.split)
 	itlSum, itlCount          int64
 }
 
 type tenantAcc struct {
-	completed, outTok int64
+	injected, completed, outTok, good int64
+	gw                                gatewayAcc
+}
+
+// gatewayAcc counts the requests of a class or tenant the cluster refused
+// or its gateway let go.
+type gatewayAcc struct {
+	rejected, shed, expired, evicted int64
+}
+
+func (g *gatewayAcc) add(st instance.Status) {
+	switch st {
+	case instance.StatusRejected:
+		g.rejected++
+	case instance.StatusShed:
+		g.shed++
+	case instance.StatusExpired:
+		g.expired++
+	case instance.StatusEvicted:
+		g.evicted++
+	}
 }
 
 // Aggregator accumulates results. Every request must be added exactly once:
@@ -39,6 +60,7 @@ type Aggregator struct {
 	injected, completed, lengthCapped, dropped, timedOut, rejected int64
 	noDecodeKV                                                     int64 // P/D: dropped for want of decode KV blocks
 	encodeRejected                                                 int64 // rejected at the encode stage
+	shed, expired, evicted, gatewayQueued                          int64 // the gateway's buckets
 	stillQueued, stillRunning                                      int64
 	inTok, outTok, good                                            int64
 
@@ -61,6 +83,7 @@ type Aggregator struct {
 // instAcc accumulates the results of one instance.
 type instAcc struct {
 	completed, dropped, timedOut, outTok int64
+	evicted                              int64
 	ttftSum, e2eSum                      int64
 }
 
@@ -104,6 +127,9 @@ func (a *Aggregator) Add(res *instance.Result) {
 		ten = &tenantAcc{}
 		a.tenants[orDefault(res.Tenant)] = ten
 	}
+	ten.injected++
+	cls.gw.add(res.Status)
+	ten.gw.add(res.Status)
 	var in *instAcc
 	if res.Instance >= 0 {
 		for len(a.perInst) <= res.Instance {
@@ -114,6 +140,10 @@ func (a *Aggregator) Add(res *instance.Result) {
 	a.steadiness.Add(res.ArrivalUs, queueExit(res))
 	if res.InTransfer {
 		a.inTransfer++
+		return
+	}
+	if res.InGateway {
+		a.gatewayQueued++
 		return
 	}
 	switch res.Status {
@@ -140,6 +170,18 @@ func (a *Aggregator) Add(res *instance.Result) {
 			return
 		}
 		a.rejected++
+		return
+	case instance.StatusShed:
+		a.shed++
+		return
+	case instance.StatusExpired:
+		a.expired++
+		return
+	case instance.StatusEvicted:
+		a.evicted++
+		if in != nil {
+			in.evicted++
+		}
 		return
 	case instance.StatusRunning:
 		a.stillRunning++
@@ -179,13 +221,15 @@ func (a *Aggregator) Add(res *instance.Result) {
 	if a.isGood(res, tpot) {
 		a.good++
 		cls.good++
+		ten.good++
 	}
 }
 
 // queueExit is when a request left the queue for the steady-state test:
 // first scheduled; −1 when it never was and still waits or timed out (load
 // the deployment did not serve); its arrival when it was refused or
-// dropped (no load).
+// dropped (no load); when the gateway let it go from its queue (shed,
+// expired), then: the gateway bounds its queue that way.
 func queueExit(res *instance.Result) int64 {
 	switch {
 	case res.Status == instance.StatusTimedOut:
@@ -194,6 +238,8 @@ func queueExit(res *instance.Result) int64 {
 		return res.FirstScheduledUs
 	case res.Status == instance.StatusDropped || res.Status == instance.StatusRejected:
 		return res.ArrivalUs
+	case res.Status == instance.StatusShed || res.Status == instance.StatusExpired:
+		return res.DoneUs
 	}
 	return -1
 }

@@ -16,12 +16,32 @@ type ClassSummary struct {
 	TTFTP99Ms     float64  `json:"ttft_p99_ms"`
 	ITLMeanMs     float64  `json:"itl_mean_ms"`
 	E2EP99Ms      float64  `json:"e2e_p99_ms"`
+	GatewayCounts
+}
+
+// GatewayCounts are the requests of a class or tenant that the cluster
+// refused or its gateway let go; absent when zero.
+type GatewayCounts struct {
+	Rejected int64 `json:"rejected_requests,omitempty"`
+	Shed     int64 `json:"gateway_queue_shed,omitempty"`
+	Expired  int64 `json:"gateway_expired,omitempty"`
+	Evicted  int64 `json:"gateway_evicted,omitempty"`
+}
+
+func (g gatewayAcc) counts() GatewayCounts {
+	return GatewayCounts{Rejected: g.rejected, Shed: g.shed, Expired: g.expired, Evicted: g.evicted}
 }
 
 // TenantSummary is the per-tenant block of the summary.
 type TenantSummary struct {
 	Completed    int64 `json:"completed_requests"`
 	OutputTokens int64 `json:"output_tokens"`
+	// Injected, SLOAttainment and GoodputRPS are given when some class has
+	// an SLO target (SLOGiven).
+	Injected      int64    `json:"count,omitempty"`
+	SLOAttainment *float64 `json:"slo_attainment,omitempty"`
+	GoodputRPS    *float64 `json:"goodput_rps,omitempty"`
+	GatewayCounts
 }
 
 // Summary is the summary JSON of docs/simulator.md §14: BLIS's keys first, then
@@ -104,10 +124,17 @@ type Summary struct {
 	DroppedNoDecodeKV int64 `json:"dropped_no_decode_kv,omitempty"`
 	// EncodeRoutingRejections counts the multimodal requests no encode
 	// instance could take (their media exceed an encode pass).
-	EncodeRoutingRejections int64             `json:"encode_routing_rejections,omitempty"`
-	RoutingDistribution     []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
-	InstanceJainIndex       float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
-	PerInstance             []InstanceSummary `json:"per_instance,omitempty"`
+	EncodeRoutingRejections int64 `json:"encode_routing_rejections,omitempty"`
+	// The gateway's buckets (docs/simulator.md §10.1): requests
+	// still in its queue at the end, shed from it to make room, expired
+	// there, evicted from an instance.
+	GatewayQueueDepth   int64             `json:"gateway_queue_depth,omitempty"`
+	GatewayQueueShed    int64             `json:"gateway_queue_shed,omitempty"`
+	GatewayExpired      int64             `json:"gateway_expired,omitempty"`
+	GatewayEvicted      int64             `json:"gateway_evicted,omitempty"`
+	RoutingDistribution []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
+	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
+	PerInstance         []InstanceSummary `json:"per_instance,omitempty"`
 	// RoutingRegret: the counterfactual regret of the routing decisions
 	// (--counterfactual-k), one entry per pool that routed; absent without.
 	RoutingRegret []RegretSummary `json:"routing_regret,omitempty"`
@@ -128,6 +155,7 @@ type InstanceSummary struct {
 	Completed         int64   `json:"completed_requests"`
 	Dropped           int64   `json:"dropped_unservable"`
 	TimedOut          int64   `json:"timed_out_requests"`
+	Evicted           int64   `json:"gateway_evicted,omitempty"`
 	OutputTokens      int64   `json:"output_tokens"`
 	TTFTMeanMs        float64 `json:"ttft_mean_ms"`
 	E2EMeanMs         float64 `json:"e2e_mean_ms"`
@@ -202,7 +230,8 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 		s.CacheHitRate = float64(info.CacheHits) / float64(d)
 	}
 	for name, c := range a.classes {
-		cs := ClassSummary{Count: c.injected, Completed: c.completed, TTFTP99Ms: s.TTFTP99Ms, E2EP99Ms: s.E2EP99Ms}
+		cs := ClassSummary{Count: c.injected, Completed: c.completed, TTFTP99Ms: s.TTFTP99Ms, E2EP99Ms: s.E2EP99Ms,
+			GatewayCounts: c.gw.counts()}
 		if _, ok := a.target(name); ok {
 			cs.GoodputRPS, cs.SLOAttainment = ratios(per(float64(c.good)), c.good, c.injected)
 		}
@@ -224,13 +253,19 @@ func (a *Aggregator) Summary(info RunInfo) Summary {
 	xs := make([]float64, 0, len(names))
 	for _, name := range names {
 		t := a.tenants[name]
-		s.PerTenant[name] = TenantSummary{Completed: t.completed, OutputTokens: t.outTok}
+		ts := TenantSummary{Completed: t.completed, OutputTokens: t.outTok, GatewayCounts: t.gw.counts()}
+		if s.SLOGiven {
+			ts.Injected = t.injected
+			ts.GoodputRPS, ts.SLOAttainment = ratios(per(float64(t.good)), t.good, t.injected)
+		}
+		s.PerTenant[name] = ts
 		xs = append(xs, float64(t.outTok))
 	}
 	s.JainFairnessIndex = Jain(xs)
 	s.InTransferRequests = a.inTransfer
 	s.DroppedNoDecodeKV = a.noDecodeKV
 	s.EncodeRoutingRejections = a.encodeRejected
+	s.GatewayQueueDepth, s.GatewayQueueShed, s.GatewayExpired, s.GatewayEvicted = a.gatewayQueued, a.shed, a.expired, a.evicted
 	if len(info.PerInstance) > 0 {
 		a.perInstance(&s, info)
 	}
@@ -247,7 +282,7 @@ func (a *Aggregator) perInstance(s *Summary, info RunInfo) {
 			acc = a.perInst[i]
 		}
 		is := InstanceSummary{Instance: i, Pool: ii.Pool, Routed: ii.Routed, Completed: acc.completed,
-			Dropped: acc.dropped, TimedOut: acc.timedOut, OutputTokens: acc.outTok, Steps: ii.Steps,
+			Dropped: acc.dropped, TimedOut: acc.timedOut, Evicted: acc.evicted, OutputTokens: acc.outTok, Steps: ii.Steps,
 			PreemptionCount: ii.Preemptions, KVUtilizationPeak: ii.KVPeak}
 		if acc.completed > 0 {
 			is.TTFTMeanMs = float64(acc.ttftSum) / float64(acc.completed) / usPerMs
