@@ -532,8 +532,28 @@ func (st *caseStats) row(s *metrics.Summary, rate float64, gpu string, gpus int)
 		r.TPOT = &sweep.Latency{Mean: s.TPOTMeanMs, P50: s.TPOTP50Ms, P90: s.TPOTP90Ms, P95: s.TPOTP95Ms, P99: s.TPOTP99Ms}
 		r.ITL = &sweep.Latency{Mean: s.ITLMeanMs, P50: s.ITLP50Ms, P90: s.ITLP90Ms, P95: s.ITLP95Ms, P99: s.ITLP99Ms}
 		r.E2E = &sweep.Latency{Mean: s.E2EMeanMs, P50: s.E2EP50Ms, P90: s.E2EP90Ms, P95: s.E2EP95Ms, P99: s.E2EP99Ms}
+		r.PerClass = classRows(s.PerClass)
 	}
 	return r
+}
+
+// classRows are the row's SLO classes, when the workload names some (a
+// workload whose requests all share the unnamed or default class has
+// none).
+func classRows(per map[string]metrics.ClassSummary) map[string]sweep.ClassRow {
+	named := len(per) > 1
+	for k := range per {
+		named = named || (k != "" && k != "default")
+	}
+	if !named {
+		return nil
+	}
+	out := make(map[string]sweep.ClassRow, len(per))
+	for k, c := range per {
+		out[k] = sweep.ClassRow{Count: c.Count, Completed: c.Completed, TTFTP99: c.TTFTP99Ms, ITLMean: c.ITLMeanMs, E2EP99: c.E2EP99Ms,
+			LetGo: c.Rejected + c.Shed + c.Expired + c.Evicted}
+	}
+	return out
 }
 
 // Base describes the main deployment keys the sweep does not vary.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"servesim/internal/deploy"
+	"servesim/internal/des/metrics"
 	"servesim/internal/sweep"
 )
 
@@ -47,5 +48,31 @@ func TestGatewaySettingsAreSweepKeys(t *testing.T) {
 	}
 	if _, err := applyDeployKey(deploy.Default(), ax.Key, ax.Values[0]); err == nil {
 		t.Error("a refill that is not a number is accepted")
+	}
+}
+
+// TestClassRows: a sweep row carries the workload's SLO classes (for the
+// SLO's class bounds) when the workload names some, with the requests the
+// gateway let go of each; a workload of one unnamed or default class has
+// none.
+func TestClassRows(t *testing.T) {
+	per := map[string]metrics.ClassSummary{
+		"critical":  {Count: 10, Completed: 9, TTFTP99Ms: 450, ITLMeanMs: 12, E2EP99Ms: 3000},
+		"sheddable": {Count: 20, Completed: 5, GatewayCounts: metrics.GatewayCounts{Rejected: 3, Shed: 4, Expired: 6, Evicted: 2}},
+	}
+	got := classRows(per)
+	if c := got["critical"]; len(got) != 2 || c.Count != 10 || c.Completed != 9 || c.TTFTP99 != 450 || c.ITLMean != 12 || c.E2EP99 != 3000 || c.LetGo != 0 {
+		t.Errorf("critical: %+v (of %d classes)", c, len(got))
+	}
+	if s := got["sheddable"]; s.LetGo != 15 {
+		t.Errorf("sheddable let go %d, want 3+4+6+2", s.LetGo)
+	}
+	for _, one := range []string{"", "default"} {
+		if r := classRows(map[string]metrics.ClassSummary{one: {Count: 5}}); r != nil {
+			t.Errorf("one %q class: %v, want none", one, r)
+		}
+	}
+	if r := classRows(map[string]metrics.ClassSummary{"critical": {Count: 5}}); len(r) != 1 {
+		t.Errorf("one named class: %v", r)
 	}
 }

@@ -109,7 +109,7 @@ func decodeDoc(name string, data []byte) (*Doc, *docSource, error) {
 func (s *docSource) walk(sc *jsonscan.Scanner, t reflect.Type, path string) error {
 	start := jsonscan.Space(s.data, sc.Offset())
 	c := sc.Peek()
-	if c == 'n' && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice) {
+	if c == 'n' && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map) {
 		return s.lex(sc.Lit("null"))
 	}
 	for t.Kind() == reflect.Pointer {
@@ -125,6 +125,16 @@ func (s *docSource) walk(sc *jsonscan.Scanner, t reflect.Type, path string) erro
 	switch t.Kind() {
 	case reflect.Struct:
 		return s.object(sc, t, path)
+	case reflect.Map:
+		seen := map[string]bool{}
+		return s.lex(sc.Object(func(key []byte) error {
+			k := string(key)
+			if seen[k] {
+				return s.at(bytes.LastIndex(s.data[:sc.Offset()], append([]byte{'"'}, key...)), path, "key %q is given twice", k)
+			}
+			seen[k] = true
+			return s.walk(sc, t.Elem(), path+"."+k)
+		}))
 	case reflect.Slice:
 		i := 0
 		return s.lex(sc.Array(func() error {
@@ -223,7 +233,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 // jsonKind names the JSON value Go type t decodes.
 func jsonKind(t reflect.Type) string {
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		return "an object"
 	case reflect.Slice:
 		return "a list"

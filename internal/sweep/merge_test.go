@@ -117,3 +117,33 @@ func TestMergeJudgesRowsAgain(t *testing.T) {
 		t.Errorf("a cost the shard changed: %v, want the price × GPUs 3.95", err)
 	}
 }
+
+// A merge reads each row's SLO classes back (an object of classes), judges
+// a class bound on them, and refuses a class value of the wrong shape with
+// its place.
+func TestMergeReadsClasses(t *testing.T) {
+	a, b := shardJSON(t, 0), shardJSON(t, 1)
+	classes := func(s string, ttft string) string {
+		s = strings.ReplaceAll(s, `"slo": "ttft.p99\u003c500ms"`, `"slo": "critical:ttft.p99\u003c500ms"`)
+		return strings.ReplaceAll(s, `"slo_met":`, `"per_class": {"critical": {"count": 4, "completed_requests": 4, "ttft_p99_ms": `+ttft+`, "itl_mean_ms": 1, "e2e_p99_ms": 9}}, "slo_met":`)
+	}
+	d, err := mergeTexts(classes(a, "120"), classes(b, "120"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	for _, r := range d.Rows {
+		if r.Status == StatusOK {
+			ok++
+			if !r.Met() || r.PerClass["critical"].TTFTP99 != 120 {
+				t.Errorf("case %d: met %v (%v), classes %+v", r.Case, r.Met(), r.SLOFailures, r.PerClass)
+			}
+		}
+	}
+	if ok == 0 {
+		t.Error("no row ran ok: nothing was judged")
+	}
+	if _, err := mergeTexts(classes(a, `"fast"`), b); err == nil || !strings.Contains(err.Error(), `per_class.critical.ttft_p99_ms: want a number, got a string`) {
+		t.Errorf("a class latency of the wrong type: %v", err)
+	}
+}

@@ -104,6 +104,11 @@ type Row struct {
 	// throughput: what the deployment costs per token at this load.
 	CostPerMTok *float64 `json:"cost_per_million_output_tokens_usd,omitempty"`
 
+	// PerClass holds, for a workload with named SLO classes (tiers), each
+	// class's latencies and the requests the gateway let go, for the SLO's
+	// class bounds (critical:ttft.p99<500ms); absent without named classes.
+	PerClass map[string]ClassRow `json:"per_class,omitempty"`
+
 	SLOMet      *bool    `json:"slo_met,omitempty"` // nil without an SLO
 	SLOFailures []string `json:"slo_failures,omitempty"`
 
@@ -113,6 +118,40 @@ type Row struct {
 	// Variant is, for a row of Doc.IntervalRows, the run of the interval
 	// it is; nil for a case's own run.
 	Variant *Variant `json:"variant,omitempty"`
+}
+
+// ClassRow is one SLO class (tier) of a row: the statistics the
+// simulator keeps per class, ms, and the class's requests the gateway let
+// go (refused, shed, expired, evicted).
+type ClassRow struct {
+	Count     int64   `json:"count"`
+	Completed int64   `json:"completed_requests"`
+	TTFTP99   float64 `json:"ttft_p99_ms"`
+	ITLMean   float64 `json:"itl_mean_ms"`
+	E2EP99    float64 `json:"e2e_p99_ms"`
+	LetGo     int64   `json:"let_go_requests,omitempty"`
+}
+
+// classStats are the metric.stat pairs a class bound may name: those the
+// simulator keeps per class.
+var classStats = []string{"ttft.p99", "itl.mean", "e2e.p99"}
+
+// ClassLatency returns a class's latency statistic in ms (ok false when
+// the row has no such class, or the class finished no request).
+func (r *Row) ClassLatency(class, metric, stat string) (float64, bool) {
+	c, ok := r.PerClass[class]
+	if !ok || c.Completed == 0 {
+		return 0, false
+	}
+	switch metric + "." + stat {
+	case "ttft.p99":
+		return c.TTFTP99, true
+	case "itl.mean":
+		return c.ITLMean, true
+	case "e2e.p99":
+		return c.E2EP99, true
+	}
+	return 0, false
 }
 
 // Latency returns a latency statistic in ms (ok false when absent).

@@ -11,14 +11,16 @@ import (
 const SLOGrammar = `An SLO is a comma-separated list of latency bounds; every one must hold.
 
   slo    = bound { "," bound }
-  bound  = metric "." stat ( "<" | "<=" ) number unit
+  bound  = [ class ":" ] metric "." stat ( "<" | "<=" ) number unit
   metric = ttft | tpot | itl | e2e
   stat   = mean | p50 | p90 | p95 | p99
   unit   = us | ms | s
 
 ttft is the time to the first token, tpot the mean time per output token of a
 request, itl the gap between two tokens (its percentiles over every gap), e2e
-the whole request. Example: ttft.p99<500ms,itl.p99<50ms`
+the whole request. Example: ttft.p99<500ms,itl.p99<50ms. A bound that starts
+with an SLO class (a tier: critical, standard, ...) holds for that class's
+requests alone, with ttft.p99, itl.mean or e2e.p99: critical:ttft.p99<1s.`
 
 // Metrics and stats of the SLO language, in table order.
 var (
@@ -28,6 +30,7 @@ var (
 
 // Clause is one bound of an SLO.
 type Clause struct {
+	Class   string  // the SLO class it bounds; "" = every request
 	Metric  string  // ttft, tpot, itl, e2e
 	Stat    string  // mean, p50, p90, p95, p99
 	Op      string  // < or <=
@@ -35,8 +38,13 @@ type Clause struct {
 	Text    string  // as written
 }
 
-// Name is metric.stat, e.g. ttft.p99.
-func (c Clause) Name() string { return c.Metric + "." + c.Stat }
+// Name is [class:]metric.stat, e.g. ttft.p99 or critical:ttft.p99.
+func (c Clause) Name() string {
+	if c.Class != "" {
+		return c.Class + ":" + c.Metric + "." + c.Stat
+	}
+	return c.Metric + "." + c.Stat
+}
 
 // Holds reports whether v (ms) satisfies the bound.
 func (c Clause) Holds(v float64) bool {
@@ -77,7 +85,8 @@ func (s SLO) Primary() (metric, stat string) {
 // RequestTargets are the per-request bounds (ms, 0 = none) that make a
 // request count toward goodput (DistServe's definition: the requests that
 // meet every bound): the tightest bound on each of TTFT, the request's
-// mean inter-token time (from tpot and itl bounds) and E2E.
+// mean inter-token time (from tpot and itl bounds) and E2E. A class bound
+// bounds a class's statistic, not each request: it sets no target.
 func (s SLO) RequestTargets() (ttftMs, itlMs, e2eMs float64) {
 	tight := func(cur, v float64) float64 {
 		if cur == 0 || v < cur {
@@ -86,6 +95,9 @@ func (s SLO) RequestTargets() (ttftMs, itlMs, e2eMs float64) {
 		return cur
 	}
 	for _, c := range s.Clauses {
+		if c.Class != "" {
+			continue
+		}
 		switch c.Metric {
 		case "ttft":
 			ttftMs = tight(ttftMs, c.LimitMs)
@@ -131,12 +143,24 @@ func parseClause(t string, at Pos) (Clause, error) {
 		return Clause{}, inputErr(at, "slo", "%q has no comparison (want e.g. ttft.p99<500ms)", t)
 	}
 	subject := strings.TrimSpace(t[:i])
+	class, mAt := "", at
+	if k := strings.IndexByte(subject, ':'); k >= 0 {
+		class = strings.TrimSpace(subject[:k])
+		if class == "" {
+			return Clause{}, inputErr(at, "slo", "%q: give the SLO class before the colon, e.g. critical:ttft.p99<1s", t)
+		}
+		subject = strings.TrimSpace(subject[k+1:])
+		mAt = at.shift(k + 1)
+	}
 	metric, stat, _ := strings.Cut(strings.ToLower(subject), ".")
 	if !contains(sloMetrics, metric) {
-		return Clause{}, inputErr(at, "slo", "unknown metric %q (want %s)", metric, strings.Join(sloMetrics, ", "))
+		return Clause{}, inputErr(mAt, "slo", "unknown metric %q (want %s)", metric, strings.Join(sloMetrics, ", "))
 	}
 	if !contains(sloStats, stat) {
-		return Clause{}, inputErr(at.shift(len(metric)+1), "slo", "unknown statistic %q of %s (want %s)", stat, metric, strings.Join(sloStats, ", "))
+		return Clause{}, inputErr(mAt.shift(len(metric)+1), "slo", "unknown statistic %q of %s (want %s)", stat, metric, strings.Join(sloStats, ", "))
+	}
+	if class != "" && !contains(classStats, metric+"."+stat) {
+		return Clause{}, inputErr(mAt, "slo", "a class bound takes %s, not %s.%s", strings.Join(classStats, ", "), metric, stat)
 	}
 	op := t[i : i+1]
 	if i+1 < len(t) && t[i+1] == '=' {
@@ -167,7 +191,7 @@ func parseClause(t string, at Pos) (Clause, error) {
 	if !(ms > 0) || math.IsInf(ms, 0) {
 		return Clause{}, inputErr(restAt, "slo", "the bound %s%s must be positive and finite", rest[:j], unit)
 	}
-	return Clause{Metric: metric, Stat: stat, Op: op, LimitMs: ms, Text: t}, nil
+	return Clause{Class: class, Metric: metric, Stat: stat, Op: op, LimitMs: ms, Text: t}, nil
 }
 
 func contains(list []string, s string) bool {
@@ -188,6 +212,9 @@ func (s SLO) Check(r *Row) (met bool, failures []string) {
 	}
 	for _, c := range s.Clauses {
 		v, ok := r.Latency(c.Metric, c.Stat)
+		if c.Class != "" {
+			v, ok = r.ClassLatency(c.Class, c.Metric, c.Stat)
+		}
 		switch {
 		case !ok:
 			failures = append(failures, c.Name()+" not measured")

@@ -75,3 +75,47 @@ func TestSLOCheck(t *testing.T) {
 		t.Errorf("a run without latencies: got %q", why)
 	}
 }
+
+// TestClassBounds: a bound may name an SLO class (a tier); it holds on that
+// class's statistics alone, sets no per-request target, and is refused,
+// with its column, for a statistic the simulator does not keep per class.
+func TestClassBounds(t *testing.T) {
+	s, err := ParseSLO("critical:ttft.p99<500ms, standard:e2e.p99<=20s,ttft.p99<5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Clauses[0]; c.Class != "critical" || c.Metric != "ttft" || c.Stat != "p99" || c.LimitMs != 500 || c.Name() != "critical:ttft.p99" {
+		t.Errorf("class clause: %+v", c)
+	}
+	if ttft, itl, e2e := s.RequestTargets(); ttft != 5000 || itl != 0 || e2e != 0 {
+		t.Errorf("per-request targets: %v %v %v, want only the unqualified ttft bound 5000", ttft, itl, e2e)
+	}
+	r := Row{Status: StatusOK, TTFT: &Latency{P99: 4000}, PerClass: map[string]ClassRow{
+		"critical": {Count: 10, Completed: 10, TTFTP99: 450},
+		"standard": {Count: 10, Completed: 9, E2EP99: 20_000},
+	}}
+	if met, why := s.Check(&r); !met {
+		t.Errorf("every bound holds: %q", why)
+	}
+	r.PerClass["critical"] = ClassRow{Count: 10, Completed: 10, TTFTP99: 612}
+	if met, why := s.Check(&r); met || len(why) != 1 || why[0] != "critical:ttft.p99 612ms > 500ms" {
+		t.Errorf("the critical tier over its bound: %v %q", met, why)
+	}
+	r.PerClass["critical"] = ClassRow{Count: 10}
+	if _, why := s.Check(&r); len(why) != 1 || why[0] != "critical:ttft.p99 not measured" {
+		t.Errorf("a class that finished nothing: %q", why)
+	}
+	delete(r.PerClass, "critical")
+	if _, why := s.Check(&r); len(why) != 1 || why[0] != "critical:ttft.p99 not measured" {
+		t.Errorf("a class the row lacks: %q", why)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"critical:ttft.p50<5ms", "--slo: column 10: slo: a class bound takes ttft.p99, itl.mean, e2e.p99, not ttft.p50"},
+		{"ttft.p99<1s,critical:tft.p99<5ms", "--slo: column 22: slo: unknown metric \"tft\""},
+		{":ttft.p99<5ms", "--slo: column 1: slo: \":ttft.p99<5ms\": give the SLO class before the colon"},
+	} {
+		if _, err := ParseSLO(tc.in); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want prefix %q", tc.in, err, tc.want)
+		}
+	}
+}
