@@ -138,10 +138,13 @@ func fitSteps(s Steps, name string, cfg deploy.Config, res *deploy.Resolved, ex 
 	return w.Commit()
 }
 
-// StepRequests are the chunk timelines of tr's streamed, ok requests: every
-// chunk from the ITL rows when they have the request, else its first token
-// (or first chunk) and last chunk. A request's prompt is what the server
-// computed: its server-side prompt less the tokens its prefix cache held.
+// StepRequests are the chunk timelines of tr's streamed, ok requests: the
+// chunks of the ITL rows that can carry a token when they have the request
+// (none before the first token; at most one a token, so the finish-only
+// and usage-only events a server sends after the last token drop out),
+// else its first token (or first chunk) and last chunk. A request's prompt
+// is what the server computed: its server-side prompt less the tokens its
+// prefix cache held.
 func StepRequests(tr *tracev2.Trace, itl []tracev2.ITLRow) []steps.Request {
 	chunks := map[int64][]int64{}
 	for _, r := range itl {
@@ -159,7 +162,7 @@ func StepRequests(tr *tracev2.Trace, itl []tracev2.ITLRow) []steps.Request {
 		}
 		r := steps.Request{ID: rec.RequestID, Prompt: max(prompt-rec.CachedTokens, 1), Output: rec.OutputTokens}
 		if c, ok := chunks[rec.RequestID]; ok {
-			r.Chunks = slices.Sorted(slices.Values(c))
+			r.Chunks = tokenChunks(slices.Sorted(slices.Values(c)), rec.FirstTokenTimeUs, rec.OutputTokens)
 		} else {
 			first := rec.FirstChunkTimeUs
 			if rec.FirstTokenTimeUs > 0 {
@@ -173,4 +176,14 @@ func StepRequests(tr *tracev2.Trace, itl []tracev2.ITLRow) []steps.Request {
 		reqs = append(reqs, r)
 	}
 	return reqs
+}
+
+// tokenChunks are the times of sorted that can carry a token: from the
+// first token's time (when known) on, and no more than the tokens.
+func tokenChunks(sorted []int64, firstToken int64, tokens int) []int64 {
+	if firstToken > 0 {
+		i, _ := slices.BinarySearch(sorted, firstToken)
+		sorted = sorted[i:]
+	}
+	return sorted[:min(len(sorted), tokens)]
 }

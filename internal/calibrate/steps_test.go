@@ -38,3 +38,30 @@ func TestStepsRealCapture(t *testing.T) {
 	}
 	t.Logf("%d step ends, %d steps placed, %d of %d chunks explained", ex.StepEnds, len(ex.Steps), ex.Explained, ex.Chunks)
 }
+
+// TestStepRequestsKeepTokenChunks: of a request's ITL rows only the chunks
+// that can carry a token place it in steps: none before its first token
+// (a role-only event) and at most one a token, so the finish-only and
+// usage-only events a server sends after the last token (Ollama: two, the
+// first a step later) do not count as one more token.
+func TestStepRequestsKeepTokenChunks(t *testing.T) {
+	tr := &tracev2.Trace{Records: []tracev2.Record{
+		{RequestID: 1, Status: "ok", Streaming: true, InputTokens: 10, OutputTokens: 3, FirstChunkTimeUs: 100, FirstTokenTimeUs: 110, LastChunkTimeUs: 160},
+		{RequestID: 2, Status: "ok", Streaming: true, InputTokens: 10, OutputTokens: 4, FirstChunkTimeUs: 100, LastChunkTimeUs: 130},
+	}}
+	itl := []tracev2.ITLRow{
+		{RequestID: 1, TimestampUs: 100}, {RequestID: 1, TimestampUs: 110}, {RequestID: 1, TimestampUs: 120},
+		{RequestID: 1, TimestampUs: 130}, {RequestID: 1, TimestampUs: 150}, {RequestID: 1, TimestampUs: 150},
+		{RequestID: 2, TimestampUs: 100}, {RequestID: 2, TimestampUs: 130}, // several tokens a chunk: all kept
+	}
+	reqs := StepRequests(tr, itl)
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if got := reqs[0].Chunks; len(got) != 3 || got[0] != 110 || got[2] != 130 {
+		t.Errorf("request 1 chunks %v, want [110 120 130]", got)
+	}
+	if got := reqs[1].Chunks; len(got) != 2 || got[0] != 100 || got[1] != 130 {
+		t.Errorf("request 2 chunks %v, want [100 130]", got)
+	}
+}
