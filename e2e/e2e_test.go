@@ -247,6 +247,7 @@ func TestOllamaLoop(t *testing.T) {
 	t.Run("structure", func(t *testing.T) { checkStructure(t, s, runs) })
 	t.Run("steps", func(t *testing.T) { stepTable(t, s) })
 	t.Run("compare", func(t *testing.T) { checkCompare(t, s) })
+	t.Run("verify", func(t *testing.T) { checkVerify(t, s, srv) })
 	writeSummary(t, s, rows, noise, probe, capacity, rate, capNoClient, time.Since(began))
 	checkHeldOut(t, rows, noise)
 }
@@ -256,18 +257,28 @@ func TestOllamaLoop(t *testing.T) {
 // (calibrate steps), into steps.md beside the summary: the real server's
 // steps by type, the check of a step model the per-request grades cannot
 // give.
+//
+// A step is placed only where every token of a request reached the client
+// in its own read; on a busy host the client sometimes reads two tokens at
+// once, so the busiest runs are tried in turn (c4, its repeat, c8) and one
+// of them must show decode steps.
 func stepTable(t *testing.T, s setup) {
-	out := filepath.Join(s.out, "steps.md")
-	s.mustTool(t, time.Minute, "steps.log", "calibrate", "steps", filepath.Join(s.out, "c4.csv"),
-		"--deployment", filepath.Join(s.out, "fitted-deployment.yaml"), "--format", "markdown", "-o", out)
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
+	var tried []string
+	for _, run := range []string{"c4", "c4" + repeatSuffix, "c8"} {
+		out := filepath.Join(s.out, "steps.md")
+		s.mustTool(t, time.Minute, "steps.log", "calibrate", "steps", filepath.Join(s.out, run+".csv"),
+			"--deployment", filepath.Join(s.out, "fitted-deployment.yaml"), "--format", "markdown", "-o", out)
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "decode") {
+			t.Logf("engine steps of %s against the fitted model:\n%s", run, b)
+			return
+		}
+		tried = append(tried, run+":\n"+string(b))
 	}
-	if !strings.Contains(string(b), "decode") {
-		t.Errorf("%s has no decode steps:\n%s", out, b)
-	}
-	t.Logf("engine steps of c4 against the fitted model:\n%s", b)
+	t.Errorf("no run shows decode steps:\n%s", strings.Join(tried, "\n"))
 }
 
 func writeFile(t *testing.T, path, text string) {

@@ -25,6 +25,8 @@ func verifyCommand() cli.Command {
 	for _, f := range runFlags() {
 		if slices.Contains(verifyRunFlags, f.Names()[0]) {
 			flags = append(flags, f)
+		} else {
+			flags = append(flags, hidden(f)) // its default for the probes
 		}
 	}
 	flags = append(flags,
@@ -100,4 +102,24 @@ func verifyAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.
 		Deploy: cli.SpecValues(c, verifyDeployFlags()), Probes: c.Int("probes"), Spread: c.Float64("spread"),
 		Requests: c.Int64("probe-requests"), Prefix: prefix, Format: c.String("format"), MaxIterations: c.Int("max-iterations")},
 		liveIO(ctx, c, stdio, log))
+}
+
+// hidden is an observe run flag the probes take at its default: defined,
+// so the run's settings read its default, and out of verify's --help.
+func hidden(f ucli.Flag) ucli.Flag {
+	switch f := f.(type) {
+	case *ucli.BoolFlag:
+		f.Hidden = true
+	case *ucli.DurationFlag:
+		f.Hidden = true
+	case *ucli.Float64Flag:
+		f.Hidden = true
+	case *ucli.IntFlag:
+		f.Hidden = true
+	case *ucli.StringFlag:
+		f.Hidden = true
+	case *ucli.StringSliceFlag:
+		f.Hidden = true
+	}
+	return f
 }

@@ -208,7 +208,7 @@ func (cfg *config) checkClient(in *Config) error {
 	if cfg.reqTimeout < 0 || cfg.drain < 0 {
 		return exitcode.Usagef("--request-timeout and --drain-timeout must not be negative")
 	}
-	if cfg.scrapeInterval <= 0 {
+	if cfg.scrape && cfg.scrapeInterval <= 0 {
 		return exitcode.Usagef("--scrape-interval %v: must be > 0", cfg.scrapeInterval)
 	}
 	if cfg.selfTestOnly && cfg.noSelfTest {

@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -165,16 +166,19 @@ func (p *plan) workloads(flags flagspec.Values, n int64, readSpec func(flagspec.
 }
 
 // servedName is the name the server serves the plan's model under:
-// want if given (it must be served), else the served model whose
-// canonical name is the plan's.
+// want if given (it must be served, as listed or as a listed name less its
+// tag: Ollama lists servesim-tiny:latest and serves servesim-tiny), else
+// the served model whose canonical name is the plan's. A plan made for a
+// model config file names no model a server could list: --model vouches
+// for it.
 func servedName(served []string, want, planModel string) (string, error) {
 	if want != "" {
 		for _, m := range served {
-			if m == want {
-				if latency.CanonicalModelName(m) != latency.CanonicalModelName(planModel) {
+			if m == want || strings.HasPrefix(m, want+":") {
+				if !modelFile(planModel) && latency.CanonicalModelName(want) != latency.CanonicalModelName(planModel) {
 					return "", exitcode.Usagef("--model %s: the plan was made for %s", want, planModel)
 				}
-				return m, nil
+				return want, nil
 			}
 		}
 		return "", exitcode.Usagef("--model %s: the server serves %s", want, listOr(served))
@@ -185,6 +189,13 @@ func servedName(served []string, want, planModel string) (string, error) {
 		}
 	}
 	return "", exitcode.Usagef("the plan was made for %s, but the server serves %s: verify the plan on a server of its model", planModel, listOr(served))
+}
+
+// modelFile reports whether a plan's model is a model config file (a
+// path: a .json file, an absolute or a relative one) rather than a model's
+// name (Qwen/Qwen3-14B is a name).
+func modelFile(model string) bool {
+	return strings.HasSuffix(model, ".json") || filepath.IsAbs(model) || strings.HasPrefix(model, ".")
 }
 
 func listOr(xs []string) string {

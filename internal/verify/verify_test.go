@@ -227,3 +227,31 @@ func TestVerifyRefusesBadPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestServedName: --model matches a listed name or a listed name less its
+// tag (Ollama's servesim-tiny:latest); a plan made for a model config file
+// is vouched for by --model; a plan's model name must match.
+func TestServedName(t *testing.T) {
+	for _, tc := range []struct {
+		served           []string
+		want, plan, name string
+		err              string
+	}{
+		{[]string{"servesim-tiny:latest"}, "servesim-tiny", "/data/config.json", "servesim-tiny", ""},
+		{[]string{"Qwen/Qwen3-14B"}, "Qwen/Qwen3-14B", "qwen3-14b", "Qwen/Qwen3-14B", ""},
+		{[]string{"Qwen/Qwen3-14B"}, "", "qwen3-14b", "Qwen/Qwen3-14B", ""},
+		{[]string{"Qwen/Qwen3-14B"}, "Qwen/Qwen3-14B", "llama-3.1-8b", "", "--model Qwen/Qwen3-14B: the plan was made for llama-3.1-8b"},
+		{[]string{"servesim-tiny:latest"}, "servesim", "./config.json", "", "--model servesim: the server serves servesim-tiny:latest"},
+	} {
+		got, err := servedName(tc.served, tc.want, tc.plan)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%v %q %q: error %v, want %q", tc.served, tc.want, tc.plan, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.name {
+			t.Errorf("%v %q %q: %q, %v; want %q", tc.served, tc.want, tc.plan, got, err, tc.name)
+		}
+	}
+}
