@@ -146,6 +146,9 @@ type Config struct {
 	CacheSignalDelayUs int64
 
 	PD PD
+	// Fleet, if set, lets instances come and go (node pools, lifecycle,
+	// autoscaler); Instances are then the replicas present at the start.
+	Fleet *Fleet
 
 	// Client is the load generator's cap on requests in flight (zero: an
 	// open loop). A capped client's slot frees at a completion, so the
@@ -225,6 +228,9 @@ func (c *Config) validate() error {
 		default:
 			errs = append(errs, fmt.Sprintf("unknown P/D decider %q (never, always, prefix-threshold)", p.Decider))
 		}
+	}
+	if c.Fleet != nil && n > 0 {
+		errs = append(errs, c.Fleet.check(c)...)
 	}
 	if len(errs) > 0 {
 		return errors.New("cluster config: " + strings.Join(errs, "; "))
