@@ -29,6 +29,8 @@ type Cluster struct {
 	PDTransferBandwidth   float64       `yaml:"pd_transfer_bandwidth"` // GB/s
 	PDTransferBaseLatency time.Duration `yaml:"pd_transfer_base_latency"`
 	PDTransferContention  bool          `yaml:"pd_transfer_contention"`
+
+	FleetFile string `yaml:"fleet_file"` // node pools, lifecycle, autoscaler (fleet.go)
 }
 
 func defaultCluster() Cluster {
@@ -53,7 +55,7 @@ func defaultCluster() Cluster {
 func (r *Resolved) IsCluster() bool {
 	c := r.Config.Cluster
 	return r.Instances > 1 || c.AdmissionPolicy != string(cluster.AlwaysAdmit) ||
-		c.AdmissionLatency > 0 || c.RoutingLatency > 0 || c.PrefillInstances > 0
+		c.AdmissionLatency > 0 || c.RoutingLatency > 0 || c.PrefillInstances > 0 || c.FleetFile != ""
 }
 
 // resolveCluster fills Resolved.ClusterConfig: one instance configuration per
@@ -89,6 +91,16 @@ func (r *Resolved) resolveCluster() error {
 	for i := range cc.Instances {
 		cc.Instances[i] = r.Instance
 		cc.Instances[i].ID = i
+	}
+	if c.FleetFile != "" {
+		f, err := r.ReadFleet(c.FleetFile)
+		if err != nil {
+			return err
+		}
+		if err := f.Check(&cc); err != nil {
+			return invalid("%s: %v", c.FleetFile, err)
+		}
+		cc.Fleet = f
 	}
 	r.ClusterConfig = cc
 	return nil

@@ -185,6 +185,9 @@ type driver struct {
 	row   tracev2.Record
 	res   tracev2.SimResult
 	names []string // instance names, by index
+
+	fleetReqs *metrics.FleetRequests // the requests by time bucket, with a fleet
+	fleet     *metrics.FleetSummary
 }
 
 // Simulate runs every record of src (and every follow-up fu creates) through
@@ -288,6 +291,7 @@ func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *de
 		warnings = append(warnings, w)
 	}
 	sum := d.agg.Summary(info)
+	sum.Fleet = d.fleet
 	sum.Deployment = d.cfg.Deploy.Describe()
 	out := Outcome{Summary: sum, Warnings: warnings, Interrupted: d.stopped}
 	if d.stopped {
@@ -320,8 +324,14 @@ func (d *driver) runCluster() (Outcome, error) {
 		return Outcome{}, fmt.Errorf("replay: %w", err)
 	}
 	d.sim = c
+	if cc.Fleet != nil {
+		d.fleetReqs = newFleetRequests(cc.Fleet, d.agg)
+	}
 	return d.watchAndRun(c.Instances(), c.Pools(), c.Engine(), func() (int64, metrics.RunInfo, error) {
 		out, err := c.Run()
+		if err == nil && cc.Fleet != nil {
+			d.fleet = fleetSummary(c.Fleet(), d.fleetReqs)
+		}
 		return out.EndUs, out.Info, err
 	})
 }
@@ -405,6 +415,9 @@ func (s *simSource) Next() (*instance.Request, error) {
 // record is the simulator's sink: every request exactly once.
 func (d *driver) record(res *instance.Result, r *instance.Request) {
 	d.agg.Add(res)
+	if d.fleetReqs != nil {
+		d.fleetReqs.Add(res)
+	}
 	if d.obsResults {
 		d.obs.Result(res, r)
 	}

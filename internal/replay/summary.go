@@ -98,6 +98,9 @@ func TextSummary(s *metrics.Summary) string {
 
 		b.WriteByte('\n')
 	}
+	if s.Fleet != nil {
+		writeFleet(&b, s.Fleet)
+	}
 	return b.String()
 }
 

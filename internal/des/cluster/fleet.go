@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"servesim/internal/des/autoscale"
 	"servesim/internal/des/instance"
@@ -96,6 +98,15 @@ func DefaultAutoscaler() Autoscaler {
 
 // maxFleetNodes bounds the nodes of all pools (each may hold replicas).
 const maxFleetNodes = 1 << 16
+
+// Check validates f for the cluster configuration c (its instances are
+// the replicas at the start), as New would.
+func (f *Fleet) Check(c *Config) error {
+	if errs := f.check(c); len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
 
 func (f *Fleet) check(c *Config) []string {
 	var errs []string

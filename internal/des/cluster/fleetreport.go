@@ -1,5 +1,7 @@
 package cluster
 
+import "servesim/internal/des/metrics"
+
 // FleetReport is the fleet over time and in total.
 type FleetReport struct {
 	BucketUs int64
@@ -25,37 +27,59 @@ type level struct {
 	gpus, dollarsPerHour     float64
 }
 
-// accumulator integrates the fleet's levels over time, bucket by bucket.
+// accumulator records the fleet's levels as they change, to integrate
+// them over time, bucket by bucket, once the run's end is known.
 type accumulator struct {
 	width   int64
-	at      int64
-	cur     level
-	buckets []FleetBucket // sums in level × µs until report
+	changes []change
 	peak    int
 }
 
-func (a *accumulator) levels(now int64, l level) {
-	a.advance(now)
-	a.cur = l
-	a.peak = max(a.peak, l.ready)
+type change struct {
+	at int64
+	level
 }
 
-func (a *accumulator) advance(now int64) {
-	for a.at < now {
-		b := a.at / a.width
-		end := min(now, (b+1)*a.width)
-		for int64(len(a.buckets)) <= b {
-			a.buckets = append(a.buckets, FleetBucket{StartUs: int64(len(a.buckets)) * a.width})
-		}
-		dt := float64(end - a.at)
-		x := &a.buckets[b]
-		x.Replicas += float64(a.cur.ready) * dt
-		x.Loading += float64(a.cur.loading) * dt
-		x.Draining += float64(a.cur.draining) * dt
-		x.GPUs += a.cur.gpus * dt
-		x.Cost += a.cur.dollarsPerHour * dt
-		a.at = end
+func (a *accumulator) levels(now int64, l level) {
+	a.peak = max(a.peak, l.ready)
+	if k := len(a.changes); k > 0 && a.changes[k-1].level == l {
+		return
 	}
+	if k := len(a.changes); k > 0 && a.changes[k-1].at == now {
+		a.changes[k-1].level = l
+		return
+	}
+	a.changes = append(a.changes, change{now, l})
+}
+
+// buckets integrates the levels from 0 to end: sums of level × µs.
+func (a *accumulator) buckets(end int64) []FleetBucket {
+	var out []FleetBucket
+	for k, c := range a.changes {
+		from, to := c.at, end
+		if k+1 < len(a.changes) {
+			to = min(end, a.changes[k+1].at)
+		}
+		for from < to {
+			b := from / a.width
+			stop := min(to, (b+1)*a.width)
+			if b >= metrics.MaxFleetBuckets-1 { // the last bucket takes the rest
+				b, stop = metrics.MaxFleetBuckets-1, to
+			}
+			for int64(len(out)) <= b {
+				out = append(out, FleetBucket{StartUs: int64(len(out)) * a.width})
+			}
+			dt := float64(stop - from)
+			x := &out[b]
+			x.Replicas += float64(c.ready) * dt
+			x.Loading += float64(c.loading) * dt
+			x.Draining += float64(c.draining) * dt
+			x.GPUs += c.gpus * dt
+			x.Cost += c.dollarsPerHour * dt
+			from = stop
+		}
+	}
+	return out
 }
 
 // Fleet reports the fleet over the run (nil without a Fleet). Call it
@@ -66,10 +90,12 @@ func (c *Cluster) Fleet() *FleetReport {
 		return nil
 	}
 	a := &f.acc
-	a.advance(f.end)
 	rep := &FleetReport{BucketUs: a.width, PeakReplicas: a.peak, Failed: f.failed, Events: f.events}
-	for _, b := range a.buckets {
+	for _, b := range a.buckets(f.end) {
 		w := float64(min(a.width, f.end-b.StartUs))
+		if b.StartUs/a.width == metrics.MaxFleetBuckets-1 {
+			w = float64(f.end - b.StartUs)
+		}
 		rep.ReplicaHours += b.Replicas / 3.6e9
 		rep.GPUHours += b.GPUs / 3.6e9
 		rep.Dollars += b.Cost / 3.6e9

@@ -192,7 +192,6 @@ func (f *fleet) onReady(now int64, data any) {
 	if r.state != repLoading {
 		return // drained while loading
 	}
-	f.acc.advance(now)
 	r.state = repReady
 	f.served[r.inst] = 0
 	f.c.pools[poolAll] = append(f.c.pools[poolAll], r.inst)
@@ -206,7 +205,6 @@ func (f *fleet) onNode(now int64, data any) {
 	if f.nodes[k].gone {
 		return
 	}
-	f.acc.advance(now)
 	f.nodes[k].ready = true
 	for r := range f.reps {
 		if f.reps[r].state == repPlaced && f.reps[r].node == k {
@@ -353,7 +351,6 @@ func (f *fleet) done(now int64, i int, res *instance.Result) {
 // onFree gives a drained replica's GPUs back.
 func (f *fleet) onFree(now int64, data any) {
 	f.pop()
-	f.acc.advance(now)
 	f.free(now, data.(int))
 	f.acc.levels(now, f.levels())
 }

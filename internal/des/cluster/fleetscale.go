@@ -88,7 +88,6 @@ func (f *fleet) onTick(now int64, _ any) {
 		ev.Pool = f.cfg.Pools[f.poolOf(d.Variant)].Name
 		f.schedule(now+a.ActuationDelayUs, f.actuateAct, &ev)
 	}
-	f.acc.advance(now)
 	f.releaseNodes()
 	f.acc.levels(now, f.levels())
 	if f.busy() {
@@ -134,7 +133,6 @@ func (f *fleet) onActuate(now int64, data any) {
 			p = k
 		}
 	}
-	f.acc.advance(now)
 	if ev.Delta > 0 {
 		ev.Done = f.place(now, p)
 		if !ev.Done {

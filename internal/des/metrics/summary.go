@@ -98,6 +98,8 @@ type Summary struct {
 	RoutingDistribution []int64           `json:"routing_distribution,omitempty"` // requests routed per instance
 	InstanceJainIndex   float64           `json:"instance_jain_index,omitempty"`  // Jain over the output tokens of the instances that decode (with P/D, the decode pool)
 	PerInstance         []InstanceSummary `json:"per_instance,omitempty"`
+	// Fleet is the fleet over time and its cost, when replicas come and go.
+	Fleet *FleetSummary `json:"fleet,omitempty"`
 
 	// Deployment names what was simulated (model, GPU, parallelism) for the
 	// text summary; the JSON keeps BLIS's keys and leaves it out.
