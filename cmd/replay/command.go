@@ -23,7 +23,7 @@ func command() cli.Command {
 		&ucli.StringFlag{Name: "timeline", Category: flagspec.CatOutput, Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	)
 	flags = append(flags, cli.SimOutputFlags()...)
-	flags = append(flags, cli.SpecFlags(replay.ClientFlags(true))...)
+	flags = append(flags, cli.SpecFlags(append(replay.ClientFlags(true), replay.TimeScaleFlag()))...)
 	flags = append(flags, cli.SpecFlags(replay.TraceDeploymentFlags())...)
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
 	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag()))...)

@@ -22,6 +22,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	res := newResolver(c)
 	trace := traceSettings(c)
 	trace.SLO = c.String("slo")
+	trace.TimeScale, trace.TimeScaleSet = c.Float64("time-scale"), c.IsSet("time-scale")
 	return replay.Execute(ctx, replay.Command{
 		Input: traceInput(c, stdio), Trace: trace,
 		Format: c.String("format"), ResultsPath: c.String("results-path"), Interval: c.Bool("interval"), MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"),

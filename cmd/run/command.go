@@ -28,7 +28,7 @@ func command() cli.Command {
 	// With --trace-output - the trace takes stdout and the summary goes to stderr.
 	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.SpecFlags(append(workload.Flags(), workload.ListFlags()...))...)
-	flags = append(flags, cli.SpecFlags(replay.ClientFlags(false))...)
+	flags = append(flags, cli.SpecFlags(append(replay.ClientFlags(false), replay.TimeScaleFlag()))...)
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
 	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag()))...)
 	return cli.Command{
@@ -75,7 +75,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	return replay.ExecuteRun(ctx, replay.RunCommand{
-		Format: c.String("format"),
+		Format: c.String("format"), TimeScale: c.Float64("time-scale"), TimeScaleSet: c.IsSet("time-scale"),
 		Workload: func() (workload.Options, error) {
 			return workload.FromFlags(cli.SpecValues(c, append(workload.Flags(), cli.SeedSpec())), stdio.In, cli.StdinName)
 		},

@@ -30,7 +30,7 @@ type Cluster struct {
 	PDTransferBaseLatency time.Duration `yaml:"pd_transfer_base_latency"`
 	PDTransferContention  bool          `yaml:"pd_transfer_contention"`
 
-	FleetFile string `yaml:"fleet_file"` // node pools, lifecycle, autoscaler (fleet.go)
+	FleetFile string `yaml:"fleet_file" json:",omitempty"` // node pools, lifecycle, autoscaler (fleet.go); left out of fingerprints when empty
 }
 
 func defaultCluster() Cluster {

@@ -64,6 +64,8 @@ type TraceFlags struct {
 	Horizon               time.Duration
 	Rate                  float64 // requests/s, with RateSet
 	RateSet               bool
+	TimeScale             float64 // multiplies the gaps between injections, with TimeScaleSet; not with Rate
+	TimeScaleSet          bool
 	HashBlockTokens       int
 	Seed                  int64 // with SeedSet, else the trace's workload_seed
 	SeedSet               bool
@@ -115,7 +117,7 @@ func Execute(ctx context.Context, cmd Command) (err error) {
 	if in.Stream != nil {
 		// A two-file --trace-output is written in place as the rows come:
 		// a bad row found late would leave it half written.
-		if !j.opts.ClosedLoop && !cmd.Trace.RateSet && !cmd.Interval && (cmd.Sim.TraceOutput == "" || cmd.Sim.TraceOutput == "-") {
+		if !j.opts.ClosedLoop && !cmd.Trace.RateSet && !cmd.Trace.TimeScaleSet && !cmd.Interval && (cmd.Sim.TraceOutput == "" || cmd.Sim.TraceOutput == "-") {
 			if done, err := j.replayStreamed(ctx); done {
 				return err
 			}
@@ -132,10 +134,8 @@ func Execute(ctx context.Context, cmd Command) (err error) {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	defer tr.Close()
-	if cmd.Trace.RateSet {
-		if err := tr.SetRate(cmd.Trace.Rate); err != nil {
-			return fmt.Errorf("%s: --rate: %w", in.Name, err)
-		}
+	if err := cmd.Trace.pace(tr); err != nil {
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	if err := j.simulate(ctx, tr, nil); err != nil || !cmd.Interval {
 		return err

@@ -81,6 +81,11 @@ type Config struct {
 	// instance).
 	Decisions io.Writer
 
+	// TimeScale multiplies the arrival times of the source's records
+	// (deadlines keep their budget; closed-loop think times stay): 0.5
+	// plays the traffic twice as fast (0 = 1).
+	TimeScale float64
+
 	hashAll   bool // the reference (tests compare): no prompt private, every block hashed from its ids
 	noRecycle bool // allocate every request afresh (tests compare)
 }
@@ -408,6 +413,9 @@ func (s *simSource) Next() (*instance.Request, error) {
 	rec, err := d.src.Next()
 	if err != nil {
 		return nil, err // io.EOF included
+	}
+	if s := d.cfg.TimeScale; s != 0 && s != 1 {
+		rec = d.stretch(rec, s)
 	}
 	return d.request(rec), nil
 }

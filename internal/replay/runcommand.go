@@ -28,9 +28,11 @@ type RunCommand struct {
 	// ResultsPath is --results-path (BLIS's): every request's SimResult, a
 	// JSON array in request_id order as replay writes it; "-" is stdout,
 	// and the summary then goes to stderr.
-	ResultsPath string
-	SLO         string // --slo (FlagSLOTargets): replaces the workload spec's goodput targets
-	Timeline    string // --timeline
+	ResultsPath  string
+	SLO          string  // --slo (FlagSLOTargets): replaces the workload spec's goodput targets
+	TimeScale    float64 // --time-scale: arrival times × this, with TimeScaleSet
+	TimeScaleSet bool
+	Timeline     string // --timeline
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline func(io.Writer) Observer
 	Sim         SimOutputPaths
@@ -56,6 +58,9 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	sloTargets, err := FlagSLOTargets(cmd.SLO)
 	if err != nil {
 		return err
+	}
+	if s := cmd.TimeScale; cmd.TimeScaleSet && !(s > 0 && s <= 1e6) {
+		return exitcode.Usagef("--time-scale %v: must be > 0 (and at most 1e6)", s)
 	}
 	outs, err := cmd.Sim.files()
 	if err != nil {
@@ -105,6 +110,9 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	defer results.abort()
 	rcfg := WorkloadConfig(wl, dep)
 	rcfg.Client = client
+	if cmd.TimeScaleSet {
+		rcfg.TimeScale = cmd.TimeScale
+	}
 	if sloTargets != nil {
 		rcfg.SLOTargets = sloTargets
 	}
