@@ -16,6 +16,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	c.ClassPriorities = map[string]int{"critical": 4}
 	c.PrefillInstances, c.DecodeInstances, c.PDDecider = 1, 2, "always"
 	c.StepTimeSigma = 0.05
+	c.FleetFile = "fleet.yaml"
 	keys, err := c.Keys()
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +36,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	}
 	// An empty list is no list: the latency model takes its own coefficients.
 	keys["alpha_coeffs"], keys["beta_coeffs"] = []any{}, []any{}
+	delete(keys, "fleet_file") // a file this test does not write
 	back, _, _ = FromKeys("t", keys, Default())
 	if back.AlphaCoeffs != nil || back.BetaCoeffs != nil {
 		t.Errorf("empty lists: %v %v, want nil", back.AlphaCoeffs, back.BetaCoeffs)
