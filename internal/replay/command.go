@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"servesim/internal/deploy"
+	"servesim/internal/exitcode"
 	"servesim/internal/outfile"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/input"
@@ -29,6 +30,7 @@ type Command struct {
 	Interval   bool
 	MetricsOut string // --metrics-out: the summary with the setup
 	Timeline   string // --timeline: a Chrome trace-event JSON
+	FleetHTML  string // --fleet-html: the fleet over time as a page
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline func(io.Writer) Observer
 	Sim         SimOutputPaths
@@ -112,6 +114,9 @@ func Execute(ctx context.Context, cmd Command) (err error) {
 	j.in, j.log = in, in.Logger(cmd.Log)
 	if err := j.setUp(); err != nil {
 		return err
+	}
+	if cmd.FleetHTML != "" && j.dep.ClusterConfig.Fleet == nil {
+		return exitcode.Usagef("--fleet-html draws a fleet: give --fleet-file")
 	}
 	j.opts.Ordinals = cmd.Sim.TraceOutput != ""
 	if in.Stream != nil {
@@ -269,6 +274,6 @@ func (cmd *Command) checkFiles() error {
 		return err
 	}
 	outs = append(outs, outfile.Named{What: "--results-path", Path: cmd.ResultsPath}, outfile.Named{What: "--metrics-out", Path: cmd.MetricsOut},
-		outfile.Named{What: "--timeline", Path: cmd.Timeline})
+		outfile.Named{What: "--timeline", Path: cmd.Timeline}, outfile.Named{What: "--fleet-html", Path: cmd.FleetHTML})
 	return outfile.Check(append(outs, cmd.Outputs...), append(cmd.Input.Files(), cmd.Inputs...))
 }

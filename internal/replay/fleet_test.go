@@ -106,6 +106,10 @@ report_interval_s: 2
 	if txt := TextSummary(&res.Summary); !strings.Contains(txt, "\nfleet      ") || !strings.Contains(txt, "TTFT p99 ms") {
 		t.Fatalf("text summary without the fleet:\n%s", txt)
 	}
+	page := FleetHTML(&res.Summary)
+	if n := strings.Count(page, "<svg"); n != 3 || !strings.Contains(page, "GPU-hours") || strings.Count(page, "<tr>") != len(f.OverTime)+1 {
+		t.Fatalf("fleet page: %d charts, %d rows for %d buckets", n, strings.Count(page, "<tr>"), len(f.OverTime))
+	}
 }
 
 func near(a, b float64) bool { return a == b || (a-b)/max(a, b) < 1e-9 && (b-a)/max(a, b) < 1e-9 }

@@ -33,6 +33,7 @@ type RunCommand struct {
 	TimeScale    float64 // --time-scale: arrival times × this, with TimeScaleSet
 	TimeScaleSet bool
 	Timeline     string // --timeline
+	FleetHTML    string // --fleet-html: the fleet over time as a page
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline func(io.Writer) Observer
 	Sim         SimOutputPaths
@@ -66,13 +67,17 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	if err != nil {
 		return err
 	}
-	outs = append(outs, outfile.Named{What: "--metrics-out", Path: cmd.MetricsOut}, outfile.Named{What: "--results-path", Path: cmd.ResultsPath}, outfile.Named{What: "--timeline", Path: cmd.Timeline})
+	outs = append(outs, outfile.Named{What: "--metrics-out", Path: cmd.MetricsOut}, outfile.Named{What: "--results-path", Path: cmd.ResultsPath}, outfile.Named{What: "--timeline", Path: cmd.Timeline},
+		outfile.Named{What: "--fleet-html", Path: cmd.FleetHTML})
 	if err := outfile.Check(append(outs, cmd.Outputs...), cmd.Inputs); err != nil {
 		return err
 	}
 	wl, client, given, dep, err := cmd.resolve()
 	if err != nil {
 		return err
+	}
+	if cmd.FleetHTML != "" && dep.ClusterConfig.Fleet == nil {
+		return exitcode.Usagef("--fleet-html draws a fleet: give --fleet-file")
 	}
 	cmd.Log.Debug("deployment", "model", dep.Model, "gpu", dep.GPU, "kv_blocks", dep.TotalKVBlocks, "max_model_len", dep.MaxModelLen)
 	var decisions *outfile.Output
@@ -204,6 +209,9 @@ func (cmd RunCommand) finish(res *Outcome, setup *Setup, out *SimOutputs, files 
 		}
 	}
 	if err := writeMetrics(cmd.MetricsOut, &res.Summary, setup); err != nil {
+		return err
+	}
+	if err := writeFleetHTML(cmd.FleetHTML, &res.Summary); err != nil {
 		return err
 	}
 	summaryTo := cmd.Stdout
