@@ -93,7 +93,7 @@ func newFleet(c *Cluster, insts []instance.Config) (*fleet, []instance.Config) {
 		f.reserve(k)
 		f.reps = append(f.reps, replica{pool: f.nodes[k].pool, node: k, inst: i, state: repReady, drainUs: -1, freeUs: -1})
 		f.byInst = append(f.byInst, i)
-		f.served = append(f.served, 0)
+		f.served = append(f.served, f.cfg.Lifecycle.WarmUpRequests) // deployed already: warm
 		if f.cfg.Lifecycle.ColdStart {
 			f.reps[i].state = repLoading
 			f.served[i] = -1 // warm-up starts once loaded
