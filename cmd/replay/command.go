@@ -20,10 +20,11 @@ func command() cli.Command {
 		&ucli.BoolFlag{Name: "interval", Category: flagspec.CatOutput, Usage: "also replay with every step time × (1 ± 1.645σ), σ the deployment's step_time_sigma, else the model's documented σ, and write those SimResults beside --results-path (sim.json: sim.lo.json, sim.hi.json); calibrate --interval reports how often the real values fall inside"},
 		cli.FormatFlag("json", "json: SimResult array; jsonl: one SimResult per line; text: the summary table (SimResults only with --results-path)", "json", "jsonl", "text"),
 		&ucli.StringFlag{Name: "metrics-out", Category: flagspec.CatOutput, Usage: "write the summary JSON (the keys of run's output, with the resolved deployment and client) to this file; calibrate --sim-metrics reads it"},
+		&ucli.StringFlag{Name: "fleet-html", Category: flagspec.CatOutput, Usage: "with --fleet-file, write a page of the fleet over time (traffic, replicas, p99 TTFT per bucket) to this file"},
 		&ucli.StringFlag{Name: "timeline", Category: flagspec.CatOutput, Usage: "write a Chrome trace-event JSON of the run (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	)
 	flags = append(flags, cli.SimOutputFlags()...)
-	flags = append(flags, cli.SpecFlags(replay.ClientFlags(true))...)
+	flags = append(flags, cli.SpecFlags(append(replay.ClientFlags(true), replay.TimeScaleFlag()))...)
 	flags = append(flags, cli.SpecFlags(replay.TraceDeploymentFlags())...)
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
 	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag(), replay.FitnessFlag()))...)

@@ -23,9 +23,10 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 	trace := traceSettings(c)
 	trace.SLO = c.String("slo")
 	trace.Fitness = c.String("fitness-weights")
+	trace.TimeScale, trace.TimeScaleSet = c.Float64("time-scale"), c.IsSet("time-scale")
 	return replay.Execute(ctx, replay.Command{
 		Input: traceInput(c, stdio), Trace: trace,
-		Format: c.String("format"), ResultsPath: c.String("results-path"), Interval: c.Bool("interval"), MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"),
+		Format: c.String("format"), ResultsPath: c.String("results-path"), Interval: c.Bool("interval"), MetricsOut: c.String("metrics-out"), Timeline: c.String("timeline"), FleetHTML: c.String("fleet-html"),
 		Sim:             replay.SimOutputPaths{RequestsOut: c.String("requests-out"), TraceOutput: c.String("trace-output"), BLISHeader: c.Bool("blis-compatible-header")},
 		CheckDeployment: res.Check, Resolver: res,
 		OpenDecisions: func() (*outfile.Output, error) {

@@ -225,6 +225,10 @@ func parityCases() []parityCase {
 			deploy: []string{"--num-instances", "2", "--max-num-seqs", "16", "--admission-policy", "tier-shed",
 				"--tier-shed-threshold", "12", "--tenant-budgets", "beta:0.4"},
 			positive: []string{"rejected_requests"}},
+		// A fleet that changes (docs/fleet.md): the trace records the fleet
+		// file, and the replay scales the same way.
+		{name: "autoscaled fleet", run: []string{"--workload", "chatbot", "--rate", "60", "--num-requests", "600"},
+			deploy: append([]string{"--fleet-file", "testdata/fleet.yaml", "--routing-policy", "least-loaded"}, medium...)},
 		{name: "cluster P/D prefix-threshold", spec: prefixSpec,
 			deploy: []string{"--num-instances", "3", "--prefill-instances", "1", "--decode-instances", "2",
 				"--pd-decider", "prefix-threshold", "--pd-transfer-contention", "--routing-policy", "weighted"}, positive: hits},

@@ -23,12 +23,13 @@ func command() cli.Command {
 		cli.FormatFlag("json", "stdout format: json (the summary, keys documented in the README) or text", "json", "text"),
 		&ucli.StringFlag{Name: "metrics-out", Category: flagspec.CatOutput, Usage: "also write the summary JSON to this file"},
 		&ucli.StringFlag{Name: "results-path", Category: flagspec.CatOutput, Usage: "write every request's SimResult as a JSON array in request_id order (replay's --results-path, BLIS's per-request output) to this file; - takes stdout and the summary goes to stderr"},
+		&ucli.StringFlag{Name: "fleet-html", Category: flagspec.CatOutput, Usage: "with --fleet-file, write a page of the fleet over time (traffic, replicas, p99 TTFT per bucket) to this file"},
 		&ucli.StringFlag{Name: "timeline", Category: flagspec.CatOutput, Usage: "write a Chrome trace-event JSON of the run to this file (open it in ui.perfetto.dev): a process per instance with its steps, KV and batch counters and requests; with a cluster, a router process with routing decisions, rejections and P/D KV transfers; slows the run"},
 	}
 	// With --trace-output - the trace takes stdout and the summary goes to stderr.
 	flags = append(flags, cli.SimOutputFlags()...)
 	flags = append(flags, cli.SpecFlags(append(workload.Flags(), workload.ListFlags()...))...)
-	flags = append(flags, cli.SpecFlags(replay.ClientFlags(false))...)
+	flags = append(flags, cli.SpecFlags(append(replay.ClientFlags(false), replay.TimeScaleFlag()))...)
 	flags = append(flags, cli.SpecFlags(append(deploy.Flags(), deploy.ListFlags()...))...)
 	flags = append(flags, cli.SpecFlags(append(replay.DecisionFlags(), replay.SLOFlag(), replay.FitnessFlag()))...)
 	return cli.Command{
@@ -75,7 +76,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 		return err
 	}
 	return replay.ExecuteRun(ctx, replay.RunCommand{
-		Format: c.String("format"),
+		Format: c.String("format"), TimeScale: c.Float64("time-scale"), TimeScaleSet: c.IsSet("time-scale"),
 		Workload: func() (workload.Options, error) {
 			return workload.FromFlags(cli.SpecValues(c, append(workload.Flags(), cli.SeedSpec())), stdio.In, cli.StdinName)
 		},
@@ -94,7 +95,7 @@ func action(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.Logger
 			return replay.OpenDecisions(cli.SpecValues(c, replay.DecisionFlags()))
 		},
 		CounterfactualK: c.Int("counterfactual-k"),
-		MetricsOut:      c.String("metrics-out"), Timeline: c.String("timeline"), ResultsPath: c.String("results-path"), SLO: c.String("slo"), Fitness: c.String("fitness-weights"),
+		MetricsOut:      c.String("metrics-out"), Timeline: c.String("timeline"), FleetHTML: c.String("fleet-html"), ResultsPath: c.String("results-path"), SLO: c.String("slo"), Fitness: c.String("fitness-weights"),
 		Sim:         replay.SimOutputPaths{RequestsOut: c.String("requests-out"), TraceOutput: c.String("trace-output"), BLISHeader: c.Bool("blis-compatible-header")},
 		ToolVersion: cli.Version,
 		Inputs: []outfile.Named{{What: "--deployment", Path: c.String("deployment")}, {What: "--workload-spec", Path: c.String("workload-spec")},

@@ -268,6 +268,10 @@ func (c Config) combinations() []problem {
 	if c.InFlightEviction && !c.FlowControl {
 		add([]string{"in_flight_eviction", "flow_control"}, "in-flight-eviction needs flow-control")
 	}
+	if c.FleetFile != "" && (c.FlowControl || c.TenantBudgets != "" || c.EncodeInstances > 0 ||
+		c.AdmissionPolicy == string(cluster.TierShed) || c.AdmissionPolicy == string(cluster.GAIELegacy)) {
+		add([]string{"fleet_file", "flow_control"}, "fleet-file does not work with the gateway (flow-control, tenant-budgets, tier-shed or gaie-legacy admission) or encode-instances: they do not follow instances that come and go")
+	}
 	if c.FlowControl && c.EncodeInstances > 0 {
 		add([]string{"encode_instances", "flow_control"}, "encode-instances does not work with flow-control (the gateway queue dispatches straight to routing)")
 	}

@@ -61,6 +61,7 @@ type Cluster struct {
 	// ("" and 0: the base deployment's).
 	EncodeGPU string `yaml:"encode_gpu" json:",omitempty"`
 	EncodeTP  int    `yaml:"encode_tensor_parallel" json:",omitempty"`
+	FleetFile string `yaml:"fleet_file" json:",omitempty"` // node pools, lifecycle, autoscaler (fleet.go); left out of fingerprints when empty
 }
 
 func defaultCluster() Cluster {
@@ -94,7 +95,7 @@ func (r *Resolved) IsCluster() bool {
 	c := r.Config.Cluster
 	return r.Instances > 1 || c.AdmissionPolicy != string(cluster.AlwaysAdmit) ||
 		c.AdmissionLatency > 0 || c.RoutingLatency > 0 || c.PrefillInstances > 0 || c.EncodeInstances > 0 ||
-		c.FlowControl || c.TenantBudgets != ""
+		c.FlowControl || c.TenantBudgets != "" || c.FleetFile != ""
 }
 
 // resolveCluster fills Resolved.ClusterConfig: one instance configuration per
@@ -157,6 +158,16 @@ func (r *Resolved) resolveCluster() error {
 			cc.Instances[i] = r.pools["decode"].Instance
 		}
 		cc.Instances[i].ID = i
+	}
+	if c.FleetFile != "" {
+		f, err := r.ReadFleet(c.FleetFile)
+		if err != nil {
+			return err
+		}
+		if err := f.Check(&cc); err != nil {
+			return invalid("%s: %v", c.FleetFile, err)
+		}
+		cc.Fleet = f
 	}
 	r.ClusterConfig = cc
 	return r.checkPoolsMemory(availableMemory())

@@ -71,6 +71,8 @@ func TestGatewayErrors(t *testing.T) {
 		{"admission_policy: tier-shedding\n", `dep.yaml:1:19: key admission_policy: "tier-shedding"`},
 		{"in_flight_eviction: true\n", `in-flight-eviction needs flow-control`},
 		{"flow_control: true\nencode_instances: 1\n", `encode-instances does not work with flow-control`},
+		{"fleet_file: f.yaml\nadmission_policy: gaie-legacy\n", `fleet-file does not work with the gateway`},
+		{"fleet_file: f.yaml\nencode_instances: 2\n", `fleet-file does not work with the gateway`},
 	} {
 		c, err := Decode("dep.yaml", []byte(tc.yaml), Default())
 		if err == nil {

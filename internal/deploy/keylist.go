@@ -45,7 +45,7 @@ type key struct {
 // keyList is every deployment key, in the order --help lists their flags.
 // Validation of the values is check.go's (problems).
 func keyList() []key {
-	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), gatewayKeys(), pdKeys(), poolKeys())
+	return slices.Concat(placementKeys(), kvKeys(), batchingKeys(), clusterKeys(), gatewayKeys(), pdKeys(), poolKeys(), fleetKeys())
 }
 
 // placementKeys are the keys of the model, the GPUs and their parallelism, the latency model.

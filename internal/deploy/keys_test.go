@@ -22,6 +22,7 @@ func TestKeysRoundTrip(t *testing.T) {
 		PrefillTotalKVBlocks: 9000, PrefillLatencyModel: "roofline", DecodeGPU: "A100-80", DecodeTP: 1,
 		DecodeMaxNumSeqs: 512, DecodeMaxNumBatchedTokens: 2048, DecodeTotalKVBlocks: 7000, DecodeLatencyModel: "physics"}
 	gatewayOff(&c)
+	c.FleetFile = "fleet.yaml"
 	keys, err := c.Keys()
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	}
 	// An empty list is no list: the latency model takes its own coefficients.
 	keys["alpha_coeffs"], keys["beta_coeffs"] = []any{}, []any{}
+	delete(keys, "fleet_file") // a file this test does not write
 	back, _, _ = FromKeys("t", keys, Default())
 	if back.AlphaCoeffs != nil || back.BetaCoeffs != nil {
 		t.Errorf("empty lists: %v %v, want nil", back.AlphaCoeffs, back.BetaCoeffs)

@@ -48,6 +48,8 @@ func rules() []rule {
 			module + "/internal/replay", module + "/internal/live", module + "/internal/httpload", module + "/internal/calibrate", module + "/internal/cli"},
 			"render draws numbers, tables and charts for every page: it knows no trace, sweep or simulator, only the leaves (quantile)"},
 		{module + "/internal/des", []string{"net/http", "flag", "encoding/csv", module + "/internal/httpload", module + "/internal/report", module + "/internal/cli"}, "the simulator never imports HTTP, CSV, flag or CLI code"},
+		{module + "/internal/des/autoscale", []string{module + "/internal/des/cluster", module + "/internal/des/instance", module + "/internal/des/kvcache", module + "/internal/des/latency"},
+			"the autoscaler's decisions are pure functions of their signals: they read no instance, cache or cluster"},
 		{module + "/internal/httpload", []string{module + "/internal/des", module + "/internal/report"}, "the load generator knows no simulator or report"},
 		{module + "/internal/report", []string{module + "/internal/des", module + "/internal/httpload"}, "reports know no simulator internals"},
 		{module + "/internal/replay", []string{module + "/internal/report", module + "/internal/httpload", module + "/internal/live"},

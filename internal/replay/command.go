@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"servesim/internal/deploy"
+	"servesim/internal/exitcode"
 	"servesim/internal/outfile"
 	"servesim/internal/tracev2"
 	"servesim/internal/tracev2/input"
@@ -29,6 +30,7 @@ type Command struct {
 	Interval   bool
 	MetricsOut string // --metrics-out: the summary with the setup
 	Timeline   string // --timeline: a Chrome trace-event JSON
+	FleetHTML  string // --fleet-html: the fleet over time as a page
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline func(io.Writer) Observer
 	Sim         SimOutputPaths
@@ -66,6 +68,8 @@ type TraceFlags struct {
 	Horizon               time.Duration
 	Rate                  float64 // requests/s, with RateSet
 	RateSet               bool
+	TimeScale             float64 // multiplies the gaps between injections, with TimeScaleSet; not with Rate
+	TimeScaleSet          bool
 	HashBlockTokens       int
 	Seed                  int64 // with SeedSet, else the trace's workload_seed
 	SeedSet               bool
@@ -115,11 +119,14 @@ func Execute(ctx context.Context, cmd Command) (err error) {
 	if err := j.setUp(); err != nil {
 		return err
 	}
+	if cmd.FleetHTML != "" && j.dep.ClusterConfig.Fleet == nil {
+		return exitcode.Usagef("--fleet-html draws a fleet: give --fleet-file")
+	}
 	j.opts.Ordinals = cmd.Sim.TraceOutput != ""
 	if in.Stream != nil {
 		// A two-file --trace-output is written in place as the rows come:
 		// a bad row found late would leave it half written.
-		if !j.opts.ClosedLoop && !cmd.Trace.RateSet && !cmd.Interval && (cmd.Sim.TraceOutput == "" || cmd.Sim.TraceOutput == "-") {
+		if !j.opts.ClosedLoop && !cmd.Trace.RateSet && !cmd.Trace.TimeScaleSet && !cmd.Interval && (cmd.Sim.TraceOutput == "" || cmd.Sim.TraceOutput == "-") {
 			if done, err := j.replayStreamed(ctx); done {
 				return err
 			}
@@ -136,10 +143,8 @@ func Execute(ctx context.Context, cmd Command) (err error) {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	defer tr.Close()
-	if cmd.Trace.RateSet {
-		if err := tr.SetRate(cmd.Trace.Rate); err != nil {
-			return fmt.Errorf("%s: --rate: %w", in.Name, err)
-		}
+	if err := cmd.Trace.pace(tr); err != nil {
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	if err := j.simulate(ctx, tr, nil); err != nil || !cmd.Interval {
 		return err
@@ -276,6 +281,6 @@ func (cmd *Command) checkFiles() error {
 		return err
 	}
 	outs = append(outs, outfile.Named{What: "--results-path", Path: cmd.ResultsPath}, outfile.Named{What: "--metrics-out", Path: cmd.MetricsOut},
-		outfile.Named{What: "--timeline", Path: cmd.Timeline})
+		outfile.Named{What: "--timeline", Path: cmd.Timeline}, outfile.Named{What: "--fleet-html", Path: cmd.FleetHTML})
 	return outfile.Check(append(outs, cmd.Outputs...), append(cmd.Input.Files(), cmd.Inputs...))
 }

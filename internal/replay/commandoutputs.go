@@ -96,6 +96,9 @@ func (o *outputs) commit(sum *metrics.Summary) error {
 			return err
 		}
 	}
+	if err := writeFleetHTML(o.j.cmd.FleetHTML, sum); err != nil {
+		return err
+	}
 	for _, f := range []**outfile.Output{&o.tlOut, &o.decOut} {
 		if *f != nil {
 			err := (*f).Commit()

@@ -98,6 +98,12 @@ func (f *TraceFlags) options() (opts TraceOptions, horizonUs int64, err error) {
 	default:
 		return opts, 0, exitcode.Usagef("--session-mode %q: want fixed or closed-loop", f.SessionMode)
 	}
+	if s := f.TimeScale; f.TimeScaleSet && !(s > 0 && s <= 1e6) {
+		return opts, 0, exitcode.Usagef("--time-scale %v: must be > 0 (and at most 1e6)", s)
+	}
+	if f.RateSet && f.TimeScaleSet {
+		return opts, 0, exitcode.Usagef("--rate and --time-scale both set the pace; give one")
+	}
 	if f.ThinkTime < 0 {
 		return opts, 0, exitcode.Usagef("--think-time %v is negative", f.ThinkTime)
 	}

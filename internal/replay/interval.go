@@ -29,11 +29,9 @@ func (j *job) replayInterval(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if j.cmd.Trace.RateSet {
-			if err := tr.SetRate(j.cmd.Trace.Rate); err != nil {
-				tr.Close()
-				return err
-			}
+		if err := j.cmd.Trace.pace(tr); err != nil {
+			tr.Close()
+			return err
 		}
 		var list []tracev2.SimResult
 		cfg := j.config()

@@ -87,6 +87,11 @@ type Config struct {
 	// through the cluster simulator, even with one instance.
 	CounterfactualK int
 
+	// TimeScale multiplies the arrival times of the source's records
+	// (deadlines keep their budget; closed-loop think times stay): 0.5
+	// plays the traffic twice as fast (0 = 1).
+	TimeScale float64
+
 	hashAll   bool // the reference (tests compare): no prompt private, every block hashed from its ids
 	noRecycle bool // allocate every request afresh (tests compare)
 }
@@ -191,6 +196,9 @@ type driver struct {
 	row   tracev2.Record
 	res   tracev2.SimResult
 	names []string // instance names, by index
+
+	fleetReqs *metrics.FleetRequests // the requests by time bucket, with a fleet
+	fleet     *metrics.FleetSummary
 }
 
 // Simulate runs every record of src (and every follow-up fu creates) through
@@ -294,6 +302,7 @@ func (d *driver) watchAndRun(insts []*instance.Instance, pools []string, eng *de
 		warnings = append(warnings, w)
 	}
 	sum := d.agg.Summary(info)
+	sum.Fleet = d.fleet
 	sum.Deployment = d.cfg.Deploy.Describe()
 	if len(d.cfg.Fitness) > 0 {
 		sum.Fitness = metrics.ComputeFitness(&sum, d.cfg.Fitness)
@@ -330,8 +339,14 @@ func (d *driver) runCluster() (Outcome, error) {
 		return Outcome{}, fmt.Errorf("replay: %w", err)
 	}
 	d.sim = c
+	if cc.Fleet != nil {
+		d.fleetReqs = newFleetRequests(cc.Fleet, d.agg)
+	}
 	return d.watchAndRun(c.Instances(), c.Pools(), c.Engine(), func() (int64, metrics.RunInfo, error) {
 		out, err := c.Run()
+		if err == nil && cc.Fleet != nil {
+			d.fleet = fleetSummary(c.Fleet(), d.fleetReqs)
+		}
 		return out.EndUs, out.Info, err
 	})
 }
@@ -410,12 +425,18 @@ func (s *simSource) Next() (*instance.Request, error) {
 	if err != nil {
 		return nil, err // io.EOF included
 	}
+	if s := d.cfg.TimeScale; s != 0 && s != 1 {
+		rec = d.stretch(rec, s)
+	}
 	return d.request(rec), nil
 }
 
 // record is the simulator's sink: every request exactly once.
 func (d *driver) record(res *instance.Result, r *instance.Request) {
 	d.agg.Add(res)
+	if d.fleetReqs != nil {
+		d.fleetReqs.Add(res)
+	}
 	if d.obsResults {
 		d.obs.Result(res, r)
 	}

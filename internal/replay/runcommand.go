@@ -30,10 +30,13 @@ type RunCommand struct {
 	// ResultsPath is --results-path (BLIS's): every request's SimResult, a
 	// JSON array in request_id order as replay writes it; "-" is stdout,
 	// and the summary then goes to stderr.
-	ResultsPath string
-	SLO         string // --slo (FlagSLOTargets): replaces the workload spec's goodput targets
-	Fitness     string // --fitness-weights (FlagFitness)
-	Timeline    string // --timeline
+	ResultsPath  string
+	SLO          string  // --slo (FlagSLOTargets): replaces the workload spec's goodput targets
+	Fitness      string  // --fitness-weights (FlagFitness)
+	TimeScale    float64 // --time-scale: arrival times × this, with TimeScaleSet
+	TimeScaleSet bool
+	Timeline     string // --timeline
+	FleetHTML    string // --fleet-html: the fleet over time as a page
 	// NewTimeline records the timeline into the file (timeline.New).
 	NewTimeline func(io.Writer) Observer
 	Sim         SimOutputPaths
@@ -64,17 +67,24 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	if err != nil {
 		return err
 	}
+	if s := cmd.TimeScale; cmd.TimeScaleSet && !(s > 0 && s <= 1e6) {
+		return exitcode.Usagef("--time-scale %v: must be > 0 (and at most 1e6)", s)
+	}
 	outs, err := cmd.Sim.files()
 	if err != nil {
 		return err
 	}
-	outs = append(outs, outfile.Named{What: "--metrics-out", Path: cmd.MetricsOut}, outfile.Named{What: "--results-path", Path: cmd.ResultsPath}, outfile.Named{What: "--timeline", Path: cmd.Timeline})
+	outs = append(outs, outfile.Named{What: "--metrics-out", Path: cmd.MetricsOut}, outfile.Named{What: "--results-path", Path: cmd.ResultsPath}, outfile.Named{What: "--timeline", Path: cmd.Timeline},
+		outfile.Named{What: "--fleet-html", Path: cmd.FleetHTML})
 	if err := outfile.Check(append(outs, cmd.Outputs...), cmd.Inputs); err != nil {
 		return err
 	}
 	wl, client, given, dep, err := cmd.resolve()
 	if err != nil {
 		return err
+	}
+	if cmd.FleetHTML != "" && dep.ClusterConfig.Fleet == nil {
+		return exitcode.Usagef("--fleet-html draws a fleet: give --fleet-file")
 	}
 	cmd.Log.Debug("deployment", "model", dep.Model, "gpu", dep.GPU, "kv_blocks", dep.TotalKVBlocks, "max_model_len", dep.MaxModelLen)
 	var decisions *outfile.Output
@@ -113,6 +123,9 @@ func ExecuteRun(ctx context.Context, cmd RunCommand) error {
 	rcfg := WorkloadConfig(wl, dep)
 	rcfg.Client = client
 	rcfg.Fitness = fitness
+	if cmd.TimeScaleSet {
+		rcfg.TimeScale = cmd.TimeScale
+	}
 	if sloTargets != nil {
 		rcfg.SLOTargets = sloTargets
 	}
@@ -205,6 +218,9 @@ func (cmd RunCommand) finish(res *Outcome, setup *Setup, out *SimOutputs, files 
 		}
 	}
 	if err := writeMetrics(cmd.MetricsOut, &res.Summary, setup); err != nil {
+		return err
+	}
+	if err := writeFleetHTML(cmd.FleetHTML, &res.Summary); err != nil {
 		return err
 	}
 	summaryTo := cmd.Stdout

@@ -116,6 +116,9 @@ func TextSummary(s *metrics.Summary) string {
 	}
 	writeRegret(&b, s.RoutingRegret)
 	writeFitness(&b, s.Fitness)
+	if s.Fleet != nil {
+		writeFleet(&b, s.Fleet)
+	}
 	return b.String()
 }
 

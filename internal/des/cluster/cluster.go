@@ -43,6 +43,8 @@ type Cluster struct {
 	arrive, pull, admitAct des.Action
 	instArrive             []des.Action
 	gate                   *sim.Gate // the capped client; nil for an open loop
+	ffBound                func() int64
+	fleet                  *fleet // instances that come and go; nil for a fixed set
 }
 
 // New validates cfg and prepares a run.
@@ -73,8 +75,13 @@ func New(cfg Config, src sim.Source, sink sim.Sink) (*Cluster, error) {
 		h := cfg.HorizonUs + 1
 		bound = func() int64 { return min(c.eng.PeekTime(), h) }
 	}
+	c.ffBound = bound
+	insts := cfg.Instances
+	if cfg.Fleet != nil {
+		c.fleet, insts = newFleet(c, insts)
+	}
 	pool := kvcache.NewPool() // one across instances and the router
-	for i, ic := range cfg.Instances {
+	for i, ic := range insts {
 		ic.ID = i
 		ic.KV.Pool = pool
 		ic.FastForwardBound = bound
@@ -267,6 +274,18 @@ func (c *Cluster) route(now int64, r *instance.Request) {
 		c.pd.route(now, r)
 		return
 	}
+	c.routeAll(now, r)
+}
+
+// routeAll sends a request to an instance of the whole pool; with none
+// ready (a fleet still loading) it is refused.
+func (c *Cluster) routeAll(now int64, r *instance.Request) {
+	if len(c.pools[poolAll]) == 0 {
+		res := instance.Reject(r, now)
+		c.rejected++
+		c.finish(&res, r)
+		return
+	}
 	c.assign(now, r, c.rt.pick(now, r, c.pools[poolAll], poolAll), poolAll)
 }
 
@@ -312,6 +331,9 @@ func (c *Cluster) done(i int, res *instance.Result, r *instance.Request) {
 		return
 	}
 	c.load[i]--
+	if c.fleet != nil {
+		c.fleet.done(c.eng.Now(), i, res)
+	}
 	c.finish(res, r)
 }
 
@@ -368,6 +390,9 @@ func (c *Cluster) Run() (Outcome, error) {
 		return Outcome{}, errors.New("cluster: Run called twice")
 	}
 	c.ran = true
+	if c.fleet != nil {
+		c.fleet.start()
+	}
 	c.next()
 	end := c.eng.Now() // the last event's time, dispatch ticks that changed nothing aside
 	for c.err == nil && c.eng.Step(c.horizon) {
@@ -380,10 +405,16 @@ func (c *Cluster) Run() (Outcome, error) {
 	if c.err != nil {
 		return Outcome{}, c.err
 	}
+	if c.fleet != nil {
+		end = c.fleet.lastArrival // the last tick may come after everything else
+	}
 	for _, in := range c.insts {
 		end = max(end, in.LastStepUs(), in.LastLeftUs())
 	}
 	end = min(end, c.horizon)
+	if c.fleet != nil {
+		c.fleet.end = end
+	}
 	for i, in := range c.insts {
 		in.Unfinished(func(res *instance.Result, r *instance.Request) {
 			if c.cfg.Observer != nil {

@@ -154,6 +154,9 @@ type Config struct {
 	// Gateway: SLO tiers, tier-aware admission, tenant budgets and flow
 	// control (gatewayconfig.go).
 	Gateway Gateway
+	// Fleet, if set, lets instances come and go (node pools, lifecycle,
+	// autoscaler); Instances are then the replicas present at the start.
+	Fleet *Fleet
 
 	// Client is the load generator's cap on requests in flight (zero: an
 	// open loop). A capped client's slot frees at a completion, so the
@@ -251,6 +254,9 @@ func (c *Config) validate() error {
 	}
 	if c.Gateway.InFlightEviction && c.pdOn() {
 		errs = append(errs, "in-flight eviction does not work with P/D")
+	}
+	if c.Fleet != nil && n > 0 {
+		errs = append(errs, c.Fleet.check(c)...)
 	}
 	if len(errs) > 0 {
 		return errors.New("cluster config: " + strings.Join(errs, "; "))

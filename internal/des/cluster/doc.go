@@ -27,4 +27,9 @@
 // workload specs or the wall clock. Routing decisions go to an io.Writer
 // the caller provides; an Observer (the timeline) sees routing, refusals,
 // KV transfers and every request each instance finishes.
+//
+// With a Fleet (docs/fleet.md), instances come and go during the run: node
+// pools hold their GPUs and cost, replicas load, warm up and drain, and an
+// autoscaler (its decisions in des/autoscale) adds and removes them at its
+// ticks; the router's candidates are then the ready replicas only.
 package cluster

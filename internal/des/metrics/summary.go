@@ -141,6 +141,8 @@ type Summary struct {
 	// Fitness: the --fitness-weights score and the metrics it compresses;
 	// absent without.
 	Fitness *Fitness `json:"fitness,omitempty"`
+	// Fleet is the fleet over time and its cost, when replicas come and go.
+	Fleet *FleetSummary `json:"fleet,omitempty"`
 
 	// Deployment names what was simulated (model, GPU, parallelism) for the
 	// text summary; the JSON keeps BLIS's keys and leaves it out.
