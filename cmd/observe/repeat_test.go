@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -171,8 +172,12 @@ func TestRepeatInterleavesTwoServers(t *testing.T) {
 		t.Fatalf("summary servers %+v, want a and b", sum.Servers)
 	}
 	ma, mb := metricOf(t, sum.Servers[0], "ttft_mean_ms"), metricOf(t, sum.Servers[1], "ttft_mean_ms")
-	if !(mb.Mean > 3*ma.Mean) || mb.CILo <= ma.CIHi {
-		t.Errorf("mean TTFT A %s, B %s; want B's interval above A's", ma.Text("%.2f"), mb.Text("%.2f"))
+	// Every run of B is slower than every run of A. (Their intervals, at
+	// N = 2 with Student's t of one degree of freedom, 12.7, are as wide
+	// as one busy moment of the host makes them; TestRepeatThreeRuns
+	// checks how they are computed.)
+	if len(ma.Values) != 2 || len(mb.Values) != 2 || !(mb.Mean > 3*ma.Mean) || slices.Min(mb.Values) <= slices.Max(ma.Values) {
+		t.Errorf("mean TTFT A %s %v, B %s %v; want every run of B slower than every run of A", ma.Text("%.2f"), ma.Values, mb.Text("%.2f"), mb.Values)
 	}
 }
 
