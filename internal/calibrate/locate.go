@@ -124,11 +124,39 @@ func readSimResults(path string, stdin io.Reader) ([]tracev2.SimResult, []string
 // simMetricsFile is what calibrate reads from replay's summary JSON: the
 // simulated prefix-cache hit rate and the deployment it ran (under
 // "deployment", or "config" as older writers named it), as deployment-YAML
-// keys. Every other key is ignored.
+// keys, and the requests the gateway let go per class and per tenant
+// (per_class, per_tenant). Every other key is ignored.
 type simMetricsFile struct {
-	CacheHitRate *float64       `json:"cache_hit_rate"`
-	Deployment   map[string]any `json:"deployment"`
-	Config       map[string]any `json:"config"`
+	CacheHitRate *float64                    `json:"cache_hit_rate"`
+	Deployment   map[string]any              `json:"deployment"`
+	Config       map[string]any              `json:"config"`
+	PerClass     map[string]simGatewayCounts `json:"per_class"`
+	PerTenant    map[string]simGatewayCounts `json:"per_tenant"`
+}
+
+// simGatewayCounts are the gateway buckets of a summary's per-class or
+// per-tenant block (absent keys are 0).
+type simGatewayCounts struct {
+	Rejected int `json:"rejected_requests"`
+	Shed     int `json:"gateway_queue_shed"`
+	Expired  int `json:"gateway_expired"`
+	Evicted  int `json:"gateway_evicted"`
+}
+
+// gatewayCounts converts a summary's per-class or per-tenant blocks; nil
+// when there are none, ok false when a count is negative.
+func gatewayCounts(src map[string]simGatewayCounts) (out map[string]report.GatewayCounts, ok bool) {
+	if len(src) == 0 {
+		return nil, true
+	}
+	out = make(map[string]report.GatewayCounts, len(src))
+	for k, g := range src {
+		if g.Rejected < 0 || g.Shed < 0 || g.Expired < 0 || g.Evicted < 0 {
+			return nil, false
+		}
+		out[k] = report.GatewayCounts{Refused: g.Rejected, Shed: g.Shed, Expired: g.Expired, Evicted: g.Evicted}
+	}
+	return out, true
 }
 
 // readSimMetrics reads --sim-metrics; a malformed file is an input error
@@ -153,6 +181,17 @@ func readSimMetrics(path string, stdin io.Reader) (*report.SimMetrics, error) {
 		return nil, exitcode.Usagef("%s:%d:%d: field cache_hit_rate: %g is outside [0, 1]", name, line, col, *v)
 	}
 	m := &report.SimMetrics{CacheHitRate: f.CacheHitRate, Deployment: f.Deployment}
+	for _, b := range []struct {
+		key string
+		src map[string]simGatewayCounts
+		dst *map[string]report.GatewayCounts
+	}{{"per_class", f.PerClass, &m.ClassGateway}, {"per_tenant", f.PerTenant, &m.TenantGateway}} {
+		var ok bool
+		if *b.dst, ok = gatewayCounts(b.src); !ok {
+			line, col := newPositions(data).at(max(bytes.Index(data, []byte(`"`+b.key+`"`)), 0))
+			return nil, exitcode.Usagef("%s:%d:%d: field %s: a gateway count is negative", name, line, col, b.key)
+		}
+	}
 	if m.Deployment == nil {
 		m.Deployment = f.Config
 	}

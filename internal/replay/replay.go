@@ -531,19 +531,20 @@ func statusOf(res *instance.Result) (status, reason string) {
 		}
 		return "incomplete", "dropped: unservable"
 	case instance.StatusRejected:
+		refused := tracev2.OutcomePrefix(tracev2.OutcomeRefused)
 		if res.EncodeRejected {
-			return "incomplete", "rejected: no encode instance takes its media"
+			return "incomplete", refused + "no encode instance takes its media"
 		}
 		if res.Refusal != "" {
-			return "incomplete", "rejected: " + res.Refusal
+			return "incomplete", refused + res.Refusal
 		}
-		return "incomplete", "rejected: admission"
+		return "incomplete", refused + "admission"
 	case instance.StatusShed:
-		return "incomplete", "shed: gateway queue full"
+		return "incomplete", tracev2.OutcomePrefix(tracev2.OutcomeShed) + "gateway queue full"
 	case instance.StatusExpired:
-		return "incomplete", "expired: gateway queue TTL"
+		return "incomplete", tracev2.OutcomePrefix(tracev2.OutcomeExpired) + "gateway queue TTL"
 	case instance.StatusEvicted:
-		return "incomplete", "evicted: gateway"
+		return "incomplete", tracev2.OutcomePrefix(tracev2.OutcomeEvicted) + "gateway"
 	default:
 		if res.InGateway {
 			return "incomplete", "horizon: in the gateway queue"

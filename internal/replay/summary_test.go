@@ -6,6 +6,7 @@ import (
 
 	"servesim/internal/des/instance"
 	"servesim/internal/des/metrics"
+	"servesim/internal/tracev2"
 )
 
 // TestTextSummaryGatewayTables: a run whose gateway let requests go shows
@@ -44,20 +45,26 @@ func TestTextSummaryGatewayTables(t *testing.T) {
 // request go, and which rule refused it.
 func TestStatusOfGatewayResults(t *testing.T) {
 	for _, tc := range []struct {
-		res  instance.Result
-		want string
+		res     instance.Result
+		want    string
+		outcome tracev2.Outcome // what a report reading the trace counts it as
 	}{
-		{instance.Result{Status: instance.StatusRejected}, "rejected: admission"},
-		{instance.Result{Status: instance.StatusRejected, Refusal: "tier-shed"}, "rejected: tier-shed"},
-		{instance.Result{Status: instance.StatusRejected, Refusal: "tenant-budget"}, "rejected: tenant-budget"},
-		{instance.Result{Status: instance.StatusShed}, "shed: gateway queue full"},
-		{instance.Result{Status: instance.StatusExpired}, "expired: gateway queue TTL"},
-		{instance.Result{Status: instance.StatusEvicted}, "evicted: gateway"},
-		{instance.Result{Status: instance.StatusNew, InGateway: true}, "horizon: in the gateway queue"},
-		{instance.Result{Status: instance.StatusNew}, "horizon"},
+		{instance.Result{Status: instance.StatusRejected}, "rejected: admission", tracev2.OutcomeRefused},
+		{instance.Result{Status: instance.StatusRejected, Refusal: "tier-shed"}, "rejected: tier-shed", tracev2.OutcomeRefused},
+		{instance.Result{Status: instance.StatusRejected, Refusal: "tenant-budget"}, "rejected: tenant-budget", tracev2.OutcomeRefused},
+		{instance.Result{Status: instance.StatusRejected, EncodeRejected: true}, "rejected: no encode instance takes its media", tracev2.OutcomeRefused},
+		{instance.Result{Status: instance.StatusShed}, "shed: gateway queue full", tracev2.OutcomeShed},
+		{instance.Result{Status: instance.StatusExpired}, "expired: gateway queue TTL", tracev2.OutcomeExpired},
+		{instance.Result{Status: instance.StatusEvicted}, "evicted: gateway", tracev2.OutcomeEvicted},
+		{instance.Result{Status: instance.StatusNew, InGateway: true}, "horizon: in the gateway queue", tracev2.OutcomeNone},
+		{instance.Result{Status: instance.StatusNew}, "horizon", tracev2.OutcomeNone},
 	} {
-		if st, msg := statusOf(&tc.res); st != "incomplete" || msg != tc.want {
+		st, msg := statusOf(&tc.res)
+		if st != "incomplete" || msg != tc.want {
 			t.Errorf("%s (refusal %q): %s %q, want incomplete %q", tc.res.Status, tc.res.Refusal, st, msg, tc.want)
+		}
+		if got := tracev2.OutcomeOf(st, msg); got != tc.outcome {
+			t.Errorf("%s %q reads back as outcome %d, want %d", st, msg, got, tc.outcome)
 		}
 	}
 }

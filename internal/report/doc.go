@@ -4,7 +4,9 @@
 // It pairs trace rows with SimResults by request_id, classifies every row into one
 // bucket, normalises the simulated side for the network, computes per-metric
 // statistics (workload percentiles, MAPE, Pearson r, bias, grade), goodput against
-// SLO targets, the verdicts (TTFT tolerance, hit rate, config match, run validity),
+// SLO targets, the per-class and per-tenant tables of a run behind a gateway
+// (attainment, p99s, and the requests refused, shed, expired or evicted, read
+// from each row by tracev2.OutcomeOf), the verdicts (TTFT tolerance, hit rate, config match, run validity),
 // the ramp and the steady state of the real run graded apart, and CI gates, and writes the result as JSON, text, Markdown or a self-contained
 // HTML page to an io.Writer.
 //

@@ -110,16 +110,7 @@ func computeGoodput(m *matching, s *settings, runtimeS float64) *Goodput {
 		a.count++
 
 		failed := rec.Status != "ok"
-		first := firstTime(rec, s.firstToken)
-		ttft := float64(first - rec.SendTimeUs)
-		e2e := float64(rec.LastChunkTimeUs - rec.SendTimeUs)
-		if first == 0 || rec.LastChunkTimeUs == 0 {
-			ttft, e2e = 0, 0
-		}
-		itl, itlOK := m.itlMean[rec.RequestID]
-		if !itlOK && rec.OutputTokens >= 2 && first > 0 && rec.LastChunkTimeUs >= first {
-			itl, itlOK = float64(rec.LastChunkTimeUs-first)/float64(rec.OutputTokens-1), true
-		}
+		ttft, e2e, itl, itlOK := realLatencies(rw, m, s)
 		good, skipped := judge(t, ttft, e2e, itl, itlOK, failed, a.realDims)
 		if good {
 			a.realGood++
@@ -151,6 +142,24 @@ func computeGoodput(m *matching, s *settings, runtimeS float64) *Goodput {
 		g.PerClass[class] = cg
 	}
 	return g
+}
+
+// realLatencies are a trace row's TTFT, E2E and mean ITL in µs as goodput
+// judges them: TTFT and E2E are 0 when a chunk time is missing; itlOK is
+// false when the row gives no ITL.
+func realLatencies(rw *row, m *matching, s *settings) (ttft, e2e, itl float64, itlOK bool) {
+	rec := rw.rec
+	first := firstTime(rec, s.firstToken)
+	ttft = float64(first - rec.SendTimeUs)
+	e2e = float64(rec.LastChunkTimeUs - rec.SendTimeUs)
+	if first == 0 || rec.LastChunkTimeUs == 0 {
+		ttft, e2e = 0, 0
+	}
+	itl, itlOK = m.itlMean[rec.RequestID]
+	if !itlOK && rec.OutputTokens >= 2 && first > 0 && rec.LastChunkTimeUs >= first {
+		itl, itlOK = float64(rec.LastChunkTimeUs-first)/float64(rec.OutputTokens-1), true
+	}
+	return ttft, e2e, itl, itlOK
 }
 
 // runtimeUs is docs/calibrate.md §8's runtime: latest last_chunk_time_us − earliest send_time_us

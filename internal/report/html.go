@@ -149,6 +149,7 @@ func (r *Report) htmlVerdicts(b *strings.Builder) {
 		render.Table(b, []string{"class", "targets", "n", "real attainment", "sim attainment", "real goodput", "sim goodput"},
 			rows, []bool{false, false, true, true, true, true, true}, false)
 	}
+	r.htmlTiers(b)
 	b.WriteString("<h2>Verdicts</h2>\n<ul>\n")
 	for _, line := range []string{r.ttftToleranceText(), r.hitRateText(), r.configHeadline()} {
 		if line != "" {

@@ -59,6 +59,10 @@ type SimMetrics struct {
 	// Deployment is the deployment the simulation ran, as deployment-YAML
 	// keys; nil when absent.
 	Deployment map[string]any
+	// ClassGateway and TenantGateway are the simulated requests let go
+	// before they ran, per SLO class and per tenant (the summary's
+	// per_class and per_tenant blocks); nil when absent.
+	ClassGateway, TenantGateway map[string]GatewayCounts
 }
 
 // Input is everything one calibration reads. Trace rows must already be on a

@@ -78,6 +78,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			gr, []bool{false, false, true, true, true, true, true})
 		b.WriteString("\n")
 	}
+	r.mdTiers(&b)
 
 	b.WriteString("## Verdicts\n\n")
 	for _, line := range []string{r.ttftToleranceText(), r.hitRateText(), r.configHeadline()} {

@@ -45,6 +45,9 @@ type Report struct {
 	// Coverage is the share of real values inside the simulated 90%
 	// intervals, when the interval's runs were given (Input.SimLo, SimHi).
 	Coverage *Coverage `json:"interval_coverage,omitempty"`
+	// Tiers is the per-class and per-tenant view, when the trace names
+	// classes or tenants.
+	Tiers *Tiers `json:"tiers,omitempty"`
 
 	// Run describes the run and the resolved settings, for the human outputs.
 	Run RunInfo `json:"-"`
@@ -158,6 +161,7 @@ func Build(in Input, cfg Config) (*Report, error) {
 	r.Metrics, r.BySLOClass, r.ByModel = compareAll(r.pairs, m.byClass, m.byModel)
 	r.TTFTTolerance = ttftTolerance(r.Metrics[MetricTTFT], s.ttftThreshold)
 	r.Goodput = computeGoodput(m, &s, float64(rt)/1e6)
+	r.Tiers = computeTiers(m, &s, float64(rt)/1e6, &in)
 	hr, warn := hitRate(in.Header, in.SimMetrics, s.hitTolPP)
 	r.HitRate = hr
 	if warn != "" {

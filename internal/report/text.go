@@ -171,6 +171,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, l := range r.goodputLines() {
 		b.WriteString(l + "\n")
 	}
+	b.WriteString(r.tiersText())
 	verdict := r.ttftToleranceText()
 	if h := r.hitRateText(); h != "" {
 		verdict += "   " + h
