@@ -51,17 +51,9 @@ func (d *decisionLog) decision(rt *router, now int64, r *instance.Request, pool 
 		if k > 0 {
 			b = append(b, ',')
 		}
-		s := rt.snap[i]
 		b = append(b, `{"instance":`...)
 		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, `,"queue_depth":`...)
-		b = strconv.AppendInt(b, int64(s.queue), 10)
-		b = append(b, `,"batch_size":`...)
-		b = strconv.AppendInt(b, int64(s.batch), 10)
-		b = append(b, `,"in_flight":`...)
-		b = strconv.AppendInt(b, int64(rt.load[i]), 10)
-		b = append(b, `,"kv_utilization":`...)
-		b = appendFloat(b, s.kvUtil)
+		b = appendSignals(b, rt, i)
 		if rt.policy == Weighted {
 			b = append(b, `,"score":`...)
 			b = appendFloat(b, rt.total[k])
@@ -98,22 +90,29 @@ func appendCounterfactual(b []byte, rt *router, pool []int) []byte {
 			b = append(b, ',')
 		}
 		i := pool[k]
-		s := rt.snap[i]
 		b = append(b, `{"instance":`...)
 		b = strconv.AppendInt(b, int64(i), 10)
 		b = append(b, `,"score":`...)
 		b = appendFloat(b, cf.score[k])
-		b = append(b, `,"queue_depth":`...)
-		b = strconv.AppendInt(b, int64(s.queue), 10)
-		b = append(b, `,"batch_size":`...)
-		b = strconv.AppendInt(b, int64(s.batch), 10)
-		b = append(b, `,"in_flight":`...)
-		b = strconv.AppendInt(b, int64(rt.load[i]), 10)
-		b = append(b, `,"kv_utilization":`...)
-		b = appendFloat(b, s.kvUtil)
+		b = appendSignals(b, rt, i)
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// appendSignals adds what the router read of instance i: its queue
+// depth, batch size and KV utilisation from the snapshot, and its requests
+// in flight.
+func appendSignals(b []byte, rt *router, i int) []byte {
+	s := rt.snap[i]
+	b = append(b, `,"queue_depth":`...)
+	b = strconv.AppendInt(b, int64(s.queue), 10)
+	b = append(b, `,"batch_size":`...)
+	b = strconv.AppendInt(b, int64(s.batch), 10)
+	b = append(b, `,"in_flight":`...)
+	b = strconv.AppendInt(b, int64(rt.load[i]), 10)
+	b = append(b, `,"kv_utilization":`...)
+	return appendFloat(b, s.kvUtil)
 }
 
 // pd records a P/D decider outcome: the decode instance consulted, the
