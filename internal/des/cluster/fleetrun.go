@@ -68,8 +68,9 @@ type fleet struct {
 }
 
 // newFleet places the initial replicas on the initial nodes, first fit in
-// pool order, and wraps the instance configurations it returns for
-// warm-up. It runs before the cluster creates its instances.
+// pool order, gives each the configuration of its pool (its own hardware),
+// and wraps them for warm-up. It runs before the cluster creates its
+// instances.
 func newFleet(c *Cluster, insts []instance.Config) (*fleet, []instance.Config) {
 	f := &fleet{c: c, cfg: c.cfg.Fleet, rng: rand.New(rand.NewPCG(streamSeed(c.cfg.Seed, "fleet"), 0)),
 		count: make([]int, len(c.cfg.Fleet.Pools))}
@@ -92,6 +93,9 @@ func newFleet(c *Cluster, insts []instance.Config) (*fleet, []instance.Config) {
 		k := f.fit(-1)
 		f.reserve(k)
 		f.reps = append(f.reps, replica{pool: f.nodes[k].pool, node: k, inst: i, state: repReady, drainUs: -1, freeUs: -1})
+		if p := f.cfg.Pools[f.nodes[k].pool].Instance; p != nil {
+			out[i] = *p
+		}
 		f.byInst = append(f.byInst, i)
 		f.served = append(f.served, f.cfg.Lifecycle.WarmUpRequests) // deployed already: warm
 		if f.cfg.Lifecycle.ColdStart {
@@ -124,6 +128,14 @@ func (f *fleet) fit(p int) int {
 		}
 	}
 	return -1
+}
+
+// config is the configuration of pool p's replicas.
+func (f *fleet) config(p int) *instance.Config {
+	if ic := f.cfg.Pools[p].Instance; ic != nil {
+		return ic
+	}
+	return &f.c.cfg.Instances[0]
 }
 
 func (f *fleet) reserve(k int) { f.nodes[k].free -= f.cfg.Pools[f.nodes[k].pool].TP }
@@ -218,11 +230,7 @@ func (f *fleet) onNode(now int64, data any) {
 // routable after the loading delay.
 func (f *fleet) load(now int64, r int) {
 	c := f.c
-	p := f.cfg.Pools[f.reps[r].pool]
-	ic := c.cfg.Instances[0]
-	if p.Instance != nil {
-		ic = *p.Instance
-	}
+	ic := *f.config(f.reps[r].pool)
 	i := len(c.insts)
 	f.served = append(f.served, -1)
 	f.byInst = append(f.byInst, r)
