@@ -62,7 +62,10 @@ type fleet struct {
 	acc          accumulator
 	events       []ScaleEvent
 	failed       int
-	own          int // the fleet's cluster events pending
+	// requests an immediate drain cut, and those of them no replica was
+	// left to take (rejected)
+	cut, cutRejected int64
+	own              int // the fleet's cluster events pending
 
 	tickAct, scrapeAct, actuateAct, readyAct, nodeAct, freeAct des.Action
 }
@@ -316,12 +319,18 @@ func (f *fleet) remove(now int64, p int) bool {
 }
 
 // drain stops routing to replica r; with redirect its requests not yet
-// scheduled are routed again. Its GPUs are freed when none is left.
+// scheduled are routed again. Its GPUs are freed when none is left; with
+// immediate, at once, its requests cut and routed again.
 func (f *fleet) drain(now int64, r int) {
 	c := f.c
 	i := f.reps[r].inst
 	f.reps[r].state, f.reps[r].drainUs = repDraining, now
 	c.pools[poolAll] = slices.DeleteFunc(c.pools[poolAll], func(x int) bool { return x == i })
+	if f.cfg.Lifecycle.Drain == DrainImmediate {
+		f.free(now, r)
+		c.insts[i].Cut(func(q *instance.Request) { f.reroute(now, i, q) })
+		return
+	}
 	if f.cfg.Lifecycle.Drain == DrainRedirect && len(c.pools[poolAll]) > 0 {
 		c.insts[i].Withdraw(func(q *instance.Request) {
 			c.load[i]--
@@ -332,6 +341,20 @@ func (f *fleet) drain(now int64, r int) {
 		f.free(now, r)
 	}
 }
+
+// reroute routes again a request cut from instance i, or one that reaches
+// it after it was cut away; with no replica left it is rejected.
+func (f *fleet) reroute(now int64, i int, q *instance.Request) {
+	f.c.load[i]--
+	f.cut++
+	if len(f.c.pools[poolAll]) == 0 {
+		f.cutRejected++
+	}
+	f.c.routeAll(now, q)
+}
+
+// gone reports whether instance i's replica has given its GPUs back.
+func (f *fleet) gone(i int) bool { return f.reps[f.byInst[i]].state == repGone }
 
 // free gives replica r's GPUs back to its node.
 func (f *fleet) free(now int64, r int) {
