@@ -7,6 +7,7 @@ import (
 
 	"servesim/internal/des/cluster"
 	"servesim/internal/des/instance"
+	"servesim/internal/des/latency"
 	"servesim/internal/des/sim"
 	"servesim/internal/exitcode"
 )
@@ -114,6 +115,18 @@ func TestFleetPoolHardware(t *testing.T) {
 	}
 	if n := r.ClusterConfig.Fleet.Pools[1].Instance.MaxNumSeqs; n != 64 {
 		t.Fatalf("the run changed the pool's configuration: max_num_seqs %d", n)
+	}
+
+	// Scaled step times scale the pools' replicas too, in a copy.
+	st := &latency.Step{DecodeCount: 100, DecodeContextSum: 100_000}
+	before := p.Instance.Latency.StepTime(st)
+	s, err := r.ScaleStepTimes(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.ClusterConfig.Fleet.Pools[1].Instance.Latency.StepTime(st); got != 2*before || p.Instance.Latency.StepTime(st) != before ||
+		r.ClusterConfig.Fleet.Pools[1].Instance != p.Instance {
+		t.Fatalf("scaled pool step %d µs, want 2 × %d; the original now %d", got, before, p.Instance.Latency.StepTime(st))
 	}
 }
 

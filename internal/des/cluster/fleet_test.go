@@ -393,3 +393,24 @@ func TestImmediateDrain(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolOwnInstances: a pool with a configuration of its own gives it
+// to the replicas placed on it, the initial ones included, and the
+// analyzer reads each replica's own KV capacity.
+func TestPoolOwnInstances(t *testing.T) {
+	big := smallInstances(1)[0]
+	big.KV.Blocks, big.MaxNumSeqs = 128, 16
+	pools := []NodePool{onePool(1, 1)[0], {Name: "a100", GPU: "A100-80", GPUsPerNode: 1, TP: 1, InitialNodes: 1, MaxNodes: 1, CostPerHour: 2, Instance: &big}}
+	c, err := New(Config{Instances: smallInstances(2), Fleet: &Fleet{Pools: pools}}, &sim.SliceSource{}, sim.SinkFunc(func(*instance.Result, *instance.Request) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := c.insts[0].KV().TotalBlocks(), c.insts[1].KV().TotalBlocks(); a != 64 || b != 128 {
+		t.Fatalf("KV blocks %d and %d, want 64 (the cluster's) and 128 (the pool's)", a, b)
+	}
+	s := c.fleet.collect()
+	if len(s.Replicas) != 2 || s.Replicas[0].KVCapacityTokens != 256 || s.Replicas[1].KVCapacityTokens != 512 ||
+		s.Replicas[1].Variant.GPU != "A100-80" {
+		t.Fatalf("signals %+v, want 256 and 512 KV tokens", s.Replicas)
+	}
+}
