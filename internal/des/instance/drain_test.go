@@ -65,8 +65,14 @@ func TestWithdraw(t *testing.T) {
 // KV freed, and handed back as new; resubmitted elsewhere it runs as a
 // fresh request would.
 func TestCut(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		testCut(t, async)
+	}
+}
+
+func testCut(t *testing.T, async bool) {
 	cfg := baseConfig()
-	cfg.MaxNumSeqs = 1
+	cfg.MaxNumSeqs, cfg.AsyncScheduling = 1, async
 	h := newHarness(t, cfg, fake.Linear{Base: 100, Queue: 30})
 	for i := range 4 {
 		h.at(&Request{ID: int64(i + 1), ArrivalUs: int64(i * 10), Prompt: tokens(8, int32(100*i)), OutputLen: 3, DeadlineUs: 1_000_000, Tag: i})
@@ -86,7 +92,7 @@ func TestCut(t *testing.T) {
 		}
 	}
 	if !reflect.DeepEqual(ids, []int64{3, 4, 2, 1}) {
-		t.Fatalf("cut %v, want pending 3, 4, queued 2, running 1", ids)
+		t.Fatalf("async %v: cut %v, want pending 3, 4, queued 2, running 1", async, ids)
 	}
 	if len(h.results) != 0 || h.in.KV().Utilization() != 0 {
 		t.Fatalf("results %v, KV utilisation %v after the cut, want none and 0", h.results, h.in.KV().Utilization())
