@@ -29,6 +29,9 @@ type fleetDoc struct {
 	NodePools  []poolDoc  `yaml:"node_pools"`
 	Lifecycle  lifeDoc    `yaml:"instance_lifecycle"`
 	Autoscaler *scalerDoc `yaml:"autoscaler"`
+	// HWConfig are the engine limits of the replicas of each GPU type (a
+	// key is a pool's gpu_type); a zero field keeps the deployment's.
+	HWConfig map[string]hwDoc `yaml:"hw_config_by_gpu"`
 	// ReportIntervalS is the width of the fleet report's buckets (60 s).
 	ReportIntervalS float64 `yaml:"report_interval_s"`
 }
@@ -42,7 +45,8 @@ type poolDoc struct {
 	Name         string   `yaml:"name"`
 	GPUType      string   `yaml:"gpu_type"`
 	GPUsPerNode  int      `yaml:"gpus_per_node"`
-	GPUMemoryGiB float64  `yaml:"gpu_memory_gib"` // accepted for BLIS files; the deployment's GPU sizes the KV cache
+	GPUMemoryGiB float64  `yaml:"gpu_memory_gib"`  // accepted for BLIS files; the memory of gpu_type sizes the KV cache
+	TP           int      `yaml:"tensor_parallel"` // 0 = the deployment's
 	InitialNodes int      `yaml:"initial_nodes"`
 	MinNodes     int      `yaml:"min_nodes"`
 	MaxNodes     int      `yaml:"max_nodes"`
@@ -54,7 +58,7 @@ type lifeDoc struct {
 	LoadingDelay     delayDoc `yaml:"loading_delay"`
 	WarmUpRequests   int      `yaml:"warm_up_request_count"`
 	WarmUpTTFTFactor float64  `yaml:"warm_up_ttft_factor"`
-	DrainPolicy      string   `yaml:"drain_policy"` // WAIT, REDIRECT (IMMEDIATE is refused)
+	DrainPolicy      string   `yaml:"drain_policy"` // WAIT, REDIRECT, IMMEDIATE
 	WarmStartInitial bool     `yaml:"warm_start_initial_instances"`
 }
 
@@ -69,6 +73,12 @@ type scalerDoc struct {
 	Analyzer         analyzerDoc `yaml:"analyzer"`
 }
 
+type hwDoc struct {
+	MaxNumSeqs          int `yaml:"max_num_seqs"`
+	MaxNumBatchedTokens int `yaml:"max_num_batched_tokens"`
+	TotalKVBlocks       int `yaml:"total_kv_blocks"`
+}
+
 type analyzerDoc struct {
 	KVCacheThreshold  float64 `yaml:"kv_cache_threshold"`
 	ScaleUpThreshold  float64 `yaml:"scale_up_threshold"`
@@ -76,8 +86,10 @@ type analyzerDoc struct {
 	AvgInputTokens    float64 `yaml:"avg_input_tokens"`
 }
 
-// ReadFleet reads a fleet file for the resolved deployment r: every pool
-// runs r's replicas at r's tensor parallelism. Errors name file:line:column.
+// ReadFleet reads a fleet file for the resolved deployment r: a pool's
+// replicas run r's deployment on the pool's own GPU type and tensor
+// parallelism (r's when not given), with its GPU's hw_config_by_gpu
+// limits. Errors name file:line:column.
 func (r *Resolved) ReadFleet(path string) (*cluster.Fleet, error) {
 	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
@@ -97,12 +109,32 @@ func (r *Resolved) ReadFleet(path string) (*cluster.Fleet, error) {
 	if err := strictyaml.Decode(path, root, "", &doc); err != nil {
 		return nil, err
 	}
-	return doc.fleet(path, max(r.TP, 1))
+	f, err := doc.fleet(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.hardware(path, root, r, f); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // checkKeys refuses, at its position, a key that t (a struct with yaml
 // tags, or a list or pointer of one) does not know, or a key given twice.
 func checkKeys(file string, n *yaml.Node, path string, t reflect.Type) error {
+	if t.Kind() == reflect.Map && n.Kind == yaml.MappingNode {
+		seen := strictyaml.Keys{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if err := seen.Add(file, k, path); err != nil {
+				return err
+			}
+			if err := checkKeys(file, n.Content[i+1], path+"."+k.Value, t.Elem()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
 		if n.Kind == yaml.SequenceNode {
@@ -158,7 +190,7 @@ func (d delayDoc) micros(file, what string) (cluster.Delay, error) {
 	return cluster.Delay{MeanUs: int64(math.Round(d.Mean * 1e6)), StddevUs: int64(math.Round(d.Stddev * 1e6))}, nil
 }
 
-func (doc *fleetDoc) fleet(file string, tp int) (*cluster.Fleet, error) {
+func (doc *fleetDoc) fleet(file string) (*cluster.Fleet, error) {
 	f := &cluster.Fleet{}
 	if !(doc.ReportIntervalS >= 0 && doc.ReportIntervalS <= 86400) {
 		return nil, invalid("%s: report_interval_s %v must be in [0, 86400]", file, doc.ReportIntervalS)
@@ -169,7 +201,7 @@ func (doc *fleetDoc) fleet(file string, tp int) (*cluster.Fleet, error) {
 		if err != nil {
 			return nil, err
 		}
-		f.Pools = append(f.Pools, cluster.NodePool{Name: p.Name, GPU: p.GPUType, GPUsPerNode: p.GPUsPerNode, TP: tp,
+		f.Pools = append(f.Pools, cluster.NodePool{Name: p.Name, GPU: p.GPUType, GPUsPerNode: p.GPUsPerNode, TP: p.TP,
 			InitialNodes: p.InitialNodes, MinNodes: p.MinNodes, MaxNodes: p.MaxNodes, CostPerHour: p.CostPerHour, Provision: prov})
 	}
 	l := doc.Lifecycle

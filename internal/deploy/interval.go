@@ -31,7 +31,7 @@ func IntervalScale(sigma float64, side int) float64 {
 }
 
 // ScaleStepTimes returns a copy of r whose latency models (every
-// instance's, and a pipeline stage's) take factor × their step times. r
+// instance's, a fleet pool's, and a pipeline stage's) take factor × their step times. r
 // itself is left as it was.
 func (r *Resolved) ScaleStepTimes(factor float64) (*Resolved, error) {
 	if factor == 1 {
@@ -59,6 +59,20 @@ func (r *Resolved) ScaleStepTimes(factor float64) (*Resolved, error) {
 		if err := scale(&out.ClusterConfig.Instances[i]); err != nil {
 			return nil, err
 		}
+	}
+	if f := r.ClusterConfig.Fleet; f != nil {
+		fc := *f
+		fc.Pools = slices.Clone(f.Pools)
+		for i := range fc.Pools {
+			if fc.Pools[i].Instance != nil {
+				ic := *fc.Pools[i].Instance
+				if err := scale(&ic); err != nil {
+					return nil, err
+				}
+				fc.Pools[i].Instance = &ic
+			}
+		}
+		out.ClusterConfig.Fleet = &fc
 	}
 	return &out, nil
 }

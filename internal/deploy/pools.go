@@ -202,10 +202,7 @@ func resolvePools(given Config) (map[string]*Resolved, error) {
 		if o.IsZero() || n <= 0 || (pool != "encode" && given.PrefillInstances <= 0) {
 			continue
 		}
-		one := o.Over(given)
-		one.Cluster = defaultCluster()
-		one.Instances = n // bounds the pool's memory footprint (checkSizes)
-		res, err := Resolve(one)
+		res, err := o.resolve(given, n)
 		if err != nil {
 			return nil, fmt.Errorf("%s pool (%s): %w", pool, o.describe(), err)
 		}
@@ -215,4 +212,15 @@ func resolvePools(given Config) (map[string]*Resolved, error) {
 		return nil, nil
 	}
 	return out, nil
+}
+
+// resolve resolves the deployment of n instances of o's pool alone: o over
+// given (the deployment as given, before Resolve derived anything from
+// the base's GPU), without the base's cluster. n bounds the pool's memory
+// footprint (checkSizes).
+func (o PoolOverride) resolve(given Config, n int) (*Resolved, error) {
+	one := o.Over(given)
+	one.Cluster = defaultCluster()
+	one.Instances = n
+	return Resolve(one)
 }

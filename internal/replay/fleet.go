@@ -20,7 +20,8 @@ func newFleetRequests(f *cluster.Fleet, agg *metrics.Aggregator) *metrics.FleetR
 // fleetSummary is the cluster's fleet report with the requests' figures.
 func fleetSummary(rep *cluster.FleetReport, reqs *metrics.FleetRequests) *metrics.FleetSummary {
 	s := &metrics.FleetSummary{BucketS: float64(rep.BucketUs) / 1e6, ReplicaHours: rep.ReplicaHours, GPUHours: rep.GPUHours,
-		Dollars: rep.Dollars, PeakReplicas: rep.PeakReplicas, ScaleUps: rep.Placed, ScaleDowns: rep.Removed, ScaleUpsWithoutRoom: rep.Failed}
+		Dollars: rep.Dollars, PeakReplicas: rep.PeakReplicas, ScaleUps: rep.Placed, ScaleDowns: rep.Removed, ScaleUpsWithoutRoom: rep.Failed,
+		DrainCut: rep.Cut, DrainCutRejected: rep.CutRejected}
 	for _, b := range rep.Buckets {
 		s.OverTime = append(s.OverTime, metrics.FleetBucket{StartS: float64(b.StartUs) / 1e6, Replicas: b.Replicas,
 			Loading: b.Loading, Draining: b.Draining, GPUs: b.GPUs, Dollars: b.Cost})
@@ -40,6 +41,9 @@ func writeFleet(b *strings.Builder, f *metrics.FleetSummary) {
 		f.GPUHours, f.Dollars, perM, f.ReplicaHours, f.PeakReplicas, f.ScaleUps, f.ScaleDowns)
 	if f.ScaleUpsWithoutRoom > 0 {
 		fmt.Fprintf(b, "  without room %d", f.ScaleUpsWithoutRoom)
+	}
+	if f.DrainCut > 0 {
+		fmt.Fprintf(b, "  cut by drains %d (rejected %d)", f.DrainCut, f.DrainCutRejected)
 	}
 	fmt.Fprintf(b, "\n\n%10s %9s %8s %8s %7s %9s %9s %9s %8s %12s\n", "start s", "replicas", "loading", "draining", "GPUs", "$", "arrivals", "completed", "SLO", "TTFT p99 ms")
 	for _, o := range f.OverTime {

@@ -313,6 +313,10 @@ func (c *Cluster) onInstanceArrival(i int, data any) {
 	c.cev.Pop()
 	r := data.(*instance.Request)
 	delete(c.transit, r)
+	if c.fleet != nil && c.fleet.gone(i) {
+		c.fleet.reroute(c.eng.Now(), i, r) // its replica was cut away on the way
+		return
+	}
 	c.submit(i, r)
 }
 

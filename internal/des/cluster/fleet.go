@@ -56,8 +56,9 @@ const (
 	// DrainRedirect is DrainWait, and the requests not yet scheduled there
 	// are routed again at once to the replicas that stay.
 	DrainRedirect DrainPolicy = "redirect"
-	// DrainImmediate would free the GPUs at once, cutting the running
-	// batch short; a batch cannot be cut mid-step, so it is refused.
+	// DrainImmediate frees the GPUs at once: the replica's requests are
+	// cut (their work and KV blocks dropped) and routed again to the
+	// replicas that stay, or rejected when none does.
 	DrainImmediate DrainPolicy = "immediate"
 )
 
@@ -159,11 +160,9 @@ func (f *Fleet) check(c *Config) []string {
 		errs = append(errs, "fleet: loading delay and warm-up requests must not be negative, and a warm-up factor must be in [1, 1e6]")
 	}
 	switch l.Drain {
-	case "", DrainWait, DrainRedirect:
-	case DrainImmediate:
-		errs = append(errs, "fleet: drain policy immediate is not supported (a running batch cannot be cut mid-step); use wait or redirect")
+	case "", DrainWait, DrainRedirect, DrainImmediate:
 	default:
-		errs = append(errs, fmt.Sprintf("fleet: unknown drain policy %q (wait, redirect)", l.Drain))
+		errs = append(errs, fmt.Sprintf("fleet: unknown drain policy %q (wait, redirect, immediate)", l.Drain))
 	}
 	if f.ReportUs != 0 && f.ReportUs < 1_000_000 {
 		errs = append(errs, "fleet: report buckets must be at least 1 s wide")

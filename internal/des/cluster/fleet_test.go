@@ -210,7 +210,7 @@ func TestFleetConfigErrors(t *testing.T) {
 		{func(f *Fleet) { f.Pools[0].TP = 2 }, "hold TP 2"},
 		{func(f *Fleet) { f.Pools[0].CostPerHour = -1 }, "cost per hour"},
 		{func(f *Fleet) { f.Pools[0].InitialNodes, f.Pools[0].MinNodes = 1, 1 }, "hold 1 replicas, fewer than the 2"},
-		{func(f *Fleet) { f.Lifecycle.Drain = DrainImmediate }, "immediate is not supported"},
+		{func(f *Fleet) { f.Lifecycle.Drain = "soon" }, `unknown drain policy "soon"`},
 		{func(f *Fleet) { f.Lifecycle.WarmUpRequests, f.Lifecycle.WarmUpFactor = 1, 0.5 }, "warm-up factor"},
 		{func(f *Fleet) { f.Autoscaler = scaler(); f.Autoscaler.IntervalUs = 0 }, "interval must be positive"},
 		{func(f *Fleet) { f.Autoscaler = scaler(); f.Autoscaler.Analyzer.ScaleDownBoundary = 0.9 }, "scale-down boundary"},
@@ -247,7 +247,7 @@ func randomFleetConfig(rng *rand.Rand) Config {
 	a.Analyzer.ScaleDownBoundary = a.Analyzer.ScaleUpThreshold * (0.1 + 0.8*rng.Float64())
 	return Config{Instances: ics, Seed: rng.Int64(), Routing: RoutingPolicies()[rng.IntN(4)], RoutingLatencyUs: rng.Int64N(2) * 50,
 		Fleet: &Fleet{Pools: pools, Autoscaler: &a, Lifecycle: Lifecycle{Loading: Delay{MeanUs: rng.Int64N(5_000), StddevUs: rng.Int64N(1_000)},
-			WarmUpRequests: rng.IntN(3), WarmUpFactor: 1 + rng.Float64(), Drain: []DrainPolicy{DrainWait, DrainRedirect}[rng.IntN(2)],
+			WarmUpRequests: rng.IntN(3), WarmUpFactor: 1 + rng.Float64(), Drain: []DrainPolicy{DrainWait, DrainRedirect, DrainImmediate}[rng.IntN(3)],
 			ColdStart: rng.IntN(4) == 0}, ReportUs: 1_000_000}}
 }
 
@@ -257,6 +257,12 @@ func randomFleetConfig(rng *rand.Rand) Config {
 // tick decides up and down, and a run is deterministic.
 func TestRandomFleetsInvariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	var cuts int64
+	defer func() {
+		if cuts == 0 && !t.Failed() {
+			t.Errorf("no immediate drain cut a request: the cut bucket went untested")
+		}
+	}()
 	for k := range 150 {
 		cfg := randomFleetConfig(rng)
 		ws := randomWorkload(rng, 128)
@@ -283,6 +289,10 @@ func TestRandomFleetsInvariants(t *testing.T) {
 		if rejected != out.Rejected {
 			t.Fatalf("case %d: %d rejected results, outcome says %d", k, rejected, out.Rejected)
 		}
+		if rep := c.Fleet(); rep.CutRejected > rep.Cut || rep.CutRejected > out.Rejected || (cfg.Fleet.Lifecycle.Drain != DrainImmediate && rep.Cut != 0) {
+			t.Fatalf("case %d: %d cut, %d of them rejected, %d rejected in all (drain %s)", k, rep.Cut, rep.CutRejected, out.Rejected, cfg.Fleet.Lifecycle.Drain)
+		}
+		cuts += c.Fleet().Cut
 		f := c.fleet
 		held := make([]int, len(f.nodes))
 		for _, r := range f.reps {
@@ -311,5 +321,96 @@ func TestRandomFleetsInvariants(t *testing.T) {
 		if !reflect.DeepEqual(got, again) || out.EndUs != out2.EndUs || !reflect.DeepEqual(c.Fleet(), c2.Fleet()) {
 			t.Fatalf("case %d: two runs differ", k)
 		}
+	}
+}
+
+// TestImmediateDrain: an immediate drain gives the GPUs back at the drain
+// itself; every request the replica held (running ones too) is cut and
+// served from scratch by the replica that stays, and with none left it is
+// rejected, in the cut bucket.
+func TestImmediateDrain(t *testing.T) {
+	for _, n := range []int{2, 1} {
+		ics := smallInstances(n)
+		for i := range ics {
+			ics[i].MaxNumSeqs = 1 // a queue builds
+		}
+		cfg := Config{Instances: ics, Fleet: &Fleet{Pools: onePool(n, n), Lifecycle: Lifecycle{Drain: DrainImmediate}}}
+		got := map[int64]instance.Result{}
+		c, err := New(cfg, &sim.SliceSource{Reqs: steady(40, 0, 10, 1)}, sim.SinkFunc(func(res *instance.Result, _ *instance.Request) { got[res.ID] = *res }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inFlight int
+		var before map[int64]bool
+		c.scheduleCluster(150, prioFleet, func(now int64, _ any) {
+			c.cev.Pop()
+			inFlight = c.load[n-1]
+			before = map[int64]bool{}
+			for id := range got {
+				before[id] = true
+			}
+			c.fleet.remove(now, 0)
+		}, nil)
+		out, err := c.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, rep := c.fleet.reps[n-1], c.Fleet()
+		if r.state != repGone || r.drainUs != 150 || r.freeUs != 150 || c.fleet.nodes[n-1].free != 1 || c.load[n-1] != 0 {
+			t.Fatalf("n=%d: replica %+v, node free %d, load %d: want GPUs back at 150", n, r, c.fleet.nodes[n-1].free, c.load[n-1])
+		}
+		if inFlight < 2 || rep.Cut != int64(inFlight) {
+			t.Fatalf("n=%d: %d in flight at the drain, %d cut", n, inFlight, rep.Cut)
+		}
+		cut, rejected := 0, int64(0)
+		for id, res := range got {
+			switch {
+			case res.Status == instance.StatusRejected:
+				rejected++
+				if n != 1 || res.DoneUs < 150 {
+					t.Errorf("n=%d: request %d rejected at %d", n, id, res.DoneUs)
+				}
+			case res.Status != instance.StatusCompleted:
+				t.Errorf("n=%d: request %d %s", n, id, res.Status)
+			case res.Instance == n-1 && !before[id] && res.DoneUs > 150:
+				t.Errorf("n=%d: request %d finished at %d on the cut replica", n, id, res.DoneUs)
+			case n == 2 && res.Instance == 0 && res.ID%2 == 0 && res.ArrivalUs <= 150:
+				cut++ // round robin sent the even ids to instance 1
+				if res.EnqueueUs < 150 {
+					t.Errorf("request %d cut at 150 but enqueued at %d on instance 0", id, res.EnqueueUs)
+				}
+			}
+		}
+		if n == 2 && (cut != inFlight || rejected != 0 || rep.CutRejected != 0) {
+			t.Fatalf("%d cut requests served by instance 0, %d rejected; want %d and 0", cut, rejected, inFlight)
+		}
+		// With no replica left, the cut ones and every later arrival are rejected.
+		if n == 1 && (rep.CutRejected != int64(inFlight) || out.Rejected != rejected || rejected < int64(inFlight)) {
+			t.Fatalf("cut rejected %d of %d in flight; %d rejected results, outcome %d", rep.CutRejected, inFlight, rejected, out.Rejected)
+		}
+		if len(got) != 40 {
+			t.Fatalf("n=%d: %d results for 40 requests", n, len(got))
+		}
+	}
+}
+
+// TestPoolOwnInstances: a pool with a configuration of its own gives it
+// to the replicas placed on it, the initial ones included, and the
+// analyzer reads each replica's own KV capacity.
+func TestPoolOwnInstances(t *testing.T) {
+	big := smallInstances(1)[0]
+	big.KV.Blocks, big.MaxNumSeqs = 128, 16
+	pools := []NodePool{onePool(1, 1)[0], {Name: "a100", GPU: "A100-80", GPUsPerNode: 1, TP: 1, InitialNodes: 1, MaxNodes: 1, CostPerHour: 2, Instance: &big}}
+	c, err := New(Config{Instances: smallInstances(2), Fleet: &Fleet{Pools: pools}}, &sim.SliceSource{}, sim.SinkFunc(func(*instance.Result, *instance.Request) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := c.insts[0].KV().TotalBlocks(), c.insts[1].KV().TotalBlocks(); a != 64 || b != 128 {
+		t.Fatalf("KV blocks %d and %d, want 64 (the cluster's) and 128 (the pool's)", a, b)
+	}
+	s := c.fleet.collect()
+	if len(s.Replicas) != 2 || s.Replicas[0].KVCapacityTokens != 256 || s.Replicas[1].KVCapacityTokens != 512 ||
+		s.Replicas[1].Variant.GPU != "A100-80" {
+		t.Fatalf("signals %+v, want 256 and 512 KV tokens", s.Replicas)
 	}
 }

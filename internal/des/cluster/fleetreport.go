@@ -11,7 +11,11 @@ type FleetReport struct {
 	ReplicaHours, GPUHours, Dollars float64
 	PeakReplicas                    int
 	Placed, Removed, Failed         int // actuated scale-ups, scale-downs, and scale-ups without room
-	Events                          []ScaleEvent
+	// Cut are the requests an immediate drain stopped and routed again;
+	// CutRejected those of them no replica was left to take (they end
+	// rejected, and count among the outcome's rejected too).
+	Cut, CutRejected int64
+	Events           []ScaleEvent
 }
 
 // FleetBucket is one time bucket: time averages of the ready, loading
@@ -90,7 +94,7 @@ func (c *Cluster) Fleet() *FleetReport {
 		return nil
 	}
 	a := &f.acc
-	rep := &FleetReport{BucketUs: a.width, PeakReplicas: a.peak, Failed: f.failed, Events: f.events}
+	rep := &FleetReport{BucketUs: a.width, PeakReplicas: a.peak, Failed: f.failed, Events: f.events, Cut: f.cut, CutRejected: f.cutRejected}
 	for _, b := range a.buckets(f.end) {
 		w := float64(min(a.width, f.end-b.StartUs))
 		if b.StartUs/a.width == metrics.MaxFleetBuckets-1 {

@@ -62,14 +62,18 @@ type fleet struct {
 	acc          accumulator
 	events       []ScaleEvent
 	failed       int
-	own          int // the fleet's cluster events pending
+	// requests an immediate drain cut, and those of them no replica was
+	// left to take (rejected)
+	cut, cutRejected int64
+	own              int // the fleet's cluster events pending
 
 	tickAct, scrapeAct, actuateAct, readyAct, nodeAct, freeAct des.Action
 }
 
 // newFleet places the initial replicas on the initial nodes, first fit in
-// pool order, and wraps the instance configurations it returns for
-// warm-up. It runs before the cluster creates its instances.
+// pool order, gives each the configuration of its pool (its own hardware),
+// and wraps them for warm-up. It runs before the cluster creates its
+// instances.
 func newFleet(c *Cluster, insts []instance.Config) (*fleet, []instance.Config) {
 	f := &fleet{c: c, cfg: c.cfg.Fleet, rng: rand.New(rand.NewPCG(streamSeed(c.cfg.Seed, "fleet"), 0)),
 		count: make([]int, len(c.cfg.Fleet.Pools))}
@@ -92,6 +96,9 @@ func newFleet(c *Cluster, insts []instance.Config) (*fleet, []instance.Config) {
 		k := f.fit(-1)
 		f.reserve(k)
 		f.reps = append(f.reps, replica{pool: f.nodes[k].pool, node: k, inst: i, state: repReady, drainUs: -1, freeUs: -1})
+		if p := f.cfg.Pools[f.nodes[k].pool].Instance; p != nil {
+			out[i] = *p
+		}
 		f.byInst = append(f.byInst, i)
 		f.served = append(f.served, f.cfg.Lifecycle.WarmUpRequests) // deployed already: warm
 		if f.cfg.Lifecycle.ColdStart {
@@ -124,6 +131,14 @@ func (f *fleet) fit(p int) int {
 		}
 	}
 	return -1
+}
+
+// config is the configuration of pool p's replicas.
+func (f *fleet) config(p int) *instance.Config {
+	if ic := f.cfg.Pools[p].Instance; ic != nil {
+		return ic
+	}
+	return &f.c.cfg.Instances[0]
 }
 
 func (f *fleet) reserve(k int) { f.nodes[k].free -= f.cfg.Pools[f.nodes[k].pool].TP }
@@ -218,11 +233,7 @@ func (f *fleet) onNode(now int64, data any) {
 // routable after the loading delay.
 func (f *fleet) load(now int64, r int) {
 	c := f.c
-	p := f.cfg.Pools[f.reps[r].pool]
-	ic := c.cfg.Instances[0]
-	if p.Instance != nil {
-		ic = *p.Instance
-	}
+	ic := *f.config(f.reps[r].pool)
 	i := len(c.insts)
 	f.served = append(f.served, -1)
 	f.byInst = append(f.byInst, r)
@@ -308,12 +319,18 @@ func (f *fleet) remove(now int64, p int) bool {
 }
 
 // drain stops routing to replica r; with redirect its requests not yet
-// scheduled are routed again. Its GPUs are freed when none is left.
+// scheduled are routed again. Its GPUs are freed when none is left; with
+// immediate, at once, its requests cut and routed again.
 func (f *fleet) drain(now int64, r int) {
 	c := f.c
 	i := f.reps[r].inst
 	f.reps[r].state, f.reps[r].drainUs = repDraining, now
 	c.pools[poolAll] = slices.DeleteFunc(c.pools[poolAll], func(x int) bool { return x == i })
+	if f.cfg.Lifecycle.Drain == DrainImmediate {
+		f.free(now, r)
+		c.insts[i].Cut(func(q *instance.Request) { f.reroute(now, i, q) })
+		return
+	}
 	if f.cfg.Lifecycle.Drain == DrainRedirect && len(c.pools[poolAll]) > 0 {
 		c.insts[i].Withdraw(func(q *instance.Request) {
 			c.load[i]--
@@ -324,6 +341,20 @@ func (f *fleet) drain(now int64, r int) {
 		f.free(now, r)
 	}
 }
+
+// reroute routes again a request cut from instance i, or one that reaches
+// it after it was cut away; with no replica left it is rejected.
+func (f *fleet) reroute(now int64, i int, q *instance.Request) {
+	f.c.load[i]--
+	f.cut++
+	if len(f.c.pools[poolAll]) == 0 {
+		f.cutRejected++
+	}
+	f.c.routeAll(now, q)
+}
+
+// gone reports whether instance i's replica has given its GPUs back.
+func (f *fleet) gone(i int) bool { return f.reps[f.byInst[i]].state == repGone }
 
 // free gives replica r's GPUs back to its node.
 func (f *fleet) free(now int64, r int) {

@@ -38,11 +38,7 @@ func (f *fleet) collect() autoscale.Signals {
 	c := f.c
 	var s autoscale.Signals
 	for _, r := range f.reps {
-		p := f.cfg.Pools[r.pool]
-		ic := &c.cfg.Instances[0]
-		if p.Instance != nil {
-			ic = p.Instance
-		}
+		p, ic := f.cfg.Pools[r.pool], f.config(r.pool)
 		capTok := int64(ic.KV.Blocks) * int64(ic.KV.BlockSize)
 		switch r.state {
 		case repPlaced, repLoading:

@@ -1,6 +1,7 @@
 package instance
 
 import (
+	"reflect"
 	"testing"
 
 	"servesim/internal/des"
@@ -57,5 +58,96 @@ func TestWithdraw(t *testing.T) {
 	other.run()
 	if res := other.results[2]; res.Status != StatusCompleted || res.OutputTokens != 3 {
 		t.Fatalf("withdrawn request resubmitted: %+v", res)
+	}
+}
+
+// TestCut: every live request is stopped at once, running ones too, its
+// KV freed, and handed back as new; resubmitted elsewhere it runs as a
+// fresh request would.
+func TestCut(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		testCut(t, async)
+	}
+}
+
+func testCut(t *testing.T, async bool) {
+	cfg := baseConfig()
+	cfg.MaxNumSeqs, cfg.AsyncScheduling = 1, async
+	h := newHarness(t, cfg, fake.Linear{Base: 100, Queue: 30})
+	for i := range 4 {
+		h.at(&Request{ID: int64(i + 1), ArrivalUs: int64(i * 10), Prompt: tokens(8, int32(100*i)), OutputLen: 3, DeadlineUs: 1_000_000, Tag: i})
+	}
+	var back []*Request
+	// At 45 µs request 1 runs (its first step ends at 130), 2 waits, 3 and 4 are pending.
+	h.eng.Schedule(45, des.PrioInstanceArrival, func(int64, any) {
+		h.in.Cut(func(r *Request) { back = append(back, r) })
+	}, nil)
+	h.run()
+	ids := []int64{}
+	for _, r := range back {
+		ids = append(ids, r.ID)
+		if r.Status() != StatusNew || r.timeoutH.Valid() || r.inst != nil || r.Progress() != 0 || r.Generated() != 0 ||
+			r.Tag != int(r.ID-1) || r.DeadlineUs != 1_000_000 || len(r.Prompt) != 8 {
+			t.Fatalf("request %d after Cut: %s, progress %d, tag %v", r.ID, r.Status(), r.Progress(), r.Tag)
+		}
+	}
+	if !reflect.DeepEqual(ids, []int64{3, 4, 2, 1}) {
+		t.Fatalf("async %v: cut %v, want pending 3, 4, queued 2, running 1", async, ids)
+	}
+	if len(h.results) != 0 || h.in.KV().Utilization() != 0 {
+		t.Fatalf("results %v, KV utilisation %v after the cut, want none and 0", h.results, h.in.KV().Utilization())
+	}
+	if c := h.in.Counters(); c.Submitted != 0 || c.Completed != 0 {
+		t.Fatalf("counters %+v, want nothing submitted", c)
+	}
+	if err := h.in.CheckKV(); err != nil {
+		t.Fatal(err)
+	}
+	other := newHarness(t, baseConfig(), fake.Linear{Base: 100})
+	fresh := newHarness(t, baseConfig(), fake.Linear{Base: 100})
+	for _, hh := range []*harness{other, fresh} {
+		r := back[3]
+		if hh == fresh {
+			r = &Request{ID: 1, ArrivalUs: 0, Prompt: tokens(8, 0), OutputLen: 3, DeadlineUs: 1_000_000, Tag: 0}
+		}
+		hh.eng.Schedule(h.eng.Now(), des.PrioInstanceArrival, func(int64, any) {
+			if err := hh.in.Submit(r); err != nil {
+				t.Fatal(err)
+			}
+		}, nil)
+		hh.run()
+	}
+	if a, b := other.results[1], fresh.results[1]; a != b || a.Status != StatusCompleted || a.OutputTokens != 3 {
+		t.Fatalf("cut request resubmitted: %+v, a fresh one: %+v", a, b)
+	}
+}
+
+// TestRestartKeepsCallerFields: restart keeps every exported field.
+func TestRestartKeepsCallerFields(t *testing.T) {
+	r := &Request{}
+	v := reflect.ValueOf(r).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); v.Type().Field(i).IsExported() {
+			switch f.Kind() {
+			case reflect.Int64, reflect.Int:
+				f.SetInt(int64(i + 1))
+			case reflect.String:
+				f.SetString("x")
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.Slice:
+				f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+			case reflect.Interface:
+				f.Set(reflect.ValueOf(i))
+			default:
+				t.Fatalf("field %s of kind %s: extend this test", v.Type().Field(i).Name, f.Kind())
+			}
+		}
+	}
+	want := *r
+	r.progress, r.g, r.status = 5, 2, StatusRunning
+	r.restart()
+	if !reflect.DeepEqual(*r, want) {
+		t.Fatalf("after restart %+v, want %+v", *r, want)
 	}
 }

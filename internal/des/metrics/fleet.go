@@ -17,12 +17,16 @@ type FleetSummary struct {
 	Dollars      float64 `json:"dollars"`
 	// DollarsPerMillionTokens is over the input and output tokens of the
 	// completed requests; null when none completed.
-	DollarsPerMillionTokens *float64      `json:"dollars_per_million_tokens"`
-	PeakReplicas            int           `json:"peak_replicas"`
-	ScaleUps                int           `json:"scale_ups"`
-	ScaleDowns              int           `json:"scale_downs"`
-	ScaleUpsWithoutRoom     int           `json:"scale_ups_without_room"`
-	OverTime                []FleetBucket `json:"over_time"`
+	DollarsPerMillionTokens *float64 `json:"dollars_per_million_tokens"`
+	PeakReplicas            int      `json:"peak_replicas"`
+	ScaleUps                int      `json:"scale_ups"`
+	ScaleDowns              int      `json:"scale_downs"`
+	ScaleUpsWithoutRoom     int      `json:"scale_ups_without_room"`
+	// DrainCut are the requests an immediate drain stopped and routed
+	// again; DrainCutRejected those of them no replica was left to take.
+	DrainCut         int64         `json:"drain_cut,omitempty"`
+	DrainCutRejected int64         `json:"drain_cut_rejected,omitempty"`
+	OverTime         []FleetBucket `json:"over_time"`
 }
 
 // FleetBucket is one time bucket: time averages of the ready, loading and
