@@ -26,7 +26,7 @@ func verifyCommand() cli.Command {
 		if slices.Contains(verifyRunFlags, f.Names()[0]) {
 			flags = append(flags, f)
 		} else {
-			flags = append(flags, hidden(f)) // its default for the probes
+			flags = append(flags, cli.Hidden(f)) // defined, at its default, for the probes
 		}
 	}
 	flags = append(flags,
@@ -38,34 +38,12 @@ func verifyCommand() cli.Command {
 	flags = append(flags, cli.SpecFlags(workload.Flags())...)
 	flags = append(flags, cli.SpecFlags(verifyDeployFlags())...)
 	return cli.Command{
-		Name:      "observe verify",
-		Usage:     "check a simulated capacity plan (run sweep --find max-rate) on the live server with a few probes",
-		ArgsUsage: "PLAN",
-		Description: `observe verify answers "is the plan true on my server?". PLAN is the JSON of
-run sweep --find max-rate --slo ... --format json for one deployment; give the
-workload and deployment flags the sweep was given (the plan's model, GPU,
-parallelism, latency model, preset and seed are read from it). It checks the plan
-and that the server serves its model before sending anything, then probes the
-server at --probes rates around the predicted max rate (observe --rates levels of
---probe-requests requests, stopped early when over-saturated; their traces are
-PREFIX-<k>-<rate>.csv and PREFIX.probes.json, -o PREFIX, default verify), fits
-the latency model on the probes (calibrate fit), searches the max rate again on
-the fitted model (run sweep), and prints one page: predicted, measured and
-corrected capacity, the fitted coefficients beside the plan's, and whether the
-plan holds. A GPU share (FLOP/s or bandwidth) is stated to ±10%.
-
-Examples:
-
-   # Plan on the simulator, then check it against the local server:
-   run sweep --workload chatbot --num-requests 2000 --find max-rate \
-       --slo 'ttft.p99<500ms' --format json -o plan.json
-   observe verify plan.json --url http://127.0.0.1:8000 -o probe --format markdown
-
-Exit codes: 0 the page was written (whether or not the plan holds), 1 runtime
-failure, 2 bad usage or invalid input (a PLAN that is no max-rate answer, has
-no answer, or names a model the server does not serve).`,
-		Flags:  flags,
-		Action: verifyAction,
+		Name:        "observe verify",
+		Usage:       "check a simulated capacity plan (run sweep --find max-rate) on the live server with a few probes",
+		ArgsUsage:   "PLAN",
+		Description: verify.Help,
+		Flags:       flags,
+		Action:      verifyAction,
 	}
 }
 
@@ -102,24 +80,4 @@ func verifyAction(ctx context.Context, c *ucli.Context, stdio cli.IO, log *slog.
 		Deploy: cli.SpecValues(c, verifyDeployFlags()), Probes: c.Int("probes"), Spread: c.Float64("spread"),
 		Requests: c.Int64("probe-requests"), Prefix: prefix, Format: c.String("format"), MaxIterations: c.Int("max-iterations")},
 		liveIO(ctx, c, stdio, log))
-}
-
-// hidden is an observe run flag the probes take at its default: defined,
-// so the run's settings read its default, and out of verify's --help.
-func hidden(f ucli.Flag) ucli.Flag {
-	switch f := f.(type) {
-	case *ucli.BoolFlag:
-		f.Hidden = true
-	case *ucli.DurationFlag:
-		f.Hidden = true
-	case *ucli.Float64Flag:
-		f.Hidden = true
-	case *ucli.IntFlag:
-		f.Hidden = true
-	case *ucli.StringFlag:
-		f.Hidden = true
-	case *ucli.StringSliceFlag:
-		f.Hidden = true
-	}
-	return f
 }

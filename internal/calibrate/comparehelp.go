@@ -48,9 +48,10 @@ failed (the output is written first).
 
 Gates (--assert):
 
-` + indentLines(abtest.GateGrammar, "   ")
+` + Indent(abtest.GateGrammar, "   ")
 
-func indentLines(s, prefix string) string {
+// Indent puts prefix before every line of s that is not empty.
+func Indent(s, prefix string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		if l != "" {
