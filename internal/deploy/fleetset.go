@@ -2,8 +2,9 @@ package deploy
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -25,14 +26,20 @@ type FleetSetting struct {
 
 // FleetKeys are the paths a FleetSetting may name, sorted.
 func FleetKeys() []string {
-	var out []string
+	leaves := fleetLeaves()
+	return slices.Sorted(maps.Keys(leaves))
+}
+
+// fleetLeaves maps each path a FleetSetting may name to its Go type.
+func fleetLeaves() map[string]reflect.Type {
+	out := map[string]reflect.Type{}
 	var walk func(t reflect.Type, prefix string)
 	walk = func(t reflect.Type, prefix string) {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 			t = t.Elem()
 		}
 		if t.Kind() != reflect.Struct {
-			out = append(out, prefix)
+			out[prefix] = t
 			return
 		}
 		for i := range t.NumField() {
@@ -48,24 +55,31 @@ func FleetKeys() []string {
 		}
 	}
 	walk(reflect.TypeOf(fleetDoc{}), "")
-	sort.Strings(out)
 	return out
 }
 
-// CheckFleetKey refuses a path that is not one of FleetKeys, with the
-// nearest one.
-func CheckFleetKey(path string) error {
-	keys := FleetKeys()
-	for _, k := range keys {
-		if k == path {
-			return nil
+// CheckFleetSetting refuses a path that is not one of FleetKeys, with the
+// nearest one, and a value of the wrong type for its key.
+func CheckFleetSetting(s FleetSetting) error {
+	t, ok := fleetLeaves()[s.Path]
+	if !ok {
+		hint := ""
+		if near := suggest.Closest(s.Path, FleetKeys()); near != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", near)
 		}
+		return fmt.Errorf("unknown fleet key %q%s: want one of %s", s.Path, hint, strings.Join(FleetKeys(), ", "))
 	}
-	hint := ""
-	if near := suggest.Closest(path, keys); near != "" {
-		hint = fmt.Sprintf(" (did you mean %q?)", near)
+	if s.Value == nil {
+		return nil
 	}
-	return fmt.Errorf("unknown fleet key %q%s: want one of %s", path, hint, strings.Join(keys, ", "))
+	if err := s.Value.Decode(reflect.New(t).Interface()); err != nil {
+		want := map[reflect.Kind]string{reflect.Int: "an integer", reflect.Int64: "an integer", reflect.Float64: "a number", reflect.Bool: "true or false"}[t.Kind()]
+		if want == "" {
+			want = "a " + t.Kind().String()
+		}
+		return fmt.Errorf("%q: want %s", s.Value.Value, want)
+	}
+	return nil
 }
 
 // apply sets the setting in a fleet file's document.

@@ -75,10 +75,16 @@ func TestSetFleet(t *testing.T) {
 	if err := r.SetFleet(bad); err == nil || !strings.Contains(err.Error(), `"lots" is not an integer`) {
 		t.Fatalf("a value of the wrong type: %v", err)
 	}
-	if err := CheckFleetKey("autoscaler.max_replica"); err == nil || !strings.Contains(err.Error(), `did you mean "autoscaler.max_replicas"`) {
+	if err := CheckFleetSetting(FleetSetting{Path: "autoscaler.max_replica"}); err == nil || !strings.Contains(err.Error(), `did you mean "autoscaler.max_replicas"`) {
 		t.Fatalf("unknown key: %v", err)
 	}
-	if err := CheckFleetKey("instance_lifecycle.loading_delay"); err == nil {
+	if err := CheckFleetSetting(FleetSetting{Path: "instance_lifecycle.loading_delay"}); err == nil {
 		t.Fatal("a mapping is not a key to set")
+	}
+	if err := CheckFleetSetting(FleetSetting{Path: "node_pools.max_nodes", Value: yamlValue(t, "lots")}); err == nil || err.Error() != `"lots": want an integer` {
+		t.Fatalf("a value of the wrong type: %v", err)
+	}
+	if err := CheckFleetSetting(FleetSetting{Path: "instance_lifecycle.drain_policy", Value: yamlValue(t, "WAIT")}); err != nil {
+		t.Fatal(err)
 	}
 }
