@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,5 +63,43 @@ func TestReplaySweepFleets(t *testing.T) {
 	if b.Static == nil || !strings.HasSuffix(sweep.ParamText(b.Static.Params), "num_instances=3 fleet.instance_lifecycle.loading_delay.mean=0") ||
 		!strings.Contains(d.Answer.Verdict[0], "the cheapest static fleet meeting it: fleet_file=") {
 		t.Errorf("the static fleet for the peak: %+v; verdict %q", b.Static, d.Answer.Verdict)
+	}
+}
+
+// TestMooncakeStretchedFleet: the Mooncake trace stretched by --time-scale
+// runs with an autoscaled fleet: its five minutes arrive over twenty, every
+// request lands in a bucket, and the fleet grows under the load.
+func TestMooncakeStretchedFleet(t *testing.T) {
+	m := filepath.Join(t.TempDir(), "m.json")
+	mustReplay(t, nil, "../../testdata/mooncake/conversation_trace_5min.jsonl", "--model", "llama-3.1-70b-instruct", "--tp", "2",
+		"--time-scale", "4", "--fleet-file", "../../testdata/fleet/autoscaled.yaml", "--slo", "ttft.p99<2s", "--format", "text", "--metrics-out", m)
+	data, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Injected int64 `json:"injected_requests"`
+		Fleet    *struct {
+			ScaleUps int `json:"scale_ups"`
+			OverTime []struct {
+				StartS   float64 `json:"start_s"`
+				Arrivals int64   `json:"arrivals"`
+			} `json:"over_time"`
+		} `json:"fleet"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil || s.Fleet == nil {
+		t.Fatalf("summary: %v\n%.400s", err, data)
+	}
+	var arrivals int64
+	last := 0.0
+	for _, b := range s.Fleet.OverTime {
+		arrivals += b.Arrivals
+		if b.Arrivals > 0 {
+			last = b.StartS
+		}
+	}
+	if s.Injected != 918 || arrivals != 918 || last != 1140 || s.Fleet.ScaleUps < 1 {
+		t.Fatalf("%d injected, %d in buckets, last arrivals in the bucket at %v s (want 1140: 5 minutes × 4), %d scale-ups",
+			s.Injected, arrivals, last, s.Fleet.ScaleUps)
 	}
 }
