@@ -576,5 +576,8 @@ func (s *Sweeper) Base() []sweep.Param {
 			ps = append(ps, sweep.Param{Key: kv[0], Value: kv[1]})
 		}
 	}
+	if d.FleetFile != "" && s.Grid.Axis("fleet_file") == nil {
+		ps = append(ps, sweep.Param{Key: "fleet_file", Value: d.FleetFile})
+	}
 	return ps
 }

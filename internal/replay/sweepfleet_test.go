@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"servesim/internal/deploy"
+	"servesim/internal/sweep"
 )
 
 // TestSweeperFleetKeys: a fleet key the fleet file does not have is
@@ -35,5 +36,8 @@ func TestSweeperFleetKeys(t *testing.T) {
 	set := s.fleetSettings(s.Grid.Case(1))
 	if len(set) != 2 || set[0].Path != "autoscaler.max_replicas" || set[0].Value.Value != "5" || set[1].Path != "node_pools.max_nodes" {
 		t.Fatalf("case 1's fleet settings: %+v", set)
+	}
+	if base := s.Base(); base[len(base)-1] != (sweep.Param{Key: "fleet_file", Value: withFleet.FleetFile}) {
+		t.Fatalf("base %v: want the fleet file the grid does not vary", base)
 	}
 }
