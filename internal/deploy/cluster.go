@@ -160,12 +160,9 @@ func (r *Resolved) resolveCluster() error {
 		cc.Instances[i].ID = i
 	}
 	if c.FleetFile != "" {
-		f, err := r.ReadFleet(c.FleetFile)
+		f, err := r.checkedFleet(&cc, nil)
 		if err != nil {
 			return err
-		}
-		if err := f.Check(&cc); err != nil {
-			return invalid("%s: %v", c.FleetFile, err)
 		}
 		cc.Fleet = f
 	}

@@ -91,6 +91,12 @@ type analyzerDoc struct {
 // parallelism (r's when not given), with its GPU's hw_config_by_gpu
 // limits. Errors name file:line:column.
 func (r *Resolved) ReadFleet(path string) (*cluster.Fleet, error) {
+	return r.readFleet(path, nil)
+}
+
+// readFleet is ReadFleet with settings applied over the file's keys
+// (fleetset.go).
+func (r *Resolved) readFleet(path string, set []FleetSetting) (*cluster.Fleet, error) {
 	data, err := infile.ReadFile(path, infile.ConfigBytes)
 	if err != nil {
 		return nil, invalid("fleet: %v", err)
@@ -101,6 +107,11 @@ func (r *Resolved) ReadFleet(path string) (*cluster.Fleet, error) {
 	}
 	if root == nil {
 		return nil, invalid("%s: empty fleet file (want node_pools, instance_lifecycle, autoscaler)", path)
+	}
+	for _, x := range set {
+		if err := x.apply(root); err != nil {
+			return nil, invalid("%s: %v", path, err)
+		}
 	}
 	if err := checkKeys(path, root, "", reflect.TypeOf(fleetDoc{})); err != nil {
 		return nil, err

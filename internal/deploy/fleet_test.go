@@ -87,7 +87,7 @@ func TestFleetFileErrors(t *testing.T) {
 		{"node_pools:\n  - name: a\n    gpu_typ: H100\n", `fleet.yaml:3:5: node_pools[0]: unknown key "gpu_typ" (did you mean "gpu_type"?)`},
 		{"node_pools:\n  - name: a\n    max_nodes: lots\n", `fleet.yaml:3:16: "lots" is not an integer`},
 		{"instance_lifecycle:\n  drain_policy: WAIT\n  drain_policy: WAIT\n", `fleet.yaml:3:3: instance_lifecycle: key "drain_policy" is given twice`},
-		{"node_pools:\n  - {name: a, gpu_type: H100, gpus_per_node: 1, initial_nodes: 0, max_nodes: 2}\n", "fewer than the 1 instances"},
+		{"node_pools:\n  - {name: a, gpu_type: H100, gpus_per_node: 1, initial_nodes: 0, max_nodes: 0}\n", "fewer than the 1 instances"},
 		{"node_pools:\n  - {name: a, gpu_type: H100, gpus_per_node: 1, initial_nodes: 1, max_nodes: 2}\ninstance_lifecycle: {drain_policy: SOON}\n", `unknown drain policy "soon" (wait, redirect, immediate)`},
 		{"node_pools:\n  - {name: a, gpu_type: H100, gpus_per_node: 1, initial_nodes: 1, max_nodes: 2}\ninstance_lifecycle: {loading_delay: {mean: -1}}\n", "loading_delay: mean -1 s"},
 	} {

@@ -121,6 +121,12 @@ func (s *Sweeper) Check() error {
 		return fmt.Errorf("sweep: give a workload or a trace")
 	}
 	for _, ax := range s.Grid.Axes {
+		if isFleetKey(ax.Key) {
+			if err := s.checkFleetAxis(ax); err != nil {
+				return err
+			}
+			continue
+		}
 		if !s.isLoadKey(ax.Key) && !isDeployKey(ax.Key) {
 			return &sweep.InputError{Pos: ax.Pos, Field: "grid", Msg: s.unknownKey(ax.Key)}
 		}
@@ -145,7 +151,7 @@ func (s *Sweeper) Check() error {
 			if cfg, err = s.deployment(c); err != nil {
 				return err // a value of the wrong type: located
 			}
-			_, err = deploy.Resolve(cfg)
+			err = resolveCase(cfg, s.fleetSettings(c))
 			depErr[dsig] = err
 		}
 		if err != nil {
@@ -260,7 +266,7 @@ func (s *Sweeper) deployment(c sweep.Case) (deploy.Config, error) {
 	cfg := s.Deploy
 	for i, v := range c.Values {
 		key := s.Grid.Axes[i].Key
-		if s.isLoadKey(key) {
+		if s.isLoadKey(key) || isFleetKey(key) {
 			continue
 		}
 		var err error
@@ -362,6 +368,9 @@ func (s *Sweeper) run(ctx context.Context, c sweep.Case, rate float64, v *sweep.
 		return row, nil
 	}
 	dep, err := deploy.Resolve(cfg)
+	if err == nil && len(s.fleetSettings(c)) > 0 {
+		err = dep.SetFleet(s.fleetSettings(c))
+	}
 	if err != nil {
 		return sweep.Row{}, err
 	}
@@ -414,6 +423,7 @@ func (s *Sweeper) run(ctx context.Context, c sweep.Case, rate float64, v *sweep.
 		}
 	}
 	row := st.row(&out.Summary, offered, cfg.GPU, cfg.GPUs())
+	row.Fleet = fleetRow(out.Summary.Fleet, dep.ClusterConfig.Fleet != nil && dep.ClusterConfig.Fleet.Autoscaler != nil)
 	row.Variant = v
 	withMix(&row, cfg)
 	return row, nil
@@ -565,6 +575,9 @@ func (s *Sweeper) Base() []sweep.Param {
 		if s.Grid.Axis(kv[0]) == nil {
 			ps = append(ps, sweep.Param{Key: kv[0], Value: kv[1]})
 		}
+	}
+	if d.FleetFile != "" && s.Grid.Axis("fleet_file") == nil {
+		ps = append(ps, sweep.Param{Key: "fleet_file", Value: d.FleetFile})
 	}
 	return ps
 }

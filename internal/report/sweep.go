@@ -123,6 +123,9 @@ func sweepColumns(d *sweep.Doc) ([]string, []bool) {
 	keys := shownKeys(d)
 	header := append(append([]string{"case"}, keys...), "rate", "status", "thr rps", "goodput", "attain",
 		"TTFT p50", "TTFT p99", "ITL p99", "E2E p99", "KV peak", "preempt", "GPUs", "$/h")
+	if hasFleet(d) {
+		header = append(header, "fleet", "peak", "GPU-h", "$ run")
+	}
 	if d.SLO != "" {
 		header = append(header, "SLO")
 	}
@@ -159,6 +162,9 @@ func sweepCells(d *sweep.Doc, r *sweep.Row) []string {
 	c = append(c, fmtRate(r.RateRPS), status, sig3(r.ThroughputRPS), sig3(r.GoodputRPS), fmtPct(r.SLOAttainment),
 		lat("ttft", "p50"), lat("ttft", "p99"), lat("itl", "p99"), lat("e2e", "p99"), fmtPct(r.KVUtilizationPeak),
 		strconv.FormatInt(r.Preemptions, 10), strconv.Itoa(r.GPUs), cost)
+	if hasFleet(d) {
+		c = append(c, fleetCells(r.Fleet)...)
+	}
 	if d.SLO != "" {
 		switch {
 		case r.SLOMet == nil:
@@ -170,6 +176,29 @@ func sweepCells(d *sweep.Doc, r *sweep.Row) []string {
 		}
 	}
 	return c
+}
+
+// hasFleet: some row ran a fleet whose replicas come and go.
+func hasFleet(d *sweep.Doc) bool {
+	for i := range d.Rows {
+		if d.Rows[i].Fleet != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// fleetCells are a row's fleet columns: static or autoscaled, the most
+// ready replicas, and the GPU-hours and dollars of its nodes over the run.
+func fleetCells(f *sweep.FleetRow) []string {
+	if f == nil {
+		return []string{"-", "-", "-", "-"}
+	}
+	kind := "static"
+	if f.Autoscaled {
+		kind = "autoscaled"
+	}
+	return []string{kind, strconv.Itoa(f.PeakReplicas), strconv.FormatFloat(f.GPUHours, 'f', 2, 64), strconv.FormatFloat(f.Dollars, 'f', 2, 64)}
 }
 
 // fmtRate renders a rate in requests per second with four significant

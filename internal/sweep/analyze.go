@@ -56,8 +56,14 @@ type Best struct {
 	Rejected int64 `json:"rejected_requests,omitempty"`
 	Failed   int64 `json:"failed_requests,omitempty"`
 	Injected int64 `json:"injected_requests,omitempty"`
-	Met      int   `json:"cases_met"`
-	Of       int   `json:"cases"`
+	// Fleet is the best case's fleet in total (with a fleet file), and
+	// Static, for min-cost over fleets, the cheapest fleet meeting the SLO
+	// that keeps its replicas (no autoscaler): the fleet sized for the
+	// peak.
+	Fleet  *FleetRow    `json:"fleet,omitempty"`
+	Static *StaticFleet `json:"cheapest_static_fleet,omitempty"`
+	Met    int          `json:"cases_met"`
+	Of     int          `json:"cases"`
 	// Closest is, when none meets the SLO, the steady case with the lowest
 	// primary latency (−1: no steady case).
 	Closest int `json:"closest,omitempty"`
@@ -85,6 +91,13 @@ type ParetoSet struct {
 	Load   []Param       `json:"load,omitempty"`
 	Of     string        `json:"of"` // "latency" or "max_rate"
 	Points []ParetoPoint `json:"points"`
+}
+
+// StaticFleet is a case whose fleet keeps its replicas, and its totals.
+type StaticFleet struct {
+	Case   int       `json:"case"`
+	Params []Param   `json:"params,omitempty"`
+	Fleet  *FleetRow `json:"fleet"`
 }
 
 // ParetoPoint is one deployment of a front, cheapest first.
@@ -255,7 +268,7 @@ func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
 			continue
 		}
 		b := Best{Load: g.load, Case: -1, Closest: -1, Of: len(g.rows)}
-		var best, closest *Row
+		var best, closest, static *Row
 		bestLat := math.Inf(1)
 		for _, r := range g.rows {
 			lat, ok := primary(r)
@@ -269,6 +282,9 @@ func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
 			if best == nil || cheaper(r, best, d.Find, primary) {
 				best = r
 			}
+			if r.Fleet != nil && !r.Fleet.Autoscaled && (static == nil || cheaper(r, static, d.Find, primary)) {
+				static = r
+			}
 		}
 		if best != nil {
 			b.Case, b.Params, b.GPU, b.GPUs = best.Case, best.Params, best.GPU, best.GPUs
@@ -276,6 +292,10 @@ func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
 			b.LatencyMs, _ = primary(best)
 			if d.Find == FindMinShed {
 				b.Rejected, b.Failed, b.Injected = best.Rejected, best.Failed, best.Injected
+			}
+			b.Fleet = best.Fleet
+			if static != nil && d.Find == FindMinCost {
+				b.Static = &StaticFleet{Case: static.Case, Params: static.Params, Fleet: static.Fleet}
 			}
 			a.Met = true
 		} else if closest != nil {
@@ -298,7 +318,11 @@ func (a *Answer) best(d *Doc, slo SLO, primary func(*Row) (float64, bool)) {
 // the primary latency, then case. A row without a price comes after every
 // priced row of equal rank.
 func cheaper(r, than *Row, find string, primary func(*Row) (float64, bool)) bool {
+	fleets := r.Fleet != nil && than.Fleet != nil
 	cost := func(x *Row) float64 {
+		if fleets {
+			return x.Fleet.Dollars // over the same trace: what the run cost
+		}
 		if x.CostPerHour == nil {
 			return math.Inf(1)
 		}
@@ -356,8 +380,15 @@ func bestText(b Best, d *Doc, slo SLO, closest *Row) string {
 	} else {
 		s += " (no price for " + b.GPU + ": give --prices)"
 	}
+	if b.Fleet != nil {
+		s += "; " + fleetText(b.Fleet)
+	}
 	m, st := slo.Primary()
-	return s + fmt.Sprintf("; %s.%s %s; %d of %d deployments meet the SLO", m, st, fmtMs(b.LatencyMs), b.Met, b.Of)
+	s += fmt.Sprintf("; %s.%s %s; %d of %d deployments meet the SLO", m, st, fmtMs(b.LatencyMs), b.Met, b.Of)
+	if b.Static != nil && b.Static.Case != b.Case {
+		s += fmt.Sprintf("; the cheapest static fleet meeting it: %s, %s", paramText(b.Static.Params), fleetText(b.Static.Fleet))
+	}
+	return s
 }
 
 // pareto adds the front of cost per hour against the primary latency of
@@ -544,3 +575,12 @@ func ParamText(ps []Param) string { return paramText(ps) }
 func fmtRate(r float64) string { return fmt.Sprintf("%.4g", r) }
 
 func fmtPctP(p float64) string { return fmt.Sprintf("%.3g%%", 100*p) }
+
+// fleetText is a fleet's totals over a run.
+func fleetText(f *FleetRow) string {
+	kind := "static"
+	if f.Autoscaled {
+		kind = "autoscaled"
+	}
+	return fmt.Sprintf("%s fleet, $%.2f and %.2f GPU-hours over the run, at most %d replicas", kind, f.Dollars, f.GPUHours, f.PeakReplicas)
+}

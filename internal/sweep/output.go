@@ -97,6 +97,10 @@ func (d *Doc) WriteCSV(w io.Writer) error {
 	if d.Interval != nil {
 		header = append(header, csvBandColumns()...)
 	}
+	fleets := anyFleet(d.Rows)
+	if fleets {
+		header = append(header, csvFleetColumns...)
+	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -104,6 +108,9 @@ func (d *Doc) WriteCSV(w io.Writer) error {
 		rec := csvRecord(&d.Rows[i], d.Keys)
 		if d.Interval != nil {
 			rec = append(rec, csvBand(d.Rows[i].Band)...)
+		}
+		if fleets {
+			rec = append(rec, csvFleet(d.Rows[i].Fleet)...)
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -143,6 +150,31 @@ func csvRecord(r *Row, keys []string) []string {
 	}
 	return append(rec, num(r.KVUtilizationMean), num(r.KVUtilizationPeak), strconv.FormatInt(r.Preemptions, 10), r.GPU,
 		strconv.Itoa(r.GPUs), opt(r.CostPerHour), opt(r.CostPerMTok), met, strings.Join(r.SLOFailures, "; "), r.Reason)
+}
+
+// csvFleetColumns are a fleet's totals (Row.Fleet), when a row has one.
+var csvFleetColumns = []string{"fleet_autoscaled", "fleet_gpu_hours", "fleet_replica_hours", "fleet_dollars",
+	"fleet_dollars_per_million_tokens", "fleet_peak_replicas", "fleet_scale_ups", "fleet_scale_downs"}
+
+func anyFleet(rows []Row) bool {
+	for i := range rows {
+		if rows[i].Fleet != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func csvFleet(f *FleetRow) []string {
+	if f == nil {
+		return make([]string, len(csvFleetColumns))
+	}
+	perM := ""
+	if f.DollarsPerMTok != nil {
+		perM = csvNum(*f.DollarsPerMTok)
+	}
+	return []string{strconv.FormatBool(f.Autoscaled), csvNum(f.GPUHours), csvNum(f.ReplicaHours), csvNum(f.Dollars), perM,
+		strconv.Itoa(f.PeakReplicas), strconv.Itoa(f.ScaleUps), strconv.Itoa(f.ScaleDowns)}
 }
 
 // csvDigits is the significant digits of a float in the CSV: more than any

@@ -56,12 +56,16 @@ func (p Prices) Lookup(gpu string) (Price, bool) {
 // List returns the table sorted by GPU name.
 func (p Prices) List() []Price { return append([]Price(nil), p.list...) }
 
-// Used returns the prices of the GPUs the rows ran on, sorted by name.
+// Used returns the prices of the GPUs the rows ran on, sorted by name; a
+// fleet's row is priced by its fleet file, not by these.
 func (p Prices) Used(rows []Row) []Price {
 	var out []Price
 	for _, x := range p.list {
 	rows:
 		for i := range rows {
+			if rows[i].Fleet != nil {
+				continue
+			}
 			if strings.EqualFold(rows[i].GPU, x.GPU) {
 				out = append(out, x)
 				break

@@ -104,6 +104,11 @@ type Row struct {
 	// throughput: what the deployment costs per token at this load.
 	CostPerMTok *float64 `json:"cost_per_million_output_tokens_usd,omitempty"`
 
+	// Fleet is the run's fleet in total when its replicas come and go (a
+	// fleet file, docs/fleet.md); the row's costs are then the fleet's
+	// dollars over the run, at the fleet file's node prices.
+	Fleet *FleetRow `json:"fleet,omitempty"`
+
 	// PerClass holds, for a workload with named SLO classes (tiers), each
 	// class's latencies and the requests the gateway let go, for the SLO's
 	// class bounds (critical:ttft.p99<500ms); absent without named classes.
@@ -118,6 +123,21 @@ type Row struct {
 	// Variant is, for a row of Doc.IntervalRows, the run of the interval
 	// it is; nil for a case's own run.
 	Variant *Variant `json:"variant,omitempty"`
+}
+
+// FleetRow is a fleet over a run: whether an autoscaler sized it (else it
+// kept the replicas it started with), the GPU-hours and dollars of its
+// nodes, the dollars per million input and output tokens completed, and
+// its ready replicas at most and its scaling decisions.
+type FleetRow struct {
+	Autoscaled     bool     `json:"autoscaled"`
+	GPUHours       float64  `json:"gpu_hours"`
+	ReplicaHours   float64  `json:"replica_hours"`
+	Dollars        float64  `json:"dollars"`
+	DollarsPerMTok *float64 `json:"dollars_per_million_tokens"`
+	PeakReplicas   int      `json:"peak_replicas"`
+	ScaleUps       int      `json:"scale_ups"`
+	ScaleDowns     int      `json:"scale_downs"`
 }
 
 // ClassRow is one SLO class (tier) of a row: the statistics the
@@ -219,7 +239,13 @@ func (r *Row) finish(slo SLO, prices Prices) {
 	if r.Status == StatusInfeasible || r.GPUs <= 0 {
 		return
 	}
-	if c, ok := r.hourly(prices); ok {
+	c, ok := r.hourly(prices)
+	if r.Fleet != nil {
+		// The fleet's nodes over the run, at its own prices, not the
+		// GPUs it started with at list price.
+		c, ok = r.Fleet.Dollars*3600/r.DurationS, r.DurationS > 0
+	}
+	if ok {
 		// Prices are bounded (checkPrice), but a cost that still is not a
 		// finite number (a vanishing throughput) is left out, as JSON
 		// cannot hold it.

@@ -29,9 +29,10 @@ const DefaultPrecision = 0.01
 // SpecExample is a commented sweep file, for --help and the docs.
 const SpecExample = `# sweep.yaml: every key of the grid is a deployment key (the flag name with
 # underscores: num_instances, tensor_parallel, gpu, max_num_seqs, latency_model,
-# routing_policy, pd_split "P:D", ...) or a load key (rate; for run also
-# num_requests, prompt_tokens, ...). Values: a list, or a range lo..hi,
-# lo..hi:step, lo..hi*factor (hi included).
+# routing_policy, pd_split "P:D", ...), a load key (rate; for run also
+# num_requests, prompt_tokens, ...) or a fleet file's key, such as
+# fleet.autoscaler.max_replicas (docs/fleet.md). Values: a list, or a range
+# lo..hi, lo..hi:step, lo..hi*factor (hi included).
 grid:
   num_instances: 1..4
   tensor_parallel: [1, 2]

@@ -137,6 +137,8 @@ func TestDecodeSpecErrors(t *testing.T) {
 		{"grid:\n  rate: [1, {a: 2}]\n", "s.yaml:2:13: grid.rate: a value must be a scalar"},
 		{"grid:\n  Rate: 1\n", "s.yaml:2:3: grid: key \"Rate\""},
 		{"grid:\n  Num Instances: 1\n", "s.yaml:2:3: grid: key \"Num Instances\": keys are lower case with underscores (did you mean \"num_instances\"?)"},
+		{"grid:\n  fleet..max_nodes: 1\n", "s.yaml:2:3: grid: key \"fleet..max_nodes\": keys are lower case with underscores (did you mean \"fleet_max_nodes\"?)"},
+		{"grid:\n  fleet.Max: 1\n", "s.yaml:2:3: grid: key \"fleet.Max\": keys are lower case"},
 		{"grid: 3\n", "s.yaml:1:7: grid: want a map"},
 		{"grids:\n  rate: 1\n", "s.yaml:1:1: unknown key \"grids\" (did you mean \"grid\"?)"},
 		{"slo: ttft.p99<500\n", "s.yaml:1:18: slo: 500: give the unit of the bound: us, ms or s"},
@@ -229,5 +231,17 @@ func TestGrid(t *testing.T) {
 	big, _ := ParseGridFlag("x=1..10000")
 	if _, err := NewGrid([]Axis{big, {Key: "y", Values: big.Values}}); err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("a grid beyond MaxCases: got %v", err)
+	}
+}
+
+// A key may be names joined by dots (a runner's fleet.* keys).
+func TestDottedGridKey(t *testing.T) {
+	s, err := DecodeSpec("s.yaml", []byte("grid:\n  fleet.autoscaler.max_replicas: [2, 4]\n"), NewSpec())
+	if err != nil || len(s.Axes) != 1 || s.Axes[0].Key != "fleet.autoscaler.max_replicas" || len(s.Axes[0].Values) != 2 {
+		t.Fatalf("spec %+v, %v", s.Axes, err)
+	}
+	ax, err := ParseGridFlag("fleet.node_pools.max_nodes=4..6")
+	if err != nil || ax.Key != "fleet.node_pools.max_nodes" || len(ax.Values) != 3 {
+		t.Fatalf("flag %+v, %v", ax, err)
 	}
 }

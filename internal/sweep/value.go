@@ -275,15 +275,26 @@ func flagColumns(err error, base Pos) error {
 }
 
 // checkKeyName refuses names that cannot be keys (the key's meaning is the
-// runner's business).
+// runner's business). A key may have parts joined by dots, each a name
+// (fleet.autoscaler.max_replicas).
 func checkKeyName(key string, pos Pos) error {
-	if keyName(key) == key {
+	if dottedName(key) {
 		return nil
 	}
 	if n := keyName(key); strings.Trim(n, "_") != "" {
 		return inputErr(pos, "grid", "key %q: keys are lower case with underscores (did you mean %q?)", key, n)
 	}
 	return inputErr(pos, "grid", "key %q: keys are lower case with underscores, as in max_num_seqs (the YAML key of the flag --max-num-seqs)", key)
+}
+
+// dottedName: key is names joined by single dots.
+func dottedName(key string) bool {
+	for _, part := range strings.Split(key, ".") {
+		if part == "" || keyName(part) != part {
+			return false
+		}
+	}
+	return true
 }
 
 // keyName is s written as a key: lower case, every run of other
