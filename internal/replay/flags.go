@@ -83,14 +83,40 @@ func SLOFlag() flagspec.Flag {
 }
 
 // FlagSLOTargets are the targets of --slo: its per-request bounds (sweep.SLO.RequestTargets)
-// for every SLO class; nil for no SLO. Errors name the column (exit 2).
+// for every SLO class, and a class bound (critical:ttft.p99<500ms) as a
+// per-request bound on that class's requests, beside the others; nil for
+// no SLO. Errors name the column (exit 2).
 func FlagSLOTargets(text string) (map[string]metrics.SLOTarget, error) {
 	slo, err := sweep.ParseSLO(text)
 	if err != nil || slo.Empty() {
 		return nil, err
 	}
 	ttft, itl, e2e := slo.RequestTargets()
-	return map[string]metrics.SLOTarget{metrics.AnyClass: {TTFTMs: ttft, ITLMs: itl, E2EMs: e2e}}, nil
+	out := map[string]metrics.SLOTarget{metrics.AnyClass: {TTFTMs: ttft, ITLMs: itl, E2EMs: e2e}}
+	tight := func(cur *float64, v float64) {
+		if *cur == 0 || v < *cur {
+			*cur = v
+		}
+	}
+	for _, c := range slo.Clauses {
+		if c.Class == "" {
+			continue
+		}
+		t, ok := out[c.Class]
+		if !ok {
+			t = out[metrics.AnyClass] // a class is bound by the unqualified bounds too
+		}
+		switch c.Metric {
+		case "ttft":
+			tight(&t.TTFTMs, c.LimitMs)
+		case "tpot", "itl":
+			tight(&t.ITLMs, c.LimitMs)
+		case "e2e":
+			tight(&t.E2EMs, c.LimitMs)
+		}
+		out[c.Class] = t
+	}
+	return out, nil
 }
 
 // fitnessFlag is --fitness-weights.

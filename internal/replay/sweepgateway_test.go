@@ -76,3 +76,26 @@ func TestClassRows(t *testing.T) {
 		t.Errorf("one named class: %v", r)
 	}
 }
+
+// TestFlagSLOTargetsByClass: for run and replay, --slo's class bounds are
+// per-request bounds on that class's requests (goodput's definition), on
+// top of the bounds every request has.
+func TestFlagSLOTargetsByClass(t *testing.T) {
+	got, err := FlagSLOTargets("ttft.p99<2s,critical:ttft.p99<500ms,critical:e2e.p99<9s,batch:ttft.p99<5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]metrics.SLOTarget{
+		metrics.AnyClass: {TTFTMs: 2000},
+		"critical":       {TTFTMs: 500, E2EMs: 9000},
+		"batch":          {TTFTMs: 2000}, // the looser class bound does not loosen the common one
+	}
+	if len(got) != len(want) {
+		t.Fatalf("targets %+v, want %+v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%q: %+v, want %+v", k, got[k], w)
+		}
+	}
+}
