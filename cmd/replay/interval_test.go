@@ -15,9 +15,10 @@ import (
 // TestIntervalCoverage: a "real" run whose steps take f times the model's
 // (blackbox coefficients β × f, which scale every step exactly) is
 // replayed on the model with --interval at σ = 8% (steps × 1 ∓ 13%), and
-// calibrate --interval counts the real values inside the intervals: nearly
-// all E2E values and every percentile when f is within σ, few when f is
-// well outside it.
+// calibrate --interval counts the real values inside the intervals (each
+// request's spanning its arrival's phase in the step in flight): nearly
+// all values and every percentile when f is within σ, few E2E values and
+// no percentile when f is well outside it.
 func TestIntervalCoverage(t *testing.T) {
 	beta := func(f float64) string {
 		b, _ := json.Marshal([]float64{6000 * f, 20 * f, 40 * f})
@@ -56,21 +57,26 @@ func TestIntervalCoverage(t *testing.T) {
 		}
 		for _, name := range []string{"ttft", "e2e"} {
 			mc := cov.Metrics[name]
+			if mc.Phased < 250 {
+				t.Errorf("f %v %s: %d of 300 requests spanned a step in flight; at 8 req/s nearly all arrive during one", c.f, name, mc.Phased)
+			}
 			if mc.Requests != 300 {
 				t.Errorf("f %v %s: %d requests, want 300", c.f, name, mc.Requests)
 			}
-			// A request's TTFT also holds the wait for the step under way
-			// when it arrives, whose phase no scale of the steps spans: per
-			// request, only E2E is held to 90%; TTFT's percentiles are.
-			want := 0.9
+			// Per request, each value spans its arrival's phase in the step
+			// in flight, as wide as a step: within σ nearly all fall
+			// inside; 40% off, a request's TTFT (about two steps) still
+			// lands inside its phase span often, but its percentiles and
+			// its E2E do not.
+			want, wantLow := 0.9, 0.2
 			if name == "ttft" {
-				want = 0.5
+				wantLow = 0.6
 			}
 			inside := mc.Percentiles[0].Inside && mc.Percentiles[1].Inside && mc.Percentiles[2].Inside
 			switch {
 			case !c.low && (mc.Share < want || !inside):
 				t.Errorf("f %v within σ, %s: coverage %.1f%%, percentiles %+v; want ≥ %.0f%% and all inside", c.f, name, 100*mc.Share, mc.Percentiles, 100*want)
-			case c.low && (mc.Share > 0.2 || mc.Percentiles[0].Inside || mc.Percentiles[2].Inside || mc.Above < mc.Requests/2):
+			case c.low && (mc.Share > wantLow || mc.Percentiles[0].Inside || mc.Percentiles[2].Inside || mc.Above < mc.Requests/2):
 				t.Errorf("f %v outside σ, %s: coverage %.1f%% (%d above), percentiles %+v; want low, real above", c.f, name, 100*mc.Share, mc.Above, mc.Percentiles)
 			}
 		}

@@ -96,6 +96,8 @@ func (d *driver) simResult(out *tracev2.SimResult, rec *tracev2.Record, res *ins
 		NumPreemptions:    res.Preemptions,
 		CachedInputTokens: res.CachedPromptTokens,
 		Instance:          d.instanceName(res.Instance),
+		WaitInFlightUs:    float64(res.InFlightWaitUs),
+		StepInFlightUs:    float64(res.InFlightStepUs),
 	}
 	if res.OutputTokens >= 2 {
 		out.ITLMeanUs = res.TPOTUs()

@@ -151,7 +151,7 @@ func (r *ResultWriter) Sync() {
 
 // emit hands v, in its order, to the writing goroutine.
 func (r *ResultWriter) emit(v *tracev2.SimResult) {
-	for _, x := range []float64{v.TTFTUs, v.E2EUs, v.ITLMeanUs, v.SchedulingDelayUs} {
+	for _, x := range []float64{v.TTFTUs, v.E2EUs, v.ITLMeanUs, v.SchedulingDelayUs, v.WaitInFlightUs, v.StepInFlightUs} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			r.err = fmt.Errorf("write sim results: request %d: time %v is not finite", v.RequestID, x)
 			return

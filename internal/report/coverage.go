@@ -6,13 +6,19 @@ import (
 	"strings"
 
 	"servesim/internal/quantile"
+	"servesim/internal/tracev2"
 )
 
 // Coverage says how often the real values fall inside the simulated 90%
 // intervals (replay --interval: the runs with every step time × 1 ∓
 // 1.645σ beside the run itself), per request and for the percentiles of
-// TTFT and E2E. A request's interval is [min, max] of its three simulated
-// values; a percentile's, [min, max] of the three runs' percentiles. Of an
+// TTFT and E2E. A percentile's interval is [min, max] of the three runs'
+// percentiles. A request's is [min, max] of its three simulated values,
+// each taken over the phase of its arrival: a request that reached a busy
+// engine waited w for the step in flight, of length d, and the real one
+// arrived at a phase of its own step, uniform over it: its value spans the
+// central 90% of that, [v − w + 0.05d, v − w + 0.95d] (wait_in_flight_us
+// and step_in_flight_us of the results; none when they are absent). Of an
 // honest 90% interval about 90% of the requests fall inside.
 type Coverage struct {
 	Level   float64                    `json:"level"` // 0.9
@@ -26,6 +32,9 @@ type MetricCoverage struct {
 	Below    int     `json:"below"` // real faster than the fast-step run
 	Above    int     `json:"above"` // real slower than the slow-step run
 	Share    float64 `json:"coverage"`
+	// Phased are the requests whose interval spans the phase of a step in
+	// flight at their arrival.
+	Phased int `json:"phased,omitempty"`
 	// Missing are the matched requests one of the interval's runs did not
 	// complete: left out.
 	Missing     int                  `json:"missing,omitempty"`
@@ -57,13 +66,35 @@ func coverage(in *Input, s *settings, central *matching) (*Coverage, error) {
 		return nil, fmt.Errorf("interval (slow steps): %w", err)
 	}
 	c := &Coverage{Level: 0.9, Metrics: map[string]*MetricCoverage{}}
+	ph := [3]map[int64]phase{phasesOf(in.Sim), phasesOf(in.SimLo), phasesOf(in.SimHi)}
 	for _, name := range []string{MetricTTFT, MetricE2E} {
-		c.Metrics[name] = metricCoverage(central.metrics[name], ml.metrics[name], mh.metrics[name])
+		c.Metrics[name] = metricCoverage([3]*pairs{central.metrics[name], ml.metrics[name], mh.metrics[name]}, ph)
 	}
 	return c, nil
 }
 
-func metricCoverage(mid, lo, hi *pairs) *MetricCoverage {
+// phase is where a simulated request arrived in the step in flight: the
+// wait for its end and its length, µs.
+type phase struct{ wait, step float64 }
+
+// The central 90% of a phase uniform over the step in flight.
+const phaseLo, phaseHi = 0.05, 0.95
+
+// phasesOf indexes the requests of a run that arrived during a step.
+func phasesOf(sims []tracev2.SimResult) map[int64]phase {
+	m := map[int64]phase{}
+	for i := range sims {
+		if s := &sims[i]; s.StepInFlightUs > 0 {
+			m[s.RequestID] = phase{wait: s.WaitInFlightUs, step: s.StepInFlightUs}
+		}
+	}
+	return m
+}
+
+// metricCoverage counts the real values of runs[0] (the run itself) inside
+// the interval its three runs (itself, fast steps, slow steps) span, each
+// value widened over its arrival's phase (ph, indexed like runs).
+func metricCoverage(runs [3]*pairs, ph [3]map[int64]phase) *MetricCoverage {
 	index := func(p *pairs) map[int64]float64 {
 		m := make(map[int64]float64, p.len())
 		for i, id := range p.ids {
@@ -71,6 +102,7 @@ func metricCoverage(mid, lo, hi *pairs) *MetricCoverage {
 		}
 		return m
 	}
+	mid, lo, hi := runs[0], runs[1], runs[2]
 	li, hiIdx := index(lo), index(hi)
 	mc := &MetricCoverage{}
 	for i, id := range mid.ids {
@@ -80,7 +112,16 @@ func metricCoverage(mid, lo, hi *pairs) *MetricCoverage {
 			mc.Missing++
 			continue
 		}
-		a, b := min(l, h, mid.sim[i]), max(l, h, mid.sim[i])
+		a, b := math.Inf(1), math.Inf(-1)
+		phased := false
+		for k, v := range []float64{mid.sim[i], l, h} {
+			p, ok := ph[k][id]
+			phased = phased || ok
+			a, b = min(a, v-p.wait+phaseLo*p.step), max(b, v-p.wait+phaseHi*p.step)
+		}
+		if phased {
+			mc.Phased++
+		}
 		switch r := mid.real[i]; {
 		case r < a:
 			mc.Below++

@@ -27,6 +27,13 @@ type SimResult struct {
 	NumPreemptions    int     `json:"num_preemptions"`       // ours
 	CachedInputTokens int     `json:"cached_input_tokens"`   // ours
 	Instance          string  `json:"instance,omitempty"`    // ours: instance_<i>
+	// WaitInFlightUs is how long the request waited on arrival for the
+	// engine step then executing to end, StepInFlightUs that step's length
+	// (ours; both omitted when the engine was idle). A real request's wait
+	// has the same step's phase unknown: anywhere from 0 to the whole step,
+	// which calibrate --interval adds to each request's interval.
+	WaitInFlightUs float64 `json:"wait_in_flight_us,omitempty"`
+	StepInFlightUs float64 `json:"step_in_flight_us,omitempty"`
 }
 
 // SimResultFormat selects the JSON layout.
@@ -51,7 +58,7 @@ func WriteSimResults(w io.Writer, results []SimResult, format SimResultFormat) e
 	slices.SortStableFunc(sorted, func(a, b SimResult) int { return cmp.Compare(a.RequestID, b.RequestID) })
 	for i := range sorted {
 		r := &sorted[i]
-		for _, v := range []float64{r.TTFTUs, r.E2EUs, r.ITLMeanUs, r.SchedulingDelayUs} {
+		for _, v := range []float64{r.TTFTUs, r.E2EUs, r.ITLMeanUs, r.SchedulingDelayUs, r.WaitInFlightUs, r.StepInFlightUs} {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("write sim results: request %d: time %v is not finite", r.RequestID, v)
 			}

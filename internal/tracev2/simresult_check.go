@@ -55,7 +55,8 @@ func checkSimResult(r *SimResult, name string, line, col int) error {
 		v        float64
 		required bool
 	}{{"ttft_us", r.TTFTUs, true}, {"e2e_us", r.E2EUs, true}, {"itl_mean_us", r.ITLMeanUs, false},
-		{"scheduling_delay_us", r.SchedulingDelayUs, false}} {
+		{"scheduling_delay_us", r.SchedulingDelayUs, false}, {"wait_in_flight_us", r.WaitInFlightUs, false},
+		{"step_in_flight_us", r.StepInFlightUs, false}} {
 		switch {
 		case math.IsNaN(t.v) && t.required:
 			return fail(t.name, "missing or null")
@@ -82,6 +83,10 @@ func checkSimResult(r *SimResult, name string, line, col int) error {
 		case c.v > MaxTokens && c.name != "num_preemptions":
 			return fail(c.name, fmt.Sprintf("%d exceeds %d, the largest token count a trace may hold", c.v, MaxTokens))
 		}
+	}
+	if r.WaitInFlightUs > r.StepInFlightUs {
+		return fail("wait_in_flight_us", fmt.Sprintf("%g is longer than step_in_flight_us %g: a wait for the step in flight cannot outlast it",
+			r.WaitInFlightUs, r.StepInFlightUs))
 	}
 	if r.CachedInputTokens > r.InputTokens {
 		return fail("cached_input_tokens", fmt.Sprintf("%d exceeds input_tokens %d", r.CachedInputTokens, r.InputTokens))

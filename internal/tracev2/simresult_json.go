@@ -42,6 +42,12 @@ func (v *SimResult) appendJSON(o jsonObject) []byte {
 	if v.Instance != "" {
 		o.str("instance", v.Instance)
 	}
+	if v.WaitInFlightUs != 0 {
+		o.float("wait_in_flight_us", v.WaitInFlightUs)
+	}
+	if v.StepInFlightUs != 0 {
+		o.float("step_in_flight_us", v.StepInFlightUs)
+	}
 	return o.end()
 }
 

@@ -333,6 +333,10 @@ func (s *simScanner) field(b []byte, i int, key []byte, res *SimResult) (int, sc
 		ip = &res.CachedInputTokens
 	case "instance":
 		sp = &res.Instance
+	case "wait_in_flight_us":
+		fp = &res.WaitInFlightUs
+	case "step_in_flight_us":
+		fp = &res.StepInFlightUs
 	default:
 		for _, c := range key {
 			if c == '\\' || c < 0x20 || c >= 0x80 || ('A' <= c && c <= 'Z') {

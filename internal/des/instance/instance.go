@@ -290,6 +290,10 @@ func (in *Instance) enqueue(r *Request, now int64) {
 	}
 	r.seq.ExpectedTokens = p + r.MaxOutputLen
 	r.enqueueUs = now
+	r.flightWait, r.flightStep = 0, 0
+	if in.lastStep <= now && now < in.busyUntil {
+		r.flightWait, r.flightStep = in.busyUntil-now, in.busyUntil-in.lastStep
+	}
 	setStatus(r, StatusQueued)
 	r.qkey = in.fcfsNext
 	in.fcfsNext++
@@ -413,6 +417,7 @@ func (in *Instance) fill(res *Result, r *Request) {
 		ArrivalUs: r.ArrivalUs, EnqueueUs: r.enqueueUs, FirstScheduledUs: r.firstSchedUs,
 		FirstTokenUs: r.firstTokEnd, DoneUs: r.doneUs, TTFTUs: -1, E2EUs: -1,
 		ITLSumUs: r.itlSum, ITLCount: r.itlCount, SchedulingDelayUs: -1,
+		InFlightWaitUs: r.flightWait, InFlightStepUs: r.flightStep,
 		PromptTokens: len(r.Prompt), OutputTokens: r.g, CachedPromptTokens: r.cachedFirst,
 		Preemptions: r.preemptions, SLOClass: r.SLOClass, Tenant: r.Tenant,
 		SessionID: r.SessionID, Round: r.Round, Tag: r.Tag}

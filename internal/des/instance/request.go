@@ -97,6 +97,10 @@ type Request struct {
 	staged   bool    // queued but not yet seen by the scheduler (async.go)
 
 	enqueueUs, firstSchedUs, firstTokEnd, lastEnd, doneUs int64
+	// flightWait and flightStep are, at the request's last enqueue, the
+	// time left of the step then executing and that step's length (both 0
+	// when the instance was idle).
+	flightWait, flightStep int64
 	cachedFirst                                           int // prompt tokens from the prefix cache at first admission
 	hasFirstSched                                         bool
 
@@ -251,6 +255,12 @@ type Result struct {
 	ITLSumUs          int64 // Σ ITL samples (A_tok included)
 	ITLCount          int   // number of ITL samples
 	SchedulingDelayUs int64 // first scheduled − arrival; -1 if never scheduled
+	// InFlightWaitUs is how long the request waited, when it was enqueued,
+	// for the step then executing to end, and InFlightStepUs that step's
+	// length; both 0 when the instance was idle. Where in a step a request
+	// arrives is a phase a real server does not share with the simulation:
+	// the same request could have waited anywhere from 0 to the whole step.
+	InFlightWaitUs, InFlightStepUs int64
 
 	PromptTokens       int
 	OutputTokens       int // tokens generated
