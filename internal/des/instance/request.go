@@ -101,8 +101,8 @@ type Request struct {
 	// time left of the step then executing and that step's length (both 0
 	// when the instance was idle).
 	flightWait, flightStep int64
-	cachedFirst                                           int // prompt tokens from the prefix cache at first admission
-	hasFirstSched                                         bool
+	cachedFirst            int // prompt tokens from the prefix cache at first admission
+	hasFirstSched          bool
 
 	queuedH, timeoutH des.Handle
 
