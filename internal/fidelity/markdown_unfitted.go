@@ -80,7 +80,7 @@ func writeIntervals(b *strings.Builder, r *Report, t Targets) {
 		"the greatest of its three simulated values, a percentile when the real run's lies between the three replays'.\n"+
 		"σ of a fitted replay is what `calibrate fit` would record for its fit, √(π/2) × the E2E MAPE of the runs it was\n"+
 		"trained on (never the held-out run); of an unfitted one the physics model's documented default\n"+
-		"(docs/simulator.md, step-time uncertainty). The goal: at least %s of the real values inside. Requests\n"+
+		"(docs/simulator.md §8.7). The goal: at least %s of the real values inside. Requests\n"+
 		"inside, below the fast-step run and above the slow-step run; percentiles p50 / p90 / p99 inside or out\n"+
 		"(pooled: the runs inside).\n\n", pct(t.Coverage))
 	b.WriteString("| run | replay | σ | TTFT inside | TTFT below / above | TTFT p50 / p90 / p99 | E2E inside | E2E below / above | E2E p50 / p90 / p99 | goal met |\n")
