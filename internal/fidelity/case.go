@@ -112,6 +112,13 @@ func (c *Case) simulate(ctx context.Context, u Universal) (*replayed, error) {
 // the logged step times between the universal terms and the rest (for the
 // fit).
 func (c *Case) replay(ctx context.Context, cfg deploy.Config, u Universal) (*replayed, error) {
+	return c.replayAt(ctx, cfg, u, 1)
+}
+
+// replayAt is replay with every step time × scale, as one end of an
+// interval runs (deploy.IntervalScale); queueing and token overheads stay
+// as they are.
+func (c *Case) replayAt(ctx context.Context, cfg deploy.Config, u Universal, scale float64) (*replayed, error) {
 	dep, err := deploy.Resolve(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s: %w", c.Run.Name, err)
@@ -121,7 +128,9 @@ func (c *Case) replay(ctx context.Context, cfg deploy.Config, u Universal) (*rep
 		return nil, fmt.Errorf("fidelity: run %s: the deployment is not one physics instance", c.Run.Name)
 	}
 	rec := newRecorder(u)
-	rec.reset(km)
+	if err := rec.reset(km, scale); err != nil {
+		return nil, fmt.Errorf("fidelity: run %s: %w", c.Run.Name, err)
+	}
 	d := *dep
 	d.Instance.Latency = rec
 	out := &replayed{rec: rec, sims: make([]tracev2.SimResult, 0, len(c.inject))}

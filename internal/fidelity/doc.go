@@ -65,6 +65,16 @@
 //     included, as the YAML `replay --deployment` takes (data/deployments/),
 //     so the replays can be reproduced with the binaries (whose TTFT counts
 //     from the arrival, see 4).
+//  6. Unfitted defaults and intervals: each run is replayed once more on
+//     its deployment with no coefficients at all (the physics model's
+//     defaults for its GPU: what a planner gets for hardware nobody
+//     measured), graded the same way. Each of the two replays also runs
+//     at step-time scale 1 ∓ z·σ (deploy.IntervalScale), and calibrate's
+//     coverage (report.Build with SimLo and SimHi) says how often the real
+//     TTFT and E2E fall inside, per run, pooled and per load regime (each
+//     regime's rows graded on their own): σ is the fit's, as `calibrate
+//     fit` would record it from the training runs ([FitResult.StepTimeSigma]),
+//     or the physics model's documented default for the unfitted replay.
 //
 // Fits are bit-for-bit repeatable: sums run in a fixed order (never over a
 // map), there is no concurrency and no randomness beyond the replay's

@@ -61,7 +61,13 @@ type RunReport struct {
 	Metrics         map[string]Metrics // ttft, tpot, e2e
 	// Regimes are the errors of the requests that met each load on the
 	// real server (see Regime).
-	Regimes  map[Regime]RegimeErrors
+	Regimes map[Regime]RegimeErrors
+	// Interval is the replay's 90% interval at the σ of its fit
+	// (FitResult.StepTimeSigma).
+	Interval *Interval
+	// Unfitted is the run replayed with the physics defaults of its GPU
+	// (no kernel profile, no universal fit); nil when not evaluated.
+	Unfitted *Assessment
 	Sources  Sources
 	Warnings []string
 }
@@ -72,7 +78,16 @@ type Report struct {
 	Runs    []RunReport
 	Overall map[string]Metrics      // mean over runs of each figure (N summed)
 	Regimes map[Regime]RegimeErrors // every run's requests pooled by the load they met
-	cases   map[string]*Case        // by run name, for replays of a report's deployments
+	// UnfittedOverall and UnfittedRegimes pool the runs' replays with
+	// the physics defaults (RunReport.Unfitted) as Overall and Regimes
+	// pool the fitted ones.
+	UnfittedOverall map[string]Metrics
+	UnfittedRegimes map[Regime]RegimeErrors
+	// ByGPU pools the runs of each GPU, fitted and unfitted.
+	ByGPU []GPUErrors
+	// Coverage and UnfittedCoverage pool the runs' 90% intervals.
+	Coverage, UnfittedCoverage *PooledCoverage
+	cases                      map[string]*Case // by run name, for replays of a report's deployments
 }
 
 // MetricNames are the metrics a report carries, in table order.
@@ -122,9 +137,25 @@ func Evaluate(ctx context.Context, cfg Config) (*Report, error) {
 	if len(out.Runs) == 0 {
 		return nil, errors.New("fidelity: no run selected")
 	}
-	out.Overall = overall(out.Runs)
-	out.Regimes = pooledRegimes(out.Runs)
+	pool(out)
 	return out, nil
+}
+
+// pool fills the report's figures over its runs.
+func pool(r *Report) {
+	var fitted, unfitted []map[string]Metrics
+	var fittedReg, unfittedReg []map[Regime]RegimeErrors
+	var fittedIv, unfittedIv []*Interval
+	for _, run := range r.Runs {
+		fitted, fittedReg, fittedIv = append(fitted, run.Metrics), append(fittedReg, run.Regimes), append(fittedIv, run.Interval)
+		if u := run.Unfitted; u != nil {
+			unfitted, unfittedReg, unfittedIv = append(unfitted, u.Metrics), append(unfittedReg, u.Regimes), append(unfittedIv, u.Interval)
+		}
+	}
+	r.Overall, r.Regimes = overall(fitted), pooledRegimes(fittedReg)
+	r.UnfittedOverall, r.UnfittedRegimes = overall(unfitted), pooledRegimes(unfittedReg)
+	r.ByGPU = byGPU(r.Runs)
+	r.Coverage, r.UnfittedCoverage = poolCoverage(fittedIv), poolCoverage(unfittedIv)
 }
 
 // evaluateRun replays a held-out run with universal coefficients fitted
@@ -145,18 +176,28 @@ func evaluateRun(ctx context.Context, c *Case, fit *FitResult) (*RunReport, erro
 	}
 	rr := &RunReport{Name: c.Run.Name, Model: c.Run.Meta.Model, GPU: c.Deploy.GPU, TP: c.Run.Meta.TensorParallel,
 		DP: max(c.Run.Meta.DataParallel, 1), Universal: u, Fit: fit, Kernels: c.Kernels.Groups,
-		Alpha: dcfg.AlphaCoeffs, Beta: dcfg.BetaCoeffs, Deploy: dcfg, Metrics: map[string]Metrics{}, Warnings: c.Warnings,
+		Alpha: dcfg.AlphaCoeffs, Beta: dcfg.BetaCoeffs, Deploy: dcfg, Metrics: metricsFrom(rep), Warnings: c.Warnings,
 		ReplayE2EMeanUs: rp.rawE2EMean}
-	for _, name := range MetricNames() {
-		cmp, ok := rep.Metrics[name]
-		if !ok {
-			continue
-		}
-		rr.Metrics[name] = metricsOf(cmp)
-	}
 	rr.Sources = sources(c, rp)
 	rr.Regimes = regimeErrors(c.Run, rp.sims)
+	if rr.Interval, err = c.interval(ctx, dcfg, u, rp, fit.StepTimeSigma()); err != nil {
+		return nil, err
+	}
+	if rr.Unfitted, err = c.unfitted(ctx); err != nil {
+		return nil, err
+	}
 	return rr, nil
+}
+
+// metricsFrom are the report's figures of every metric it has.
+func metricsFrom(rep *report.Report) map[string]Metrics {
+	out := map[string]Metrics{}
+	for _, name := range MetricNames() {
+		if cmp, ok := rep.Metrics[name]; ok {
+			out[name] = metricsOf(cmp)
+		}
+	}
+	return out
 }
 
 // metricsOf turns calibrate's comparison into signed relative figures.
@@ -173,14 +214,15 @@ func metricsOf(c *report.Comparison) Metrics {
 		MAPE: c.RequestLevel.MAPE, PearsonR: c.RequestLevel.PearsonR}
 }
 
-// overall averages each figure over the runs (every run weighs the same).
-func overall(runs []RunReport) map[string]Metrics {
+// overall averages each figure over the runs' metrics (every run weighs
+// the same).
+func overall(runs []map[string]Metrics) map[string]Metrics {
 	out := map[string]Metrics{}
 	for _, name := range MetricNames() {
 		var m Metrics
 		n := 0
 		for _, r := range runs {
-			x, ok := r.Metrics[name]
+			x, ok := r[name]
 			if !ok {
 				continue
 			}

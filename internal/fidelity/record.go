@@ -15,8 +15,11 @@ import (
 type recorder struct {
 	*fit.StepLog
 	inner *latency.Physics
-	u     []float64 // the universal coefficients in force (vector form)
-	buf   []float64
+	// step gives the step times the replay runs: inner, or inner scaled
+	// for one end of an interval (latency.NewScaled).
+	step latency.Model
+	u    []float64 // the universal coefficients in force (vector form)
+	buf  []float64
 
 	results  map[int64]engineTimes
 	maxBatch int // most requests in one step
@@ -36,17 +39,24 @@ func newRecorder(u Universal) *recorder {
 	return &recorder{StepLog: fit.NewStepLog(nu, 0), u: u.vector(), buf: make([]float64, nu)}
 }
 
-// reset prepares the recorder for a replay with model km.
-func (r *recorder) reset(km *latency.Physics) {
-	r.inner = km
+// reset prepares the recorder for a replay with model km, its step
+// times × scale (1: as they are).
+func (r *recorder) reset(km *latency.Physics, scale float64) error {
+	step, err := latency.NewScaled(km, scale)
+	if err != nil {
+		return err
+	}
+	r.inner, r.step = km, step
 	r.Reset()
 	r.results = map[int64]engineTimes{}
 	r.maxBatch = 0
+	return nil
 }
 
-// StepTime implements latency.Model: the inner model's time, logged.
+// StepTime implements latency.Model: the (scaled) inner model's time,
+// logged.
 func (r *recorder) StepTime(s *latency.Step) int64 {
-	d := r.inner.StepTime(s)
+	d := r.step.StepTime(s)
 	q := r.inner.Quantities(s)
 	universalBasis(&q, r.buf)
 	scaled := 0.0

@@ -118,10 +118,10 @@ func regimeErrors(r *Run, sims []tracev2.SimResult) map[Regime]RegimeErrors {
 
 // pooledRegimes pools every run's regime errors (each request weighs the
 // same).
-func pooledRegimes(runs []RunReport) map[Regime]RegimeErrors {
+func pooledRegimes(runs []map[Regime]RegimeErrors) map[Regime]RegimeErrors {
 	out := map[Regime]RegimeErrors{}
 	for _, run := range runs {
-		for g, e := range run.Regimes {
+		for g, e := range run {
 			p := out[g]
 			n := float64(p.N + e.N)
 			p.TTFTMAPE = (p.TTFTMAPE*float64(p.N) + e.TTFTMAPE*float64(e.N)) / n

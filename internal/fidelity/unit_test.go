@@ -343,7 +343,21 @@ func TestMarkdownGolden(t *testing.T) {
 			Metrics: map[string]Metrics{"ttft": mk(1.09e6, 1.03e6, 0.117, 0.995), "tpot": mk(47300, 47200, 0.005, 0.997), "e2e": mk(32.3e6, 32.3e6, 0.005, 0.998)},
 			Sources: Sources{RealKVPeak: -1, SimKVPeak: 0.41}},
 	}
-	rep := &Report{Runs: runs, Overall: overall(runs)}
+	// The new sections: GPU-A with its intervals and unfitted replay (the
+	// hand-made run of TestIntervalByRegime), GPU-B without.
+	hr, mid, lo, hi := intervalRun()
+	iv, err := intervalOf(hr, 0.0439, mid, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ivu := *iv
+	ivu.Sigma = 0.08
+	runs[0].Interval = iv
+	runs[0].Unfitted = &Assessment{Metrics: map[string]Metrics{"ttft": mk(65.5e6, 70e6, 0.09, 0.99), "tpot": mk(32400, 35000, 0.08, 0.7),
+		"e2e": mk(86.6e6, 95e6, 0.097, 0.99)}, Regimes: map[Regime]RegimeErrors{RegimeLight: {N: 20, TTFTMAPE: 0.4, E2EMAPE: 0.1},
+		RegimeSaturated: {N: 280, TTFTMAPE: 0.07, E2EMAPE: 0.097}}, Interval: &ivu}
+	rep := &Report{Runs: runs}
+	pool(rep)
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, rep, DefaultTargets()); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,84 @@
+package fidelity
+
+import (
+	"context"
+	"fmt"
+
+	"servesim/internal/des/latency"
+	"servesim/internal/report"
+)
+
+// Assessment is one more replay of a run, graded like the held-out one.
+type Assessment struct {
+	Metrics  map[string]Metrics // ttft, tpot, e2e
+	Regimes  map[Regime]RegimeErrors
+	Interval *Interval // at the latency model's documented σ
+}
+
+// unfitted replays the run with its deployment's physics defaults: the
+// GPU's latency.PhysicsDefaultBeta and PhysicsDefaultAlpha, no kernel
+// profile and no universal fit (what a planner gets for a GPU and model
+// nobody measured), on the same clock as the fitted replay, and grades it
+// with its 90% interval at the physics model's default σ.
+func (c *Case) unfitted(ctx context.Context) (*Assessment, error) {
+	cfg := c.Deploy
+	cfg.AlphaCoeffs, cfg.BetaCoeffs = nil, nil
+	u := DefaultUniversal() // splits the logged steps only: the defaults are cfg's
+	rp, err := c.replay(ctx, cfg, u)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := report.Build(report.Input{Header: report.HeaderFrom(c.Run.Header), Trace: c.Run.Records, Sim: rp.sims}, report.DefaultConfig())
+	if err != nil {
+		return nil, fmt.Errorf("fidelity: run %s (unfitted): %w", c.Run.Name, err)
+	}
+	a := &Assessment{Metrics: metricsFrom(rep), Regimes: regimeErrors(c.Run, rp.sims)}
+	if a.Interval, err = c.interval(ctx, cfg, u, rp, latency.DefaultSigmaOf(latency.KindPhysics)); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// GPUErrors pool the runs of one GPU, every request weighing the same.
+type GPUErrors struct {
+	GPU              string
+	Runs             int
+	Fitted, Unfitted RegimeErrors
+}
+
+// byGPU pools the runs' TTFT and E2E MAPE by GPU, for the fitted and the
+// unfitted replays, GPUs in the order of their first run.
+func byGPU(runs []RunReport) []GPUErrors {
+	var out []GPUErrors
+	for _, run := range runs {
+		i := 0
+		for i < len(out) && out[i].GPU != run.GPU {
+			i++
+		}
+		if i == len(out) {
+			out = append(out, GPUErrors{GPU: run.GPU})
+		}
+		g := &out[i]
+		g.Runs++
+		g.Fitted = poolMAPE(g.Fitted, run.Metrics)
+		if run.Unfitted != nil {
+			g.Unfitted = poolMAPE(g.Unfitted, run.Unfitted.Metrics)
+		}
+	}
+	return out
+}
+
+// poolMAPE adds a run's TTFT and E2E MAPE to p, weighted by its requests
+// (report.Build pairs TTFT and E2E of the same requests, so their counts
+// are one).
+func poolMAPE(p RegimeErrors, m map[string]Metrics) RegimeErrors {
+	t, e := m[report.MetricTTFT], m[report.MetricE2E]
+	if e.N == 0 {
+		return p
+	}
+	n := float64(p.N + e.N)
+	p.TTFTMAPE = (p.TTFTMAPE*float64(p.N) + t.MAPE*float64(e.N)) / n
+	p.E2EMAPE = (p.E2EMAPE*float64(p.N) + e.MAPE*float64(e.N)) / n
+	p.N += e.N
+	return p
+}
