@@ -152,6 +152,10 @@ func (c *Case) replayAt(ctx context.Context, cfg deploy.Config, u Universal, sca
 		s.TTFTUs += shift
 		s.E2EUs += shift
 		s.SchedulingDelayUs += shift
+		// Counted from the step in flight's end, as vLLM's queued_ts is,
+		// neither clock holds the arrival's phase in that step: no interval
+		// spans it.
+		s.WaitInFlightUs, s.StepInFlightUs = 0, 0
 	}
 	if n := len(out.sims); n > 0 {
 		out.rawE2EMean /= float64(n)

@@ -26,18 +26,20 @@ type Interval struct {
 }
 
 // StepTimeSigma is the σ `calibrate fit` would record for this fit
-// (fit.StepTimeSigma): √(π/2) × the E2E MAPE of the training runs'
-// requests, pooled. The held-out run never informs its own σ: it is not
+// (fit.StepTimeSigma): √(π/2) × the larger of the E2E and TTFT MAPE of
+// the training runs' requests, pooled. The held-out run never informs its own σ: it is not
 // among them. Without a compared request it is the physics model's
 // documented default.
 func (f *FitResult) StepTimeSigma() float64 {
 	var e fit.Errors
 	for _, r := range f.PerRun {
 		e.E2EMAPE += r.E2EMAPE * float64(r.N)
+		e.TTFTMAPE += r.TTFTMAPE * float64(r.N)
 		e.N += r.N
 	}
 	if e.N > 0 {
 		e.E2EMAPE /= float64(e.N)
+		e.TTFTMAPE /= float64(e.N)
 	}
 	if s := fit.StepTimeSigma(&fit.Result{Fit: e}); s > 0 {
 		return s

@@ -101,10 +101,15 @@ func TestIntervalByRegime(t *testing.T) {
 // TestFitSigma: a fit's σ is calibrate fit's rule on its training runs'
 // requests pooled, and the physics default without any.
 func TestFitSigma(t *testing.T) {
-	f := &FitResult{PerRun: []RunError{{N: 100, E2EMAPE: 0.02}, {N: 300, E2EMAPE: 0.04}}}
-	// √(π/2) × 0.035 = 0.043865…, kept to 3 digits.
+	f := &FitResult{PerRun: []RunError{{N: 100, E2EMAPE: 0.02, TTFTMAPE: 0.01}, {N: 300, E2EMAPE: 0.04, TTFTMAPE: 0.02}}}
+	// √(π/2) × 0.035 = 0.043865…, kept to 3 digits (E2E's MAPE is the larger).
 	if got := f.StepTimeSigma(); got != 0.0439 {
 		t.Errorf("σ %v, want 0.0439", got)
+	}
+	f.PerRun[0].TTFTMAPE, f.PerRun[1].TTFTMAPE = 0.06, 0.1
+	// TTFT's 0.09 is the larger: √(π/2) × 0.09 = 0.1128.
+	if got := f.StepTimeSigma(); got != 0.113 {
+		t.Errorf("σ %v, want 0.113 from the TTFT MAPE", got)
 	}
 	if got := (&FitResult{}).StepTimeSigma(); got != 0.08 {
 		t.Errorf("σ without training requests %v, want the default 0.08", got)
@@ -138,6 +143,13 @@ func TestReplayAtScale(t *testing.T) {
 	}
 	if _, err := c.replayAt(context.Background(), cfg, Universal{}, -1); err == nil {
 		t.Error("a negative scale replayed")
+	}
+	// Counted from the step in flight's end, no result holds the arrival's
+	// phase in that step, which an interval would otherwise span twice.
+	for _, s := range slow.sims {
+		if s.WaitInFlightUs != 0 || s.StepInFlightUs != 0 {
+			t.Errorf("request %d keeps a phase (wait %v of a %v µs step) on a clock that starts after it", s.RequestID, s.WaitInFlightUs, s.StepInFlightUs)
+		}
 	}
 }
 
