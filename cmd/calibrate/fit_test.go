@@ -159,7 +159,7 @@ func TestFitEndToEnd(t *testing.T) {
 		t.Errorf("the YAML does not start with its provenance:\n%s", data)
 	}
 	want := fitDeployment(t, got.AlphaCoeffs, got.BetaCoeffs)
-	// σ is the fit's spread: √(π/2) × its held-out E2E MAPE, on a fit
+	// σ is the fit's spread: √(π/2) × the larger of its held-out E2E and TTFT MAPE, on a fit
 	// this close a few percent at most.
 	if !(got.StepTimeSigma > 0 && got.StepTimeSigma < 0.05) {
 		t.Errorf("step_time_sigma %v, want the fit's small spread", got.StepTimeSigma)
