@@ -152,7 +152,8 @@ func metricCoverage(runs [3]*pairs, ph [3]map[int64]phase) *MetricCoverage {
 }
 
 // coverageText is the text line of the coverage, e.g. "interval coverage
-// (90%): ttft 91.2% of 480 requests (p50 in, p90 in, p99 out); e2e ...".
+// (90% intervals): ttft 91.2% of 480 requests (3 below, 39 above, 452 over
+// their arrival's phase; p50 in, p90 in, p99 out); e2e ...".
 func (r *Report) coverageText() string {
 	if r.Coverage == nil {
 		return ""
@@ -168,8 +169,12 @@ func (r *Report) coverageText() string {
 			}
 			ps = append(ps, p.Stat+" "+where)
 		}
-		parts = append(parts, fmt.Sprintf("%s %.1f%% of %d requests (%d below, %d above; %s)", name, 100*mc.Share, mc.Requests,
-			mc.Below, mc.Above, strings.Join(ps, ", ")))
+		phased := ""
+		if mc.Phased > 0 {
+			phased = fmt.Sprintf(", %d over their arrival's phase", mc.Phased)
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f%% of %d requests (%d below, %d above%s; %s)", name, 100*mc.Share, mc.Requests,
+			mc.Below, mc.Above, phased, strings.Join(ps, ", ")))
 	}
 	return "interval coverage (90% intervals): " + strings.Join(parts, "; ")
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	"servesim/internal/tracev2"
@@ -34,5 +35,8 @@ func TestCoveragePhase(t *testing.T) {
 	}
 	if mc.Share != 0.5 {
 		t.Errorf("share %v, want 0.5", mc.Share)
+	}
+	if want := "ttft 50.0% of 4 requests (0 below, 2 above, 3 over their arrival's phase; "; !strings.Contains(r.coverageText(), want) {
+		t.Errorf("text %q, want it to hold %q", r.coverageText(), want)
 	}
 }

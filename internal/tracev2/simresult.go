@@ -29,9 +29,10 @@ type SimResult struct {
 	Instance          string  `json:"instance,omitempty"`    // ours: instance_<i>
 	// WaitInFlightUs is how long the request waited on arrival for the
 	// engine step then executing to end, StepInFlightUs that step's length
-	// (ours; both omitted when the engine was idle). A real request's wait
-	// has the same step's phase unknown: anywhere from 0 to the whole step,
-	// which calibrate --interval adds to each request's interval.
+	// (ours; both omitted when the engine was idle). The real request met
+	// its own server at a phase the simulation does not share, so it could
+	// have waited anywhere from 0 to the whole step: calibrate --interval
+	// spans that in each request's interval.
 	WaitInFlightUs float64 `json:"wait_in_flight_us,omitempty"`
 	StepInFlightUs float64 `json:"step_in_flight_us,omitempty"`
 }

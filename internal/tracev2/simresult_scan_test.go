@@ -20,6 +20,7 @@ var simScanSeeds = []string{
 	`[]`,
 	" [ ] \n",
 	`[{"request_id": 1, "ttft_us": 2.5, "e2e_us": 3e2, "input_tokens": 4, "output_tokens": 5, "slo_class": "critical", "model": "m", "itl_mean_us": 1.25, "arrival_us": -7, "scheduling_delay_us": 0.1, "num_preemptions": 2, "cached_input_tokens": 16, "instance": "instance_0"}]`,
+	`[{"request_id": 2, "ttft_us": 9, "e2e_us": 30, "input_tokens": 4, "output_tokens": 5, "wait_in_flight_us": 1.5, "step_in_flight_us": 12}]`,
 	"{\"request_id\":1}\n{\"request_id\":2}\n",
 	"{\"request_id\":1}{\"request_id\":2}",
 	`{"request_id": 1, "extra": {"a": [1, 2, {"b": null}], "c": "x\"y"}, "flag": true, "f": false}`,

@@ -80,6 +80,8 @@ func TestSimResultsMalformed(t *testing.T) {
 		{"negative request id", "{\"request_id\": -1" + simComplete, `r.json:1:1: field request_id: -1 is negative`},
 		{"huge token count", "{\"request_id\": 1, \"ttft_us\": 5, \"e2e_us\": 9, \"input_tokens\": 9000000000, \"output_tokens\": 1}", `r.json:1:1: field input_tokens: 9000000000 exceeds 16777216, the largest token count a trace may hold`},
 		{"cached above input", "{\"request_id\": 1, \"ttft_us\": 5, \"e2e_us\": 9, \"input_tokens\": 3, \"output_tokens\": 1, \"cached_input_tokens\": 4}", `r.json:1:1: field cached_input_tokens: 4 exceeds input_tokens 3`},
+		{"wait outlasts its step", "{\"request_id\": 1, \"ttft_us\": 5, \"e2e_us\": 9, \"input_tokens\": 3, \"output_tokens\": 1, \"wait_in_flight_us\": 40, \"step_in_flight_us\": 30}", `r.json:1:1: field wait_in_flight_us: 40 is longer than step_in_flight_us 30: a wait for the step in flight cannot outlast it`},
+		{"negative step in flight", "{\"request_id\": 1, \"ttft_us\": 5, \"e2e_us\": 9, \"input_tokens\": 3, \"output_tokens\": 1, \"step_in_flight_us\": -3}", `r.json:1:1: field step_in_flight_us: -3 is negative`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
