@@ -115,16 +115,18 @@ func TestFidelityReport(t *testing.T) {
 
 // checkUnfitted keeps the unfitted defaults' errors from getting worse.
 // Measured (E2E / TTFT MAPE): RTX4090/Llama-3.1-8B 7.6% / 16.2%,
-// RTXPRO6000/Llama-3.1-8B 2.3% / 6.1%, RTXPRO6000/Qwen3-30B-A3B 23.8% /
-// 43.2%, RTXPRO6000/Qwen3-32B 30.1% / 44.2%; mean over runs 16.0% / 27.4%.
+// RTXPRO6000/Llama-3.1-8B 2.3% / 6.1%, RTXPRO6000/Qwen3-30B-A3B 11.6% /
+// 26.0%, RTXPRO6000/Qwen3-32B 6.5% / 7.7%; mean over runs 7.0% / 14.0%.
+// (With NVLink's link figures on these PCIe boards the Qwen3 runs were
+// 23.8% / 43.2% and 30.1% / 44.2%.)
 // The goals (E2E ≤ 15%, TTFT ≤ 20% every run) are reported, not enforced.
 func checkUnfitted(t *testing.T, rep *Report) {
 	t.Helper()
 	bound := map[string][2]float64{ // E2E, TTFT
 		"RTX4090/Llama-3.1-8B":                   {0.09, 0.18},
 		"RTXPRO6000/Llama-3.1-8B":                {0.035, 0.08},
-		"RTXPRO6000/Qwen3-30B-A3B-Instruct-2507": {0.25, 0.45},
-		"RTXPRO6000/Qwen3-32B":                   {0.315, 0.46},
+		"RTXPRO6000/Qwen3-30B-A3B-Instruct-2507": {0.125, 0.275},
+		"RTXPRO6000/Qwen3-32B":                   {0.075, 0.09},
 	}
 	for _, r := range rep.Runs {
 		b, ok := bound[r.Name]
@@ -136,17 +138,17 @@ func checkUnfitted(t *testing.T, rep *Report) {
 			t.Errorf("%s: unfitted E2E MAPE %.4f, TTFT MAPE %.4f; want ≤ %.3f and ≤ %.3f", r.Name, e, tt, b[0], b[1])
 		}
 	}
-	if e, tt := rep.UnfittedOverall["e2e"].MAPE, rep.UnfittedOverall["ttft"].MAPE; e > 0.17 || tt > 0.29 {
-		t.Errorf("unfitted overall E2E MAPE %.4f, TTFT MAPE %.4f; want ≤ 0.17 and ≤ 0.29", e, tt)
+	if e, tt := rep.UnfittedOverall["e2e"].MAPE, rep.UnfittedOverall["ttft"].MAPE; e > 0.08 || tt > 0.15 {
+		t.Errorf("unfitted overall E2E MAPE %.4f, TTFT MAPE %.4f; want ≤ 0.08 and ≤ 0.15", e, tt)
 	}
 }
 
 // checkCoverage keeps the 90% intervals' coverage of the real requests
 // (all runs pooled) from getting worse. Measured (TTFT / E2E): fitted
 // 93.5% / 100% (light 83.8% / 100%, knee 83.3% / 100%, saturated
-// 97.4% / 100%), σ 5.5–8.0% (from the training runs' larger MAPE); unfitted 45.8% / 50.0% (light 23.7% /
-// 28.3%, knee 25.6% / 30.4%, saturated 54.2% / 58.2%), σ 8%. The goal
-// (85%) is reported, not enforced.
+// 97.4% / 100%), σ 5.5–8.0% (from the training runs' larger MAPE); unfitted 77.5% /
+// 96.8% (light 53.8% / 83.2%, knee 32.1% / 97.0%, saturated 91.2% /
+// 99.5%), σ 8%. The goal (85%) is reported, not enforced.
 func checkCoverage(t *testing.T, rep *Report) {
 	t.Helper()
 	for _, c := range []struct {
@@ -157,8 +159,8 @@ func checkCoverage(t *testing.T, rep *Report) {
 	}{
 		{"fitted", rep.Coverage, [2]float64{0.90, 0.97},
 			map[Regime][2]float64{RegimeLight: {0.80, 0.97}, RegimeKnee: {0.80, 0.97}, RegimeSaturated: {0.94, 0.97}}},
-		{"unfitted", rep.UnfittedCoverage, [2]float64{0.43, 0.47},
-			map[Regime][2]float64{RegimeLight: {0.20, 0.25}, RegimeKnee: {0.22, 0.27}, RegimeSaturated: {0.51, 0.55}}},
+		{"unfitted", rep.UnfittedCoverage, [2]float64{0.75, 0.95},
+			map[Regime][2]float64{RegimeLight: {0.50, 0.80}, RegimeKnee: {0.30, 0.95}, RegimeSaturated: {0.89, 0.98}}},
 	} {
 		if c.p == nil || c.p.Runs != 4 || c.p.Requests["e2e"].N != 1200 {
 			t.Errorf("%s: intervals of %+v, want the 4 runs' 1,200 requests", c.path, c.p)

@@ -29,10 +29,12 @@ type GPU struct {
 
 // gpuFamily is what the hardware file does not say about a GPU and the
 // physics model needs: whether vLLM runs FlashAttention 3 on it (the Hopper
-// generation) and its interconnect bandwidth per direction, GB/s.
+// generation), its interconnect bandwidth per direction, GB/s, and whether
+// that interconnect is NVLink.
 type gpuFamily struct {
 	hopper  bool
 	linkGBs float64
+	nvlink  bool
 }
 
 // family classifies a GPU by its name, the one place that does: NVLink 4 on
@@ -43,13 +45,13 @@ func (g GPU) family() gpuFamily {
 	n := strings.ToUpper(g.Name)
 	switch {
 	case strings.HasPrefix(n, "H100"), strings.HasPrefix(n, "H200"), strings.HasPrefix(n, "H20"):
-		return gpuFamily{hopper: true, linkGBs: 450}
+		return gpuFamily{hopper: true, linkGBs: 450, nvlink: true}
 	case strings.HasPrefix(n, "H800"):
-		return gpuFamily{hopper: true, linkGBs: 200}
+		return gpuFamily{hopper: true, linkGBs: 200, nvlink: true}
 	case strings.HasPrefix(n, "GH200"):
 		return gpuFamily{hopper: true, linkGBs: 32}
 	case strings.HasPrefix(n, "A100"):
-		return gpuFamily{linkGBs: 300}
+		return gpuFamily{linkGBs: 300, nvlink: true}
 	}
 	return gpuFamily{linkGBs: 32}
 }
@@ -61,6 +63,17 @@ func (g GPU) linkGBs() float64 {
 		return g.LinkGBs
 	}
 	return g.family().linkGBs
+}
+
+// pcieX16Gen5GBs is PCIe 5.0 x16's bandwidth per direction, GB/s: the
+// fastest host link a GPU has; a faster interconnect is NVLink.
+const pcieX16Gen5GBs = 64
+
+// overPCIe reports whether the GPUs of a TP or DP group talk over PCIe
+// (no NVLink): a family without NVLink whose link, the hardware file's or
+// the family's, is no faster than PCIe 5.0 x16.
+func (g GPU) overPCIe() bool {
+	return !g.family().nvlink && g.linkGBs() <= pcieX16Gen5GBs
 }
 
 // gpuJSON is the on-disk shape of one entry. Keys starting with "_" are

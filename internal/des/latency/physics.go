@@ -91,6 +91,19 @@ func PhysicsDefaultAlpha() []float64 { return []float64{1000, 0, 0} }
 // per call: small messages take 6 µs at best on two GPUs there, and
 // vLLM's own all-reduce inside a CUDA graph 5 to 10 µs.
 //
+// GPUs that talk over PCIe (no NVLink) pay far more per collective. NCCL's
+// all-reduce of 256 B to 64 KB takes 24 to 25 µs on RTX PRO 6000
+// Blackwell boards over PCIe 5.0 (nccl-tests, published in the
+// voipmonitor/rtx6kpro knowledge base, hardware/pcie-bandwidth.md), so a
+// call costs 25 µs. Messages of 32 MB and more reach 22 to 40 GB/s of bus
+// bandwidth with NCCL's default settings there (0.35 to 0.64 of the link).
+// A step's messages are smaller (a token's hidden state, 10 to 16 KB, times
+// the step's tokens), and below a few hundred KB NCCL sends them with its
+// LL protocol, whose every 8-byte word carries 4 bytes of data (LL128,
+// which wastes less, is enabled only over NVLink): half of that range's
+// middle, 0.25, is taken. LLMServingSim's description of its own RTX PRO
+// 6000 machine says the same: 16 GB/s of the 64, and 20 µs per collective.
+//
 // With these, Qwen3-14B on one H100 takes 27.9 ms for a decode step of
 // 253 requests at 1,050 tokens of context, 81.5 ms with a 990-token prompt
 // beside 252 of them and 355 ms for a step that fills the 8,192-token
@@ -104,6 +117,9 @@ func PhysicsDefaultBeta(gpu GPU) []float64 {
 	b[PhMixedKV], b[PhMixedKVWide] = 0.5, 0.25
 	b[PhLayerUs], b[PhEagerLayerUs], b[PhStepUs], b[PhSeqUs], b[PhPrefillSeqUs] = 15, 80, 300, 5, 470
 	b[PhLinkEff], b[PhLinkOpUs] = 0.73, 8
+	if gpu.overPCIe() {
+		b[PhLinkEff], b[PhLinkOpUs] = 0.25, 25
+	}
 	return b
 }
 
