@@ -3,6 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"servesim/internal/deploy"
+	"servesim/internal/des/latency"
 )
 
 // TestSweepInterval: run sweep --interval answers a max rate with its 90%
@@ -19,11 +22,12 @@ func TestSweepInterval(t *testing.T) {
 	if iv == nil || d.Interval == nil || !d.Interval.Model || d.Interval.Seeds != 1 {
 		t.Fatalf("no interval: %+v %+v", iv, d.Interval)
 	}
-	if iv.Sigma != 0.08 || !(iv.LoRPS < m.MaxRateRPS && m.MaxRateRPS < iv.HiRPS) {
-		t.Errorf("interval %+v around %v, want σ 0.08 and the answer inside", *iv, m.MaxRateRPS)
+	sigma := latency.DefaultStepTimeSigma
+	if iv.Sigma != sigma || !(iv.LoRPS < m.MaxRateRPS && m.MaxRateRPS < iv.HiRPS) {
+		t.Errorf("interval %+v around %v, want σ %v and the answer inside", *iv, m.MaxRateRPS, sigma)
 	}
-	if lo := m.MaxRateRPS / 1.1316; iv.LoRPS < 0.9*lo || iv.LoRPS > 1.1*lo {
-		t.Errorf("low end %v, want near max rate / 1.13 = %v", iv.LoRPS, lo)
+	if lo := m.MaxRateRPS / (1 + deploy.IntervalZ*sigma); iv.LoRPS < 0.9*lo || iv.LoRPS > 1.1*lo {
+		t.Errorf("low end %v, want near max rate / (1 + zσ) = %v", iv.LoRPS, lo)
 	}
 	for _, r := range d.Rows {
 		if r.Role == "probe" || r.TTFT == nil {
@@ -34,12 +38,12 @@ func TestSweepInterval(t *testing.T) {
 			t.Errorf("rate %v: TTFT p99 %v, band low end %v (%v)", r.RateRPS, r.TTFT.P99, lo, ok)
 		}
 	}
-	wide := decodeDoc(t, mustRun(t, append(base, "--step-time-sigma", "0.15", "--seeds", "2")...)).Answer.MaxRates[0].Interval
-	if wide.Sigma != 0.15 || wide.Seeds != 2 || !(wide.LoRPS < iv.LoRPS && wide.HiRPS > iv.HiRPS) {
-		t.Errorf("σ 15%%, 2 seeds: interval %+v, want wider than %+v", *wide, *iv)
+	wide := decodeDoc(t, mustRun(t, append(base, "--step-time-sigma", "0.25", "--seeds", "2")...)).Answer.MaxRates[0].Interval
+	if wide.Sigma != 0.25 || wide.Seeds != 2 || !(wide.LoRPS < iv.LoRPS && wide.HiRPS > iv.HiRPS) {
+		t.Errorf("σ 25%%, 2 seeds: interval %+v, want wider than %+v", *wide, *iv)
 	}
 	text := mustRun(t, append(base[:len(base)-3], "--interval")...)
-	if !strings.Contains(text, "(90% interval ") || !strings.Contains(text, ": model σ 8%, 1 seed) under the SLO") {
+	if !strings.Contains(text, "(90% interval ") || !strings.Contains(text, ": model σ 17.6%, 1 seed) under the SLO") {
 		t.Errorf("text answer has no interval:\n%s", text)
 	}
 	for _, tc := range []struct{ flag, want string }{

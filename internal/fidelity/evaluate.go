@@ -137,6 +137,14 @@ func Evaluate(ctx context.Context, cfg Config) (*Report, error) {
 	if len(out.Runs) == 0 {
 		return nil, errors.New("fidelity: no run selected")
 	}
+	// Each unfitted interval takes its σ from the other runs' unfitted
+	// errors, as the fitted one takes its σ from the training runs.
+	for i := range out.Runs {
+		run := &out.Runs[i]
+		if err := out.cases[run.Name].unfittedInterval(ctx, run.Unfitted, UnfittedSigma(out.Runs, run.Name)); err != nil {
+			return nil, err
+		}
+	}
 	pool(out)
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"servesim/internal/deploy"
+	"servesim/internal/des/latency"
 	"servesim/internal/testkit/shareddata"
 )
 
@@ -141,14 +142,21 @@ func checkUnfitted(t *testing.T, rep *Report) {
 	if e, tt := rep.UnfittedOverall["e2e"].MAPE, rep.UnfittedOverall["ttft"].MAPE; e > 0.08 || tt > 0.15 {
 		t.Errorf("unfitted overall E2E MAPE %.4f, TTFT MAPE %.4f; want ≤ 0.08 and ≤ 0.15", e, tt)
 	}
+	// The physics model's documented σ is this evidence: calibrate fit's
+	// rule over every run's unfitted replay. A change to the defaults that
+	// moves it asks for the constant (and its documentation) to follow.
+	if got, doc := UnfittedSigma(rep.Runs, ""), latency.DefaultStepTimeSigma; math.Abs(got-doc) > 0.005 {
+		t.Errorf("the unfitted replays give σ %.4f; latency.DefaultStepTimeSigma says %.3f", got, doc)
+	}
 }
 
 // checkCoverage keeps the 90% intervals' coverage of the real requests
 // (all runs pooled) from getting worse. Measured (TTFT / E2E): fitted
 // 93.5% / 100% (light 83.8% / 100%, knee 83.3% / 100%, saturated
-// 97.4% / 100%), σ 5.5–8.0% (from the training runs' larger MAPE); unfitted 77.5% /
-// 96.8% (light 53.8% / 83.2%, knee 32.1% / 97.0%, saturated 91.2% /
-// 99.5%), σ 8%. The goal (85%) is reported, not enforced.
+// 97.4% / 100%), σ 5.5–8.0% (from the training runs' larger MAPE);
+// unfitted 88.9% / 100% (light 76.3% / 100%, knee 54.8% / 100%, saturated
+// 98.1% / 100%), σ 12.5–20.9% (the same rule on the other runs' unfitted
+// replays). The goal (85%) is reported, not enforced.
 func checkCoverage(t *testing.T, rep *Report) {
 	t.Helper()
 	for _, c := range []struct {
@@ -159,8 +167,8 @@ func checkCoverage(t *testing.T, rep *Report) {
 	}{
 		{"fitted", rep.Coverage, [2]float64{0.90, 0.97},
 			map[Regime][2]float64{RegimeLight: {0.80, 0.97}, RegimeKnee: {0.80, 0.97}, RegimeSaturated: {0.94, 0.97}}},
-		{"unfitted", rep.UnfittedCoverage, [2]float64{0.75, 0.95},
-			map[Regime][2]float64{RegimeLight: {0.50, 0.80}, RegimeKnee: {0.30, 0.95}, RegimeSaturated: {0.89, 0.98}}},
+		{"unfitted", rep.UnfittedCoverage, [2]float64{0.86, 0.97},
+			map[Regime][2]float64{RegimeLight: {0.72, 0.97}, RegimeKnee: {0.50, 0.97}, RegimeSaturated: {0.96, 0.97}}},
 	} {
 		if c.p == nil || c.p.Runs != 4 || c.p.Requests["e2e"].N != 1200 {
 			t.Errorf("%s: intervals of %+v, want the 4 runs' 1,200 requests", c.path, c.p)

@@ -31,20 +31,26 @@ type Interval struct {
 // among them. Without a compared request it is the physics model's
 // documented default.
 func (f *FitResult) StepTimeSigma() float64 {
-	var e fit.Errors
+	var p RegimeErrors
 	for _, r := range f.PerRun {
-		e.E2EMAPE += r.E2EMAPE * float64(r.N)
-		e.TTFTMAPE += r.TTFTMAPE * float64(r.N)
-		e.N += r.N
+		n := float64(p.N + r.N)
+		if n == 0 {
+			continue
+		}
+		p.TTFTMAPE = (p.TTFTMAPE*float64(p.N) + r.TTFTMAPE*float64(r.N)) / n
+		p.E2EMAPE = (p.E2EMAPE*float64(p.N) + r.E2EMAPE*float64(r.N)) / n
+		p.N += r.N
 	}
-	if e.N > 0 {
-		e.E2EMAPE /= float64(e.N)
-		e.TTFTMAPE /= float64(e.N)
-	}
-	if s := fit.StepTimeSigma(&fit.Result{Fit: e}); s > 0 {
+	if s := errorSigma(p); s > 0 {
 		return s
 	}
 	return latency.DefaultSigmaOf(latency.KindPhysics)
+}
+
+// errorSigma is the σ calibrate fit's rule gives a pool of requests
+// (fit.StepTimeSigma of their TTFT and E2E MAPE); 0 for an empty pool.
+func errorSigma(p RegimeErrors) float64 {
+	return fit.StepTimeSigma(&fit.Result{Fit: fit.Errors{N: p.N, TTFTMAPE: p.TTFTMAPE, E2EMAPE: p.E2EMAPE}})
 }
 
 // interval replays c under cfg at both ends of the 90% interval of sigma

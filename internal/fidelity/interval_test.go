@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"servesim/internal/des/latency"
 	"servesim/internal/report"
 	"servesim/internal/tracev2"
 )
@@ -111,8 +112,8 @@ func TestFitSigma(t *testing.T) {
 	if got := f.StepTimeSigma(); got != 0.113 {
 		t.Errorf("σ %v, want 0.113 from the TTFT MAPE", got)
 	}
-	if got := (&FitResult{}).StepTimeSigma(); got != 0.08 {
-		t.Errorf("σ without training requests %v, want the default 0.08", got)
+	if got, want := (&FitResult{}).StepTimeSigma(), latency.DefaultSigmaOf(latency.KindPhysics); got != want {
+		t.Errorf("σ without training requests %v, want the default %v", got, want)
 	}
 }
 
@@ -178,5 +179,31 @@ func TestByGPU(t *testing.T) {
 		if got[i].GPU != want[i].GPU || got[i].Runs != want[i].Runs || !near(got[i].Fitted, want[i].Fitted) || !near(got[i].Unfitted, want[i].Unfitted) {
 			t.Errorf("GPU %d: %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestUnfittedSigma: an unfitted interval's σ is calibrate fit's rule on
+// the other runs' unfitted replays, never on the run's own; with no other
+// run, the physics default.
+func TestUnfittedSigma(t *testing.T) {
+	run := func(name string, ttft, e2e float64) RunReport {
+		return RunReport{Name: name, Unfitted: &Assessment{Metrics: map[string]Metrics{
+			report.MetricTTFT: {N: 100, MAPE: ttft}, report.MetricE2E: {N: 100, MAPE: e2e}}}}
+	}
+	runs := []RunReport{run("a", 0.10, 0.05), run("b", 0.30, 0.05), run("c", 0.02, 0.12)}
+	for _, c := range []struct {
+		except string
+		want   float64
+	}{
+		{"a", 0.201}, // TTFT (0.30 + 0.02) / 2 = 0.16 is the larger; √(π/2) × 0.16 = 0.2005
+		{"b", 0.107}, // E2E (0.05 + 0.12) / 2 = 0.085 beats TTFT 0.06; √(π/2) × 0.085 = 0.1065
+		{"", 0.175},  // TTFT (0.10 + 0.30 + 0.02) / 3 = 0.14; √(π/2) × 0.14 = 0.1755
+	} {
+		if got := UnfittedSigma(runs, c.except); math.Abs(got-c.want) > 0.0006 {
+			t.Errorf("except %q: σ %v, want %v", c.except, got, c.want)
+		}
+	}
+	if got, want := UnfittedSigma(runs[:1], "a"), latency.DefaultSigmaOf(latency.KindPhysics); got != want {
+		t.Errorf("no other run: σ %v, want the default %v", got, want)
 	}
 }

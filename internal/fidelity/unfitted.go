@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"servesim/internal/deploy"
 	"servesim/internal/des/latency"
 	"servesim/internal/report"
 )
@@ -12,19 +13,25 @@ import (
 type Assessment struct {
 	Metrics  map[string]Metrics // ttft, tpot, e2e
 	Regimes  map[Regime]RegimeErrors
-	Interval *Interval // at the latency model's documented σ
+	Interval *Interval // at the σ the other runs' unfitted errors give (UnfittedSigma)
+	replay   *replayed // the replay graded, kept for its interval
 }
 
-// unfitted replays the run with its deployment's physics defaults: the
-// GPU's latency.PhysicsDefaultBeta and PhysicsDefaultAlpha, no kernel
-// profile and no universal fit (what a planner gets for a GPU and model
-// nobody measured), on the same clock as the fitted replay, and grades it
-// with its 90% interval at the physics model's default σ.
-func (c *Case) unfitted(ctx context.Context) (*Assessment, error) {
+// unfittedDeploy is the run's deployment with its GPU's physics defaults:
+// latency.PhysicsDefaultBeta and PhysicsDefaultAlpha, no kernel profile.
+func (c *Case) unfittedDeploy() deploy.Config {
 	cfg := c.Deploy
 	cfg.AlphaCoeffs, cfg.BetaCoeffs = nil, nil
-	u := DefaultUniversal() // splits the logged steps only: the defaults are cfg's
-	rp, err := c.replay(ctx, cfg, u)
+	return cfg
+}
+
+// unfitted replays the run with its deployment's physics defaults and no
+// universal fit (what a planner gets for a GPU and model nobody
+// measured), on the same clock as the fitted replay, and grades it. Its
+// interval waits for the other runs' unfitted errors (unfittedInterval).
+func (c *Case) unfitted(ctx context.Context) (*Assessment, error) {
+	u := DefaultUniversal() // splits the logged steps only: the defaults are the deployment's
+	rp, err := c.replay(ctx, c.unfittedDeploy(), u)
 	if err != nil {
 		return nil, err
 	}
@@ -32,11 +39,34 @@ func (c *Case) unfitted(ctx context.Context) (*Assessment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s (unfitted): %w", c.Run.Name, err)
 	}
-	a := &Assessment{Metrics: metricsFrom(rep), Regimes: regimeErrors(c.Run, rp.sims)}
-	if a.Interval, err = c.interval(ctx, cfg, u, rp, latency.DefaultSigmaOf(latency.KindPhysics)); err != nil {
-		return nil, err
+	return &Assessment{Metrics: metricsFrom(rep), Regimes: regimeErrors(c.Run, rp.sims), replay: rp}, nil
+}
+
+// unfittedInterval grades a's replay with its 90% interval at sigma.
+func (c *Case) unfittedInterval(ctx context.Context, a *Assessment, sigma float64) error {
+	iv, err := c.interval(ctx, c.unfittedDeploy(), DefaultUniversal(), a.replay, sigma)
+	if err != nil {
+		return err
 	}
-	return a, nil
+	a.Interval, a.replay = iv, nil
+	return nil
+}
+
+// UnfittedSigma is the σ the unfitted replays of runs other than except
+// give by calibrate fit's rule (fit.StepTimeSigma: √(π/2) × the larger of
+// their pooled TTFT and E2E MAPE), the evidence behind
+// latency.DefaultStepTimeSigma; with no such run, that default.
+func UnfittedSigma(runs []RunReport, except string) float64 {
+	var p RegimeErrors
+	for _, run := range runs {
+		if run.Name != except && run.Unfitted != nil {
+			p = poolMAPE(p, run.Unfitted.Metrics)
+		}
+	}
+	if s := errorSigma(p); s > 0 {
+		return s
+	}
+	return latency.DefaultSigmaOf(latency.KindPhysics)
 }
 
 // GPUErrors pool the runs of one GPU, every request weighing the same.
