@@ -171,8 +171,9 @@ func TestListings(t *testing.T) {
 		t.Errorf("--list-models --gpu L40S (%v):\n%s", err, out)
 	}
 	_, out, err = parse(t, "--list-gpus")
-	if err != nil || !regexp.MustCompile(`(?m)^H100\s+989\.5\s+1979\s+80\s+3\.35\s*$`).MatchString(out) {
-		t.Errorf("--list-gpus (%v) lacks H100's figures:\n%s", err, out)
+	if err != nil || !regexp.MustCompile(`(?m)^H100\s+989\.5\s+1979\s+80\s+3\.35\s+NVLink 450 GB/s\s*$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^L40S\s.*\sPCIe 32 GB/s\s*$`).MatchString(out) {
+		t.Errorf("--list-gpus (%v) lacks H100's figures or L40S's link:\n%s", err, out)
 	}
 	if _, _, err := parse(t, "--list-models", "--gpu", "TPU9"); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("--list-models with an unknown GPU: %v, want exit 2", err)

@@ -88,7 +88,7 @@ func ListModels(w io.Writer, gpu, hardwareFile string) error {
 // ListGPUs writes a table of the embedded GPUs.
 func ListGPUs(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "gpu\tBF16 TFLOP/s\tFP8 TFLOP/s\tmemory GiB\tbandwidth TB/s\t\n")
+	fmt.Fprintf(tw, "gpu\tBF16 TFLOP/s\tFP8 TFLOP/s\tmemory GiB\tbandwidth TB/s\tinterconnect\t\n")
 	for _, name := range latency.KnownGPUs() {
 		g, err := latency.LookupGPU(name)
 		if err != nil {
@@ -98,7 +98,7 @@ func ListGPUs(w io.Writer) error {
 		if g.TFlopsFP8 > 0 {
 			fp8 = fmt.Sprintf("%g", g.TFlopsFP8)
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%s\t%g\t%g\t\n", name, g.TFlopsPeak, fp8, g.MemoryGiB, g.BwPeakTBs)
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%g\t%g\t%s\t\n", name, g.TFlopsPeak, fp8, g.MemoryGiB, g.BwPeakTBs, g.Interconnect())
 	}
 	if err := tw.Flush(); err != nil {
 		return err

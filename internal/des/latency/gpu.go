@@ -65,6 +65,17 @@ func (g GPU) linkGBs() float64 {
 	return g.family().linkGBs
 }
 
+// Interconnect names the link between a GPU and the others of its TP or
+// DP group and its bandwidth per direction: "NVLink 450 GB/s", "PCIe 32
+// GB/s".
+func (g GPU) Interconnect() string {
+	kind := "NVLink"
+	if g.overPCIe() {
+		kind = "PCIe"
+	}
+	return fmt.Sprintf("%s %g GB/s", kind, g.linkGBs())
+}
+
 // pcieX16Gen5GBs is PCIe 5.0 x16's bandwidth per direction, GB/s: the
 // fastest host link a GPU has; a faster interconnect is NVLink.
 const pcieX16Gen5GBs = 64
