@@ -96,13 +96,14 @@ func PhysicsDefaultAlpha() []float64 { return []float64{1000, 0, 0} }
 // Blackwell boards over PCIe 5.0 (nccl-tests, published in the
 // voipmonitor/rtx6kpro knowledge base, hardware/pcie-bandwidth.md), so a
 // call costs 25 µs. Messages of 32 MB and more reach 22 to 40 GB/s of bus
-// bandwidth with NCCL's default settings there (0.35 to 0.64 of the link).
-// A step's messages are smaller (a token's hidden state, 10 to 16 KB, times
-// the step's tokens), and below a few hundred KB NCCL sends them with its
-// LL protocol, whose every 8-byte word carries 4 bytes of data (LL128,
-// which wastes less, is enabled only over NVLink): half of that range's
-// middle, 0.25, is taken. LLMServingSim's description of its own RTX PRO
-// 6000 machine says the same: 16 GB/s of the 64, and 20 µs per collective.
+// bandwidth with NCCL's default settings there (0.35 to 0.64 of the link),
+// but a step's are smaller (a token's hidden state, 10 to 16 KB, times the
+// step's tokens: tens of KB to tens of MB), and NCCL reaches less on them:
+// below a few hundred KB it sends with its LL protocol, half of whose
+// every 8-byte word is a flag (LL128, which wastes less, runs only over
+// NVLink), and larger messages approach the peak only at tens of MB. The
+// share is taken at 0.25, what LLMServingSim's description of its own RTX
+// PRO 6000 machine gives (16 of its 64 GB/s, and 20 µs a collective).
 //
 // With these, Qwen3-14B on one H100 takes 27.9 ms for a decode step of
 // 253 requests at 1,050 tokens of context, 81.5 ms with a 990-token prompt
