@@ -152,8 +152,9 @@ func checkUnfitted(t *testing.T, rep *Report) {
 
 // checkCoverage keeps the 90% intervals' coverage of the real requests
 // (all runs pooled) from getting worse. Measured (TTFT / E2E): fitted
-// 93.5% / 100% (light 83.8% / 100%, knee 83.3% / 100%, saturated
-// 97.4% / 100%), σ 5.5–8.0% (from the training runs' larger MAPE);
+// 96.8% / 100% (light 90.2% / 100%, knee 97.0% / 100%, saturated
+// 98.1% / 100%), σ 10.0–17.6% (calibrate fit's rule on the training
+// runs, pooled and by load);
 // unfitted 88.9% / 100% (light 76.3% / 100%, knee 54.8% / 100%, saturated
 // 98.1% / 100%), σ 12.5–20.9% (the same rule on the other runs' unfitted
 // replays). The goal (85%) is reported, not enforced.
@@ -165,8 +166,8 @@ func checkCoverage(t *testing.T, rep *Report) {
 		all  [2]float64 // TTFT, E2E: at least
 		by   map[Regime][2]float64
 	}{
-		{"fitted", rep.Coverage, [2]float64{0.90, 0.97},
-			map[Regime][2]float64{RegimeLight: {0.80, 0.97}, RegimeKnee: {0.80, 0.97}, RegimeSaturated: {0.94, 0.97}}},
+		{"fitted", rep.Coverage, [2]float64{0.95, 0.97},
+			map[Regime][2]float64{RegimeLight: {0.87, 0.97}, RegimeKnee: {0.94, 0.97}, RegimeSaturated: {0.96, 0.97}}},
 		{"unfitted", rep.UnfittedCoverage, [2]float64{0.86, 0.97},
 			map[Regime][2]float64{RegimeLight: {0.72, 0.97}, RegimeKnee: {0.50, 0.97}, RegimeSaturated: {0.96, 0.97}}},
 	} {

@@ -35,6 +35,9 @@ type RunError struct {
 	TTFTMAPE float64 // fractions
 	E2EMAPE  float64
 	TPOTMean float64 // relative error of the mean TPOT
+	// ByLoad are the TTFT and E2E MAPE over the requests of each load the
+	// replay met (simRegimes), as calibrate fit pools them for its σ.
+	ByLoad map[Regime]RegimeErrors
 }
 
 // Objective is the figure a fit minimises: the request-level MAPE of TTFT
@@ -96,6 +99,7 @@ func universalPass(ctx context.Context, cases []*Case, u Universal) (fit.Pass[[]
 			return p, err
 		}
 		e := runErrors(c.Run, rp.sims)
+		e.ByLoad = errorsByClass(c.Run, rp.sims, simRegimes(c.Run, rp.rec.results))
 		p.Value = append(p.Value, e)
 		p.Objective += e.Objective() / float64(len(cases))
 		rec := rp.rec

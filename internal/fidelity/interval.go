@@ -26,31 +26,41 @@ type Interval struct {
 }
 
 // StepTimeSigma is the σ `calibrate fit` would record for this fit
-// (fit.StepTimeSigma): √(π/2) × the larger of the E2E and TTFT MAPE of
-// the training runs' requests, pooled. The held-out run never informs its own σ: it is not
-// among them. Without a compared request it is the physics model's
-// documented default.
+// (fit.StepTimeSigma): the rule (√(π/2) × the larger of the E2E and TTFT
+// MAPE) over the training runs' requests pooled, and over those of each
+// load the replays met with enough requests, whichever is largest. The
+// held-out run never informs its own σ: it is not among them. Without a
+// compared request it is the physics model's documented default.
 func (f *FitResult) StepTimeSigma() float64 {
-	var p RegimeErrors
+	var all []map[Regime]RegimeErrors
+	var loads []map[Regime]RegimeErrors
 	for _, r := range f.PerRun {
-		n := float64(p.N + r.N)
-		if n == 0 {
-			continue
-		}
-		p.TTFTMAPE = (p.TTFTMAPE*float64(p.N) + r.TTFTMAPE*float64(r.N)) / n
-		p.E2EMAPE = (p.E2EMAPE*float64(p.N) + r.E2EMAPE*float64(r.N)) / n
-		p.N += r.N
+		all = append(all, map[Regime]RegimeErrors{"": {N: r.N, TTFTMAPE: r.TTFTMAPE, E2EMAPE: r.E2EMAPE}})
+		loads = append(loads, r.ByLoad)
 	}
-	if s := errorSigma(p); s > 0 {
+	return ruleSigma(pooledRegimes(all)[""], pooledRegimes(loads))
+}
+
+// ruleSigma is the σ calibrate fit's rule (fit.StepTimeSigma) gives the
+// requests pooled in all, with loads their errors by load regime; the
+// physics model's documented default for an empty pool.
+func ruleSigma(all RegimeErrors, loads map[Regime]RegimeErrors) float64 {
+	e := fitErrors(all)
+	for g, l := range loads {
+		if e.ByLoad == nil {
+			e.ByLoad = map[Regime]fit.Errors{}
+		}
+		e.ByLoad[g] = fitErrors(l)
+	}
+	if s := fit.StepTimeSigma(&fit.Result{Fit: e}); s > 0 {
 		return s
 	}
 	return latency.DefaultSigmaOf(latency.KindPhysics)
 }
 
-// errorSigma is the σ calibrate fit's rule gives a pool of requests
-// (fit.StepTimeSigma of their TTFT and E2E MAPE); 0 for an empty pool.
-func errorSigma(p RegimeErrors) float64 {
-	return fit.StepTimeSigma(&fit.Result{Fit: fit.Errors{N: p.N, TTFTMAPE: p.TTFTMAPE, E2EMAPE: p.E2EMAPE}})
+// fitErrors are a pool's MAPEs as calibrate fit holds them.
+func fitErrors(p RegimeErrors) fit.Errors {
+	return fit.Errors{N: p.N, TTFTMAPE: p.TTFTMAPE, E2EMAPE: p.E2EMAPE}
 }
 
 // interval replays c under cfg at both ends of the 90% interval of sigma

@@ -112,6 +112,15 @@ func TestFitSigma(t *testing.T) {
 	if got := f.StepTimeSigma(); got != 0.113 {
 		t.Errorf("σ %v, want 0.113 from the TTFT MAPE", got)
 	}
+	// By load: the light requests of both runs (30 + 10 = 40, enough to
+	// count) pool to TTFT MAPE (30·0.2 + 10·0.04) / 40 = 0.16, whose
+	// √(π/2) × 0.16 = 0.2005 exceeds the pooled 0.113; the knee's 20 are
+	// too few.
+	f.PerRun[0].ByLoad = map[Regime]RegimeErrors{RegimeLight: {N: 30, TTFTMAPE: 0.2}, RegimeKnee: {N: 20, TTFTMAPE: 0.9}}
+	f.PerRun[1].ByLoad = map[Regime]RegimeErrors{RegimeLight: {N: 10, TTFTMAPE: 0.04}}
+	if got := f.StepTimeSigma(); got != 0.201 {
+		t.Errorf("σ %v, want 0.201 from the light load", got)
+	}
 	if got, want := (&FitResult{}).StepTimeSigma(), latency.DefaultSigmaOf(latency.KindPhysics); got != want {
 		t.Errorf("σ without training requests %v, want the default %v", got, want)
 	}

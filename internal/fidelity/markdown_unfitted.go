@@ -79,9 +79,10 @@ func writeIntervals(b *strings.Builder, r *Report, t Targets) {
 		"calibrate's own coverage grades the run: a request is inside when its real value lies between the least and\n"+
 		"the greatest of its three simulated values, a percentile when the real run's lies between the three replays'.\n"+
 		"σ of a fitted replay is what `calibrate fit` would record for its fit, √(π/2) × the larger of the E2E and\n"+
-		"TTFT MAPE of the runs it was trained on (never the held-out run); of an unfitted one the same rule over\n"+
-		"the other runs' unfitted replays (over all of them it gives the physics model's documented default,\n"+
-		"docs/simulator.md §8.7). The goal: at least %s of the real values inside. Requests\n"+
+		"TTFT MAPE of the runs it was trained on (never the held-out run), over all their requests and over each\n"+
+		"load their replays met, the largest; of an unfitted one √(π/2) × the larger pooled MAPE of the other runs'\n"+
+		"unfitted replays (over all of them it gives the physics model's documented default, docs/simulator.md\n"+
+		"§8.7). The goal: at least %s of the real values inside. Requests\n"+
 		"inside, below the fast-step run and above the slow-step run; percentiles p50 / p90 / p99 inside or out\n"+
 		"(pooled: the runs inside).\n\n", pct(t.Coverage))
 	b.WriteString("| run | replay | σ | TTFT inside | TTFT below / above | TTFT p50 / p90 / p99 | E2E inside | E2E below / above | E2E p50 / p90 / p99 | goal met |\n")

@@ -2,82 +2,39 @@ package fidelity
 
 import (
 	"math"
-	"slices"
 
+	"servesim/internal/fit"
 	"servesim/internal/tracev2"
 )
 
-// Regime is the load a request met when it reached the real server.
-type Regime string
+// Regime is the load a request met when it reached the server, in
+// calibrate fit's classes (fit.ClassifyLoad); the report classes every
+// request from the measured run itself, never from the simulation.
+type Regime = fit.Regime
 
-// The load regimes, from the measured run itself (never the simulation):
-// a request arriving while others wait for their first schedule queues
-// behind them (saturated); one that finds no queue but a batch at least
-// half as large as the run's largest finds the server near its knee; the
-// rest meet a light load.
+// The load regimes (fit.Regimes).
 const (
-	RegimeLight     Regime = "light"
-	RegimeKnee      Regime = "knee"
-	RegimeSaturated Regime = "saturated"
+	RegimeLight     = fit.RegimeLight
+	RegimeKnee      = fit.RegimeKnee
+	RegimeSaturated = fit.RegimeSaturated
 )
 
 // Regimes lists the regimes, lightest first.
-func Regimes() []Regime { return []Regime{RegimeLight, RegimeKnee, RegimeSaturated} }
+func Regimes() []Regime { return fit.Regimes() }
 
-// kneeShare: a batch at least this share of the run's peak batch is near
-// the knee.
-const kneeShare = 0.5
-
-// regimes classifies every record of r (by index; "" when the record
-// carries no schedule or no send time). Waiting at time t counts the
-// requests sent and not yet scheduled, running those scheduled and not yet
-// finished, each at the request's own send excluded.
+// regimes classifies every record of r by the load the real server showed
+// at its send (by index; "" when the record carries no schedule or no
+// send time).
 func regimes(r *Run) []Regime {
-	out := make([]Regime, len(r.Records))
-	var sends, scheds, lasts []int64
+	spans := make([]fit.Span, len(r.Records))
 	for i := range r.Records {
 		m := &r.Records[i]
 		if i >= len(r.Scheduled) || r.Scheduled[i] <= 0 || m.SendTimeUs <= 0 || m.LastChunkTimeUs <= 0 {
 			continue
 		}
-		sends = append(sends, m.SendTimeUs)
-		scheds = append(scheds, r.Scheduled[i])
-		lasts = append(lasts, m.LastChunkTimeUs)
+		spans[i] = fit.Span{Arrive: m.SendTimeUs, Sched: r.Scheduled[i], End: m.LastChunkTimeUs, OK: true}
 	}
-	slices.Sort(sends)
-	slices.Sort(scheds)
-	slices.Sort(lasts)
-	atOrBefore := func(xs []int64, t int64) int {
-		n, _ := slices.BinarySearch(xs, t+1)
-		return n
-	}
-	before := func(xs []int64, t int64) int {
-		n, _ := slices.BinarySearch(xs, t)
-		return n
-	}
-	// Peak batch: the most requests scheduled and not finished at once.
-	peak := 0
-	for _, t := range scheds {
-		peak = max(peak, atOrBefore(scheds, t)-atOrBefore(lasts, t))
-	}
-	for i := range r.Records {
-		m := &r.Records[i]
-		if i >= len(r.Scheduled) || r.Scheduled[i] <= 0 || m.SendTimeUs <= 0 || m.LastChunkTimeUs <= 0 {
-			continue
-		}
-		t := m.SendTimeUs
-		waiting := before(sends, t) - before(scheds, t)
-		running := before(scheds, t) - before(lasts, t)
-		switch {
-		case waiting > 0:
-			out[i] = RegimeSaturated
-		case float64(running) >= kneeShare*float64(peak):
-			out[i] = RegimeKnee
-		default:
-			out[i] = RegimeLight
-		}
-	}
-	return out
+	return fit.ClassifyLoad(spans)
 }
 
 // RegimeErrors are the errors over one regime's requests (fractions).
@@ -88,14 +45,40 @@ type RegimeErrors struct {
 }
 
 // regimeErrors computes each regime's TTFT and E2E MAPE over the matched
-// requests of a replay (sims by request id).
+// requests of a replay (sims by request id), every request classed by the
+// load the real server showed (regimes).
 func regimeErrors(r *Run, sims []tracev2.SimResult) map[Regime]RegimeErrors {
+	return errorsByClass(r, sims, regimes(r))
+}
+
+// simRegimes classifies every record of r by the load it met in a replay
+// (fit.ClassifyLoad on the simulated engine times, as calibrate fit
+// classes a trace's requests; "" for a request never scheduled).
+func simRegimes(r *Run, results map[int64]engineTimes) []Regime {
+	spans := make([]fit.Span, len(r.Records))
+	for i := range r.Records {
+		et, ok := results[r.Records[i].RequestID]
+		if !ok || et.firstSched < 0 {
+			continue
+		}
+		end := int64(0)
+		if et.completed {
+			end = et.done
+		}
+		spans[i] = fit.Span{Arrive: et.arrival, Sched: et.firstSched, End: end, OK: true}
+	}
+	return fit.ClassifyLoad(spans)
+}
+
+// errorsByClass computes each class's TTFT and E2E MAPE over the matched
+// requests of a replay; classes are by record index ("" left out).
+func errorsByClass(r *Run, sims []tracev2.SimResult, classes []Regime) map[Regime]RegimeErrors {
 	byID := make(map[int64]*tracev2.SimResult, len(sims))
 	for i := range sims {
 		byID[sims[i].RequestID] = &sims[i]
 	}
 	out := map[Regime]RegimeErrors{}
-	for i, g := range regimes(r) {
+	for i, g := range classes {
 		m := &r.Records[i]
 		ttft, e2e, ok := measured(m)
 		s := byID[m.RequestID]

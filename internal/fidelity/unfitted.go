@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"servesim/internal/deploy"
-	"servesim/internal/des/latency"
 	"servesim/internal/report"
 )
 
@@ -53,20 +52,19 @@ func (c *Case) unfittedInterval(ctx context.Context, a *Assessment, sigma float6
 }
 
 // UnfittedSigma is the σ the unfitted replays of runs other than except
-// give by calibrate fit's rule (fit.StepTimeSigma: √(π/2) × the larger of
-// their pooled TTFT and E2E MAPE), the evidence behind
-// latency.DefaultStepTimeSigma; with no such run, that default.
+// give by calibrate fit's rule over all their requests (√(π/2) × the
+// larger of the pooled TTFT and E2E MAPE), the evidence behind
+// latency.DefaultStepTimeSigma; with no such run, that default. It is one
+// documented figure for any GPU and load, so the fit's widening by load
+// (fit.StepTimeSigma), a property of one server's own runs, is not taken.
 func UnfittedSigma(runs []RunReport, except string) float64 {
-	var p RegimeErrors
+	var all RegimeErrors
 	for _, run := range runs {
 		if run.Name != except && run.Unfitted != nil {
-			p = poolMAPE(p, run.Unfitted.Metrics)
+			all = poolMAPE(all, run.Unfitted.Metrics)
 		}
 	}
-	if s := errorSigma(p); s > 0 {
-		return s
-	}
-	return latency.DefaultSigmaOf(latency.KindPhysics)
+	return ruleSigma(all, nil)
 }
 
 // GPUErrors pool the runs of one GPU, every request weighing the same.

@@ -108,6 +108,10 @@ type Errors struct {
 	TTFTMAPE float64 // fraction
 	E2EMAPE  float64 // fraction
 	nT, nE   int
+	// ByLoad are the same errors over the requests of each load regime,
+	// as the replay met them (ClassifyLoad of the simulated arrivals,
+	// schedules and ends); nil when no request was compared.
+	ByLoad map[Regime]Errors
 }
 
 // Objective is the fit's figure of merit: the mean of the two MAPEs.
@@ -148,6 +152,17 @@ func (e Errors) merge(o Errors) Errors {
 	}
 	if r.nE > 0 {
 		r.E2EMAPE = (e.E2EMAPE*float64(e.nE) + o.E2EMAPE*float64(o.nE)) / float64(r.nE)
+	}
+	for _, g := range Regimes() {
+		a, b := e.ByLoad[g], o.ByLoad[g]
+		if a.N+b.N+a.Missing+b.Missing == 0 {
+			continue
+		}
+		if r.ByLoad == nil {
+			r.ByLoad = map[Regime]Errors{}
+		}
+		a.ByLoad, b.ByLoad = nil, nil
+		r.ByLoad[g] = a.merge(b)
 	}
 	return r
 }

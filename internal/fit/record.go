@@ -21,6 +21,7 @@ type recorder struct {
 type simResult struct {
 	completed              bool
 	arrival, enqueue       int64
+	sched                  int64 // first schedule; -1 if never scheduled
 	firstToken, done       int64 // engine times of the first and last token's step ends
 	ttft, e2e              int64 // as replay reports them (overheads included)
 	prompt, output, preemp int
@@ -48,7 +49,7 @@ func (r *recorder) EndOverhead() int64          { return r.inner.EndOverhead() }
 func (r *recorder) Result(res *instance.Result, _ *instance.Request) {
 	r.results[res.ID] = simResult{
 		completed: res.Status == instance.StatusCompleted,
-		arrival:   res.ArrivalUs, enqueue: res.EnqueueUs,
+		arrival:   res.ArrivalUs, enqueue: res.EnqueueUs, sched: res.FirstScheduledUs,
 		firstToken: res.FirstTokenUs, done: res.DoneUs,
 		ttft: res.TTFTUs, e2e: res.E2EUs,
 		prompt: res.PromptTokens, output: res.OutputTokens, preemp: res.Preemptions,

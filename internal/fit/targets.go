@@ -132,35 +132,100 @@ func unitHash(seed, id int64) float64 {
 }
 
 // errorsOf is the MAPE of TTFT and E2E (client side, sim + RTT against
-// measured) over the targets of one set.
+// measured) over the targets of one set, and over those of each load
+// regime the replay met (loadOf).
 func errorsOf(ts []target, res map[int64]simResult, rtt int64, holdout bool) Errors {
-	var e Errors
-	var sumT, sumE float64
+	var all errorSums
+	byLoad := map[Regime]*errorSums{}
+	load := loadOf(res)
 	for i := range ts {
 		t := &ts[i]
 		if t.holdout != holdout {
 			continue
 		}
 		s, ok := res[t.id]
-		if !ok || !s.completed {
-			e.Missing++
-			continue
+		g := load[t.id]
+		sums := []*errorSums{&all}
+		if g != "" {
+			if byLoad[g] == nil {
+				byLoad[g] = &errorSums{}
+			}
+			sums = append(sums, byLoad[g])
 		}
-		e.N++
-		if t.ttftClient > 0 {
-			sumT += math.Abs(float64(s.ttft+rtt)-t.ttftClient) / t.ttftClient
-			e.nT++
-		}
-		if t.e2eClient > 0 {
-			sumE += math.Abs(float64(s.e2e+rtt)-t.e2eClient) / t.e2eClient
-			e.nE++
+		for _, e := range sums {
+			e.add(t, s, ok, rtt)
 		}
 	}
-	if e.nT > 0 {
-		e.TTFTMAPE = sumT / float64(e.nT)
-	}
-	if e.nE > 0 {
-		e.E2EMAPE = sumE / float64(e.nE)
+	e := all.errors()
+	for _, g := range Regimes() {
+		if l := byLoad[g]; l != nil {
+			if e.ByLoad == nil {
+				e.ByLoad = map[Regime]Errors{}
+			}
+			e.ByLoad[g] = l.errors()
+		}
 	}
 	return e
+}
+
+// errorSums accumulates the relative errors of a set of requests.
+type errorSums struct {
+	e          Errors
+	sumT, sumE float64
+}
+
+// add compares one target with its simulated result s (ok: s exists).
+func (a *errorSums) add(t *target, s simResult, ok bool, rtt int64) {
+	if !ok || !s.completed {
+		a.e.Missing++
+		return
+	}
+	a.e.N++
+	if t.ttftClient > 0 {
+		a.sumT += math.Abs(float64(s.ttft+rtt)-t.ttftClient) / t.ttftClient
+		a.e.nT++
+	}
+	if t.e2eClient > 0 {
+		a.sumE += math.Abs(float64(s.e2e+rtt)-t.e2eClient) / t.e2eClient
+		a.e.nE++
+	}
+}
+
+// errors are the MAPEs of what was added.
+func (a *errorSums) errors() Errors {
+	e := a.e
+	if e.nT > 0 {
+		e.TTFTMAPE = a.sumT / float64(e.nT)
+	}
+	if e.nE > 0 {
+		e.E2EMAPE = a.sumE / float64(e.nE)
+	}
+	return e
+}
+
+// loadOf classes every replayed request by the load it met in the replay
+// (ClassifyLoad on the simulated engine times); a request never scheduled
+// is left out.
+func loadOf(res map[int64]simResult) map[int64]Regime {
+	ids := make([]int64, 0, len(res))
+	for id := range res {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	spans := make([]Span, len(ids))
+	for i, id := range ids {
+		s := res[id]
+		end := int64(0)
+		if s.completed {
+			end = s.done
+		}
+		spans[i] = Span{Arrive: s.arrival, Sched: s.sched, End: end, OK: s.sched >= 0}
+	}
+	out := make(map[int64]Regime, len(ids))
+	for i, g := range ClassifyLoad(spans) {
+		if g != "" {
+			out[ids[i]] = g
+		}
+	}
+	return out
 }

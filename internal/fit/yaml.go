@@ -72,7 +72,11 @@ func Comment(res *Result, traceName string) string {
 	if res.Holdout.N > 0 {
 		c += fmt.Sprintf("; held out: TTFT %.1f%%, E2E %.1f%%", 100*res.Holdout.TTFTMAPE, 100*res.Holdout.E2EMAPE)
 	}
-	return c + ".\nUse: run or replay --deployment THIS_FILE (flags given beside it override it)."
+	c += "."
+	if s := sigmaComment(res); s != "" {
+		c += "\n" + s
+	}
+	return c + "\nUse: run or replay --deployment THIS_FILE (flags given beside it override it)."
 }
 
 // yamlFields maps each YAML key of a struct to its field's value, entering
