@@ -73,9 +73,9 @@
 //     coverage (report.Build with SimLo and SimHi) says how often the real
 //     TTFT and E2E fall inside, per run, pooled and per load regime (each
 //     regime's rows graded on their own): σ is the fit's, as `calibrate
-//     fit` would record it from the training runs ([FitResult.StepTimeSigma]),
-//     (pooled and by the load the replays met, the largest), or, for the
-//     unfitted replay, the pooled rule over the other runs' unfitted
+//     fit` would record it from the training runs, pooled and by each load
+//     of 30 requests or more the replays met, the largest
+//     ([FitResult.StepTimeSigma]); or, for the unfitted replay, the pooled rule over the other runs' unfitted
 //     replays ([UnfittedSigma]; over all of them it is the physics model's
 //     documented default, latency.DefaultStepTimeSigma).
 //

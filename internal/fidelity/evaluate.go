@@ -137,16 +137,44 @@ func Evaluate(ctx context.Context, cfg Config) (*Report, error) {
 	if len(out.Runs) == 0 {
 		return nil, errors.New("fidelity: no run selected")
 	}
-	// Each unfitted interval takes its σ from the other runs' unfitted
-	// errors, as the fitted one takes its σ from the training runs.
-	for i := range out.Runs {
-		run := &out.Runs[i]
-		if err := out.cases[run.Name].unfittedInterval(ctx, run.Unfitted, UnfittedSigma(out.Runs, run.Name)); err != nil {
-			return nil, err
-		}
+	if err := unfittedIntervals(ctx, out, cases); err != nil {
+		return nil, err
 	}
 	pool(out)
 	return out, nil
+}
+
+// unfittedIntervals grades each evaluated run's unfitted replay with its
+// interval, σ from every other run's unfitted errors (UnfittedSigma), as
+// the fitted one takes its σ from the training runs: the runs left out of
+// the evaluation are replayed unfitted for it too.
+func unfittedIntervals(ctx context.Context, out *Report, cases []*Case) error {
+	evaluated := map[string]*RunReport{}
+	for i := range out.Runs {
+		evaluated[out.Runs[i].Name] = &out.Runs[i]
+	}
+	all := make([]RunReport, 0, len(cases))
+	for _, c := range cases {
+		a := (*Assessment)(nil)
+		if rr := evaluated[c.Run.Name]; rr != nil {
+			a = rr.Unfitted
+		} else {
+			var err error
+			if a, err = c.unfitted(ctx); err != nil {
+				return err
+			}
+		}
+		all = append(all, RunReport{Name: c.Run.Name, Unfitted: a})
+	}
+	for name, rr := range evaluated {
+		if rr.Unfitted == nil {
+			continue
+		}
+		if err := out.cases[name].unfittedInterval(ctx, rr.Unfitted, UnfittedSigma(all, name)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pool fills the report's figures over its runs.

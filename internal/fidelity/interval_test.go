@@ -112,6 +112,11 @@ func TestFitSigma(t *testing.T) {
 	if got := f.StepTimeSigma(); got != 0.113 {
 		t.Errorf("σ %v, want 0.113 from the TTFT MAPE", got)
 	}
+	// A training run with nothing compared adds nothing, wherever it is.
+	empty := &FitResult{PerRun: append([]RunError{{}}, f.PerRun...)}
+	if got := empty.StepTimeSigma(); got != 0.113 {
+		t.Errorf("σ %v with an empty run first, want 0.113", got)
+	}
 	// By load: the light requests of both runs (30 + 10 = 40, enough to
 	// count) pool to TTFT MAPE (30·0.2 + 10·0.04) / 40 = 0.16, whose
 	// √(π/2) × 0.16 = 0.2005 exceeds the pooled 0.113; the knee's 20 are

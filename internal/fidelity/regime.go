@@ -107,6 +107,9 @@ func pooledRegimes(runs []map[Regime]RegimeErrors) map[Regime]RegimeErrors {
 		for g, e := range run {
 			p := out[g]
 			n := float64(p.N + e.N)
+			if n == 0 {
+				continue
+			}
 			p.TTFTMAPE = (p.TTFTMAPE*float64(p.N) + e.TTFTMAPE*float64(e.N)) / n
 			p.E2EMAPE = (p.E2EMAPE*float64(p.N) + e.E2EMAPE*float64(e.N)) / n
 			p.N += e.N

@@ -110,7 +110,7 @@ type Errors struct {
 	nT, nE   int
 	// ByLoad are the same errors over the requests of each load regime,
 	// as the replay met them (ClassifyLoad of the simulated arrivals,
-	// schedules and ends); nil when no request was compared.
+	// schedules and ends); nil when no request was classed.
 	ByLoad map[Regime]Errors
 }
 

@@ -78,7 +78,11 @@ func sigmaComment(res *Result) string {
 	if s == 0 {
 		return ""
 	}
-	c := fmt.Sprintf("step_time_sigma %.3g = √(π/2) × the larger of TTFT and E2E MAPE, the largest over all %d %s requests (%.3g)", s, e.N, set, sigmaOf(e))
+	verb := "="
+	if s == latency.MaxStepTimeSigma {
+		verb = "(the bound) ≤"
+	}
+	c := fmt.Sprintf("step_time_sigma %.3g %s √(π/2) × the larger of TTFT and E2E MAPE, the largest over all %d %s requests (%.3g)", s, verb, e.N, set, sigmaOf(e))
 	sep := "\nand by load:"
 	for _, g := range Regimes() {
 		l, ok := e.ByLoad[g]

@@ -37,13 +37,23 @@ type gpuFamily struct {
 	nvlink  bool
 }
 
-// family classifies a GPU by its name, the one place that does: NVLink 4 on
-// the Hopper data-centre parts (450 GB/s a direction; the export H800 has
-// 200), NVLink 3 on the A100 (300 GB/s), else PCIe 4.0 x16 (32 GB/s) —
-// also between GH200 superchips, which stand alone outside an NVLink rack.
+// family classifies a GPU by its name, the one place that does: NVLink 5
+// on the Blackwell data-centre parts (900 GB/s a direction), NVLink 4 on
+// the Hopper ones (450 GB/s; the export H800 has 200), NVLink 3 on the
+// A100 (300 GB/s); a card named PCIe (H100 PCIe, A100 PCIE) talks over its
+// host link, PCIe 5.0 x16 (64 GB/s) on Hopper, 4.0 (32 GB/s) before; the
+// rest PCIe 4.0 x16 (32 GB/s), also between GH200 superchips, which stand
+// alone outside an NVLink rack.
 func (g GPU) family() gpuFamily {
 	n := strings.ToUpper(g.Name)
+	pcie := strings.Contains(n, "PCIE")
 	switch {
+	case strings.HasPrefix(n, "B100"), strings.HasPrefix(n, "B200"), strings.HasPrefix(n, "GB200"):
+		return gpuFamily{linkGBs: 900, nvlink: true}
+	case pcie && strings.HasPrefix(n, "H"):
+		return gpuFamily{hopper: true, linkGBs: 64}
+	case pcie:
+		return gpuFamily{linkGBs: 32}
 	case strings.HasPrefix(n, "H100"), strings.HasPrefix(n, "H200"), strings.HasPrefix(n, "H20"):
 		return gpuFamily{hopper: true, linkGBs: 450, nvlink: true}
 	case strings.HasPrefix(n, "H800"):
@@ -81,10 +91,13 @@ func (g GPU) Interconnect() string {
 const pcieX16Gen5GBs = 64
 
 // overPCIe reports whether the GPUs of a TP or DP group talk over PCIe
-// (no NVLink): a family without NVLink whose link, the hardware file's or
-// the family's, is no faster than PCIe 5.0 x16.
+// (no NVLink): when the hardware file gives the link, a link no faster
+// than PCIe 5.0 x16; else a family without NVLink.
 func (g GPU) overPCIe() bool {
-	return !g.family().nvlink && g.linkGBs() <= pcieX16Gen5GBs
+	if g.LinkGBs > 0 {
+		return g.LinkGBs <= pcieX16Gen5GBs
+	}
+	return !g.family().nvlink
 }
 
 // gpuJSON is the on-disk shape of one entry. Keys starting with "_" are

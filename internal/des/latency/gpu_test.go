@@ -12,7 +12,8 @@ func TestGPUFamily(t *testing.T) {
 		link   float64
 		pcie   bool
 	}{{"H100", true, 450, false}, {"h200-141", true, 450, false}, {"H20", true, 450, false}, {"H800", true, 200, false},
-		{"GH200", true, 32, true}, {"A100-80", false, 300, false}, {"L40S", false, 32, true}, {"RTX-PRO-6000", false, 32, true}} {
+		{"GH200", true, 32, true}, {"A100-80", false, 300, false}, {"L40S", false, 32, true}, {"RTX-PRO-6000", false, 32, true},
+		{"H100-PCIe", true, 64, true}, {"A100-PCIE-40GB", false, 32, true}, {"B200", false, 900, false}, {"GB200", false, 900, false}} {
 		g := GPU{Name: c.name}
 		if f := g.family(); f.hopper != c.hopper || g.linkGBs() != c.link || g.overPCIe() != c.pcie {
 			t.Errorf("%s: hopper %v link %v PCIe %v, want %v %v %v", c.name, f.hopper, g.linkGBs(), g.overPCIe(), c.hopper, c.link, c.pcie)
@@ -24,8 +25,8 @@ func TestGPUFamily(t *testing.T) {
 }
 
 // TestLinkDefaults: an all-reduce over PCIe costs NCCL's measured 25 µs a
-// call at a quarter of the link, over NVLink 8 µs at 73%; a hardware-file
-// GPU whose link is faster than PCIe 5.0 x16 is taken as NVLink.
+// call at a quarter of the link, over NVLink 8 µs at 73%; a hardware
+// file's link decides over the name: faster than PCIe 5.0 x16 is NVLink.
 func TestLinkDefaults(t *testing.T) {
 	for _, c := range []struct {
 		gpu       GPU
@@ -36,7 +37,9 @@ func TestLinkDefaults(t *testing.T) {
 		{GPU{Name: "L40S"}, 0.25, 25},
 		{GPU{Name: "RTXPRO6000", LinkGBs: 64}, 0.25, 25},
 		{GPU{Name: "B200", LinkGBs: 900}, 0.73, 8},
-		{GPU{Name: "H100", LinkGBs: 32}, 0.73, 8}, // NVLink by name, whatever the file says
+		{GPU{Name: "H100", LinkGBs: 64}, 0.25, 25}, // the file says PCIe 5.0 x16
+		{GPU{Name: "H100-PCIe"}, 0.25, 25},
+		{GPU{Name: "B200"}, 0.73, 8},
 	} {
 		b := PhysicsDefaultBeta(c.gpu)
 		if b[PhLinkEff] != c.share || b[PhLinkOpUs] != c.us {
