@@ -155,7 +155,7 @@ func unfittedIntervals(ctx context.Context, out *Report, cases []*Case) error {
 	}
 	all := make([]RunReport, 0, len(cases))
 	for _, c := range cases {
-		a := (*Assessment)(nil)
+		var a *Assessment
 		if rr := evaluated[c.Run.Name]; rr != nil {
 			a = rr.Unfitted
 		} else {
@@ -166,11 +166,12 @@ func unfittedIntervals(ctx context.Context, out *Report, cases []*Case) error {
 		}
 		all = append(all, RunReport{Name: c.Run.Name, Unfitted: a})
 	}
-	for name, rr := range evaluated {
+	for i := range out.Runs {
+		rr := &out.Runs[i]
 		if rr.Unfitted == nil {
 			continue
 		}
-		if err := out.cases[name].unfittedInterval(ctx, rr.Unfitted, UnfittedSigma(all, name)); err != nil {
+		if err := out.cases[rr.Name].unfittedInterval(ctx, rr.Unfitted, UnfittedSigma(all, rr.Name)); err != nil {
 			return err
 		}
 	}

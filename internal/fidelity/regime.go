@@ -57,15 +57,9 @@ func regimeErrors(r *Run, sims []tracev2.SimResult) map[Regime]RegimeErrors {
 func simRegimes(r *Run, results map[int64]engineTimes) []Regime {
 	spans := make([]fit.Span, len(r.Records))
 	for i := range r.Records {
-		et, ok := results[r.Records[i].RequestID]
-		if !ok || et.firstSched < 0 {
-			continue
+		if et, ok := results[r.Records[i].RequestID]; ok {
+			spans[i] = fit.SimSpan(et.arrival, et.firstSched, et.done, et.completed)
 		}
-		end := int64(0)
-		if et.completed {
-			end = et.done
-		}
-		spans[i] = fit.Span{Arrive: et.arrival, Sched: et.firstSched, End: end, OK: true}
 	}
 	return fit.ClassifyLoad(spans)
 }

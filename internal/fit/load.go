@@ -30,6 +30,15 @@ type Span struct {
 	OK                 bool
 }
 
+// SimSpan is a simulated request's span: one never scheduled is left out
+// (sched < 0), one not completed counts as running to the end.
+func SimSpan(arrive, sched, done int64, completed bool) Span {
+	if !completed {
+		done = 0
+	}
+	return Span{Arrive: arrive, Sched: sched, End: done, OK: sched >= 0}
+}
+
 // ClassifyLoad classes every span by the load it met at its arrival
 // (Regimes; "" for a span not OK). Waiting at time t counts the requests
 // arrived and not yet scheduled, running those scheduled and not yet

@@ -215,11 +215,7 @@ func loadOf(res map[int64]simResult) map[int64]Regime {
 	spans := make([]Span, len(ids))
 	for i, id := range ids {
 		s := res[id]
-		end := int64(0)
-		if s.completed {
-			end = s.done
-		}
-		spans[i] = Span{Arrive: s.arrival, Sched: s.sched, End: end, OK: s.sched >= 0}
+		spans[i] = SimSpan(s.arrival, s.sched, s.done, s.completed)
 	}
 	out := make(map[int64]Regime, len(ids))
 	for i, g := range ClassifyLoad(spans) {
