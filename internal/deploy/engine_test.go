@@ -58,9 +58,25 @@ func stepUs(t *testing.T, mod func(*Config)) (int64, *Resolved) {
 // change the simulation, and a bad value is refused.
 func TestServingFlags(t *testing.T) {
 	base, r0 := stepUs(t, func(*Config) {})
+	// Without graphs the host launches each layer's kernels ahead of the
+	// GPU: Qwen3-14B's 64 decodes read 29.6 GB of weights, 280 µs a layer,
+	// which hides the launches; one decode of Llama-3.2-1B reads 40 µs a
+	// layer, and its 16 layers' launches (15 + 80 µs each) set the step.
 	eager, _ := stepUs(t, func(c *Config) { c.EnforceEager = true })
-	if eager-base != 40*80 {
-		t.Errorf("--enforce-eager adds %d µs to a decode step, want 40 layers × 80 µs", eager-base)
+	if eager != base {
+		t.Errorf("--enforce-eager: a decode step of Qwen3-14B takes %d µs, want its graphed %d µs (the launches hide)", eager, base)
+	}
+	one := func(enforce bool) int64 {
+		cfg := Default()
+		cfg.Model, cfg.EnforceEager = "llama-3.2-1b", enforce
+		r, err := Resolve(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Instance.Latency.StepTime(&latency.Step{DecodeCount: 1, DecodeContextSum: 100})
+	}
+	if graphed, launched, want := one(false), one(true), int64(16*(15+80)+300+5); launched != want || graphed >= launched {
+		t.Errorf("--enforce-eager: a decode of Llama-3.2-1B takes %d µs (graphed %d), want its launches and host %d µs", launched, graphed, want)
 	}
 	fp8kv, r1 := stepUs(t, func(c *Config) { c.KVCacheDtype = "fp8" })
 	if fp8kv >= base || r1.TotalKVBlocks < 2*r0.TotalKVBlocks-1 {

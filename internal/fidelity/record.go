@@ -58,7 +58,7 @@ func (r *recorder) reset(km *latency.Physics, scale float64) error {
 func (r *recorder) StepTime(s *latency.Step) int64 {
 	d := r.step.StepTime(s)
 	q := r.inner.Quantities(s)
-	universalBasis(&q, r.buf)
+	universalBasis(&q, r.inner.LaunchBound(&q), r.buf)
 	scaled := 0.0
 	for j, v := range r.buf {
 		scaled += r.u[j] * v

@@ -58,8 +58,10 @@ func Coefficients(k *fit.KernelFit, u Universal) (alpha, beta []float64, err err
 }
 
 // universalBasis extracts the step's values of the fitted universal terms
-// (in universalNames order); all 0 for an empty step.
-func universalBasis(q *latency.PhysicsStep, dst []float64) {
+// (in universalNames order); all 0 for an empty step. A step bound by its
+// launches (launchBound, at the replay's coefficients) takes its per-layer
+// cost there, and its GPU work, links included, hides behind them.
+func universalBasis(q *latency.PhysicsStep, launchBound bool, dst []float64) {
 	clear(dst[:nu])
 	if q.Empty {
 		return
@@ -67,6 +69,10 @@ func universalBasis(q *latency.PhysicsStep, dst []float64) {
 	dst[0] = 1
 	dst[1] = q.Seqs
 	dst[2] = q.EagerLayers
+	if launchBound {
+		dst[2] += q.LaunchLayers
+		return
+	}
 	dst[3] = q.Link
 	dst[4] = q.LinkOps
 }

@@ -24,7 +24,8 @@ type space struct {
 	// costs beside its shares (physicsFixed).
 	freeFixed bool
 	// cur is θ's beta part at which the replay being recorded runs: it
-	// decides the branch of each GEMM's knee (physics).
+	// decides the branch of each GEMM's knee and whether a step without a
+	// CUDA graph is bound by its launches (physics).
 	cur []float64
 }
 
@@ -84,8 +85,9 @@ func newSpace(kind latency.Kind, m latency.Model, alpha, beta []float64, freeFix
 			return nil, fmt.Errorf("fit: physics: want %d beta coefficients, got %d", latency.PhNumBetas, len(beta))
 		}
 		sp.physics, sp.nb = p, len(sp.physicsFreeList())
-		sp.cur = make([]float64, phNumFree)
-		physicsTheta(sp.beta, sp.cur, physicsFree())
+		free := sp.physicsFreeList()
+		sp.cur = make([]float64, len(free))
+		physicsTheta(sp.beta, sp.cur, free)
 	default:
 		return nil, fmt.Errorf("fit: latency model %q has no coefficients to fit (want physics, blackbox or trained-physics)", kind)
 	}

@@ -25,9 +25,10 @@ const stepFitPasses = 8
 // FitSteps fits the physics model m (its coefficients start at beta) to
 // measured engine steps: steps[i] took realUs[i] µs. A step's time is
 // linear in the inverse shares of peak FLOP/s and bandwidth and in the
-// eager per-layer cost once each GEMM's branch is known, so each pass is
-// one non-negative least-squares solve on relative error, and the passes
-// stop when the branches (and so the solution) stop moving. Unlike the
+// eager per-layer cost once each GEMM's branch is known (and whether a
+// step without a CUDA graph is bound by its launches or by the GPU), so
+// each pass is one non-negative least-squares solve on relative error, and
+// the passes stop when the branches (and so the solution) stop moving. Unlike the
 // per-request fit, nothing here is blurred by queueing or by where in a
 // step a request arrived: a step time is what the model predicts.
 func FitSteps(m *latency.Physics, beta []float64, steps []latency.Step, realUs []float64) (*StepsFit, error) {

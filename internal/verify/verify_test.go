@@ -160,14 +160,14 @@ func TestVerifyRecoversMisSetShare(t *testing.T) {
 	}
 	// The plans are simulated: their answers are exact. The corrected one
 	// rests on the fit, within the share's precision.
-	if r.PredictedMaxRateRPS != 18.43 || want.answer.MaxRateRPS != 22.79 {
-		t.Errorf("predicted %v req/s by the mis-set plan, %v by the true one; want 18.43 and 22.79", r.PredictedMaxRateRPS, want.answer.MaxRateRPS)
+	if r.PredictedMaxRateRPS != 21.19 || want.answer.MaxRateRPS != 26.66 {
+		t.Errorf("predicted %v req/s by the mis-set plan, %v by the true one; want 21.19 and 26.66", r.PredictedMaxRateRPS, want.answer.MaxRateRPS)
 	}
 	if got := r.CorrectedMaxRateRPS / want.answer.MaxRateRPS; got < 1-r.SharePrecision || got > 1+r.SharePrecision || r.Holds {
 		t.Errorf("corrected %.2f req/s (holds %v), want the true plan's %.2f ± %.0f%% and a plan that does not hold",
 			r.CorrectedMaxRateRPS, r.Holds, want.answer.MaxRateRPS, 100*r.SharePrecision)
 	}
-	// Probes at 0.7×, 1× and 1.3× the predicted rate. The lowest, at 0.57×
+	// Probes at 0.7×, 1× and 1.3× the predicted rate. The lowest, at 0.56×
 	// the true capacity, meets the SLO whatever the machine's noise; the
 	// others straddle the true capacity, where a p99 of 50 requests on a
 	// busy machine may go either way.
@@ -175,8 +175,8 @@ func TestVerifyRecoversMisSetShare(t *testing.T) {
 	for _, p := range r.Probes {
 		rates = append(rates, p.RateRPS)
 	}
-	if !slices.Equal(rates, []float64{12.9, 18.43, 23.96}) || !r.Probes[0].SLOMet || r.MeasuredMaxRateRPS < 12.9 {
-		t.Errorf("probes %+v, measured max %v: want rates 12.9, 18.43, 23.96, the lowest meeting the SLO", r.Probes, r.MeasuredMaxRateRPS)
+	if !slices.Equal(rates, []float64{14.83, 21.19, 27.55}) || !r.Probes[0].SLOMet || r.MeasuredMaxRateRPS < 14.83 {
+		t.Errorf("probes %+v, measured max %v: want rates 14.83, 21.19, 27.55, the lowest meeting the SLO", r.Probes, r.MeasuredMaxRateRPS)
 	}
 }
 

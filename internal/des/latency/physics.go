@@ -106,8 +106,8 @@ func PhysicsDefaultAlpha() []float64 { return []float64{1000, 0, 0} }
 // PRO 6000 machine gives (16 of its 64 GB/s, and 20 µs a collective).
 //
 // With these, Qwen3-14B on one H100 takes 27.9 ms for a decode step of
-// 253 requests at 1,050 tokens of context, 81.5 ms with a 990-token prompt
-// beside 252 of them and 355 ms for a step that fills the 8,192-token
+// 253 requests at 1,050 tokens of context, 78.3 ms with a 990-token prompt
+// beside 252 of them and 352 ms for a step that fills the 8,192-token
 // budget; the real vLLM 0.23 steps take 27.8, 75.7 and 363 ms.
 //
 // Other GPUs take the same shares of their own peaks until measured: the
@@ -162,15 +162,32 @@ type CUDAGraphs struct {
 	MaxCaptureTokens int  // the largest captured batch in tokens; 0 = DefaultMaxCaptureTokens
 }
 
-// eager reports whether a step of tokens new tokens, prefilling or not,
-// pays per-layer launches; mixedFull says whether the attention backend
-// lets a step that prefills run as one graph.
-func (g CUDAGraphs) eager(tokens float64, prefills, mixedFull bool) bool {
+// regime says how a step of tokens new tokens, prefilling or not, runs
+// outside a CUDA graph; mixedFull says whether the attention backend lets
+// a step that prefills run as one graph.
+//
+// A step that prefills where the backend cannot capture it whole (not
+// FlashAttention 3) pays its per-layer cost in full (split): LLMServingSim's
+// runs of vLLM 0.19 on RTX GPUs charge such steps 78 to 151 µs a layer,
+// and letting the GPU's work hide it, as below, moves their replays off
+// (the fitted Qwen3-30B-A3B run's TTFT from 9% to 15% MAPE, three of the
+// four runs' unfitted E2E worse). Any other step that runs without a graph
+// (more tokens than the largest captured size, --enforce-eager, a prefill
+// under V0) launches its kernels one by one from the host, ahead of the
+// GPU (ungraphed): the launches cost time only where they outrun the
+// kernels, and a layer of a step of hundreds of tokens computes far longer
+// than its launches take (a 990-token prompt beside 2 decodes of Qwen3-14B
+// on an H100 takes 39.6 ms: 41.0 with the launches hidden, 44.2 with them
+// added).
+func (g CUDAGraphs) regime(tokens float64, prefills, mixedFull bool) (split, ungraphed bool) {
 	limit := g.MaxCaptureTokens
 	if limit <= 0 {
 		limit = DefaultMaxCaptureTokens
 	}
-	return g.Eager || tokens > float64(limit) || (prefills && (g.DecodeOnly || !mixedFull))
+	if prefills && !mixedFull {
+		return true, false
+	}
+	return false, g.Eager || tokens > float64(limit) || (prefills && g.DecodeOnly)
 }
 
 // attnTileRows is the number of query rows FlashAttention 3 processes per
@@ -191,10 +208,10 @@ const attnTileRows = 128
 // decodes), S the sequences that sample a token, D the decodes and P the
 // prefill requests, and every quantity per GPU:
 //
-//	StepTime = knee(W_d/BW′, T·F_d/peak′) + knee(W_lm/BW′, S·F_lm/peak′) + knee(W_e(T)/BW′, T·F_e/peak′)
+//	G        = knee(W_d/BW′, T·F_d/peak′) + knee(W_lm/BW′, S·F_lm/peak′) + knee(W_e(T)/BW′, T·F_e/peak′)
 //	         + T·E/BW′ + A_pf/(η_attn·peak) + K·(1 + [P > 0 and D > 0]·s·(mixed + wide·D/256))/BW″
-//	         + n_coll·(link_op + T·H·a·2(TP−1)/TP / (η_link·link))
-//	         + L·(layer + [eager]·eager) + step + (P + D)·seq + P′·prefill_seq
+//	         + n_coll·(link_op + T·H·a·2(TP−1)/TP / (η_link·link)) + L·layer   (G, the GPU's work)
+//	StepTime = max(G, [ungraphed]·L·(layer + eager)) + [split]·L·eager + step + (P + D)·seq + P′·prefill_seq
 //
 // with BW′ = η_bw·BW, BW″ = η_kv·BW and peak′ = η_fl·peak, and knee(a, b) = max(a, b) +
 // κ·min(a, b): a GEMM takes the larger of its weight read and its FLOP
@@ -210,7 +227,9 @@ const attnTileRows = 128
 // decodes' KV read L·2·(d_kv/TP)·a·Σ cⱼ, and n_coll = 2L all-reduces at
 // TP > 1. Peak FLOP/s is the FP8 peak for 1-byte weights.
 //
-// [eager] is whether the step runs outside a CUDA graph ([CUDAGraphs]).
+// [split] and [ungraphed] are how the step runs outside a CUDA graph
+// ([CUDAGraphs]): a step launched from the host layer by layer takes at
+// least its launches, which otherwise hide behind the GPU's work.
 // Under FlashAttention 3 (Hopper) s is the share of an attention tile the
 // longest prompt chunk fills, min(n/128, 1), and P′ the sum of those shares
 // over the chunks; elsewhere s = 1 and P′ = P.
@@ -350,7 +369,8 @@ type PhysicsStep struct {
 	MixedKVWide      float64 // MixedKV times the decodes / 256
 	Link             float64 // all-reduce bytes over the link's peak
 	Layers, LinkOps  float64
-	EagerLayers      float64 // the layers, when the step prefills (else 0)
+	EagerLayers      float64 // the layers, when the step pays the per-layer cost in full (else 0)
+	LaunchLayers     float64 // the layers, when the step launches them from the host, ahead of the GPU (else 0)
 	Seqs, PrefillSeq float64
 	Empty            bool
 }
@@ -400,8 +420,11 @@ func (p *Physics) Quantities(s *Step) PhysicsStep {
 	}
 	q.Link = tok * t.linkTokUs
 	q.Layers, q.LinkOps = t.layers, t.linkOps
-	if p.graphs.eager(tok/t.dp, tpf > 0, p.fa3) {
+	switch split, ungraphed := p.graphs.regime(tok/t.dp, tpf > 0, p.fa3); {
+	case split:
 		q.EagerLayers = t.layers
+	case ungraphed:
+		q.LaunchLayers = t.layers
 	}
 	// Each rank's host works on its own share. Under FlashAttention 3 a
 	// prompt chunk's own attention work scales with the tiles it fills.
@@ -432,6 +455,14 @@ func PhysicsTime(q *PhysicsStep, beta []float64) float64 {
 	if q.Empty {
 		return 0
 	}
+	return max(GPUTime(q, beta), LaunchTime(q, beta)) + q.EagerLayers*beta[PhEagerLayerUs] +
+		beta[PhStepUs] + q.Seqs*beta[PhSeqUs] + q.PrefillSeq*beta[PhPrefillSeqUs]
+}
+
+// GPUTime is the part of a step's time its kernels take on the GPU
+// (µs, unfloored): GEMMs, element-wise traffic, attention, collectives and
+// the per-layer floor of small kernels.
+func GPUTime(q *PhysicsStep, beta []float64) float64 {
 	ub, uf, k := 1/beta[PhBwEff], 1/beta[PhFlopsEff], beta[PhKnee]
 	t := Knee(q.DenseW*ub, q.DenseF*uf, k) + Knee(q.LMW*ub, q.LMF*uf, k)
 	if q.ExpertW > 0 || q.ExpertF > 0 {
@@ -441,7 +472,20 @@ func PhysicsTime(q *PhysicsStep, beta []float64) float64 {
 	if q.LinkOps > 0 {
 		t += q.LinkOps*beta[PhLinkOpUs] + q.Link/beta[PhLinkEff]
 	}
-	return t + q.Layers*beta[PhLayerUs] + q.EagerLayers*beta[PhEagerLayerUs] + beta[PhStepUs] + q.Seqs*beta[PhSeqUs] + q.PrefillSeq*beta[PhPrefillSeqUs]
+	return t + q.Layers*beta[PhLayerUs]
+}
+
+// LaunchTime is how long the host takes to launch a step that runs
+// without a CUDA graph, layer by layer (0 under a graph): the step's GPU
+// work cannot end before it.
+func LaunchTime(q *PhysicsStep, beta []float64) float64 {
+	return q.LaunchLayers * (beta[PhLayerUs] + beta[PhEagerLayerUs])
+}
+
+// LaunchBound reports whether the host's launches, not the GPU's work,
+// set the step's time at the model's coefficients.
+func (p *Physics) LaunchBound(q *PhysicsStep) bool {
+	return q.LaunchLayers > 0 && LaunchTime(q, p.beta[:]) > GPUTime(q, p.beta[:])
 }
 
 // StepTime implements [Model]; see [Physics] for the formula.

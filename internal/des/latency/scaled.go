@@ -14,7 +14,7 @@ import (
 // runs of internal/fidelity, two GPUs and three models nobody fitted them
 // to: TTFT MAPE 14.0%, E2E 7.0%, so σ = 0.176 (its test recomputes it). The
 // steps alone err less (six real H100 steps of Qwen3-14B within −5% to
-// +12%, TestPhysicsStepsOnH100), but an interval must hold the requests'
+// +4%, TestPhysicsStepsOnH100), but an interval must hold the requests'
 // latencies, and TTFT carries what a step-time scale alone does not
 // (queueing amplifies it; fixed costs do not scale). docs/simulator.md
 // (intervals) says how sweeps use it.
