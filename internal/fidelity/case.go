@@ -32,31 +32,49 @@ type Case struct {
 // profileRoot, LLMServingSim's profiler/perf layout) and fits the kernel
 // coefficients.
 func NewCase(r *Run, a Assets, profileRoot string) (*Case, error) {
-	cfg, warns, err := Deployment(r, a)
+	kp, cfg, warns, err := kernelProfile(r, a, profileRoot)
 	if err != nil {
 		return nil, err
+	}
+	kf, err := fit.Kernels(kp.Model, kp.Config, kp.Profile, kp.DP)
+	if err != nil {
+		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
+	}
+	c := newCase(r, cfg, kp.Config, kf)
+	c.Warnings = warns
+	return c, nil
+}
+
+// KernelProfile is run r's kernel profile (below profileRoot) with the
+// physics model of its deployment at the defaults.
+func KernelProfile(r *Run, a Assets, profileRoot string) (fit.KernelProfile, error) {
+	kp, _, _, err := kernelProfile(r, a, profileRoot)
+	return kp, err
+}
+
+// kernelProfile is KernelProfile with the run's deployment and the
+// warnings of deriving it.
+func kernelProfile(r *Run, a Assets, profileRoot string) (fit.KernelProfile, deploy.Config, []string, error) {
+	var kp fit.KernelProfile
+	cfg, warns, err := Deployment(r, a)
+	if err != nil {
+		return kp, cfg, nil, err
 	}
 	cfg.LatencyModel = string(latency.KindPhysics)
 	cfg.AlphaCoeffs, cfg.BetaCoeffs = nil, nil
 	dep, err := deploy.Resolve(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
+		return kp, cfg, nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
 	}
 	km, ok := dep.Instance.Latency.(*latency.Physics)
 	if !ok || dep.ModelConfig == nil {
-		return nil, fmt.Errorf("fidelity: run %s: the deployment did not resolve to a physics model", r.Name)
+		return kp, cfg, nil, fmt.Errorf("fidelity: run %s: the deployment did not resolve to a physics model", r.Name)
 	}
 	prof, err := LoadProfile(ProfileDir(profileRoot, r.Hardware, r.Meta.Model, r.Meta.TensorParallel))
 	if err != nil {
-		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
+		return kp, cfg, nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
 	}
-	kf, err := fit.Kernels(km, dep.ModelConfig, prof, max(r.Meta.DataParallel, 1))
-	if err != nil {
-		return nil, fmt.Errorf("fidelity: run %s: %w", r.Name, err)
-	}
-	c := newCase(r, cfg, dep.ModelConfig, kf)
-	c.Warnings = warns
-	return c, nil
+	return fit.KernelProfile{Model: km, Config: dep.ModelConfig, Profile: prof, DP: max(r.Meta.DataParallel, 1)}, cfg, warns, nil
 }
 
 // newCase assembles a case from its parts; requests are injected at their

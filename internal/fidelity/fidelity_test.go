@@ -32,8 +32,8 @@ type regression struct {
 
 func fidelityRegression() regression {
 	// Measured with the physics model and asynchronous scheduling in the
-	// simulator (overall / worst run): E2E MAPE 1.9% / 2.3%, TTFT MAPE
-	// 5.7% / 9.0%, |TPOT mean error| 0.5% / 2.4%, E2E r 0.998 / 0.996.
+	// simulator (overall / worst run): E2E MAPE 2.0% / 2.7%, TTFT MAPE
+	// 5.7% / 8.9%, |TPOT mean error| 0.4% / 2.4%, E2E r 0.998 / 0.996.
 	// The per-run TTFT and TPOT bounds are the fidelity targets (DefaultTargets) themselves.
 	return regression{
 		e2eMAPE: 0.025, ttftMAPE: 0.07, tpotMeanAbs: 0.01, e2eR: 0.99,
@@ -96,8 +96,8 @@ func TestFidelityReport(t *testing.T) {
 		}
 	}
 	// By the load each request met (measured with the physics model:
-	// light 173 requests TTFT 9.7% E2E 1.8%, knee 168 6.4% / 2.3%,
-	// saturated 859 4.7% / 1.8%), every class within the fidelity targets.
+	// light 173 requests TTFT 8.7% E2E 1.8%, knee 168 7.1% / 2.5%,
+	// saturated 859 4.8% / 2.0%), every class within the fidelity targets.
 	for g, lim := range map[Regime][2]float64{RegimeLight: {0.11, 0.03}, RegimeKnee: {0.08, 0.03}, RegimeSaturated: {0.06, 0.03}} {
 		e := rep.Regimes[g]
 		if e.N < 100 || e.TTFTMAPE > lim[0] || e.E2EMAPE > lim[1] {
@@ -142,19 +142,20 @@ func checkSelection(t *testing.T, all *Report, cfg Config) {
 }
 
 // checkUnfitted keeps the unfitted defaults' errors from getting worse.
-// Measured (E2E / TTFT MAPE): RTX4090/Llama-3.1-8B 7.6% / 16.2%,
-// RTXPRO6000/Llama-3.1-8B 2.3% / 6.1%, RTXPRO6000/Qwen3-30B-A3B 11.6% /
-// 26.0%, RTXPRO6000/Qwen3-32B 6.5% / 7.7%; mean over runs 7.0% / 14.0%.
+// Measured (E2E / TTFT MAPE): RTX4090/Llama-3.1-8B 8.2% / 17.3%,
+// RTXPRO6000/Llama-3.1-8B 6.0% / 9.5%, RTXPRO6000/Qwen3-30B-A3B 5.3% /
+// 16.1%, RTXPRO6000/Qwen3-32B 4.2% / 6.9%; mean over runs 5.9% / 12.4%.
 // (With NVLink's link figures on these PCIe boards the Qwen3 runs were
-// 23.8% / 43.2% and 30.1% / 44.2%.)
+// 23.8% / 43.2% and 30.1% / 44.2%; with Hopper's mixed-batch factors for
+// FlashAttention 2, 7.6% / 16.2%, 2.3% / 6.1%, 11.6% / 26.0%, 6.5% / 7.7%.)
 // The goals (E2E ≤ 15%, TTFT ≤ 20% every run) are reported, not enforced.
 func checkUnfitted(t *testing.T, rep *Report) {
 	t.Helper()
 	bound := map[string][2]float64{ // E2E, TTFT
-		"RTX4090/Llama-3.1-8B":                   {0.09, 0.18},
-		"RTXPRO6000/Llama-3.1-8B":                {0.035, 0.08},
-		"RTXPRO6000/Qwen3-30B-A3B-Instruct-2507": {0.125, 0.275},
-		"RTXPRO6000/Qwen3-32B":                   {0.075, 0.09},
+		"RTX4090/Llama-3.1-8B":                   {0.09, 0.185},
+		"RTXPRO6000/Llama-3.1-8B":                {0.07, 0.105},
+		"RTXPRO6000/Qwen3-30B-A3B-Instruct-2507": {0.065, 0.175},
+		"RTXPRO6000/Qwen3-32B":                   {0.05, 0.08},
 	}
 	for _, r := range rep.Runs {
 		b, ok := bound[r.Name]
@@ -166,8 +167,8 @@ func checkUnfitted(t *testing.T, rep *Report) {
 			t.Errorf("%s: unfitted E2E MAPE %.4f, TTFT MAPE %.4f; want ≤ %.3f and ≤ %.3f", r.Name, e, tt, b[0], b[1])
 		}
 	}
-	if e, tt := rep.UnfittedOverall["e2e"].MAPE, rep.UnfittedOverall["ttft"].MAPE; e > 0.08 || tt > 0.15 {
-		t.Errorf("unfitted overall E2E MAPE %.4f, TTFT MAPE %.4f; want ≤ 0.08 and ≤ 0.15", e, tt)
+	if e, tt := rep.UnfittedOverall["e2e"].MAPE, rep.UnfittedOverall["ttft"].MAPE; e > 0.07 || tt > 0.135 {
+		t.Errorf("unfitted overall E2E MAPE %.4f, TTFT MAPE %.4f; want ≤ 0.07 and ≤ 0.135", e, tt)
 	}
 	// The physics model's documented σ is this evidence: calibrate fit's
 	// rule over every run's unfitted replay. A change to the defaults that
@@ -179,11 +180,11 @@ func checkUnfitted(t *testing.T, rep *Report) {
 
 // checkCoverage keeps the 90% intervals' coverage of the real requests
 // (all runs pooled) from getting worse. Measured (TTFT / E2E): fitted
-// 96.8% / 100% (light 90.2% / 100%, knee 97.0% / 100%, saturated
+// 96.8% / 100% (light 90.2% / 100%, knee 96.4% / 100%, saturated
 // 98.1% / 100%), σ 10.0–17.6% (calibrate fit's rule on the training
 // runs, pooled and by load);
-// unfitted 88.9% / 100% (light 76.3% / 100%, knee 54.8% / 100%, saturated
-// 98.1% / 100%), σ 12.5–20.9% (the pooled rule on the other runs' unfitted
+// unfitted 91.7% / 100% (light 83.8% / 100%, knee 82.1% / 100%, saturated
+// 95.1% / 100%), σ 13.6–17.9% (the pooled rule on the other runs' unfitted
 // replays). The goal (85%) is reported, not enforced.
 func checkCoverage(t *testing.T, rep *Report) {
 	t.Helper()
@@ -195,8 +196,8 @@ func checkCoverage(t *testing.T, rep *Report) {
 	}{
 		{"fitted", rep.Coverage, [2]float64{0.95, 0.97},
 			map[Regime][2]float64{RegimeLight: {0.87, 0.97}, RegimeKnee: {0.94, 0.97}, RegimeSaturated: {0.96, 0.97}}},
-		{"unfitted", rep.UnfittedCoverage, [2]float64{0.86, 0.97},
-			map[Regime][2]float64{RegimeLight: {0.72, 0.97}, RegimeKnee: {0.50, 0.97}, RegimeSaturated: {0.96, 0.97}}},
+		{"unfitted", rep.UnfittedCoverage, [2]float64{0.89, 0.97},
+			map[Regime][2]float64{RegimeLight: {0.80, 0.97}, RegimeKnee: {0.78, 0.97}, RegimeSaturated: {0.93, 0.97}}},
 	} {
 		if c.p == nil || c.p.Runs != 4 || c.p.Requests["e2e"].N != 1200 {
 			t.Errorf("%s: intervals of %+v, want the 4 runs' 1,200 requests", c.path, c.p)

@@ -64,7 +64,7 @@ func Kernels(pm *latency.Physics, mc *latency.ModelConfig, p *Profile, dp int) (
 	}
 	f := float64(dp)
 	L := float64(mc.Layers)
-	var dense, sample, attn, moe []profileRow
+	var dense, sample, moe []profileRow
 	for _, t := range p.DenseTokens() {
 		s := latency.Step{DecodeCount: int(f * t)}
 		y := p.DenseStep(t, mc.Layers)
@@ -75,26 +75,7 @@ func Kernels(pm *latency.Physics, mc *latency.ModelConfig, p *Profile, dp int) (
 		y := p.SampleStep(pt.X)
 		sample = append(sample, profileRow{q: pm.Quantities(&s), n: pt.X, y: y, scale: y, at: fmt.Sprintf("%g sequences", pt.X)})
 	}
-	for _, a := range p.Attention {
-		if a.KVPrefill > maxAttentionContext || a.KVDecode > maxAttentionContext || !finite(a.Us) {
-			continue
-		}
-		// The row is one rank's attention; the lockstep step has dp such
-		// ranks (the physics model spreads a step's work evenly over them).
-		var s latency.Step
-		n := float64(a.NDecode) // per rank
-		if a.Chunk > 0 {
-			for range dp { // every rank prefills one: the model takes balanced ranks
-				s.Prefill = append(s.Prefill, latency.PrefillWork{NewTokens: a.Chunk, Context: a.KVPrefill, Target: a.KVPrefill + a.Chunk + 1})
-			}
-			n++
-		}
-		s.DecodeCount = dp * a.NDecode
-		s.DecodeContextSum = int64(dp) * int64(a.NDecode) * int64(a.KVDecode)
-		y := L * a.Us
-		attn = append(attn, profileRow{q: pm.Quantities(&s), n: n, y: y, scale: y + p.DenseStep(float64(a.Chunk+a.NDecode), mc.Layers),
-			at: fmt.Sprintf("chunk %d after %d, %d decodes at %d", a.Chunk, a.KVPrefill, a.NDecode, a.KVDecode)})
-	}
+	attn := attentionRows(pm, mc, p, dp)
 	if mc.IsMoE() {
 		if len(p.MoE) == 0 {
 			return nil, fmt.Errorf("fit: kernels: %s is a mixture of experts but the profile %s has no moe.csv", mc.Name, p)
@@ -302,4 +283,33 @@ func stat(rows []profileRow, pred func(*profileRow) float64) GroupError {
 		st.MeanAbsRel /= float64(len(rows))
 	}
 	return st
+}
+
+// attentionRows are a profile's attention rows (contexts up to
+// maxAttentionContext) against the quantities of pm, for a deployment of
+// dp data-parallel ranks (see [Kernels]).
+func attentionRows(pm *latency.Physics, mc *latency.ModelConfig, p *Profile, dp int) []profileRow {
+	L := float64(mc.Layers)
+	var rows []profileRow
+	for _, a := range p.Attention {
+		if a.KVPrefill > maxAttentionContext || a.KVDecode > maxAttentionContext || !finite(a.Us) {
+			continue
+		}
+		// The row is one rank's attention; the lockstep step has dp such
+		// ranks (the physics model spreads a step's work evenly over them).
+		var s latency.Step
+		n := float64(a.NDecode) // per rank
+		if a.Chunk > 0 {
+			for range dp { // every rank prefills one: the model takes balanced ranks
+				s.Prefill = append(s.Prefill, latency.PrefillWork{NewTokens: a.Chunk, Context: a.KVPrefill, Target: a.KVPrefill + a.Chunk + 1})
+			}
+			n++
+		}
+		s.DecodeCount = dp * a.NDecode
+		s.DecodeContextSum = int64(dp) * int64(a.NDecode) * int64(a.KVDecode)
+		y := L * a.Us
+		rows = append(rows, profileRow{q: pm.Quantities(&s), n: n, y: y, scale: y + p.DenseStep(float64(a.Chunk+a.NDecode), mc.Layers),
+			at: fmt.Sprintf("chunk %d after %d, %d decodes at %d", a.Chunk, a.KVPrefill, a.NDecode, a.KVDecode)})
+	}
+	return rows
 }

@@ -18,7 +18,7 @@ import (
 //     E2E, a sum of mostly decode steps, measures the decode steps' error,
 //     a TTFT away from saturation its prefill and mixed steps', which err
 //     more (on the held-out real runs of internal/fidelity, TTFT MAPE 5.7%
-//     against E2E 1.9%: a σ from E2E alone left 31% of the TTFTs outside
+//     against E2E 2.0%: a σ from E2E alone left 31% of the TTFTs outside
 //     their 90% intervals, 62% at light load).
 //   - By load: the rule is taken over all the requests and over those of
 //     each load regime the replay met (Errors.ByLoad) with at least
@@ -27,7 +27,7 @@ import (
 //     usually the most, set σ, and light-load TTFTs, which err most, fell
 //     outside their intervals (on the held-out real runs of
 //     internal/fidelity 83.8% inside at light load and 83.3% at the knee;
-//     by load 90.2% and 97.0%, with σ 10–17.6% where it was 5.5–8%).
+//     by load 90.2% and 96.4%, with σ 10–17.6% where it was 5.5–8%).
 //
 // The requests are the held-out ones, or the fitted ones without a
 // holdout. σ is bounded to latency.MaxStepTimeSigma and kept to 3

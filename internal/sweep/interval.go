@@ -335,7 +335,7 @@ func seedNoise(perSeed map[int][]float64, seeds int) *noise.Estimate {
 }
 
 // text is how a verdict states the interval: "90% interval 15.8–18.9:
-// model σ 17.6%, 3 seeds".
+// model σ 15.6%, 3 seeds".
 func (iv *RateInterval) text() string {
 	seeds := fmt.Sprintf("%d seeds", iv.Seeds)
 	if iv.Seeds == 1 {

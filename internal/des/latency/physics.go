@@ -77,15 +77,14 @@ func PhysicsDefaultAlpha() []float64 { return []float64{1000, 0, 0} }
 // vLLM replays decode steps as CUDA graphs (15 µs per layer taken for
 // their small kernels); a step that runs outside a graph (see
 // [CUDAGraphs]) costs 80 µs more per layer, fitted across LLMServingSim's
-// runs of vLLM 0.19 (78 to 151). The host's own share of a step, 300 µs,
-// and 5 µs per scheduled request are the same fits' order (68 to 425 µs);
+// runs of vLLM 0.19 (78 to 197). The host's own share of a step, 300 µs,
+// and 5 µs per scheduled request are the same fits' order (48 to 425 µs);
 // a prefill request's attention work outside its FLOPs, 470 µs, theirs
 // too. Prefill attention (FlashAttention on Hopper) is taken at 55% of
 // peak. A mixed prefill/decode step reads the decodes' KV more slowly:
-// half as slowly again plus a quarter per 256 decodes (a prompt and 252
-// decodes of Qwen3-14B on an H100 take 75.7 ms where their parts add to
-// 65; LLMServingSim's FlashAttention 2 profiles measure 1.3 to 4 times,
-// the more the more decodes, and its fits set them per GPU). The
+// half as slowly again plus a quarter per 256 decodes on Hopper (a prompt
+// and 252 decodes of Qwen3-14B on an H100 take 75.7 ms where their parts
+// add to 65); FlashAttention 2, on the other GPUs, far more (fa2MixedKV). The
 // all-reduce reaches 73% of the NVLink bandwidth (vidur's NCCL measurements
 // on a DGX H100: 273 to 336 GB/s bus bandwidth on 2 to 8 GPUs) with 8 µs
 // per call: small messages take 6 µs at best on two GPUs there, and
@@ -116,6 +115,9 @@ func PhysicsDefaultBeta(gpu GPU) []float64 {
 	b := make([]float64, PhNumBetas)
 	b[PhFlopsEff], b[PhBwEff], b[PhKnee], b[PhAttnEff], b[PhKVEff] = kernelFlopsEff, 0.85, 0, 0.55, 0.85
 	b[PhMixedKV], b[PhMixedKVWide] = 0.5, 0.25
+	if !gpu.family().hopper {
+		b[PhMixedKV], b[PhMixedKVWide] = fa2MixedKV, fa2MixedKVWide
+	}
 	b[PhLayerUs], b[PhEagerLayerUs], b[PhStepUs], b[PhSeqUs], b[PhPrefillSeqUs] = 15, 80, 300, 5, 470
 	b[PhLinkEff], b[PhLinkOpUs] = 0.73, 8
 	if gpu.overPCIe() {
@@ -168,7 +170,7 @@ type CUDAGraphs struct {
 //
 // A step that prefills where the backend cannot capture it whole (not
 // FlashAttention 3) pays its per-layer cost in full (split): LLMServingSim's
-// runs of vLLM 0.19 on RTX GPUs charge such steps 78 to 151 µs a layer,
+// runs of vLLM 0.19 on RTX GPUs charge such steps 78 to 197 µs a layer,
 // and letting the GPU's work hide it, as below, moves their replays off
 // (the fitted Qwen3-30B-A3B run's TTFT from 9% to 15% MAPE, three of the
 // four runs' unfitted E2E worse). Any other step that runs without a graph
@@ -232,7 +234,9 @@ const attnTileRows = 128
 // least its launches, which otherwise hide behind the GPU's work.
 // Under FlashAttention 3 (Hopper) s is the share of an attention tile the
 // longest prompt chunk fills, min(n/128, 1), and P′ the sum of those shares
-// over the chunks; elsewhere s = 1 and P′ = P.
+// over the chunks; elsewhere s = 1 and P′ = P. A chunk of one token is a
+// decode row to the attention backend: it counts in neither P′ nor s, and
+// a step whose chunks are all of one token runs as a decode step.
 //
 // A step that mixes prefill and decode runs both through one
 // variable-length attention kernel that reads the decodes' KV far less
@@ -378,7 +382,7 @@ type PhysicsStep struct {
 // Quantities returns the step's raw quantities.
 func (p *Physics) Quantities(s *Step) PhysicsStep {
 	var q PhysicsStep
-	var tpf, attn, npf, tiles, widest, sample float64
+	var tpf, attn, npf, long, tiles, widest, sample float64
 	for i := range s.Prefill {
 		w := &s.Prefill[i]
 		if w.NewTokens <= 0 {
@@ -388,7 +392,10 @@ func (p *Physics) Quantities(s *Step) PhysicsStep {
 		tpf += n
 		attn += n * (c + n/2)
 		npf++
-		tiles += min(n/attnTileRows, 1)
+		if n > 1 {
+			long++
+			tiles += min(n/attnTileRows, 1)
+		}
 		widest = max(widest, n)
 		if w.Context+w.NewTokens >= w.Target {
 			sample++
@@ -410,7 +417,12 @@ func (p *Physics) Quantities(s *Step) PhysicsStep {
 	q.Elem = tok * t.elemUs
 	q.Attn = attn * t.attnUs
 	q.KV = float64(max(s.DecodeContextSum, 0)) * t.kvUs
-	if tpf > 0 && d > 0 {
+	// A query of one token (the last prompt token a decode instance
+	// recomputes after a KV transfer, a fully cached prompt's) is a decode
+	// row to the attention backend: a step of such queries alone runs as a
+	// decode batch.
+	mixed := widest > 1
+	if mixed && d > 0 {
 		share := 1.0
 		if p.fa3 {
 			share = min(widest/attnTileRows, 1)
@@ -420,16 +432,18 @@ func (p *Physics) Quantities(s *Step) PhysicsStep {
 	}
 	q.Link = tok * t.linkTokUs
 	q.Layers, q.LinkOps = t.layers, t.linkOps
-	switch split, ungraphed := p.graphs.regime(tok/t.dp, tpf > 0, p.fa3); {
+	switch split, ungraphed := p.graphs.regime(tok/t.dp, mixed, p.fa3); {
 	case split:
 		q.EagerLayers = t.layers
 	case ungraphed:
 		q.LaunchLayers = t.layers
 	}
 	// Each rank's host works on its own share. Under FlashAttention 3 a
-	// prompt chunk's own attention work scales with the tiles it fills.
+	// prompt chunk's own attention work scales with the tiles it fills;
+	// under FlashAttention 2 every chunk of more than one token costs it
+	// whole.
 	if !p.fa3 {
-		tiles = npf
+		tiles = long
 	}
 	q.Seqs, q.PrefillSeq = (npf+d)/t.dp, tiles/t.dp
 	return q
@@ -510,6 +524,21 @@ func (p *Physics) EndOverhead() int64 { return floorMicros(p.alpha[1], 0) }
 func (p *Physics) Coefficients() (alpha, beta []float64) {
 	return slices.Clone(p.alpha[:]), slices.Clone(p.beta[:])
 }
+
+// FlashAttention 2's mixed-batch factors, on every GPU but Hopper: it
+// stops splitting the decodes' KV read as soon as one query is longer than
+// a token, and a mixed step's decodes read their KV at 1.8 to 3.7 times
+// the cost of a decode-only step's, the more, the more decodes. Fitted to the
+// mixed attention rows of LLMServingSim's kernel profiles of four
+// deployments together (Llama-3.1-8B on an RTX 4090 and an RTX PRO 6000,
+// Qwen3-30B-A3B and Qwen3-32B on RTX PRO 6000s; vLLM 0.19), every other
+// coefficient at its default: 0.84 and 1.89 (internal/fidelity's
+// TestFA2MixedDefaults recomputes them; without one profile in turn they
+// range 0.49–1.47 and 1.45–2.21).
+const (
+	fa2MixedKV     = 0.84
+	fa2MixedKVWide = 1.89
+)
 
 // Kernel-level shares: what one GEMM reaches when timed on its own
 // (vidur's H100 profiles): 74% of the FLOP/s peak, and half of the

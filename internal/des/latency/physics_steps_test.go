@@ -166,3 +166,39 @@ func TestPhysicsLaunchesHide(t *testing.T) {
 		t.Errorf("a prompt on L40S: %.1f µs beyond its GPU work, want the per-layer cost %.1f in full and the host's (launched layers %v)", got, split, q.LaunchLayers)
 	}
 }
+
+// TestPhysicsOneTokenQuery: the last prompt token a decode instance
+// recomputes after a KV transfer is a query of one token, a decode row to
+// the attention backend: beside decodes it costs what one more decode
+// does, on FlashAttention 2 as on 3 (no mixed-batch penalty, no per-layer
+// cost of a step outside a graph, no prefill request's own work).
+func TestPhysicsOneTokenQuery(t *testing.T) {
+	m, _ := LookupModel("qwen3-14b")
+	for _, name := range []string{"L40S", "H100"} {
+		g, err := LookupGPU(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPhysics(PhysicsConfig{Model: m, GPU: g, TP: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := decodes(64, 1000)
+		one.Prefill = []PrefillWork{{NewTokens: 1, Context: 999, Target: 1000}}
+		row := decodes(65, 1000)
+		row.DecodeContextSum -= 1000 // the recomputed token's own context is its prefill's
+		q := p.Quantities(&one)
+		if q.MixedKV != 0 || q.EagerLayers != 0 || q.LaunchLayers != 0 || q.PrefillSeq != 0 {
+			t.Errorf("%s: a one-token query beside 64 decodes: mixed KV %v, eager layers %v, launched %v, prefill requests %v; want a decode batch",
+				name, q.MixedKV, q.EagerLayers, q.LaunchLayers, q.PrefillSeq)
+		}
+		if got, dec := p.StepTime(&one), p.StepTime(&row); float64(got) > 1.01*float64(dec) {
+			t.Errorf("%s: a one-token query and 64 decodes take %d µs; 65 decodes %d µs", name, got, dec)
+		}
+		two := decodes(64, 1000)
+		two.Prefill = []PrefillWork{{NewTokens: 2, Context: 998, Target: 1000}}
+		if name == "L40S" && p.Quantities(&two).EagerLayers == 0 {
+			t.Errorf("L40S: a two-token chunk beside decodes ran as a decode batch")
+		}
+	}
+}
