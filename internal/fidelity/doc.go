@@ -75,9 +75,10 @@
 //     regime's rows graded on their own): σ is the fit's, as `calibrate
 //     fit` would record it from the training runs, pooled and by each load
 //     of 30 requests or more the replays met, the largest
-//     ([FitResult.StepTimeSigma]); or, for the unfitted replay, the pooled rule over the other runs' unfitted
-//     replays ([UnfittedSigma]; over all of them it is the physics model's
-//     documented default, latency.DefaultStepTimeSigma).
+//     ([FitResult.StepTimeSigma]); or, for the unfitted replay, the same
+//     rule over the other runs' unfitted replays ([UnfittedSigma]; over
+//     all of them it is the physics model's documented default,
+//     latency.DefaultStepTimeSigma).
 //
 // Fits are bit-for-bit repeatable: sums run in a fixed order (never over a
 // map), there is no concurrency and no randomness beyond the replay's

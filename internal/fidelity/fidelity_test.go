@@ -183,8 +183,8 @@ func checkUnfitted(t *testing.T, rep *Report) {
 // 96.8% / 100% (light 90.2% / 100%, knee 96.4% / 100%, saturated
 // 98.1% / 100%), σ 10.0–17.6% (calibrate fit's rule on the training
 // runs, pooled and by load);
-// unfitted 91.7% / 100% (light 83.8% / 100%, knee 82.1% / 100%, saturated
-// 95.1% / 100%), σ 13.6–17.9% (the pooled rule on the other runs' unfitted
+// unfitted 96.0% / 100% (light 87.3% / 100%, knee 89.9% / 100%, saturated
+// 99.0% / 100%), σ 17.0–20.1% (the same rule on the other runs' unfitted
 // replays). The goal (85%) is reported, not enforced.
 func checkCoverage(t *testing.T, rep *Report) {
 	t.Helper()
@@ -196,8 +196,8 @@ func checkCoverage(t *testing.T, rep *Report) {
 	}{
 		{"fitted", rep.Coverage, [2]float64{0.95, 0.97},
 			map[Regime][2]float64{RegimeLight: {0.87, 0.97}, RegimeKnee: {0.94, 0.97}, RegimeSaturated: {0.96, 0.97}}},
-		{"unfitted", rep.UnfittedCoverage, [2]float64{0.89, 0.97},
-			map[Regime][2]float64{RegimeLight: {0.80, 0.97}, RegimeKnee: {0.78, 0.97}, RegimeSaturated: {0.93, 0.97}}},
+		{"unfitted", rep.UnfittedCoverage, [2]float64{0.94, 0.97},
+			map[Regime][2]float64{RegimeLight: {0.85, 0.97}, RegimeKnee: {0.87, 0.97}, RegimeSaturated: {0.97, 0.97}}},
 	} {
 		if c.p == nil || c.p.Runs != 4 || c.p.Requests["e2e"].N != 1200 {
 			t.Errorf("%s: intervals of %+v, want the 4 runs' 1,200 requests", c.path, c.p)

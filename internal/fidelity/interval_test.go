@@ -197,8 +197,8 @@ func TestByGPU(t *testing.T) {
 }
 
 // TestUnfittedSigma: an unfitted interval's σ is calibrate fit's rule on
-// the other runs' unfitted replays, never on the run's own; with no other
-// run, the physics default.
+// the other runs' unfitted replays (over all their requests and by load),
+// never on the run's own; with no other run, the physics default.
 func TestUnfittedSigma(t *testing.T) {
 	run := func(name string, ttft, e2e float64) RunReport {
 		return RunReport{Name: name, Unfitted: &Assessment{Metrics: map[string]Metrics{
@@ -219,5 +219,17 @@ func TestUnfittedSigma(t *testing.T) {
 	}
 	if got, want := UnfittedSigma(runs[:1], "a"), latency.DefaultSigmaOf(latency.KindPhysics); got != want {
 		t.Errorf("no other run: σ %v, want the default %v", got, want)
+	}
+	// By load, as calibrate fit takes it: a light load of 40 requests
+	// pooled over b and c at TTFT (20·0.40 + 20·0.20) / 40 = 0.30 wins
+	// (√(π/2) × 0.30 = 0.376); a knee of 20 requests, fewer than 30, does
+	// not count however large its error.
+	runs[1].Unfitted.ByLoad = map[Regime]RegimeErrors{RegimeLight: {N: 20, TTFTMAPE: 0.40, E2EMAPE: 0.05}, RegimeKnee: {N: 20, TTFTMAPE: 0.9}}
+	runs[2].Unfitted.ByLoad = map[Regime]RegimeErrors{RegimeLight: {N: 20, TTFTMAPE: 0.20, E2EMAPE: 0.05}}
+	if got := UnfittedSigma(runs, "a"); math.Abs(got-0.376) > 0.0006 {
+		t.Errorf("by load: σ %v, want 0.376 from the light load", got)
+	}
+	if got := UnfittedSigma(runs, "b"); math.Abs(got-0.107) > 0.0006 {
+		t.Errorf("c's light load alone (20 requests) counted: σ %v, want the pooled 0.107", got)
 	}
 }

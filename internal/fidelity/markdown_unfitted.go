@@ -80,7 +80,7 @@ func writeIntervals(b *strings.Builder, r *Report, t Targets) {
 		"the greatest of its three simulated values, a percentile when the real run's lies between the three replays'.\n"+
 		"σ of a fitted replay is what `calibrate fit` would record for its fit, √(π/2) × the larger of the E2E and\n"+
 		"TTFT MAPE of the runs it was trained on (never the held-out run), over all their requests and over each\n"+
-		"load of 30 or more their replays met, the largest; of an unfitted one √(π/2) × the larger pooled MAPE of the other runs'\n"+
+		"load of 30 or more their replays met, the largest; of an unfitted one the same rule over the other runs'\n"+
 		"unfitted replays (over all of them it gives the physics model's documented default, docs/simulator.md\n"+
 		"§8.7). The goal: at least %s of the real values inside. Requests\n"+
 		"inside, below the fast-step run and above the slow-step run; percentiles p50 / p90 / p99 inside or out\n"+

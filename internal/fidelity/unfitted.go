@@ -10,8 +10,11 @@ import (
 
 // Assessment is one more replay of a run, graded like the held-out one.
 type Assessment struct {
-	Metrics  map[string]Metrics // ttft, tpot, e2e
-	Regimes  map[Regime]RegimeErrors
+	Metrics map[string]Metrics      // ttft, tpot, e2e
+	Regimes map[Regime]RegimeErrors // by the load each request met on the real server
+	// ByLoad are the errors by the load each request met in the replay
+	// (simRegimes), as calibrate fit pools them for its σ.
+	ByLoad   map[Regime]RegimeErrors
 	Interval *Interval // at the σ the other runs' unfitted errors give (UnfittedSigma)
 	replay   *replayed // the replay graded, kept for its interval
 }
@@ -38,7 +41,8 @@ func (c *Case) unfitted(ctx context.Context) (*Assessment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fidelity: run %s (unfitted): %w", c.Run.Name, err)
 	}
-	return &Assessment{Metrics: metricsFrom(rep), Regimes: regimeErrors(c.Run, rp.sims), replay: rp}, nil
+	return &Assessment{Metrics: metricsFrom(rep), Regimes: regimeErrors(c.Run, rp.sims),
+		ByLoad: errorsByClass(c.Run, rp.sims, simRegimes(c.Run, rp.rec.results)), replay: rp}, nil
 }
 
 // unfittedInterval grades a's replay with its 90% interval at sigma.
@@ -52,19 +56,20 @@ func (c *Case) unfittedInterval(ctx context.Context, a *Assessment, sigma float6
 }
 
 // UnfittedSigma is the σ the unfitted replays of runs other than except
-// give by calibrate fit's rule over all their requests (√(π/2) × the
-// larger of the pooled TTFT and E2E MAPE), the evidence behind
-// latency.DefaultStepTimeSigma; with no such run, that default. It is one
-// documented figure for any GPU and load, so the fit's widening by load
-// (fit.StepTimeSigma), a property of one server's own runs, is not taken.
+// give by calibrate fit's rule (fit.StepTimeSigma: √(π/2) × the larger of
+// the TTFT and E2E MAPE over all their requests and over those of each
+// load their replays met with 30 or more, the largest), the evidence
+// behind latency.DefaultStepTimeSigma; with no such run, that default.
 func UnfittedSigma(runs []RunReport, except string) float64 {
 	var all RegimeErrors
+	var loads []map[Regime]RegimeErrors
 	for _, run := range runs {
 		if run.Name != except && run.Unfitted != nil {
 			all = poolMAPE(all, run.Unfitted.Metrics)
+			loads = append(loads, run.Unfitted.ByLoad)
 		}
 	}
-	return ruleSigma(all, nil)
+	return ruleSigma(all, pooledRegimes(loads))
 }
 
 // GPUErrors pool the runs of one GPU, every request weighing the same.

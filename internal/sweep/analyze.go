@@ -79,8 +79,8 @@ type Knee struct {
 	RateRPS   float64 `json:"rate_rps"`
 	LatencyMs float64 `json:"latency_ms"`
 	// SeedNoise is the knee rate's noise over the seeds (two or more): the
-	// knee of each seed's own curve (the mean over its two scales when the
-	// model's σ is on), their mean, 95% interval and CV.
+	// knee of each seed's own curve (the harmonic mean over its two scales
+	// when the model's σ is on), their mean, 95% interval and CV.
 	SeedNoise *noise.Estimate `json:"seed_noise,omitempty"`
 }
 
