@@ -394,10 +394,14 @@ func BenchmarkStepTime(b *testing.B) {
 	moe, _ := LookupModel("qwen3-30b-a3b")
 	rmoe, _ := NewRoofline(RooflineConfig{Model: moe, GPU: h100, TP: 1})
 	bm, _ := New(Config{Kind: KindBlackbox, Model: "qwen3-14b", GPU: "H100"})
+	ph, _ := NewPhysics(PhysicsConfig{Model: mc, GPU: h100, TP: 1})
+	l40, _ := LookupGPU("L40S")
+	phFA2, _ := NewPhysics(PhysicsConfig{Model: mc, GPU: l40, TP: 1})
+	phMoE, _ := NewPhysics(PhysicsConfig{Model: moe, GPU: h100, TP: 1})
 	for _, bc := range []struct {
 		name string
 		m    Model
-	}{{"trained-physics", pm}, {"roofline", rm}, {"roofline-moe", rmoe}, {"blackbox", bm}} {
+	}{{"physics", ph}, {"physics-fa2", phFA2}, {"physics-moe", phMoE}, {"trained-physics", pm}, {"roofline", rm}, {"roofline-moe", rmoe}, {"blackbox", bm}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var sink int64
