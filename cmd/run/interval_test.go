@@ -43,7 +43,7 @@ func TestSweepInterval(t *testing.T) {
 		t.Errorf("σ 25%%, 2 seeds: interval %+v, want wider than %+v", *wide, *iv)
 	}
 	text := mustRun(t, append(base[:len(base)-3], "--interval")...)
-	if !strings.Contains(text, "(90% interval ") || !strings.Contains(text, ": model σ 18.1%, 1 seed) under the SLO") {
+	if !strings.Contains(text, "(90% interval ") || !strings.Contains(text, ": model σ 19%, 1 seed) under the SLO") {
 		t.Errorf("text answer has no interval:\n%s", text)
 	}
 	for _, tc := range []struct{ flag, want string }{

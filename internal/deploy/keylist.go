@@ -78,7 +78,7 @@ func placementKeys() []key {
 			field: func(c *Config) any { return &c.BetaCoeffs }},
 		{name: "step_time_sigma", category: dep, omitZero: true,
 			usage:       "relative uncertainty σ of the latency model's step times, for the 90% intervals of sweep --interval and replay --interval (calibrate fit writes the fit's)",
-			defaultText: "0.181 for physics, 0.20 for the others",
+			defaultText: "0.19 for physics, 0.20 for the others",
 			field:       func(c *Config) any { return &c.StepTimeSigma }},
 		{name: "quantization", category: dep,
 			usage: "vLLM's --quantization: fp8 (one byte a weight, GEMMs at the FP8 rate), awq, gptq, marlin, bitsandbytes (4 bits a weight); empty = as the model config says",

@@ -142,9 +142,9 @@ func checkSelection(t *testing.T, all *Report, cfg Config) {
 }
 
 // checkUnfitted keeps the unfitted defaults' errors from getting worse.
-// Measured (E2E / TTFT MAPE): RTX4090/Llama-3.1-8B 8.2% / 17.3%,
-// RTXPRO6000/Llama-3.1-8B 6.0% / 9.5%, RTXPRO6000/Qwen3-30B-A3B 5.3% /
-// 16.1%, RTXPRO6000/Qwen3-32B 4.2% / 6.9%; mean over runs 5.9% / 12.4%.
+// Measured (E2E / TTFT MAPE): RTX4090/Llama-3.1-8B 8.2% / 17.2%,
+// RTXPRO6000/Llama-3.1-8B 5.6% / 8.7%, RTXPRO6000/Qwen3-30B-A3B 5.8% /
+// 17.2%, RTXPRO6000/Qwen3-32B 4.4% / 7.0%; mean over runs 6.0% / 12.5%.
 // (With NVLink's link figures on these PCIe boards the Qwen3 runs were
 // 23.8% / 43.2% and 30.1% / 44.2%; with Hopper's mixed-batch factors for
 // FlashAttention 2, 7.6% / 16.2%, 2.3% / 6.1%, 11.6% / 26.0%, 6.5% / 7.7%.)
@@ -154,7 +154,7 @@ func checkUnfitted(t *testing.T, rep *Report) {
 	bound := map[string][2]float64{ // E2E, TTFT
 		"RTX4090/Llama-3.1-8B":                   {0.09, 0.185},
 		"RTXPRO6000/Llama-3.1-8B":                {0.07, 0.105},
-		"RTXPRO6000/Qwen3-30B-A3B-Instruct-2507": {0.065, 0.175},
+		"RTXPRO6000/Qwen3-30B-A3B-Instruct-2507": {0.065, 0.18},
 		"RTXPRO6000/Qwen3-32B":                   {0.05, 0.08},
 	}
 	for _, r := range rep.Runs {
@@ -173,7 +173,7 @@ func checkUnfitted(t *testing.T, rep *Report) {
 	// The physics model's documented σ is this evidence: calibrate fit's
 	// rule over every run's unfitted replay. A change to the defaults that
 	// moves it asks for the constant (and its documentation) to follow.
-	if got, doc := UnfittedSigma(rep.Runs, ""), latency.DefaultStepTimeSigma; math.Abs(got-doc) > 0.005 {
+	if got, doc := UnfittedSigma(rep.Runs, ""), latency.DefaultStepTimeSigma; math.Abs(got-doc) > 0.001 {
 		t.Errorf("the unfitted replays give σ %.4f; latency.DefaultStepTimeSigma says %.3f", got, doc)
 	}
 }
@@ -183,8 +183,8 @@ func checkUnfitted(t *testing.T, rep *Report) {
 // 96.8% / 100% (light 90.2% / 100%, knee 96.4% / 100%, saturated
 // 98.1% / 100%), σ 10.0–17.6% (calibrate fit's rule on the training
 // runs, pooled and by load);
-// unfitted 96.0% / 100% (light 87.3% / 100%, knee 89.9% / 100%, saturated
-// 99.0% / 100%), σ 17.0–20.1% (the same rule on the other runs' unfitted
+// unfitted 95.6% / 100% (light 86.7% / 100%, knee 88.1% / 100%, saturated
+// 98.8% / 100%), σ 16.8–22.0% (the same rule on the other runs' unfitted
 // replays). The goal (85%) is reported, not enforced.
 func checkCoverage(t *testing.T, rep *Report) {
 	t.Helper()
@@ -197,7 +197,7 @@ func checkCoverage(t *testing.T, rep *Report) {
 		{"fitted", rep.Coverage, [2]float64{0.95, 0.97},
 			map[Regime][2]float64{RegimeLight: {0.87, 0.97}, RegimeKnee: {0.94, 0.97}, RegimeSaturated: {0.96, 0.97}}},
 		{"unfitted", rep.UnfittedCoverage, [2]float64{0.94, 0.97},
-			map[Regime][2]float64{RegimeLight: {0.85, 0.97}, RegimeKnee: {0.87, 0.97}, RegimeSaturated: {0.97, 0.97}}},
+			map[Regime][2]float64{RegimeLight: {0.85, 0.97}, RegimeKnee: {0.86, 0.97}, RegimeSaturated: {0.97, 0.97}}},
 	} {
 		if c.p == nil || c.p.Runs != 4 || c.p.Requests["e2e"].N != 1200 {
 			t.Errorf("%s: intervals of %+v, want the 4 runs' 1,200 requests", c.path, c.p)

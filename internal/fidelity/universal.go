@@ -15,7 +15,7 @@ import (
 type Universal struct {
 	HostStepUs   float64 // per step, µs
 	HostSeqUs    float64 // per scheduled request, µs
-	EagerLayerUs float64 // per layer of a step that prefills (launched outside a CUDA graph), µs
+	EagerLayerUs float64 // per layer of a step outside a CUDA graph, µs (latency.PhEagerLayerUs)
 	// LinkInv is the inverse of the share of the interconnect's bandwidth
 	// an all-reduce reaches (1/link_eff; at least 1).
 	LinkInv  float64

@@ -18,16 +18,17 @@ type KernelProfile struct {
 }
 
 // MixedPenalty fits the mixed-batch factors (mixed_kv and mixed_kv_wide)
-// to the mixed attention rows of several kernel profiles together, every
-// other coefficient held at beta's: the factors a default needs beside
-// those coefficients for the GPUs and attention backend the profiles
-// measured. Rows weigh by their error relative to their step, as in
-// [Kernels].
+// to the mixed attention rows of several kernel profiles together, with
+// the attention kernels' own floors (per layer and per scheduled request,
+// which a step's floor holds among its other kernels') and every other
+// coefficient held at beta's: the factors a default needs beside those
+// coefficients for the GPUs and attention backend the profiles measured.
+// Rows weigh by their error relative to their step, as in [Kernels].
 func MixedPenalty(profiles []KernelProfile, beta []float64) (mixed, wide float64, err error) {
 	if len(beta) != latency.PhNumBetas {
 		return 0, 0, fmt.Errorf("fit: mixed penalty: %d coefficients, want %d", len(beta), latency.PhNumBetas)
 	}
-	l, err := nnls.New(2)
+	l, err := nnls.New(4)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -38,9 +39,8 @@ func MixedPenalty(profiles []KernelProfile, beta []float64) (mixed, wide float64
 			if r.q.MixedKV == 0 {
 				continue
 			}
-			held := r.q.Attn/beta[latency.PhAttnEff] + r.q.KV/kv + r.q.Layers*beta[latency.PhLayerUs] +
-				r.n*beta[latency.PhSeqUs] + r.q.PrefillSeq*beta[latency.PhPrefillSeqUs]
-			l.Add([]float64{r.q.MixedKV / kv, r.q.MixedKVWide / kv}, r.y-held, 1/(r.scale*r.scale))
+			held := r.q.Attn/beta[latency.PhAttnEff] + r.q.KV/kv + r.q.PrefillSeq*beta[latency.PhPrefillSeqUs]
+			l.Add([]float64{r.q.MixedKV / kv, r.q.MixedKVWide / kv, r.q.Layers, r.n}, r.y-held, 1/(r.scale*r.scale))
 			n++
 		}
 	}

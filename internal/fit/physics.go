@@ -21,8 +21,8 @@ import (
 // where in a long prefill step a request arrived (its phase) blurs the
 // costs of prefill steps (the eager per-layer cost, attention) by more
 // than their size. Measured on synthetic light, loaded and saturated
-// traces together: the two shares come back within 1%, a freed eager
-// cost 5 to 7% off, a freed step cost 35% off (TestFitAllRecoversPhysics).
+// traces together: the two shares come back within 1%, a freed step cost
+// 35% off (TestFitAllRecoversPhysics).
 // Kernel profiles measure those terms directly (internal/fidelity).
 func physicsFree() []int {
 	return []int{latency.PhFlopsEff, latency.PhBwEff}

@@ -156,3 +156,74 @@ func TestFitFreesEagerCost(t *testing.T) {
 		}
 	}
 }
+
+// TestFeaturesArePhysicsTime: the fit's linear form of a step (features ·
+// θ + offset) is the physics model's own step time at the coefficients θ
+// stands for, on every branch: Hopper and FlashAttention 2, graphs,
+// --enforce-eager and V0, launch-bound and not, TP and DP of 1 and 2,
+// the eager cost free or held.
+func TestFeaturesArePhysicsTime(t *testing.T) {
+	steps := func(dp int) []latency.Step {
+		var out []latency.Step
+		for _, d := range []int{0, 1, 8, 64, 600} {
+			for _, prompt := range []int{0, 1, 2, 300, 2000} {
+				s := latency.Step{DecodeCount: d, DecodeContextSum: int64(d * 1500)}
+				for range min(prompt, 1) * dp {
+					s.Prefill = append(s.Prefill, latency.PrefillWork{NewTokens: prompt, Context: 100, Target: 100 + prompt})
+				}
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	checked, bound := 0, 0
+	for _, gpu := range []string{"H100", "L40S"} {
+		g, _ := latency.LookupGPU(gpu)
+		for _, model := range []string{"llama-3.2-1b", "qwen3-14b"} {
+			mc, _ := latency.LookupModel(model)
+			for _, graphs := range []latency.CUDAGraphs{{}, {Eager: true}, {DecodeOnly: true}} {
+				for _, par := range [][2]int{{1, 1}, {2, 1}, {1, 2}} {
+					start := latency.PhysicsDefaultBeta(g)
+					m, err := latency.NewPhysics(latency.PhysicsConfig{Model: mc, GPU: g, TP: par[0], DP: par[1], Graphs: graphs,
+						Alpha: []float64{0, 0, 0}, Beta: start})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, free := range []bool{false, true} {
+						sp, err := newSpace(latency.KindPhysics, m, []float64{0, 0, 0}, start, free)
+						if err != nil {
+							t.Fatal(err)
+						}
+						theta := sp.theta()[:sp.nb]
+						theta[phUFl], theta[phUBw] = 1/0.5, 1/0.6
+						if free {
+							theta[phNumFree] = 400
+						}
+						sp.at(theta)
+						beta := physicsCoefficients(sp.beta, theta, sp.physicsFreeList())
+						dst := make([]float64, sp.nb)
+						for _, s := range steps(par[1]) {
+							got := sp.features(&s, dst)
+							for j := range dst {
+								got += dst[j] * theta[j]
+							}
+							q := m.Quantities(&s)
+							want := max(latency.PhysicsTime(&q, beta), 1)
+							if q.LaunchLayers > 0 && latency.LaunchTime(&q, beta) > latency.GPUTime(&q, beta) {
+								bound++
+							}
+							checked++
+							if math.Abs(got-want) > 1e-6*want {
+								t.Fatalf("%s %s %+v TP %d DP %d free %v, %d decodes and %v: features give %.3f µs, the model %.3f",
+									gpu, model, graphs, par[0], par[1], free, s.DecodeCount, s.Prefill, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if bound == 0 || bound == checked {
+		t.Errorf("%d of %d steps launch-bound: the test needs both branches", bound, checked)
+	}
+}

@@ -318,7 +318,9 @@ func rateInterval(m float64, variants []Row, seeds int) *RateInterval {
 // harmonic mean of its runs. A rate found with every step × (1 ∓ zσ) is
 // the rate at the model's own steps ÷ (1 ∓ zσ), and the harmonic mean of
 // the pair gives that rate back, where their plain mean would sit about
-// (zσ)² above it (8% at σ 18%). Nil with fewer than two seeds that ran.
+// (zσ)² above it (10% at σ 19%). A seed whose max rate at either scale is
+// 0 (no rate met the SLO) is left out: its rate is not known. Nil with
+// fewer than two seeds left.
 func seedNoise(perSeed map[int][]float64, seeds int) *noise.Estimate {
 	var xs []float64
 	for seed := range seeds {
@@ -327,7 +329,9 @@ func seedNoise(perSeed map[int][]float64, seeds int) *noise.Estimate {
 			for _, x := range v {
 				inv += 1 / x
 			}
-			xs = append(xs, float64(len(v))/inv)
+			if !math.IsInf(inv, 1) {
+				xs = append(xs, float64(len(v))/inv)
+			}
 		}
 	}
 	if len(xs) < 2 {
@@ -338,7 +342,7 @@ func seedNoise(perSeed map[int][]float64, seeds int) *noise.Estimate {
 }
 
 // text is how a verdict states the interval: "90% interval 15.8–18.9:
-// model σ 18.1%, 3 seeds".
+// model σ 19%, 3 seeds".
 func (iv *RateInterval) text() string {
 	seeds := fmt.Sprintf("%d seeds", iv.Seeds)
 	if iv.Seeds == 1 {

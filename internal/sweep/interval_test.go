@@ -402,3 +402,16 @@ func TestSeedNoiseOfKnee(t *testing.T) {
 		t.Errorf("SeedText %q", k.SeedText())
 	}
 }
+
+// TestSeedNoiseHarmonic: a seed's rate is the harmonic mean of its two
+// scales' (rates 10 and 15 give 12, the rate of the scales 1 ∓ 0.2 at
+// 12 req/s), and a seed that found no rate at one scale is left out.
+func TestSeedNoiseHarmonic(t *testing.T) {
+	e := seedNoise(map[int][]float64{0: {10, 15}, 1: {0, 14}, 2: {12, 12}}, 3)
+	if e == nil || e.N != 2 || math.Abs(e.Mean-12) > 1e-12 || e.SD > 1e-12 {
+		t.Errorf("seed noise %+v, want seeds 0 and 2 at 12 req/s each", e)
+	}
+	if e := seedNoise(map[int][]float64{0: {10, 15}, 1: {0, 14}}, 2); e != nil {
+		t.Errorf("one seed left gave a seed noise: %+v", e)
+	}
+}

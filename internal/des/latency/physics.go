@@ -23,7 +23,7 @@ const (
 	PhMixedKV             // extra decode KV read in a step that also prefills, as a multiple of the read
 	PhMixedKVWide         // the same per 256 decodes in the step: mixed batches slow down with their width
 	PhLayerUs             // µs per layer per step: the floor of its small kernels
-	PhEagerLayerUs        // µs per layer in a step that prefills: kernels launched one by one, outside a CUDA graph
+	PhEagerLayerUs        // µs per layer of a step outside a CUDA graph: paid in full where attention runs between graph pieces, hidden behind the GPU's work where the whole step is launched from the host
 	PhStepUs              // µs per step: launch, sampling, host work the GPU does not hide
 	PhSeqUs               // µs per scheduled request
 	PhPrefillSeqUs        // µs per prefill request (a new chunk's input preparation)
@@ -75,9 +75,10 @@ func PhysicsDefaultAlpha() []float64 { return []float64{1000, 0, 0} }
 // the real one does (TestPhysicsStepsOnH100).
 //
 // vLLM replays decode steps as CUDA graphs (15 µs per layer taken for
-// their small kernels); a step that runs outside a graph (see
-// [CUDAGraphs]) costs 80 µs more per layer, fitted across LLMServingSim's
-// runs of vLLM 0.19 (78 to 197). The host's own share of a step, 300 µs,
+// their small kernels); a step outside a graph (see [CUDAGraphs]) takes
+// 80 µs more per layer where its attention runs between graph pieces,
+// fitted across LLMServingSim's runs of vLLM 0.19 (78 to 197), and at
+// least 95 µs a layer of host launches where it runs with no graph. The host's own share of a step, 300 µs,
 // and 5 µs per scheduled request are the same fits' order (48 to 425 µs);
 // a prefill request's attention work outside its FLOPs, 470 µs, theirs
 // too. Prefill attention (FlashAttention on Hopper) is taken at 55% of
@@ -164,12 +165,14 @@ type CUDAGraphs struct {
 	MaxCaptureTokens int  // the largest captured batch in tokens; 0 = DefaultMaxCaptureTokens
 }
 
-// regime says how a step of tokens new tokens, prefilling or not, runs
-// outside a CUDA graph; mixedFull says whether the attention backend lets
-// a step that prefills run as one graph.
+// regime says how a step of tokens new tokens runs outside a CUDA graph:
+// prefills says whether it holds a prompt chunk, mixed whether one of them
+// is longer than a token (a one-token query is a decode row to the V1
+// engine's attention backends), mixedFull whether the attention backend
+// lets a step with a longer query run as one graph.
 //
-// A step that prefills where the backend cannot capture it whole (not
-// FlashAttention 3) pays its per-layer cost in full (split): LLMServingSim's
+// A step with a longer query where the backend cannot capture it whole
+// (not FlashAttention 3) pays its per-layer cost in full (split): LLMServingSim's
 // runs of vLLM 0.19 on RTX GPUs charge such steps 78 to 197 µs a layer,
 // and letting the GPU's work hide it, as below, moves their replays off
 // (the fitted Qwen3-30B-A3B run's TTFT from 9% to 15% MAPE, three of the
@@ -181,12 +184,12 @@ type CUDAGraphs struct {
 // than its launches take (a 990-token prompt beside 2 decodes of Qwen3-14B
 // on an H100 takes 39.6 ms: 41.0 with the launches hidden, 44.2 with them
 // added).
-func (g CUDAGraphs) regime(tokens float64, prefills, mixedFull bool) (split, ungraphed bool) {
+func (g CUDAGraphs) regime(tokens float64, prefills, mixed, mixedFull bool) (split, ungraphed bool) {
 	limit := g.MaxCaptureTokens
 	if limit <= 0 {
 		limit = DefaultMaxCaptureTokens
 	}
-	if prefills && !mixedFull {
+	if mixed && !mixedFull {
 		return true, false
 	}
 	return false, g.Eager || tokens > float64(limit) || (prefills && g.DecodeOnly)
@@ -241,7 +244,7 @@ const attnTileRows = 128
 // A step that mixes prefill and decode runs both through one
 // variable-length attention kernel that reads the decodes' KV far less
 // efficiently than a decode-only step, the more so the more decodes
-// (measured in LLMServingSim's profiles: 1.6 to 4 times): the mixed and
+// (measured in LLMServingSim's profiles: 1.8 to 3.7 times): the mixed and
 // wide factors. Decode requests enter through D and Σ cⱼ only, so a [Step]'s (count,
 // Σcontext) summary is exact. Q = ⌊α₀⌋, A_end = ⌊α₁⌋, A_tok = ⌊α₂⌋.
 type Physics struct {
@@ -382,7 +385,7 @@ type PhysicsStep struct {
 // Quantities returns the step's raw quantities.
 func (p *Physics) Quantities(s *Step) PhysicsStep {
 	var q PhysicsStep
-	var tpf, attn, npf, long, tiles, widest, sample float64
+	var tpf, attn, npf, long, tiles, widest, sample, oneCtx float64
 	for i := range s.Prefill {
 		w := &s.Prefill[i]
 		if w.NewTokens <= 0 {
@@ -390,9 +393,11 @@ func (p *Physics) Quantities(s *Step) PhysicsStep {
 		}
 		n, c := float64(w.NewTokens), float64(max(w.Context, 0))
 		tpf += n
-		attn += n * (c + n/2)
 		npf++
-		if n > 1 {
+		if n == 1 { // a decode row: it reads its context's KV
+			oneCtx += c
+		} else {
+			attn += n * (c + n/2)
 			long++
 			tiles += min(n/attnTileRows, 1)
 		}
@@ -416,7 +421,7 @@ func (p *Physics) Quantities(s *Step) PhysicsStep {
 	}
 	q.Elem = tok * t.elemUs
 	q.Attn = attn * t.attnUs
-	q.KV = float64(max(s.DecodeContextSum, 0)) * t.kvUs
+	q.KV = (float64(max(s.DecodeContextSum, 0)) + oneCtx) * t.kvUs
 	// A query of one token (the last prompt token a decode instance
 	// recomputes after a KV transfer, a fully cached prompt's) is a decode
 	// row to the attention backend: a step of such queries alone runs as a
@@ -432,7 +437,7 @@ func (p *Physics) Quantities(s *Step) PhysicsStep {
 	}
 	q.Link = tok * t.linkTokUs
 	q.Layers, q.LinkOps = t.layers, t.linkOps
-	switch split, ungraphed := p.graphs.regime(tok/t.dp, mixed, p.fa3); {
+	switch split, ungraphed := p.graphs.regime(tok/t.dp, tpf > 0, mixed, p.fa3); {
 	case split:
 		q.EagerLayers = t.layers
 	case ungraphed:
@@ -531,13 +536,14 @@ func (p *Physics) Coefficients() (alpha, beta []float64) {
 // the cost of a decode-only step's, the more, the more decodes. Fitted to the
 // mixed attention rows of LLMServingSim's kernel profiles of four
 // deployments together (Llama-3.1-8B on an RTX 4090 and an RTX PRO 6000,
-// Qwen3-30B-A3B and Qwen3-32B on RTX PRO 6000s; vLLM 0.19), every other
-// coefficient at its default: 0.84 and 1.89 (internal/fidelity's
-// TestFA2MixedDefaults recomputes them; without one profile in turn they
-// range 0.49–1.47 and 1.45–2.21).
+// Qwen3-30B-A3B and Qwen3-32B on RTX PRO 6000s; vLLM 0.19), with the
+// attention kernels' own floors and every other coefficient at its
+// default: 0.79 and 1.79 (internal/fidelity's TestFA2MixedDefaults
+// recomputes them; without one profile in turn they range 0.35–1.45 and
+// 1.21–2.53).
 const (
-	fa2MixedKV     = 0.84
-	fa2MixedKVWide = 1.89
+	fa2MixedKV     = 0.79
+	fa2MixedKVWide = 1.79
 )
 
 // Kernel-level shares: what one GEMM reaches when timed on its own
