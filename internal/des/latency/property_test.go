@@ -299,8 +299,9 @@ func TestStepTimeNoAllocs(t *testing.T) {
 	}
 }
 
-// FuzzStepTime: for any step shape on any embedded model, StepTime ≥ 1 and
-// adding a token, a decode request or decode context never lowers it.
+// FuzzStepTime: for any step shape on any embedded model and GPU, with the
+// physics model in every CUDA-graph regime and BLIS's models, StepTime ≥ 1
+// and adding a token, a decode request or decode context never lowers it.
 func FuzzStepTime(f *testing.F) {
 	f.Add(uint8(0), uint8(0), uint8(1), uint16(512), uint16(0), uint16(1), uint16(8), uint32(4000))
 	models := KnownModels()
@@ -313,6 +314,11 @@ func FuzzStepTime(f *testing.F) {
 		g, _ := LookupGPU(gpus[int(gpuIdx)%len(gpus)])
 		tpn := 1 << (tp % 4)
 		var ms []Model
+		for _, graphs := range []CUDAGraphs{{}, {Eager: true}, {DecodeOnly: true}} {
+			if p, err := NewPhysics(PhysicsConfig{Model: mc, GPU: g, TP: tpn, Graphs: graphs}); err == nil {
+				ms = append(ms, p)
+			}
+		}
 		if p, err := NewTrainedPhysics(TrainedPhysicsConfig{Model: mc, GPU: g, TP: tpn}); err == nil {
 			ms = append(ms, p)
 		}
