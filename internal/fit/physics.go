@@ -128,11 +128,7 @@ func (sp *space) physicsFeatures(s *latency.Step, dst []float64) (offset float64
 		gemm(q.ExpertW, q.ExpertF)
 	}
 	dst[phUBw] += q.Elem
-	gpu := q.Layers*b[latency.PhLayerUs] + q.Attn/b[latency.PhAttnEff] +
-		(q.KV+b[latency.PhMixedKV]*q.MixedKV+b[latency.PhMixedKVWide]*q.MixedKVWide)/b[latency.PhKVEff]
-	if q.LinkOps > 0 {
-		gpu += q.LinkOps*b[latency.PhLinkOpUs] + q.Link/b[latency.PhLinkEff]
-	}
+	gpu := latency.GPUFixed(&q, b)
 	eagerLayers, eager := q.EagerLayers, b[latency.PhEagerLayerUs]
 	if sp.freeFixed {
 		eager = sp.cur[phNumFree]

@@ -487,7 +487,14 @@ func GPUTime(q *PhysicsStep, beta []float64) float64 {
 	if q.ExpertW > 0 || q.ExpertF > 0 {
 		t += Knee(q.ExpertW*ub, q.ExpertF*uf, k)
 	}
-	t += q.Elem*ub + (q.KV+beta[PhMixedKV]*q.MixedKV+beta[PhMixedKVWide]*q.MixedKVWide)/beta[PhKVEff] + q.Attn/beta[PhAttnEff]
+	return t + q.Elem*ub + GPUFixed(q, beta)
+}
+
+// GPUFixed is the part of GPUTime that neither the FLOP/s nor the
+// bandwidth share of the GEMMs scales (µs): attention, the decodes' KV
+// read, collectives and the per-layer floor.
+func GPUFixed(q *PhysicsStep, beta []float64) float64 {
+	t := (q.KV+beta[PhMixedKV]*q.MixedKV+beta[PhMixedKVWide]*q.MixedKVWide)/beta[PhKVEff] + q.Attn/beta[PhAttnEff]
 	if q.LinkOps > 0 {
 		t += q.LinkOps*beta[PhLinkOpUs] + q.Link/beta[PhLinkEff]
 	}
